@@ -1,0 +1,64 @@
+"""cardarena's rules engine: every game of RULES.md, pure, deterministic and fast.
+
+No I/O, no clock, no global randomness: chance comes only from a match's seed through the
+fair-deal stream (:mod:`.fairdeal`), and the resulting deals are themselves events.
+
+>>> from cardarena.engine import new_match
+>>> match = new_match("hexathlon", players=4, seed=bytes(32))
+>>> seat, actions = match.to_act, match.legal_actions()
+>>> events = match.apply(seat, actions[0])
+"""
+
+from .actions import CHOOSE_TRUMP, EXCLUDE, PASS, Action, choose_trump, describe, exclude
+from .cards import Card, CardSet, card_code, parse_card
+from .errors import (
+    ActionError,
+    EngineError,
+    IllegalAction,
+    MalformedAction,
+    NotYourTurn,
+    OptionError,
+    ReplayError,
+)
+from .events import Event
+from .fairdeal import RandomStream, commitment
+from .games import GAMES, get_game
+from .match import Match, new_match, validate_options
+from .replay import replay
+from .views import AUDITOR, SPECTATOR, Projector, TableView, project_log, view
+
+__all__ = [
+    "AUDITOR",
+    "CHOOSE_TRUMP",
+    "EXCLUDE",
+    "GAMES",
+    "PASS",
+    "SPECTATOR",
+    "Action",
+    "ActionError",
+    "Card",
+    "CardSet",
+    "EngineError",
+    "Event",
+    "IllegalAction",
+    "MalformedAction",
+    "Match",
+    "NotYourTurn",
+    "OptionError",
+    "Projector",
+    "RandomStream",
+    "ReplayError",
+    "TableView",
+    "card_code",
+    "choose_trump",
+    "commitment",
+    "describe",
+    "exclude",
+    "get_game",
+    "new_match",
+    "parse_card",
+    "project_log",
+    "replay",
+    "validate_options",
+    "view",
+]

@@ -1,0 +1,65 @@
+"""Crazy Sixes with the Spanish deck (RULES.md §2): hands until a total reaches the target."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from fractions import Fraction
+from functools import partial
+from typing import Any
+
+from .decks import deck_mask, spanish_deck
+from .events import Event
+from .options import ChoiceSpec, IntSpec, ObjectSpec, SeatSpec
+from .schedule import GameSpec, Round, RoundPlan
+from .sixes import SixesHand
+
+OPTIONS = ObjectSpec(
+    {
+        "deck": ChoiceSpec(48, (48, 40), "48 cards (ranks 1-12) or 40 (without 8 and 9)"),
+        "target_score": IntSpec(100, 1, description="the game ends after the hand in which a total reaches this"),
+        "split": ChoiceSpec(
+            "exact", ("exact", "floor"), "exact: winners share the pool as fractions; floor: remainder dropped"
+        ),
+        "pool": ChoiceSpec(
+            "all_unplaced",
+            ("all_unplaced", "rivals_only"),
+            "what the hand's winners share: every unplaced card, or only the non-winners' dead cards",
+        ),
+        "first_dealer": SeatSpec(0, 'seat of the first dealer, or "random"'),
+    }
+)
+
+
+class CrazySixesSchedule:
+    def __init__(self, options: Mapping[str, Any], players: int) -> None:
+        self.players = players
+        self.deck = spanish_deck(options["deck"])
+        self.mask = deck_mask(self.deck)
+        self.target = options["target_score"]
+        self.split = options["split"]
+        self.pool = options["pool"]
+
+    def next_round(self, index: int, totals: tuple[Fraction, ...], previous: Round | None) -> RoundPlan | None:
+        if index > 0 and max(totals) >= self.target:
+            return None
+        starter = None
+        if isinstance(previous, SixesHand):
+            starter = (previous.starter + 1) % self.players
+        return RoundPlan("hand", self.deck, partial(self._build, starter))
+
+    def _build(self, starter: int | None, hands: tuple[int, ...], dealer: int, trump: int) -> Round:
+        return SixesHand(self.players, hands, self.mask, starter=starter, split=self.split, pool=self.pool)
+
+    def score(self, index: int, played: Round, plan: RoundPlan) -> tuple[tuple[Fraction, ...], list[Event]]:
+        return played.scores(), []
+
+
+GAME = GameSpec(
+    name="crazy_sixes",
+    title="Crazy Sixes (seises cabrón)",
+    summary="Spanish-deck layout game: open suits with sixes, skip gaps, place the most cards. Highest total wins.",
+    players=(3, 4),
+    lowest_wins=False,
+    options=OPTIONS,
+    make_schedule=CrazySixesSchedule,
+)

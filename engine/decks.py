@@ -1,0 +1,47 @@
+"""The decks of RULES.md in their canonical (pre-shuffle) order, and dealing."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from .cards import JOKERS, OROS, Card, french, mask_of, spanish
+
+FRENCH_52: Final[tuple[Card, ...]] = tuple(range(52))
+"""Suits C D H S, ranks 2 up to A: ids 0..51 in order."""
+
+TRICK_DECK_REMOVED: Final = {3: (french(1, 2),), 4: (), 5: (french(1, 2), french(2, 2))}
+"""Red twos removed so that every trick-round hand is the same size (RULES.md §1.1)."""
+
+TRIATHLON_39: Final[tuple[Card, ...]] = (
+    *(french(suit, rank) for suit in range(4) for rank in range(6, 15)),
+    *JOKERS,
+)
+
+
+def trick_deck(players: int) -> tuple[Card, ...]:
+    removed = TRICK_DECK_REMOVED[players]
+    return tuple(c for c in FRENCH_52 if c not in removed)
+
+
+def spanish_deck(size: int) -> tuple[Card, ...]:
+    """48 cards (ranks 1..12) or 40 (without the 8s and 9s), suits O C E B."""
+    ranks = range(1, 13) if size == 48 else (1, 2, 3, 4, 5, 6, 7, 10, 11, 12)
+    return tuple(spanish(OROS + s, r) for s in range(4) for r in ranks)
+
+
+def deal(order: tuple[Card, ...] | list[Card], dealer: int, players: int) -> tuple[int, ...]:
+    """Card ``k`` of the shuffled deck goes to seat ``(dealer + 1 + k) mod players``."""
+    hands = [0] * players
+    for k, card in enumerate(order):
+        hands[(dealer + 1 + k) % players] |= 1 << card
+    return tuple(hands)
+
+
+def hand_sizes(deck_size: int, dealer: int, players: int) -> tuple[int, ...]:
+    """How many cards each seat gets: the first ``deck_size mod n`` after the dealer get one more."""
+    base, extra = divmod(deck_size, players)
+    return tuple(base + (1 if (seat - dealer - 1) % players < extra else 0) for seat in range(players))
+
+
+def deck_mask(order: tuple[Card, ...]) -> int:
+    return mask_of(order)

@@ -1,0 +1,176 @@
+"""Everything that happens in a match, as immutable records.
+
+A match log is the sequence of these events. Three sources produce them:
+
+* ``chance``: the deal and every random draw, which come from the seed (or, on replay, from
+  the log itself, so a replay never trusts a random generator);
+* ``action``: what a seat chose to do;
+* ``derived``: what the rules make of the above (forced passes, trick winners, dead cards,
+  scores, the end). On replay these are recomputed and must match the record.
+
+Hands travel as :class:`~cardarena.engine.cards.CardSet`; a view for a seat or a spectator
+replaces the hands it may not see with ``None`` (see :mod:`views`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, ClassVar, Literal
+
+from .cards import CardSet
+
+Source = Literal["chance", "action", "derived"]
+
+
+@dataclass(frozen=True, slots=True)
+class MatchStarted:
+    """The match's identity: game, player count, fully normalised options, seed commitment."""
+
+    game: str
+    players: int
+    options: Any
+    commitment: str
+    source: ClassVar[Source] = "derived"
+
+
+@dataclass(frozen=True, slots=True)
+class DealerDrawn:
+    """The first dealer, drawn with label ``dealer`` when ``first_dealer`` is ``"random"``."""
+
+    seat: int
+    source: ClassVar[Source] = "chance"
+
+
+@dataclass(frozen=True, slots=True)
+class RoundStarted:
+    """Round (deal, hand) ``round`` begins; ``trump`` is set here only when it is fixed.
+
+    ``voluntary_pass`` says whether a seat may pass while able to play (Fan Tan option).
+    """
+
+    round: int
+    kind: str
+    dealer: int
+    trump: int | None
+    multiplier: int
+    voluntary_pass: bool
+    source: ClassVar[Source] = "derived"
+
+
+@dataclass(frozen=True, slots=True)
+class TrumpDrawn:
+    """A random trump suit, drawn with label ``trump/<round>``."""
+
+    round: int
+    suit: int
+    source: ClassVar[Source] = "chance"
+
+
+@dataclass(frozen=True, slots=True)
+class Dealt:
+    """The hands of round ``round``, shuffled with label ``deal/<round>``."""
+
+    round: int
+    hands: tuple[CardSet | None, ...]
+    hand_sizes: tuple[int, ...]
+    source: ClassVar[Source] = "chance"
+
+
+@dataclass(frozen=True, slots=True)
+class SuitExcluded:
+    seat: int
+    suit: int
+    source: ClassVar[Source] = "action"
+
+
+@dataclass(frozen=True, slots=True)
+class TrumpChosen:
+    seat: int
+    suit: int
+    source: ClassVar[Source] = "action"
+
+
+@dataclass(frozen=True, slots=True)
+class CardPlayed:
+    seat: int
+    card: int
+    source: ClassVar[Source] = "action"
+
+
+@dataclass(frozen=True, slots=True)
+class Passed:
+    """A pass; ``forced`` when it was the seat's only legal action and so applied automatically.
+
+    In a view of a round where voluntary passes are allowed, ``forced`` is ``None``: whether a
+    seat could have played is hidden information there.
+    """
+
+    seat: int
+    forced: bool | None
+
+    @property
+    def source(self) -> Source:
+        return "derived" if self.forced else "action"
+
+
+@dataclass(frozen=True, slots=True)
+class TrickWon:
+    """Trick number ``trick`` (0-based) with its ``cards`` in play order, led by ``leader``."""
+
+    trick: int
+    leader: int
+    cards: tuple[int, ...]
+    seat: int
+    source: ClassVar[Source] = "derived"
+
+
+@dataclass(frozen=True, slots=True)
+class CardsDead:
+    """Crazy Sixes: cards that can never be played, laid face up in ``seat``'s dead pile."""
+
+    seat: int
+    cards: CardSet
+    source: ClassVar[Source] = "derived"
+
+
+@dataclass(frozen=True, slots=True)
+class FeatsEarned:
+    """Triathlon: the feats (``multiple``, ``last``, ``middle``) each seat earned this deal."""
+
+    round: int
+    feats: tuple[tuple[str, ...], ...]
+    source: ClassVar[Source] = "derived"
+
+
+@dataclass(frozen=True, slots=True)
+class RoundScored:
+    round: int
+    scores: tuple[Fraction, ...]
+    totals: tuple[Fraction, ...]
+    source: ClassVar[Source] = "derived"
+
+
+@dataclass(frozen=True, slots=True)
+class MatchEnded:
+    totals: tuple[Fraction, ...]
+    winners: tuple[int, ...]
+    source: ClassVar[Source] = "derived"
+
+
+Event = (
+    MatchStarted
+    | DealerDrawn
+    | RoundStarted
+    | TrumpDrawn
+    | Dealt
+    | SuitExcluded
+    | TrumpChosen
+    | CardPlayed
+    | Passed
+    | TrickWon
+    | CardsDead
+    | FeatsEarned
+    | RoundScored
+    | MatchEnded
+)

@@ -1,0 +1,208 @@
+"""Fan Tan, the Norwegian games' solitaire round (RULES.md §1.4).
+
+The table is summarised as one mask, ``playable``: every card that could go down next, by
+anyone. A seat's legal cards are then ``hand & playable``; a play updates only its suit.
+Ace is low here: ranks run ``A=1 … K=13``.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from .actions import PASS
+from .cards import HEARTS, CardSet, card_code, french
+from .events import CardPlayed, Event, Passed
+
+SEVEN_OF_HEARTS = french(HEARTS, 7)
+
+
+def fan_tan_rank(card: int) -> int:
+    """Ace-low rank of a French card: ``A=1 … K=13``."""
+    index = card % 13
+    return 1 if index == 12 else index + 2
+
+
+def fan_tan_card(suit: int, rank: int) -> int:
+    return french(suit, 14 if rank == 1 else rank)
+
+
+class FanTanRound:
+    """One Fan Tan round; ``openers`` is ``"seven"`` (plain) or ``"six_and_seven"``.
+
+    ``low[s]``/``high[s]`` are the ends of suit ``s`` on the table (0 when not yet opened). In
+    plain Fan Tan they are the two ends of one row; with six and seven they are the tops of the
+    low stack (started by the six) and of the high stack (started by the seven).
+    """
+
+    __slots__ = (
+        "_legal",
+        "consecutive_passes",
+        "dealer",
+        "finished",
+        "first_play",
+        "hands",
+        "high",
+        "low",
+        "passes",
+        "playable",
+        "players",
+        "six_and_seven",
+        "table_mask",
+        "to_act",
+        "voluntary_pass",
+        "went_out",
+        "winner_scores_zero",
+    )
+
+    def __init__(
+        self,
+        players: int,
+        hands: tuple[int, ...],
+        dealer: int,
+        *,
+        openers: str,
+        voluntary_pass: bool,
+        winner_scores_zero: bool,
+    ) -> None:
+        self.players = players
+        self.hands = list(hands)
+        self.dealer = dealer
+        self.six_and_seven = openers == "six_and_seven"
+        self.voluntary_pass = voluntary_pass
+        self.winner_scores_zero = winner_scores_zero
+        self.low = [0, 0, 0, 0]
+        self.high = [0, 0, 0, 0]
+        self.passes = [0] * players
+        self.playable = 0
+        for suit in range(4):
+            self._refresh(suit)
+        self.table_mask = 0
+        self.first_play = True
+        self.consecutive_passes = 0
+        self.went_out: int | None = None
+        self.finished = False
+        self.to_act: int | None = next(
+            s for s in range(players) if self.hands[s] >> SEVEN_OF_HEARTS & 1
+        )
+        self._legal = -1
+
+    def start(self, out: list[Event]) -> None:
+        """The holder of 7H opens; nothing is automatic before that."""
+
+    def _refresh(self, suit: int) -> None:
+        """Recompute the playable cards of ``suit`` from its ends on the table."""
+        low, high = self.low[suit], self.high[suit]
+        mask = 0
+        if self.six_and_seven:
+            if low == 0:
+                mask |= 1 << fan_tan_card(suit, 6)
+            elif low > 1:
+                mask |= 1 << fan_tan_card(suit, low - 1)
+            if high == 0:
+                mask |= 1 << fan_tan_card(suit, 7)
+            elif high < 13:
+                mask |= 1 << fan_tan_card(suit, high + 1)
+        elif low == 0:
+            mask |= 1 << fan_tan_card(suit, 7)
+        else:
+            if low > 1:
+                mask |= 1 << fan_tan_card(suit, low - 1)
+            if high < 13:
+                mask |= 1 << fan_tan_card(suit, high + 1)
+        self.playable = (self.playable & ~(0x1FFF << (13 * suit))) | mask
+
+    def legal_mask(self) -> int:
+        if self._legal < 0:
+            self._legal = self._compute_legal()
+        return self._legal
+
+    def _compute_legal(self) -> int:
+        if self.to_act is None:
+            return 0
+        if self.first_play:
+            return 1 << SEVEN_OF_HEARTS
+        cards = self.hands[self.to_act] & self.playable
+        if not cards:
+            return 1 << PASS
+        if self.voluntary_pass and self.consecutive_passes < self.players:
+            return cards | 1 << PASS
+        return cards
+
+    def why_illegal(self, action: int) -> str:
+        if self.first_play:
+            return "Fan Tan opens with 7H"
+        if action == PASS:
+            if self.voluntary_pass:
+                return "every seat has passed in succession: you can play, so you must"
+            return "you can play, so you must (passing is only for a seat with no playable card)"
+        if action > PASS:
+            return "play a card or pass"
+        assert self.to_act is not None
+        if not self.hands[self.to_act] >> action & 1:
+            return f"you do not hold {card_code(action)}"
+        return f"{card_code(action)} does not fit the table yet"
+
+    def normalize(self, action: int) -> int:
+        return action
+
+    def play(self, action: int, out: list[Event]) -> None:
+        seat = self.to_act
+        assert seat is not None
+        self._legal = -1
+        if action == PASS:
+            self._pass(seat, out, forced=False)
+        else:
+            self._place(seat, action, out)
+            if self.finished:
+                return
+        self._advance(seat, out)
+
+    def _place(self, seat: int, card: int, out: list[Event]) -> None:
+        self.first_play = False
+        self.consecutive_passes = 0
+        self.hands[seat] ^= 1 << card
+        self.table_mask |= 1 << card
+        out.append(CardPlayed(seat, card))
+        suit, rank = card // 13, fan_tan_rank(card)
+        if self.six_and_seven:
+            if rank == 6 and self.low[suit] == 0 or rank < self.low[suit]:
+                self.low[suit] = rank
+            else:
+                self.high[suit] = rank
+        elif self.low[suit] == 0:
+            self.low[suit] = self.high[suit] = rank
+        elif rank < self.low[suit]:
+            self.low[suit] = rank
+        else:
+            self.high[suit] = rank
+        self._refresh(suit)
+        if not self.hands[seat]:
+            self.went_out = seat
+            self.finished = True
+            self.to_act = None
+
+    def _pass(self, seat: int, out: list[Event], *, forced: bool) -> None:
+        self.passes[seat] += 1
+        self.consecutive_passes += 1
+        out.append(Passed(seat, forced))
+
+    def _advance(self, seat: int, out: list[Event]) -> None:
+        """Next seat in play order; a seat with no playable card passes automatically."""
+        seat = (seat + 1) % self.players
+        while not self.hands[seat] & self.playable:
+            self._pass(seat, out, forced=True)
+            seat = (seat + 1) % self.players
+        self.to_act = seat
+
+    def scores(self) -> tuple[Fraction, ...]:
+        out = []
+        for seat in range(self.players):
+            if seat == self.went_out:
+                out.append(Fraction(0 if self.winner_scores_zero else self.passes[seat]))
+            else:
+                out.append(Fraction(self.passes[seat] + self.hands[seat].bit_count()))
+        return tuple(out)
+
+    def table(self) -> dict[str, Any]:
+        return {"table": CardSet(self.table_mask), "passes": tuple(self.passes)}

@@ -1,0 +1,319 @@
+"""One match of any game behind one small API.
+
+* :attr:`Match.to_act`: the seat to act (``None`` while a deal is pending or when over);
+* :meth:`Match.legal_actions`: that seat's legal actions, sorted;
+* :meth:`Match.apply`: play an action, get the events it caused;
+* :attr:`Match.over`, :attr:`Match.totals`, :attr:`Match.winners`.
+
+Chance is explicit. With a seed the match deals itself from the fair-deal stream; without one
+(replaying a log) it stops at each chance point until :meth:`Match.resolve` is given the
+recorded deal or draw, which is checked for consistency but not re-derived.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+from .actions import PASS, choose_trump, describe, exclude, is_action
+from .cards import CardSet, card_code, cards_of
+from .decks import deal, deck_mask, hand_sizes
+from .errors import IllegalAction, MalformedAction, NotYourTurn, OptionError
+from .events import (
+    CardPlayed,
+    Dealt,
+    DealerDrawn,
+    Event,
+    MatchEnded,
+    MatchStarted,
+    Passed,
+    RoundScored,
+    RoundStarted,
+    SuitExcluded,
+    TrumpChosen,
+    TrumpDrawn,
+)
+from .fairdeal import DEALER_LABEL, RandomStream, check_seed, commitment, deal_label, trump_label
+from .games import get_game
+from .options import check_seat
+from .schedule import GameSpec, Round, RoundPlan, Schedule
+
+ChanceEvent = DealerDrawn | TrumpDrawn | Dealt
+
+
+class Match:
+    """A match in progress. Create one with :func:`new_match` (or :meth:`from_start` on replay)."""
+
+    def __init__(self, started: MatchStarted, *, seed: bytes | None = None) -> None:
+        self.game: GameSpec = get_game(started.game)
+        self.players = started.players
+        self.options: Mapping[str, Any] = started.options
+        self._seed = seed
+        self.schedule: Schedule = self.game.make_schedule(self.options, self.players)
+        self.log: list[Event] = [started]
+        self.first_dealer = 0
+        self.round_index = -1
+        self.round: Round | None = None
+        self.plan: RoundPlan | None = None
+        self.trump = -1
+        self.dealer = 0
+        self.pending: str | None = None
+        self.totals: tuple[Fraction, ...] = (Fraction(0),) * self.players
+        self.round_scores: list[tuple[Fraction, ...]] = []
+        self.over = False
+        self.winners: tuple[int, ...] = ()
+        self._deck_mask = 0
+        out: list[Event] = []
+        first_dealer = self.options["first_dealer"]
+        if first_dealer == "random":
+            self.pending = "dealer"
+        else:
+            self.first_dealer = first_dealer
+            self._begin_round(0, out)
+        self._auto(out)
+        self.log.extend(out)
+
+    @classmethod
+    def from_start(cls, started: MatchStarted) -> Match:
+        """A match that takes its deals from a log (see :mod:`replay`)."""
+        return cls(started)
+
+    # -- the API -----------------------------------------------------------------------
+
+    @property
+    def to_act(self) -> int | None:
+        if self.over or self.pending is not None or self.round is None:
+            return None
+        return self.round.to_act
+
+    def legal_mask(self) -> int:
+        """Legal actions of the seat to act as a bitmask over action ids."""
+        if self.to_act is None:
+            return 0
+        assert self.round is not None
+        return self.round.legal_mask()
+
+    def legal_actions(self) -> list[int]:
+        return cards_of(self.legal_mask())
+
+    def default_action(self) -> int:
+        """The timeout default: the lowest legal card in the fixed card order, else the pass."""
+        mask = self.legal_mask()
+        if not mask:
+            raise NotYourTurn("nobody is to act")
+        return (mask & -mask).bit_length() - 1
+
+    def apply(self, seat: int, action: int) -> list[Event]:
+        """Apply ``seat``'s ``action``; return every event it caused (deals included).
+
+        Raises :class:`MalformedAction`, :class:`NotYourTurn` or :class:`IllegalAction`,
+        leaving the match unchanged.
+        """
+        rnd = self.round
+        if not is_action(action):
+            raise MalformedAction(f"{action!r} is not an action: play a card, pass or name a suit")
+        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self.players:
+            raise MalformedAction(f"seat {seat!r} does not exist (seats 0..{self.players - 1})")
+        if self.over:
+            raise NotYourTurn("the match is over")
+        if rnd is None or self.pending is not None or rnd.to_act is None:
+            raise NotYourTurn("nobody is to act until the deal is made")
+        if seat != rnd.to_act:
+            raise NotYourTurn(f"seat {rnd.to_act} is to act, not seat {seat}")
+        if action < PASS and not self._deck_mask >> action & 1:
+            raise MalformedAction(f"{card_code(action)} is not a card of this game's deck")
+        action = rnd.normalize(action)
+        if not rnd.legal_mask() >> action & 1:
+            raise IllegalAction(f"{describe(action)} is not legal: {rnd.why_illegal(action)}")
+        out: list[Event] = []
+        rnd.play(action, out)
+        if rnd.finished:
+            self._auto(out)
+        self.log.extend(out)
+        return out
+
+    def resolve(self, event: ChanceEvent) -> list[Event]:
+        """Supply the pending deal or draw from a log; raises ``ValueError`` if it cannot be."""
+        if self.pending is None:
+            raise ValueError("no deal or draw is pending")
+        expected = {"dealer": DealerDrawn, "trump": TrumpDrawn, "deal": Dealt}[self.pending]
+        if not isinstance(event, expected):
+            raise ValueError(f"expected {expected.__name__}, got {type(event).__name__}")
+        self._check_chance(event)
+        out: list[Event] = []
+        self._take_chance(event, out)
+        self._auto(out)
+        self.log.extend(out)
+        return out
+
+    def clone(self) -> Match:
+        return copy.deepcopy(self)
+
+    def with_hidden_hands(self, viewer: int | None, hands: tuple[int, ...]) -> Match:
+        """A copy in which the hands ``viewer`` cannot see are replaced by ``hands``.
+
+        The replacement must keep every hand's size and the same cards among the hidden hands
+        (the viewer's own hand is kept). Monte Carlo players and the view tests use this.
+        """
+        if self.round is None:
+            raise ValueError("no hands have been dealt yet")
+        current = self.round.hands
+        hidden = [s for s in range(self.players) if s != viewer]
+        if len(hands) != self.players or any(
+            hands[s].bit_count() != current[s].bit_count() for s in hidden
+        ):
+            raise ValueError("each hidden hand must keep its size")
+        old_pool = new_pool = 0
+        for s in hidden:
+            old_pool |= current[s]
+            new_pool |= hands[s]
+        if old_pool != new_pool:
+            raise ValueError("the hidden hands must hold the same cards between them")
+        other = self.clone()
+        assert other.round is not None
+        for s in hidden:
+            other.round.hands[s] = hands[s]
+        return other
+
+    # -- chance ------------------------------------------------------------------------
+
+    def _auto(self, out: list[Event]) -> None:
+        """Do whatever needs no seat: seeded draws, round ends, next rounds."""
+        while not self.over:
+            if self.pending is not None:
+                if self._seed is None:
+                    return
+                self._take_chance(self._draw(), out)
+            elif self.round is not None and self.round.finished:
+                self._end_round(out)
+            else:
+                return
+
+    def _draw(self) -> ChanceEvent:
+        assert self._seed is not None
+        if self.pending == "dealer":
+            return DealerDrawn(RandomStream(self._seed, DEALER_LABEL).uniform(self.players))
+        if self.pending == "trump":
+            return TrumpDrawn(self.round_index, RandomStream(self._seed, trump_label(self.round_index)).uniform(4))
+        assert self.plan is not None
+        order = RandomStream(self._seed, deal_label(self.round_index)).shuffle(self.plan.deck)
+        hands = deal(order, self.dealer, self.players)
+        return Dealt(self.round_index, tuple(CardSet(h) for h in hands), tuple(h.bit_count() for h in hands))
+
+    def _check_chance(self, event: ChanceEvent) -> None:
+        if isinstance(event, DealerDrawn):
+            if not 0 <= event.seat < self.players:
+                raise ValueError(f"dealer seat {event.seat} does not exist")
+            return
+        if event.round != self.round_index:
+            raise ValueError(f"expected round {self.round_index}, got round {event.round}")
+        if isinstance(event, TrumpDrawn):
+            if not 0 <= event.suit < 4:
+                raise ValueError(f"trump suit {event.suit} does not exist")
+            return
+        assert self.plan is not None
+        sizes = hand_sizes(len(self.plan.deck), self.dealer, self.players)
+        if len(event.hands) != self.players or any(h is None for h in event.hands):
+            raise ValueError("a deal must show every hand")
+        union = 0
+        for seat, hand in enumerate(event.hands):
+            assert hand is not None
+            if len(hand) != sizes[seat]:
+                raise ValueError(f"seat {seat} was dealt {len(hand)} cards, the rules give {sizes[seat]}")
+            if union & hand.mask:
+                raise ValueError("a card was dealt twice")
+            union |= hand.mask
+        if union != deck_mask(self.plan.deck):
+            raise ValueError("the hands are not this round's deck")
+        if event.hand_sizes != sizes:
+            raise ValueError("hand sizes disagree with the hands")
+
+    def _take_chance(self, event: ChanceEvent, out: list[Event]) -> None:
+        out.append(event)
+        if isinstance(event, DealerDrawn):
+            self.first_dealer = event.seat
+            self.pending = None
+            self._begin_round(0, out)
+        elif isinstance(event, TrumpDrawn):
+            self.trump = event.suit
+            self.pending = "deal"
+        else:
+            assert self.plan is not None
+            hands = tuple(h.mask if h is not None else 0 for h in event.hands)
+            self.pending = None
+            self.round = self.plan.build(hands, self.dealer, self.trump)
+            self.round.start(out)
+
+    # -- rounds ------------------------------------------------------------------------
+
+    def _begin_round(self, index: int, out: list[Event]) -> None:
+        plan = self.schedule.next_round(index, self.totals, self.round)
+        if plan is None:
+            self._end_match(out)
+            return
+        self.round_index = index
+        self.plan = plan
+        self.dealer = (self.first_dealer + index) % self.players
+        self.trump = plan.trump if plan.trump is not None else -1
+        self._deck_mask = deck_mask(plan.deck)
+        out.append(
+            RoundStarted(index, plan.kind, self.dealer, plan.trump, plan.multiplier, plan.voluntary_pass)
+        )
+        self.pending = "trump" if plan.draw_trump else "deal"
+
+    def _end_round(self, out: list[Event]) -> None:
+        assert self.round is not None and self.plan is not None
+        scores, extra = self.schedule.score(self.round_index, self.round, self.plan)
+        self.totals = tuple(t + s for t, s in zip(self.totals, scores, strict=True))
+        self.round_scores.append(scores)
+        out.extend(extra)
+        out.append(RoundScored(self.round_index, scores, self.totals))
+        self._begin_round(self.round_index + 1, out)
+
+    def _end_match(self, out: list[Event]) -> None:
+        best = min(self.totals) if self.game.lowest_wins else max(self.totals)
+        self.winners = tuple(s for s, t in enumerate(self.totals) if t == best)
+        self.over = True
+        self.pending = None
+        out.append(MatchEnded(self.totals, self.winners))
+
+
+def validate_options(game: GameSpec, players: int, options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Validate and normalise options once, at creation; raise :class:`OptionError` naming the problem."""
+    if isinstance(players, bool) or not isinstance(players, int) or players not in game.players:
+        allowed = ", ".join(str(p) for p in game.players)
+        raise OptionError("players", f"{game.name} is played by {allowed} players, not {players!r}")
+    normalized = game.options.validate({} if options is None else options, "")
+    check_seat(normalized["first_dealer"], players, "first_dealer")
+    return normalized
+
+
+def new_match(
+    game: str,
+    *,
+    seed: bytes,
+    players: int | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> Match:
+    """Create a match that deals itself from ``seed`` (32 bytes) through the fair-deal stream."""
+    spec = get_game(game)
+    count = spec.default_players if players is None else players
+    normalized = validate_options(spec, count, options)
+    started = MatchStarted(spec.name, count, normalized, commitment(check_seed(seed)))
+    return Match(started, seed=seed)
+
+
+def action_of(event: Event) -> int | None:
+    """The seat action an event records, or ``None`` for chance and derived events."""
+    if isinstance(event, CardPlayed):
+        return event.card
+    if isinstance(event, Passed) and event.forced is False:
+        return PASS
+    if isinstance(event, SuitExcluded):
+        return exclude(event.suit)
+    if isinstance(event, TrumpChosen):
+        return choose_trump(event.suit)
+    return None
+

@@ -1,0 +1,304 @@
+"""Pentathlon, Hexathlon and Heptathlon: the Norwegian family (RULES.md §1).
+
+Each round type is data: a trick-round scorer (or Fan Tan) plus its options. A preset is a
+round list plus per-type defaults; every option of RULES.md §1.6 is in the schema below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import partial
+from typing import Any
+
+from .cards import CLUBS, FRENCH_SUIT_CODES, SUIT_MASKS, french
+from .decks import FRENCH_52, trick_deck
+from .errors import OptionError
+from .events import Event
+from .fantan import FanTanRound
+from .options import (
+    JSON,
+    BoolSpec,
+    ChoiceSpec,
+    IntSpec,
+    ObjectSpec,
+    SeatSpec,
+    Spec,
+    TaggedSpec,
+)
+from .schedule import GameSpec, Round, RoundPlan, multiplied
+from .tricks import NO_TRUMP, TrickRound
+
+CLUBS_MASK = SUIT_MASKS[CLUBS]
+QUEEN_OF_CLUBS = 1 << french(CLUBS, 12)
+QUEENS_MASK = sum(1 << french(s, 12) for s in range(4))
+
+TrickScorer = Callable[[TrickRound, Mapping[str, Any]], list[int]]
+"""``(round, that round's options) -> raw scores``, before the multiplier."""
+
+
+def score_pass(r: TrickRound, _: Mapping[str, Any]) -> list[int]:
+    return list(r.tricks)
+
+
+def score_clubs(r: TrickRound, params: Mapping[str, Any]) -> list[int]:
+    counts = [(t & CLUBS_MASK).bit_count() for t in r.taken]
+    if params["all_taken_zero"]:
+        return [0 if c == 13 else c for c in counts]
+    return counts
+
+
+def score_queens(r: TrickRound, params: Mapping[str, Any]) -> list[int]:
+    return [(t & QUEENS_MASK).bit_count() * params["points_per_queen"] for t in r.taken]
+
+
+def score_grand(r: TrickRound, _: Mapping[str, Any]) -> list[int]:
+    return [-t for t in r.tricks]
+
+
+def score_finale(r: TrickRound, params: Mapping[str, Any]) -> list[int]:
+    return [
+        (params["queen_of_clubs"] if t & QUEEN_OF_CLUBS else 0)
+        + 4 * (t & QUEENS_MASK & ~QUEEN_OF_CLUBS).bit_count()
+        + (t & CLUBS_MASK & ~QUEEN_OF_CLUBS).bit_count()
+        for t in r.taken
+    ]
+
+
+TRICK_SCORERS: dict[str, TrickScorer] = {
+    "pass": score_pass,
+    "clubs": score_clubs,
+    "queens": score_queens,
+    "grand": score_grand,
+    "trumps": score_grand,
+    "finale": score_finale,
+}
+"""Every trick round type; ``fan_tan`` is the one round type that is not played in tricks."""
+
+
+@dataclass(frozen=True)
+class RoundType:
+    """A round type's description and its options beyond ``multiplier``."""
+
+    name: str
+    description: str
+    extra_options: Mapping[str, Spec]
+
+
+MULTIPLIER = IntSpec(1, 1, description="integer factor on every score of this round type")
+TRUMP_SPEC_RANDOM: Mapping[str, JSON] = {"mode": "random"}
+SUIT_CHOICE = ChoiceSpec(None, tuple(FRENCH_SUIT_CODES), "the trump suit")
+
+
+def trump_spec(default: Mapping[str, JSON]) -> TaggedSpec:
+    return TaggedSpec(
+        "mode",
+        {
+            "random": ObjectSpec({}),
+            "fixed": ObjectSpec({"suit": SUIT_CHOICE}, required=frozenset({"suit"})),
+        },
+        default,
+        'a uniformly random suit drawn per round, or {"mode": "fixed", "suit": "S"}',
+    )
+
+
+def round_types(preset: Preset) -> dict[str, RoundType]:
+    return {
+        "pass": RoundType("pass", "+1 per trick taken", {}),
+        "clubs": RoundType(
+            "clubs",
+            "+1 per club taken",
+            {"all_taken_zero": BoolSpec(False, "taking all 13 clubs scores 0")},
+        ),
+        "queens": RoundType(
+            "queens",
+            "points per queen taken",
+            {"points_per_queen": IntSpec(4, 0, description="points per queen taken")},
+        ),
+        "grand": RoundType("grand", "-1 per trick taken", {}),
+        "trumps": RoundType(
+            "trumps",
+            "-1 per trick taken, with a trump suit",
+            {"trump": trump_spec(preset.trump)},
+        ),
+        "finale": RoundType(
+            "finale",
+            "QC, each other queen 4, each other club 1",
+            {"queen_of_clubs": IntSpec(8, 0, description="points for the queen of clubs")},
+        ),
+        "fan_tan": RoundType(
+            "fan_tan",
+            "solitaire: passes plus cards left; the first out scores 0",
+            {
+                "openers": ChoiceSpec(
+                    preset.openers,
+                    ("seven", "six_and_seven"),
+                    "seven: plain Fan Tan; six_and_seven: sixes start low stacks, sevens high",
+                ),
+                "voluntary_pass": BoolSpec(False, "a player may pass even when able to play"),
+                "winner_scores_zero": BoolSpec(
+                    True, "false: the player who went out scores their own passes"
+                ),
+            },
+        ),
+    }
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    title: str
+    rounds: tuple[str, ...]
+    openers: str
+    trump: Mapping[str, JSON]
+    summary: str
+
+
+class RoundsSpec:
+    """``rounds``: a non-empty list of type names or ``{"type": …, …overrides}`` objects."""
+
+    def __init__(self, types: Mapping[str, RoundType], sections: Mapping[str, ObjectSpec], default: Sequence[str]):
+        self.types = types
+        self.overrides = {k: ObjectSpec(s.fields, fill_defaults=False) for k, s in sections.items()}
+        self.default = list(default)
+
+    def validate(self, value: JSON, path: str) -> list[dict[str, JSON]]:
+        if not isinstance(value, list | tuple) or not value:
+            raise OptionError(path, "expected a non-empty list of round types")
+        return [self._entry(item, f"{path}[{i}]") for i, item in enumerate(value)]
+
+    def _entry(self, item: JSON, path: str) -> dict[str, JSON]:
+        names = ", ".join(self.types)
+        if isinstance(item, str):
+            item = {"type": item}
+        if not isinstance(item, Mapping):
+            raise OptionError(path, f"expected a round type name or an object; types: {names}")
+        kind = item.get("type")
+        if not isinstance(kind, str) or kind not in self.types:
+            raise OptionError(f"{path}.type", f"unknown round type {kind!r}; types: {names}")
+        rest = {k: v for k, v in item.items() if k != "type"}
+        return {"type": kind, **self.overrides[kind].validate(rest, path)}
+
+    def describe(self) -> dict[str, JSON]:
+        return {
+            "type": "array",
+            "minItems": 1,
+            "items": {"oneOf": [{"enum": list(self.types)}, {"type": "object", "required": ["type"]}]},
+            "default": self.default,
+            "description": "the rounds in order; repeats allowed; an object overrides that round's options",
+        }
+
+
+def options_schema(preset: Preset) -> ObjectSpec:
+    types = round_types(preset)
+    sections = {
+        name: ObjectSpec({"multiplier": MULTIPLIER, **t.extra_options}, t.description)
+        for name, t in types.items()
+    }
+    return ObjectSpec(
+        {
+            "rounds": RoundsSpec(types, sections, preset.rounds),
+            "first_dealer": SeatSpec(0, 'seat of the first dealer, or "random"'),
+            **sections,
+        }
+    )
+
+
+def resolve_rounds(options: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each round's full parameters: the type's section, then the round's own overrides."""
+    return [{"type": r["type"], **options[r["type"]], **r} for r in options["rounds"]]
+
+
+class NorwegianSchedule:
+    def __init__(self, options: Mapping[str, Any], players: int) -> None:
+        self.players = players
+        self.rounds = resolve_rounds(options)
+
+    def next_round(self, index: int, totals: tuple[Fraction, ...], previous: Round | None) -> RoundPlan | None:
+        if index >= len(self.rounds):
+            return None
+        params = self.rounds[index]
+        kind = params["type"]
+        multiplier = params["multiplier"]
+        n = self.players
+        if kind == "fan_tan":
+            return RoundPlan(
+                kind,
+                FRENCH_52,
+                partial(_build_fan_tan, n, params),
+                multiplier,
+                voluntary_pass=params["voluntary_pass"],
+            )
+        trump, draw = None, False
+        if kind == "trumps":
+            if params["trump"]["mode"] == "fixed":
+                trump = FRENCH_SUIT_CODES.index(params["trump"]["suit"])
+            else:
+                draw = True
+        build = partial(_build_tricks, n, TRICK_SCORERS[kind], params)
+        return RoundPlan(kind, trick_deck(n), build, multiplier, trump, draw)
+
+    def score(self, index: int, played: Round, plan: RoundPlan) -> tuple[tuple[Fraction, ...], list[Event]]:
+        return multiplied(played.scores(), plan.multiplier), []
+
+
+def _build_fan_tan(players: int, params: Mapping[str, Any], hands: tuple[int, ...], dealer: int, _: int) -> Round:
+    return FanTanRound(
+        players,
+        hands,
+        dealer,
+        openers=params["openers"],
+        voluntary_pass=params["voluntary_pass"],
+        winner_scores_zero=params["winner_scores_zero"],
+    )
+
+
+def _build_tricks(
+    players: int, scorer: TrickScorer, params: Mapping[str, Any], hands: tuple[int, ...], dealer: int, trump: int
+) -> Round:
+    return TrickRound(players, hands, dealer, partial(_score_with, scorer, params), trump=trump if trump >= 0 else NO_TRUMP)
+
+
+PRESETS: dict[str, Preset] = {
+    "pentathlon": Preset(
+        "pentathlon",
+        "Pentathlon (Femkamp)",
+        ("pass", "clubs", "queens", "fan_tan", "grand"),
+        "seven",
+        TRUMP_SPEC_RANDOM,
+        "Five rounds: dodge tricks, clubs and queens, a plain Fan Tan, then grab tricks. Lowest total wins.",
+    ),
+    "hexathlon": Preset(
+        "hexathlon",
+        "Hexathlon (Sekskamp, Kanin)",
+        ("pass", "clubs", "queens", "fan_tan", "grand", "trumps"),
+        "six_and_seven",
+        TRUMP_SPEC_RANDOM,
+        "Pentathlon with a six-and-seven Fan Tan and a last round with a random trump. Lowest total wins.",
+    ),
+    "heptathlon": Preset(
+        "heptathlon",
+        "Heptathlon (Sjukamp)",
+        ("pass", "clubs", "fan_tan", "queens", "grand", "trumps", "finale"),
+        "seven",
+        {"mode": "fixed", "suit": "S"},
+        "Seven rounds, spades trump in round six and a finale of clubs and queens. Lowest total wins.",
+    ),
+}
+
+
+def norwegian_game(preset: Preset) -> GameSpec:
+    return GameSpec(
+        name=preset.name,
+        title=preset.title,
+        summary=preset.summary,
+        players=(3, 4, 5),
+        lowest_wins=True,
+        options=options_schema(preset),
+        make_schedule=NorwegianSchedule,
+    )
+
+
+def _score_with(scorer: TrickScorer, params: Mapping[str, Any], played: TrickRound) -> list[int]:
+    return scorer(played, params)

@@ -1,0 +1,77 @@
+"""What a game is, as data: a schedule of rounds, a winner rule and an options schema.
+
+A :class:`GameSpec` is looked up by name in the registry (:mod:`games`). For each match it
+makes a :class:`Schedule`, which says which round comes next (or that the match is over) and
+how a finished round scores. The rounds themselves are the reusable cores: :mod:`tricks`,
+:mod:`fantan` and :mod:`sixes`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Protocol
+
+from .cards import Card
+from .events import Event
+from .options import ObjectSpec
+
+
+class Round(Protocol):
+    """The uniform face of every round core."""
+
+    players: int
+    hands: list[int]
+    to_act: int | None
+    finished: bool
+
+    def start(self, out: list[Event]) -> None: ...
+    def legal_mask(self) -> int: ...
+    def why_illegal(self, action: int) -> str: ...
+    def normalize(self, action: int) -> int: ...
+    def play(self, action: int, out: list[Event]) -> None: ...
+    def scores(self) -> tuple[Fraction, ...]: ...
+    def table(self) -> dict[str, Any]: ...
+
+
+RoundBuilder = Callable[[tuple[int, ...], int, int], Round]
+"""``(hands, dealer, trump) -> round``; ``trump`` is -1 when the round has none (yet)."""
+
+
+@dataclass(frozen=True)
+class RoundPlan:
+    kind: str
+    deck: tuple[Card, ...]
+    build: RoundBuilder
+    multiplier: int = 1
+    trump: int | None = None
+    draw_trump: bool = False
+    voluntary_pass: bool = False
+
+
+class Schedule(Protocol):
+    """One match's sequence of rounds; may keep state across rounds (starter, feats)."""
+
+    def next_round(self, index: int, totals: tuple[Fraction, ...], previous: Round | None) -> RoundPlan | None: ...
+
+    def score(self, index: int, played: Round, plan: RoundPlan) -> tuple[tuple[Fraction, ...], list[Event]]: ...
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    name: str
+    title: str
+    summary: str
+    players: tuple[int, ...]
+    lowest_wins: bool
+    options: ObjectSpec
+    make_schedule: Callable[[Mapping[str, Any], int], Schedule]
+
+    @property
+    def default_players(self) -> int:
+        return 4 if 4 in self.players else self.players[0]
+
+
+def multiplied(scores: tuple[Fraction, ...], multiplier: int) -> tuple[Fraction, ...]:
+    return tuple(s * multiplier for s in scores)
