@@ -16,9 +16,13 @@ from .sixes import SixesHand
 OPTIONS = ObjectSpec(
     {
         "deck": ChoiceSpec(48, (48, 40), "48 cards (ranks 1-12) or 40 (without 8 and 9)"),
-        "target_score": IntSpec(100, 1, description="the game ends after the hand in which a total reaches this"),
+        "target_score": IntSpec(
+            100, 1, description="the game ends after the hand in which a total reaches this"
+        ),
         "split": ChoiceSpec(
-            "exact", ("exact", "floor"), "exact: winners share the pool as fractions; floor: remainder dropped"
+            "exact",
+            ("exact", "floor"),
+            "exact: winners share the pool as fractions; floor: remainder dropped",
         ),
         "pool": ChoiceSpec(
             "all_unplaced",
@@ -39,7 +43,9 @@ class CrazySixesSchedule:
         self.split = options["split"]
         self.pool = options["pool"]
 
-    def next_round(self, index: int, totals: tuple[Fraction, ...], previous: Round | None) -> RoundPlan | None:
+    def next_round(
+        self, index: int, totals: tuple[Fraction, ...], previous: Round | None
+    ) -> RoundPlan | None:
         if index > 0 and max(totals) >= self.target:
             return None
         starter = None
@@ -48,9 +54,13 @@ class CrazySixesSchedule:
         return RoundPlan("hand", self.deck, partial(self._build, starter))
 
     def _build(self, starter: int | None, hands: tuple[int, ...], dealer: int, trump: int) -> Round:
-        return SixesHand(self.players, hands, self.mask, starter=starter, split=self.split, pool=self.pool)
+        return SixesHand(
+            self.players, hands, self.mask, starter=starter, split=self.split, pool=self.pool
+        )
 
-    def score(self, index: int, played: Round, plan: RoundPlan) -> tuple[tuple[Fraction, ...], list[Event]]:
+    def score(
+        self, index: int, played: Round, plan: RoundPlan
+    ) -> tuple[tuple[Fraction, ...], list[Event]]:
         return played.scores(), []
 
 

@@ -40,7 +40,9 @@ def deal(order: tuple[Card, ...] | list[Card], dealer: int, players: int) -> tup
 def hand_sizes(deck_size: int, dealer: int, players: int) -> tuple[int, ...]:
     """How many cards each seat gets: the first ``deck_size mod n`` after the dealer get one more."""
     base, extra = divmod(deck_size, players)
-    return tuple(base + (1 if (seat - dealer - 1) % players < extra else 0) for seat in range(players))
+    return tuple(
+        base + (1 if (seat - dealer - 1) % players < extra else 0) for seat in range(players)
+    )
 
 
 def deck_mask(order: tuple[Card, ...]) -> int:

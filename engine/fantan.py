@@ -27,6 +27,33 @@ def fan_tan_card(suit: int, rank: int) -> int:
     return french(suit, 14 if rank == 1 else rank)
 
 
+def suit_playable(suit: int, low: int, high: int, *, six_and_seven: bool) -> int:
+    """The cards of ``suit`` that may go down next, given its ends on the table (0: none).
+
+    Plain: a seven opens the row, which then grows one rank down (to A) and up (to K).
+    Six and seven: a six opens the low stack and a seven the high stack, in either order;
+    the low stack grows down to A, the high stack up to K.
+    """
+    mask = 0
+    if six_and_seven:
+        if low == 0:
+            mask |= 1 << fan_tan_card(suit, 6)
+        elif low > 1:
+            mask |= 1 << fan_tan_card(suit, low - 1)
+        if high == 0:
+            mask |= 1 << fan_tan_card(suit, 7)
+        elif high < 13:
+            mask |= 1 << fan_tan_card(suit, high + 1)
+    elif low == 0:
+        mask |= 1 << fan_tan_card(suit, 7)
+    else:
+        if low > 1:
+            mask |= 1 << fan_tan_card(suit, low - 1)
+        if high < 13:
+            mask |= 1 << fan_tan_card(suit, high + 1)
+    return mask
+
+
 class FanTanRound:
     """One Fan Tan round; ``openers`` is ``"seven"`` (plain) or ``"six_and_seven"``.
 
@@ -91,25 +118,9 @@ class FanTanRound:
         """The holder of 7H opens; nothing is automatic before that."""
 
     def _refresh(self, suit: int) -> None:
-        """Recompute the playable cards of ``suit`` from its ends on the table."""
-        low, high = self.low[suit], self.high[suit]
-        mask = 0
-        if self.six_and_seven:
-            if low == 0:
-                mask |= 1 << fan_tan_card(suit, 6)
-            elif low > 1:
-                mask |= 1 << fan_tan_card(suit, low - 1)
-            if high == 0:
-                mask |= 1 << fan_tan_card(suit, 7)
-            elif high < 13:
-                mask |= 1 << fan_tan_card(suit, high + 1)
-        elif low == 0:
-            mask |= 1 << fan_tan_card(suit, 7)
-        else:
-            if low > 1:
-                mask |= 1 << fan_tan_card(suit, low - 1)
-            if high < 13:
-                mask |= 1 << fan_tan_card(suit, high + 1)
+        mask = suit_playable(
+            suit, self.low[suit], self.high[suit], six_and_seven=self.six_and_seven
+        )
         self.playable = (self.playable & ~(0x1FFF << (13 * suit))) | mask
 
     def legal_mask(self) -> int:
@@ -166,7 +177,7 @@ class FanTanRound:
         out.append(CardPlayed(seat, card))
         suit, rank = card // 13, fan_tan_rank(card)
         if self.six_and_seven:
-            if rank == 6 and self.low[suit] == 0 or rank < self.low[suit]:
+            if (rank == 6 and self.low[suit] == 0) or rank < self.low[suit]:
                 self.low[suit] = rank
             else:
                 self.high[suit] = rank

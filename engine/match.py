@@ -23,8 +23,8 @@ from .decks import deal, deck_mask, hand_sizes
 from .errors import IllegalAction, MalformedAction, NotYourTurn, OptionError
 from .events import (
     CardPlayed,
-    Dealt,
     DealerDrawn,
+    Dealt,
     Event,
     MatchEnded,
     MatchStarted,
@@ -38,7 +38,7 @@ from .events import (
 from .fairdeal import DEALER_LABEL, RandomStream, check_seed, commitment, deal_label, trump_label
 from .games import get_game
 from .options import check_seat
-from .schedule import GameSpec, Round, RoundPlan, Schedule
+from .schedule import GameSpec, Round, RoundPlan, Schedule, best_seats
 
 ChanceEvent = DealerDrawn | TrumpDrawn | Dealt
 
@@ -57,7 +57,7 @@ class Match:
         self.round_index = -1
         self.round: Round | None = None
         self.plan: RoundPlan | None = None
-        self.trump = -1
+        self._trump = -1
         self.dealer = 0
         self.pending: str | None = None
         self.totals: tuple[Fraction, ...] = (Fraction(0),) * self.players
@@ -87,6 +87,19 @@ class Match:
         if self.over or self.pending is not None or self.round is None:
             return None
         return self.round.to_act
+
+    @property
+    def hands(self) -> tuple[int, ...]:
+        """Every seat's hand as a card mask (all empty between deals). Hidden information:
+        only :mod:`views` may show it to anyone."""
+        if self.round is None:
+            return (0,) * self.players
+        return tuple(self.round.hands)
+
+    @property
+    def trump(self) -> int:
+        """The current round's trump suit, or -1 (none, or not yet drawn or chosen)."""
+        return int(getattr(self.round, "trump", self._trump))
 
     def legal_mask(self) -> int:
         """Legal actions of the seat to act as a bitmask over action ids."""
@@ -196,11 +209,15 @@ class Match:
         if self.pending == "dealer":
             return DealerDrawn(RandomStream(self._seed, DEALER_LABEL).uniform(self.players))
         if self.pending == "trump":
-            return TrumpDrawn(self.round_index, RandomStream(self._seed, trump_label(self.round_index)).uniform(4))
+            return TrumpDrawn(
+                self.round_index, RandomStream(self._seed, trump_label(self.round_index)).uniform(4)
+            )
         assert self.plan is not None
         order = RandomStream(self._seed, deal_label(self.round_index)).shuffle(self.plan.deck)
         hands = deal(order, self.dealer, self.players)
-        return Dealt(self.round_index, tuple(CardSet(h) for h in hands), tuple(h.bit_count() for h in hands))
+        return Dealt(
+            self.round_index, tuple(CardSet(h) for h in hands), tuple(h.bit_count() for h in hands)
+        )
 
     def _check_chance(self, event: ChanceEvent) -> None:
         if isinstance(event, DealerDrawn):
@@ -221,7 +238,9 @@ class Match:
         for seat, hand in enumerate(event.hands):
             assert hand is not None
             if len(hand) != sizes[seat]:
-                raise ValueError(f"seat {seat} was dealt {len(hand)} cards, the rules give {sizes[seat]}")
+                raise ValueError(
+                    f"seat {seat} was dealt {len(hand)} cards, the rules give {sizes[seat]}"
+                )
             if union & hand.mask:
                 raise ValueError("a card was dealt twice")
             union |= hand.mask
@@ -237,13 +256,13 @@ class Match:
             self.pending = None
             self._begin_round(0, out)
         elif isinstance(event, TrumpDrawn):
-            self.trump = event.suit
+            self._trump = event.suit
             self.pending = "deal"
         else:
             assert self.plan is not None
             hands = tuple(h.mask if h is not None else 0 for h in event.hands)
             self.pending = None
-            self.round = self.plan.build(hands, self.dealer, self.trump)
+            self.round = self.plan.build(hands, self.dealer, self._trump)
             self.round.start(out)
 
     # -- rounds ------------------------------------------------------------------------
@@ -255,11 +274,14 @@ class Match:
             return
         self.round_index = index
         self.plan = plan
+        self.round = None
         self.dealer = (self.first_dealer + index) % self.players
-        self.trump = plan.trump if plan.trump is not None else -1
+        self._trump = plan.trump if plan.trump is not None else -1
         self._deck_mask = deck_mask(plan.deck)
         out.append(
-            RoundStarted(index, plan.kind, self.dealer, plan.trump, plan.multiplier, plan.voluntary_pass)
+            RoundStarted(
+                index, plan.kind, self.dealer, plan.trump, plan.multiplier, plan.voluntary_pass
+            )
         )
         self.pending = "trump" if plan.draw_trump else "deal"
 
@@ -273,14 +295,15 @@ class Match:
         self._begin_round(self.round_index + 1, out)
 
     def _end_match(self, out: list[Event]) -> None:
-        best = min(self.totals) if self.game.lowest_wins else max(self.totals)
-        self.winners = tuple(s for s, t in enumerate(self.totals) if t == best)
+        self.winners = best_seats(self.totals, lowest_wins=self.game.lowest_wins)
         self.over = True
         self.pending = None
         out.append(MatchEnded(self.totals, self.winners))
 
 
-def validate_options(game: GameSpec, players: int, options: Mapping[str, Any] | None) -> dict[str, Any]:
+def validate_options(
+    game: GameSpec, players: int, options: Mapping[str, Any] | None
+) -> dict[str, Any]:
     """Validate and normalise options once, at creation; raise :class:`OptionError` naming the problem."""
     if isinstance(players, bool) or not isinstance(players, int) or players not in game.players:
         allowed = ", ".join(str(p) for p in game.players)
@@ -316,4 +339,3 @@ def action_of(event: Event) -> int | None:
     if isinstance(event, TrumpChosen):
         return choose_trump(event.suit)
     return None
-

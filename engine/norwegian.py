@@ -158,7 +158,12 @@ class Preset:
 class RoundsSpec:
     """``rounds``: a non-empty list of type names or ``{"type": …, …overrides}`` objects."""
 
-    def __init__(self, types: Mapping[str, RoundType], sections: Mapping[str, ObjectSpec], default: Sequence[str]):
+    def __init__(
+        self,
+        types: Mapping[str, RoundType],
+        sections: Mapping[str, ObjectSpec],
+        default: Sequence[str],
+    ):
         self.types = types
         self.overrides = {k: ObjectSpec(s.fields, fill_defaults=False) for k, s in sections.items()}
         self.default = list(default)
@@ -184,7 +189,9 @@ class RoundsSpec:
         return {
             "type": "array",
             "minItems": 1,
-            "items": {"oneOf": [{"enum": list(self.types)}, {"type": "object", "required": ["type"]}]},
+            "items": {
+                "oneOf": [{"enum": list(self.types)}, {"type": "object", "required": ["type"]}]
+            },
             "default": self.default,
             "description": "the rounds in order; repeats allowed; an object overrides that round's options",
         }
@@ -215,7 +222,9 @@ class NorwegianSchedule:
         self.players = players
         self.rounds = resolve_rounds(options)
 
-    def next_round(self, index: int, totals: tuple[Fraction, ...], previous: Round | None) -> RoundPlan | None:
+    def next_round(
+        self, index: int, totals: tuple[Fraction, ...], previous: Round | None
+    ) -> RoundPlan | None:
         if index >= len(self.rounds):
             return None
         params = self.rounds[index]
@@ -239,11 +248,15 @@ class NorwegianSchedule:
         build = partial(_build_tricks, n, TRICK_SCORERS[kind], params)
         return RoundPlan(kind, trick_deck(n), build, multiplier, trump, draw)
 
-    def score(self, index: int, played: Round, plan: RoundPlan) -> tuple[tuple[Fraction, ...], list[Event]]:
+    def score(
+        self, index: int, played: Round, plan: RoundPlan
+    ) -> tuple[tuple[Fraction, ...], list[Event]]:
         return multiplied(played.scores(), plan.multiplier), []
 
 
-def _build_fan_tan(players: int, params: Mapping[str, Any], hands: tuple[int, ...], dealer: int, _: int) -> Round:
+def _build_fan_tan(
+    players: int, params: Mapping[str, Any], hands: tuple[int, ...], dealer: int, _: int
+) -> Round:
     return FanTanRound(
         players,
         hands,
@@ -255,9 +268,20 @@ def _build_fan_tan(players: int, params: Mapping[str, Any], hands: tuple[int, ..
 
 
 def _build_tricks(
-    players: int, scorer: TrickScorer, params: Mapping[str, Any], hands: tuple[int, ...], dealer: int, trump: int
+    players: int,
+    scorer: TrickScorer,
+    params: Mapping[str, Any],
+    hands: tuple[int, ...],
+    dealer: int,
+    trump: int,
 ) -> Round:
-    return TrickRound(players, hands, dealer, partial(_score_with, scorer, params), trump=trump if trump >= 0 else NO_TRUMP)
+    return TrickRound(
+        players,
+        hands,
+        dealer,
+        partial(_score_with, scorer, params),
+        trump=trump if trump >= 0 else NO_TRUMP,
+    )
 
 
 PRESETS: dict[str, Preset] = {

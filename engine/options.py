@@ -226,4 +226,6 @@ def _with_description(out: dict[str, JSON], description: str) -> dict[str, JSON]
 
 def check_seat(value: int | str, players: int, path: str) -> None:
     if isinstance(value, int) and value >= players:
-        raise OptionError(path, f"seat {value} does not exist with {players} players (0..{players - 1})")
+        raise OptionError(
+            path, f"seat {value} does not exist with {players} players (0..{players - 1})"
+        )

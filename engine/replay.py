@@ -64,7 +64,7 @@ def _feed(match: Match, event: Event, index: int) -> list[Event]:
     action = action_of(event)
     if action is None:
         raise ReplayError(index, f"seat {match.to_act} is to act; {event!r} is not an action")
-    seat: int = getattr(event, "seat")
+    seat: int = event.seat
     try:
         return match.apply(seat, action)
     except ActionError as error:

@@ -53,9 +53,13 @@ class RoundPlan:
 class Schedule(Protocol):
     """One match's sequence of rounds; may keep state across rounds (starter, feats)."""
 
-    def next_round(self, index: int, totals: tuple[Fraction, ...], previous: Round | None) -> RoundPlan | None: ...
+    def next_round(
+        self, index: int, totals: tuple[Fraction, ...], previous: Round | None
+    ) -> RoundPlan | None: ...
 
-    def score(self, index: int, played: Round, plan: RoundPlan) -> tuple[tuple[Fraction, ...], list[Event]]: ...
+    def score(
+        self, index: int, played: Round, plan: RoundPlan
+    ) -> tuple[tuple[Fraction, ...], list[Event]]: ...
 
 
 @dataclass(frozen=True)
@@ -75,3 +79,9 @@ class GameSpec:
 
 def multiplied(scores: tuple[Fraction, ...], multiplier: int) -> tuple[Fraction, ...]:
     return tuple(s * multiplier for s in scores)
+
+
+def best_seats(totals: tuple[Fraction, ...], *, lowest_wins: bool) -> tuple[int, ...]:
+    """Every seat tied on the winning total is a joint winner."""
+    best = min(totals) if lowest_wins else max(totals)
+    return tuple(seat for seat, total in enumerate(totals) if total == best)

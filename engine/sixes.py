@@ -27,6 +27,22 @@ def _ranks_mask(suit_index: int, low_rank: int, high_rank: int) -> int:
     return ((1 << width) - 1) << (SPANISH_BASE + 12 * suit_index + low_rank - 1)
 
 
+def suit_playable(suit_index: int, low: int, high: int) -> int:
+    """Cards of suit ``suit_index`` (0..3 = O C E B) playable with ``low..high`` on the table.
+
+    An unopened suit (``low == 0``) takes only its six; an opened one any card strictly below
+    its lowest or strictly above its highest: gaps may be skipped.
+    """
+    if low == 0:
+        return _ranks_mask(suit_index, 6, 6)
+    return _ranks_mask(suit_index, 1, low - 1) | _ranks_mask(suit_index, high + 1, 12)
+
+
+def dead_zone(suit_index: int, low: int, high: int) -> int:
+    """Cards strictly between the suit's lowest and highest card on the table."""
+    return _ranks_mask(suit_index, low + 1, high - 1) if low else 0
+
+
 class SixesHand:
     """One hand of Crazy Sixes.
 
@@ -46,8 +62,8 @@ class SixesHand:
         "placed",
         "playable",
         "players",
-        "split",
         "pool",
+        "split",
         "starter",
         "table_mask",
         "to_act",
@@ -144,16 +160,15 @@ class SixesHand:
         else:
             self.high[suit] = rank
         low, high = self.low[suit], self.high[suit]
-        between = _ranks_mask(suit, low + 1, high - 1) & ~self.table_mask
+        between = dead_zone(suit, low, high) & ~self.table_mask
         for holder in range(self.players):
             newly_dead = self.hands[holder] & between
             if newly_dead:
                 self.hands[holder] ^= newly_dead
                 self.dead[holder] |= newly_dead
                 out.append(CardsDead(holder, CardSet(newly_dead)))
-        suit_playable = (_ranks_mask(suit, 1, low - 1) | _ranks_mask(suit, high + 1, 12)) & self.deck_mask
-        suit_bits = _ranks_mask(suit, 1, 12)
-        self.playable = (self.playable & ~suit_bits) | suit_playable
+        playable = suit_playable(suit, low, high) & self.deck_mask
+        self.playable = (self.playable & ~_ranks_mask(suit, 1, 12)) | playable
 
     def _settle(self, seat: int, out: list[Event]) -> None:
         """Find the next seat to act from ``seat`` on: empty hands are skipped silently,
@@ -191,7 +206,9 @@ def score_hand(
         unplaced = sum(dead)
     else:
         unplaced = sum(d for i, d in enumerate(dead) if i not in winners)
-    share = Fraction(unplaced, len(winners)) if split == "exact" else Fraction(unplaced // len(winners))
+    share = (
+        Fraction(unplaced, len(winners)) if split == "exact" else Fraction(unplaced // len(winners))
+    )
     return tuple(
         Fraction(p) + (share + (5 if dead[i] == 0 else 0) if i in winners else 0)
         for i, p in enumerate(placed)

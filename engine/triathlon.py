@@ -22,13 +22,17 @@ OPTIONS = ObjectSpec(
             ("all_feats_cumulative", "triathlon_in_one_deal"),
             "end after a player has earned every feat over the deals, or all three in one deal",
         ),
-        "max_deals": IntSpec(50, 1, description="the game ends after this many deals whatever the feats"),
+        "max_deals": IntSpec(
+            50, 1, description="the game ends after this many deals whatever the feats"
+        ),
         "first_dealer": SeatSpec(0, 'seat of the first dealer, or "random"'),
     }
 )
 
 
-def feats(tricks: Sequence[int], last_winner: int, *, zero_is_multiple: bool = False) -> list[set[str]]:
+def feats(
+    tricks: Sequence[int], last_winner: int, *, zero_is_multiple: bool = False
+) -> list[set[str]]:
     """Which of F1 (multiple of three), F2 (last trick), F3 (middle) each player earned."""
     multiples = {3, 6, 9, 12} | ({0} if zero_is_multiple else set())
     out: list[set[str]] = [set() for _ in tricks]
@@ -79,7 +83,9 @@ class TriathlonSchedule:
         self.ever: list[set[str]] = [set() for _ in range(players)]
         self.triathlon_in_one_deal = False
 
-    def next_round(self, index: int, totals: tuple[Fraction, ...], previous: Round | None) -> RoundPlan | None:
+    def next_round(
+        self, index: int, totals: tuple[Fraction, ...], previous: Round | None
+    ) -> RoundPlan | None:
         if index >= self.max_deals:
             return None
         if self.end == "all_feats_cumulative" and any(len(f) == 3 for f in self.ever):
@@ -88,7 +94,9 @@ class TriathlonSchedule:
             return None
         return RoundPlan("deal", TRIATHLON_39, _build)
 
-    def score(self, index: int, played: Round, plan: RoundPlan) -> tuple[tuple[Fraction, ...], list[Event]]:
+    def score(
+        self, index: int, played: Round, plan: RoundPlan
+    ) -> tuple[tuple[Fraction, ...], list[Event]]:
         assert isinstance(played, TrickRound)
         earned = feats(played.tricks, played.last_winner, zero_is_multiple=self.zero_is_multiple)
         for seat, f in enumerate(earned):

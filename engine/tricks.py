@@ -19,6 +19,41 @@ NO_TRUMP = -1
 Scorer = Callable[["TrickRound"], Sequence[int | Fraction]]
 
 
+def playable_cards(hand: int, led_suit: int) -> int:
+    """The cards ``hand`` may play to a trick whose led suit is ``led_suit`` (NO_TRUMP: leading).
+
+    Follow suit if able (a Joker is then not allowed); otherwise anything, and the
+    interchangeable Jokers count as one choice: the lowest Joker held.
+    """
+    if led_suit >= 0 and led_suit != JOKER_SUIT:
+        follow = hand & SUIT_MASKS[led_suit]
+        if follow:
+            return follow
+    jokers = hand & JOKER_MASK
+    if jokers:
+        hand ^= jokers ^ (jokers & -jokers)
+    return hand
+
+
+def winning_index(trick: Sequence[int], trump: int) -> int:
+    """Which card of a complete ``trick`` (in play order) wins it.
+
+    A led Joker wins; otherwise the highest trump, else the highest card of the led suit.
+    Card ids grow with rank within a suit, so "highest" is the top bit of a suit mask.
+    """
+    led = trick[0]
+    if (1 << led) & JOKER_MASK:
+        return 0
+    mask = 0
+    for card in trick:
+        mask |= 1 << card
+    if trump >= 0:
+        trumps = mask & SUIT_MASKS[trump]
+        if trumps:
+            return trick.index(trumps.bit_length() - 1)
+    return trick.index((mask & SUIT_MASKS[led // 13]).bit_length() - 1)
+
+
 class TrickRound:
     """One deal played out in tricks.
 
@@ -93,16 +128,7 @@ class TrickRound:
             open_suits = [s for s in range(4) if s not in self.excluded]
             base = EXCLUDE if len(self.excluded) < 2 else CHOOSE_TRUMP
             return sum(1 << (base + s) for s in open_suits)
-        hand = self.hands[self.to_act]
-        if self.trick and self.led_suit != JOKER_SUIT:
-            follow = hand & SUIT_MASKS[self.led_suit]
-            if follow:
-                return follow
-        jokers = hand & JOKER_MASK
-        if jokers:
-            # The Jokers are interchangeable: one action stands for "a Joker".
-            hand ^= jokers ^ (jokers & -jokers)
-        return hand
+        return playable_cards(self.hands[self.to_act], self.led_suit if self.trick else NO_TRUMP)
 
     def why_illegal(self, action: int) -> str:
         if self.auction:
@@ -152,7 +178,7 @@ class TrickRound:
         if len(trick) < self.players:
             self.to_act = (seat + 1) % self.players
             return
-        winner = (self.leader + self._winning_index()) % self.players
+        winner = (self.leader + winning_index(trick, self.trump)) % self.players
         out.append(TrickWon(self.trick_number, self.leader, tuple(trick), winner))
         for card in trick:
             self.taken[winner] |= 1 << card
@@ -166,19 +192,6 @@ class TrickRound:
             self.to_act = None
         else:
             self.to_act = winner
-
-    def _winning_index(self) -> int:
-        trick = self.trick
-        if self.led_suit == JOKER_SUIT:
-            return 0
-        mask = 0
-        for card in trick:
-            mask |= 1 << card
-        if self.trump >= 0:
-            trumps = mask & SUIT_MASKS[self.trump]
-            if trumps:
-                return trick.index(trumps.bit_length() - 1)
-        return trick.index((mask & SUIT_MASKS[self.led_suit]).bit_length() - 1)
 
     def _bid(self, seat: int, action: int, out: list[Event]) -> None:
         if action < CHOOSE_TRUMP:
@@ -200,7 +213,6 @@ class TrickRound:
     def table(self) -> dict[str, Any]:
         """The public part of the round, for views."""
         return {
-            "trump": None if self.trump < 0 else self.trump,
             "trick_leader": self.leader if self.to_act is not None else None,
             "trick": tuple(self.trick),
             "tricks_won": tuple(self.tricks),

@@ -58,7 +58,7 @@ def _check_viewer(match: Match, viewer: Viewer) -> None:
 
 
 def can_see(viewer: Viewer, seat: int) -> bool:
-    return viewer == AUDITOR or viewer == seat
+    return viewer in (AUDITOR, seat)
 
 
 def view(match: Match, viewer: Viewer) -> TableView:
