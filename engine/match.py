@@ -328,14 +328,14 @@ def new_match(
     return Match(started, seed=seed)
 
 
-def action_of(event: Event) -> int | None:
-    """The seat action an event records, or ``None`` for chance and derived events."""
+def action_of(event: Event) -> tuple[int, int] | None:
+    """The ``(seat, action)`` an event records, or ``None`` for chance and derived events."""
     if isinstance(event, CardPlayed):
-        return event.card
+        return event.seat, event.card
     if isinstance(event, Passed) and event.forced is False:
-        return PASS
+        return event.seat, PASS
     if isinstance(event, SuitExcluded):
-        return exclude(event.suit)
+        return event.seat, exclude(event.suit)
     if isinstance(event, TrumpChosen):
-        return choose_trump(event.suit)
+        return event.seat, choose_trump(event.suit)
     return None

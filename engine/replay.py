@@ -61,10 +61,10 @@ def _feed(match: Match, event: Event, index: int) -> list[Event]:
             return match.resolve(event)
         except ValueError as error:
             raise ReplayError(index, str(error)) from None
-    action = action_of(event)
-    if action is None:
+    recorded = action_of(event)
+    if recorded is None:
         raise ReplayError(index, f"seat {match.to_act} is to act; {event!r} is not an action")
-    seat: int = event.seat
+    seat, action = recorded
     try:
         return match.apply(seat, action)
     except ActionError as error:

@@ -73,7 +73,7 @@ def scored_round(kind: str, taken: list[str], tricks: list[int], **params: Any) 
 
 def fan_tan_scores(
     passes: list[int], left: list[int], went_out: int, **params: bool
-) -> list[Fraction]:
+) -> list[int]:
     rnd = FanTanRound(
         4,
         tuple(1 << parse_card("7H") if s == 0 else 0 for s in range(4)),
@@ -85,7 +85,7 @@ def fan_tan_scores(
     rnd.passes = passes
     rnd.hands = [(1 << n) - 1 for n in left]
     rnd.went_out = went_out
-    return list(rnd.scores())
+    return [int(s) for s in rnd.scores()]
 
 
 CLUB_CODES = ["2C", "3C", "4C", "5C", "6C", "7C", "8C", "9C", "10C", "JC", "QC", "KC", "AC"]
