@@ -23,7 +23,7 @@ from .errors import (
 from .events import Event
 from .fairdeal import RandomStream, commitment
 from .games import GAMES, get_game
-from .match import Match, new_match, validate_options
+from .match import Match, MatchSetup, new_match, setup, validate_options
 from .replay import replay
 from .views import AUDITOR, SPECTATOR, Projector, TableView, project_log, view
 
@@ -43,6 +43,7 @@ __all__ = [
     "IllegalAction",
     "MalformedAction",
     "Match",
+    "MatchSetup",
     "NotYourTurn",
     "OptionError",
     "Projector",
@@ -59,6 +60,7 @@ __all__ = [
     "parse_card",
     "project_log",
     "replay",
+    "setup",
     "validate_options",
     "view",
 ]

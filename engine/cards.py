@@ -137,8 +137,27 @@ def mask_of(cards: Iterable[Card]) -> int:
     return mask
 
 
+def _block_table() -> tuple[tuple[Card, ...], ...]:
+    """For each 13-bit block ``b`` (one French suit) and pattern ``p``: its card ids, at
+    index ``b * 8192 + p``. Legal-move lists are the engine's hottest allocation."""
+    patterns = [tuple(i for i in range(13) if p >> i & 1) for p in range(8192)]
+    return tuple(tuple(c + 13 * b for c in patterns[p]) for b in range(4) for p in range(8192))
+
+
+_BLOCKS: Final = _block_table()
+_FRENCH_ONLY: Final = 1 << 52
+
+
 def cards_of(mask: int) -> list[Card]:
-    """The cards of ``mask`` in ascending id order (the fixed card order)."""
+    """The cards (or action ids) of ``mask`` in ascending order: the fixed card order."""
+    if mask < _FRENCH_ONLY:
+        blocks = _BLOCKS
+        return [
+            *blocks[mask & 8191],
+            *blocks[8192 + (mask >> 13 & 8191)],
+            *blocks[16384 + (mask >> 26 & 8191)],
+            *blocks[24576 + (mask >> 39)],
+        ]
     out = []
     while mask:
         low = mask & -mask

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from fractions import Fraction
 from functools import partial
 from typing import Any
 
 from .decks import deck_mask, spanish_deck
-from .events import Event
+from .events import Event, Score
 from .options import ChoiceSpec, IntSpec, ObjectSpec, SeatSpec
 from .schedule import GameSpec, Round, RoundPlan
 from .sixes import SixesHand
@@ -17,7 +16,7 @@ OPTIONS = ObjectSpec(
     {
         "deck": ChoiceSpec(48, (48, 40), "48 cards (ranks 1-12) or 40 (without 8 and 9)"),
         "target_score": IntSpec(
-            100, 1, description="the game ends after the hand in which a total reaches this"
+            100, 1, 10_000, description="the game ends after the hand in which a total reaches this"
         ),
         "split": ChoiceSpec(
             "exact",
@@ -44,7 +43,7 @@ class CrazySixesSchedule:
         self.pool = options["pool"]
 
     def next_round(
-        self, index: int, totals: tuple[Fraction, ...], previous: Round | None
+        self, index: int, totals: tuple[Score, ...], previous: Round | None
     ) -> RoundPlan | None:
         if index > 0 and max(totals) >= self.target:
             return None
@@ -60,7 +59,7 @@ class CrazySixesSchedule:
 
     def score(
         self, index: int, played: Round, plan: RoundPlan
-    ) -> tuple[tuple[Fraction, ...], list[Event]]:
+    ) -> tuple[tuple[Score, ...], list[Event]]:
         return played.scores(), []
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Final
 
 from .cards import JOKERS, OROS, Card, french, mask_of, spanish
@@ -18,11 +19,13 @@ TRIATHLON_39: Final[tuple[Card, ...]] = (
 )
 
 
+@cache
 def trick_deck(players: int) -> tuple[Card, ...]:
     removed = TRICK_DECK_REMOVED[players]
     return tuple(c for c in FRENCH_52 if c not in removed)
 
 
+@cache
 def spanish_deck(size: int) -> tuple[Card, ...]:
     """48 cards (ranks 1..12) or 40 (without the 8s and 9s), suits O C E B."""
     ranks = range(1, 13) if size == 48 else (1, 2, 3, 4, 5, 6, 7, 10, 11, 12)
@@ -45,5 +48,6 @@ def hand_sizes(deck_size: int, dealer: int, players: int) -> tuple[int, ...]:
     )
 
 
+@cache
 def deck_mask(order: tuple[Card, ...]) -> int:
     return mask_of(order)

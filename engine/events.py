@@ -21,6 +21,8 @@ from typing import Any, ClassVar, Literal
 from .cards import CardSet
 
 Source = Literal["chance", "action", "derived"]
+Score = int | Fraction
+"""Scores are whole numbers, except where Crazy Sixes shares a pool exactly."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,14 +148,14 @@ class FeatsEarned:
 @dataclass(frozen=True, slots=True)
 class RoundScored:
     round: int
-    scores: tuple[Fraction, ...]
-    totals: tuple[Fraction, ...]
+    scores: tuple[Score, ...]
+    totals: tuple[Score, ...]
     source: ClassVar[Source] = "derived"
 
 
 @dataclass(frozen=True, slots=True)
 class MatchEnded:
-    totals: tuple[Fraction, ...]
+    totals: tuple[Score, ...]
     winners: tuple[int, ...]
     source: ClassVar[Source] = "derived"
 

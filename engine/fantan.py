@@ -7,12 +7,11 @@ Ace is low here: ranks run ``A=1 … K=13``.
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any
 
 from .actions import PASS
 from .cards import HEARTS, CardSet, card_code, french
-from .events import CardPlayed, Event, Passed
+from .events import CardPlayed, Event, Passed, Score
 
 SEVEN_OF_HEARTS = french(HEARTS, 7)
 
@@ -123,10 +122,15 @@ class FanTanRound:
         )
         self.playable = (self.playable & ~(0x1FFF << (13 * suit))) | mask
 
+    def forget_legal(self) -> None:
+        """Drop the cached legal mask (after hands were replaced from outside)."""
+        self._legal = -1
+
     def legal_mask(self) -> int:
-        if self._legal < 0:
-            self._legal = self._compute_legal()
-        return self._legal
+        legal = self._legal
+        if legal < 0:
+            legal = self._legal = self._compute_legal()
+        return legal
 
     def _compute_legal(self) -> int:
         if self.to_act is None:
@@ -206,13 +210,13 @@ class FanTanRound:
             seat = (seat + 1) % self.players
         self.to_act = seat
 
-    def scores(self) -> tuple[Fraction, ...]:
-        out = []
+    def scores(self) -> tuple[Score, ...]:
+        out: list[Score] = []
         for seat in range(self.players):
             if seat == self.went_out:
-                out.append(Fraction(0 if self.winner_scores_zero else self.passes[seat]))
+                out.append(0 if self.winner_scores_zero else self.passes[seat])
             else:
-                out.append(Fraction(self.passes[seat] + self.hands[seat].bit_count()))
+                out.append(self.passes[seat] + self.hands[seat].bit_count())
         return tuple(out)
 
     def table(self) -> dict[str, Any]:

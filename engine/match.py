@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from fractions import Fraction
+from dataclasses import dataclass
 from typing import Any
 
 from .actions import PASS, choose_trump, describe, exclude, is_action
@@ -31,13 +31,14 @@ from .events import (
     Passed,
     RoundScored,
     RoundStarted,
+    Score,
     SuitExcluded,
     TrumpChosen,
     TrumpDrawn,
 )
 from .fairdeal import DEALER_LABEL, RandomStream, check_seed, commitment, deal_label, trump_label
 from .games import get_game
-from .options import check_seat
+from .options import check_seat, whole_number
 from .schedule import GameSpec, Round, RoundPlan, Schedule, best_seats
 
 ChanceEvent = DealerDrawn | TrumpDrawn | Dealt
@@ -60,8 +61,8 @@ class Match:
         self._trump = -1
         self.dealer = 0
         self.pending: str | None = None
-        self.totals: tuple[Fraction, ...] = (Fraction(0),) * self.players
-        self.round_scores: list[tuple[Fraction, ...]] = []
+        self.totals: tuple[Score, ...] = (0,) * self.players
+        self.round_scores: list[tuple[Score, ...]] = []
         self.over = False
         self.winners: tuple[int, ...] = ()
         self._deck_mask = 0
@@ -102,14 +103,21 @@ class Match:
         return int(getattr(self.round, "trump", self._trump))
 
     def legal_mask(self) -> int:
-        """Legal actions of the seat to act as a bitmask over action ids."""
-        if self.to_act is None:
+        """Legal actions of the seat to act as a bitmask over action ids (0: nobody is to act).
+
+        A finished round (and so an ended match) has nobody to act, so its mask is 0.
+        """
+        rnd = self.round
+        if rnd is None or self.pending is not None:
             return 0
-        assert self.round is not None
-        return self.round.legal_mask()
+        return rnd.legal_mask()
 
     def legal_actions(self) -> list[int]:
-        return cards_of(self.legal_mask())
+        """The legal actions of the seat to act, sorted (empty when nobody is to act)."""
+        rnd = self.round
+        if rnd is None or self.pending is not None:
+            return []
+        return cards_of(rnd.legal_mask())
 
     def default_action(self) -> int:
         """The timeout default: the lowest legal card in the fixed card order, else the pass."""
@@ -125,6 +133,27 @@ class Match:
         leaving the match unchanged.
         """
         rnd = self.round
+        if (
+            type(action) is int
+            and type(seat) is int
+            and rnd is not None
+            and self.pending is None
+            and seat == rnd.to_act
+            and action >= 0
+            and rnd.legal_mask() >> action & 1
+        ):
+            # The common case, decided by one mask test; everything else explains itself below.
+            out: list[Event] = []
+            rnd.play(action, out)
+            if rnd.finished:
+                self._auto(out)
+            self.log.extend(out)
+            return out
+        return self._apply_checked(seat, action)
+
+    def _apply_checked(self, seat: int, action: int) -> list[Event]:
+        """``apply`` for everything but a plain legal action: refuse it clearly, or normalise it."""
+        rnd = self.round
         if not is_action(action):
             raise MalformedAction(f"{action!r} is not an action: play a card, pass or name a suit")
         if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self.players:
@@ -137,15 +166,10 @@ class Match:
             raise NotYourTurn(f"seat {rnd.to_act} is to act, not seat {seat}")
         if action < PASS and not self._deck_mask >> action & 1:
             raise MalformedAction(f"{card_code(action)} is not a card of this game's deck")
-        action = rnd.normalize(action)
-        if not rnd.legal_mask() >> action & 1:
+        normal = rnd.normalize(action)
+        if normal == action or not rnd.legal_mask() >> normal & 1:
             raise IllegalAction(f"{describe(action)} is not legal: {rnd.why_illegal(action)}")
-        out: list[Event] = []
-        rnd.play(action, out)
-        if rnd.finished:
-            self._auto(out)
-        self.log.extend(out)
-        return out
+        return self.apply(seat, normal)
 
     def resolve(self, event: ChanceEvent) -> list[Event]:
         """Supply the pending deal or draw from a log; raises ``ValueError`` if it cannot be."""
@@ -188,6 +212,7 @@ class Match:
         assert other.round is not None
         for s in hidden:
             other.round.hands[s] = hands[s]
+        other.round.forget_legal()
         return other
 
     # -- chance ------------------------------------------------------------------------
@@ -305,12 +330,39 @@ def validate_options(
     game: GameSpec, players: int, options: Mapping[str, Any] | None
 ) -> dict[str, Any]:
     """Validate and normalise options once, at creation; raise :class:`OptionError` naming the problem."""
-    if isinstance(players, bool) or not isinstance(players, int) or players not in game.players:
-        allowed = ", ".join(str(p) for p in game.players)
+    allowed = ", ".join(str(p) for p in game.players)
+    if whole_number(players, "players") not in game.players:
         raise OptionError("players", f"{game.name} is played by {allowed} players, not {players!r}")
     normalized = game.options.validate({} if options is None else options, "")
     check_seat(normalized["first_dealer"], players, "first_dealer")
     return normalized
+
+
+@dataclass(frozen=True)
+class MatchSetup:
+    """A validated configuration: validate once, then start any number of matches from it.
+
+    The normalised options are shared by every match started here; treat them as read-only.
+    """
+
+    game: str
+    players: int
+    options: Mapping[str, Any]
+
+    def start(self, seed: bytes) -> Match:
+        """A match that deals itself from ``seed`` (32 bytes) through the fair-deal stream."""
+        started = MatchStarted(self.game, self.players, self.options, commitment(check_seed(seed)))
+        return Match(started, seed=seed)
+
+
+def setup(
+    game: str, *, players: int | None = None, options: Mapping[str, Any] | None = None
+) -> MatchSetup:
+    """Validate ``options`` for ``game`` and ``players`` (default: 4 where allowed, else the only count)."""
+    spec = get_game(game)
+    count = spec.default_players if players is None else players
+    normalized = validate_options(spec, count, options)
+    return MatchSetup(spec.name, int(count), normalized)
 
 
 def new_match(
@@ -321,11 +373,7 @@ def new_match(
     options: Mapping[str, Any] | None = None,
 ) -> Match:
     """Create a match that deals itself from ``seed`` (32 bytes) through the fair-deal stream."""
-    spec = get_game(game)
-    count = spec.default_players if players is None else players
-    normalized = validate_options(spec, count, options)
-    started = MatchStarted(spec.name, count, normalized, commitment(check_seed(seed)))
-    return Match(started, seed=seed)
+    return setup(game, players=players, options=options).start(seed)
 
 
 def action_of(event: Event) -> tuple[int, int] | None:

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import partial
 from typing import Any
 
 from .cards import CLUBS, FRENCH_SUIT_CODES, SUIT_MASKS, french
 from .decks import FRENCH_52, trick_deck
 from .errors import OptionError
-from .events import Event
+from .events import Event, Score
 from .fantan import FanTanRound
 from .options import (
     JSON,
@@ -86,7 +85,9 @@ class RoundType:
     extra_options: Mapping[str, Spec]
 
 
-MULTIPLIER = IntSpec(1, 1, description="integer factor on every score of this round type")
+MAX_ROUNDS = 100
+"""A service limit, not a rule: a schedule longer than this is refused."""
+MULTIPLIER = IntSpec(1, 1, 1000, description="integer factor on every score of this round type")
 TRUMP_SPEC_RANDOM: Mapping[str, JSON] = {"mode": "random"}
 SUIT_CHOICE = ChoiceSpec(None, tuple(FRENCH_SUIT_CODES), "the trump suit")
 
@@ -114,7 +115,7 @@ def round_types(preset: Preset) -> dict[str, RoundType]:
         "queens": RoundType(
             "queens",
             "points per queen taken",
-            {"points_per_queen": IntSpec(4, 0, description="points per queen taken")},
+            {"points_per_queen": IntSpec(4, 0, 1000, description="points per queen taken")},
         ),
         "grand": RoundType("grand", "-1 per trick taken", {}),
         "trumps": RoundType(
@@ -125,7 +126,7 @@ def round_types(preset: Preset) -> dict[str, RoundType]:
         "finale": RoundType(
             "finale",
             "QC, each other queen 4, each other club 1",
-            {"queen_of_clubs": IntSpec(8, 0, description="points for the queen of clubs")},
+            {"queen_of_clubs": IntSpec(8, 0, 1000, description="points for the queen of clubs")},
         ),
         "fan_tan": RoundType(
             "fan_tan",
@@ -171,6 +172,8 @@ class RoundsSpec:
     def validate(self, value: JSON, path: str) -> list[dict[str, JSON]]:
         if not isinstance(value, list | tuple) or not value:
             raise OptionError(path, "expected a non-empty list of round types")
+        if len(value) > MAX_ROUNDS:
+            raise OptionError(path, f"at most {MAX_ROUNDS} rounds, got {len(value)}")
         return [self._entry(item, f"{path}[{i}]") for i, item in enumerate(value)]
 
     def _entry(self, item: JSON, path: str) -> dict[str, JSON]:
@@ -186,12 +189,17 @@ class RoundsSpec:
         return {"type": kind, **self.overrides[kind].validate(rest, path)}
 
     def describe(self) -> dict[str, JSON]:
+        overrides = []
+        for kind, spec in self.overrides.items():
+            shape = spec.describe()
+            shape["properties"] = {"type": {"const": kind}, **shape["properties"]}
+            shape["required"] = ["type"]
+            overrides.append(shape)
         return {
             "type": "array",
             "minItems": 1,
-            "items": {
-                "oneOf": [{"enum": list(self.types)}, {"type": "object", "required": ["type"]}]
-            },
+            "maxItems": MAX_ROUNDS,
+            "items": {"oneOf": [{"enum": list(self.types)}, *overrides]},
             "default": self.default,
             "description": "the rounds in order; repeats allowed; an object overrides that round's options",
         }
@@ -223,7 +231,7 @@ class NorwegianSchedule:
         self.rounds = resolve_rounds(options)
 
     def next_round(
-        self, index: int, totals: tuple[Fraction, ...], previous: Round | None
+        self, index: int, totals: tuple[Score, ...], previous: Round | None
     ) -> RoundPlan | None:
         if index >= len(self.rounds):
             return None
@@ -250,7 +258,7 @@ class NorwegianSchedule:
 
     def score(
         self, index: int, played: Round, plan: RoundPlan
-    ) -> tuple[tuple[Fraction, ...], list[Event]]:
+    ) -> tuple[tuple[Score, ...], list[Event]]:
         return multiplied(played.scores(), plan.multiplier), []
 
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any, Protocol
 
 from .cards import Card
-from .events import Event
+from .events import Event, Score
 from .options import ObjectSpec
 
 
@@ -28,10 +27,11 @@ class Round(Protocol):
 
     def start(self, out: list[Event]) -> None: ...
     def legal_mask(self) -> int: ...
+    def forget_legal(self) -> None: ...
     def why_illegal(self, action: int) -> str: ...
     def normalize(self, action: int) -> int: ...
     def play(self, action: int, out: list[Event]) -> None: ...
-    def scores(self) -> tuple[Fraction, ...]: ...
+    def scores(self) -> tuple[Score, ...]: ...
     def table(self) -> dict[str, Any]: ...
 
 
@@ -54,12 +54,12 @@ class Schedule(Protocol):
     """One match's sequence of rounds; may keep state across rounds (starter, feats)."""
 
     def next_round(
-        self, index: int, totals: tuple[Fraction, ...], previous: Round | None
+        self, index: int, totals: tuple[Score, ...], previous: Round | None
     ) -> RoundPlan | None: ...
 
     def score(
         self, index: int, played: Round, plan: RoundPlan
-    ) -> tuple[tuple[Fraction, ...], list[Event]]: ...
+    ) -> tuple[tuple[Score, ...], list[Event]]: ...
 
 
 @dataclass(frozen=True)
@@ -77,11 +77,11 @@ class GameSpec:
         return 4 if 4 in self.players else self.players[0]
 
 
-def multiplied(scores: tuple[Fraction, ...], multiplier: int) -> tuple[Fraction, ...]:
+def multiplied(scores: tuple[Score, ...], multiplier: int) -> tuple[Score, ...]:
     return tuple(s * multiplier for s in scores)
 
 
-def best_seats(totals: tuple[Fraction, ...], *, lowest_wins: bool) -> tuple[int, ...]:
+def best_seats(totals: tuple[Score, ...], *, lowest_wins: bool) -> tuple[int, ...]:
     """Every seat tied on the winning total is a joint winner."""
     best = min(totals) if lowest_wins else max(totals)
     return tuple(seat for seat, total in enumerate(totals) if total == best)

@@ -104,10 +104,15 @@ class SixesHand:
             assert self.to_act is not None
             self._settle(self.to_act, out)
 
+    def forget_legal(self) -> None:
+        """Drop the cached legal mask (after hands were replaced from outside)."""
+        self._legal = -1
+
     def legal_mask(self) -> int:
-        if self._legal < 0:
-            self._legal = self._compute_legal()
-        return self._legal
+        legal = self._legal
+        if legal < 0:
+            legal = self._legal = self._compute_legal()
+        return legal
 
     def _compute_legal(self) -> int:
         if self.to_act is None:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from fractions import Fraction
 from typing import Any
 
 from .decks import TRIATHLON_39
-from .events import Event, FeatsEarned
+from .events import Event, FeatsEarned, Score
 from .options import BoolSpec, ChoiceSpec, IntSpec, ObjectSpec, SeatSpec
 from .schedule import GameSpec, Round, RoundPlan
 from .tricks import TrickRound
@@ -23,7 +22,7 @@ OPTIONS = ObjectSpec(
             "end after a player has earned every feat over the deals, or all three in one deal",
         ),
         "max_deals": IntSpec(
-            50, 1, description="the game ends after this many deals whatever the feats"
+            50, 1, 1000, description="the game ends after this many deals whatever the feats"
         ),
         "first_dealer": SeatSpec(0, 'seat of the first dealer, or "random"'),
     }
@@ -56,11 +55,11 @@ def middle_player(tricks: Sequence[int]) -> int:
     return sorted(range(3), key=lambda seat: tricks[seat])[1]
 
 
-def deal_scores(tricks: Sequence[int], earned: Sequence[set[str]]) -> tuple[Fraction, ...]:
+def deal_scores(tricks: Sequence[int], earned: Sequence[set[str]]) -> tuple[Score, ...]:
     """``t + 10·F1 + 10·F2 + B·F3 + 100·(all three)``, ``B`` 20 when nobody earned F1."""
     middle_bonus = 10 if any(MULTIPLE in f for f in earned) else 20
     return tuple(
-        Fraction(
+        (
             t
             + (10 if MULTIPLE in f else 0)
             + (10 if LAST in f else 0)
@@ -84,7 +83,7 @@ class TriathlonSchedule:
         self.triathlon_in_one_deal = False
 
     def next_round(
-        self, index: int, totals: tuple[Fraction, ...], previous: Round | None
+        self, index: int, totals: tuple[Score, ...], previous: Round | None
     ) -> RoundPlan | None:
         if index >= self.max_deals:
             return None
@@ -96,7 +95,7 @@ class TriathlonSchedule:
 
     def score(
         self, index: int, played: Round, plan: RoundPlan
-    ) -> tuple[tuple[Fraction, ...], list[Event]]:
+    ) -> tuple[tuple[Score, ...], list[Event]]:
         assert isinstance(played, TrickRound)
         earned = feats(played.tricks, played.last_winner, zero_is_multiple=self.zero_is_multiple)
         for seat, f in enumerate(earned):

@@ -8,15 +8,14 @@ tricks and legal moves are bitmasks (RULES.md §1.2 and §3.3).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from fractions import Fraction
 from typing import Any
 
 from .actions import CHOOSE_TRUMP, EXCLUDE, PASS
 from .cards import JOKER_MASK, JOKER_SUIT, SUIT_MASKS, SUIT_NAMES, CardSet, card_code
-from .events import CardPlayed, Event, SuitExcluded, TrickWon, TrumpChosen
+from .events import CardPlayed, Event, Score, SuitExcluded, TrickWon, TrumpChosen
 
 NO_TRUMP = -1
-Scorer = Callable[["TrickRound"], Sequence[int | Fraction]]
+Scorer = Callable[["TrickRound"], Sequence[int]]
 
 
 def playable_cards(hand: int, led_suit: int) -> int:
@@ -116,10 +115,15 @@ class TrickRound:
 
     # -- legal moves -------------------------------------------------------------------
 
+    def forget_legal(self) -> None:
+        """Drop the cached legal mask (after hands were replaced from outside)."""
+        self._legal = -1
+
     def legal_mask(self) -> int:
-        if self._legal < 0:
-            self._legal = self._compute_legal()
-        return self._legal
+        legal = self._legal
+        if legal < 0:
+            legal = self._legal = self._compute_legal()
+        return legal
 
     def _compute_legal(self) -> int:
         if self.to_act is None:
@@ -162,8 +166,7 @@ class TrickRound:
 
     def play(self, action: int, out: list[Event]) -> None:
         """Apply a legal ``action`` of the seat to act (the caller has checked legality)."""
-        seat = self.to_act
-        assert seat is not None
+        seat: int = self.to_act  # type: ignore[assignment]  # a round that is played has a seat to act
         self._legal = -1
         if self.auction:
             self._bid(seat, action, out)
@@ -173,15 +176,18 @@ class TrickRound:
         out.append(CardPlayed(seat, card))
         trick = self.trick
         if not trick:
-            self.led_suit = JOKER_SUIT if (1 << card) & JOKER_MASK else card // 13
+            self.led_suit = JOKER_SUIT if card > 51 else card // 13
         trick.append(card)
-        if len(trick) < self.players:
-            self.to_act = (seat + 1) % self.players
+        players = self.players
+        if len(trick) < players:
+            self.to_act = (seat + 1) % players
             return
-        winner = (self.leader + winning_index(trick, self.trump)) % self.players
+        winner = (self.leader + winning_index(trick, self.trump)) % players
         out.append(TrickWon(self.trick_number, self.leader, tuple(trick), winner))
+        taken = 0
         for card in trick:
-            self.taken[winner] |= 1 << card
+            taken |= 1 << card
+        self.taken[winner] |= taken
         self.tricks[winner] += 1
         self.trick_number += 1
         self.last_winner = winner
@@ -205,8 +211,8 @@ class TrickRound:
         self.auction = False
         self.to_act = self.leader
 
-    def scores(self) -> tuple[Fraction, ...]:
-        return tuple(Fraction(s) for s in self.scorer(self))
+    def scores(self) -> tuple[Score, ...]:
+        return tuple(self.scorer(self))
 
     # -- views -------------------------------------------------------------------------
 

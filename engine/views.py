@@ -7,11 +7,10 @@ public table; a spectator sees no hand at all; an auditor sees everything.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from fractions import Fraction
 from typing import Literal
 
 from .cards import CardSet, cards_of
-from .events import Dealt, Event, Passed, RoundStarted
+from .events import Dealt, Event, Passed, RoundStarted, Score
 from .match import Match
 
 Role = Literal["seat", "spectator", "auditor"]
@@ -35,8 +34,8 @@ class TableView:
     hands: tuple[CardSet | None, ...]
     hand_sizes: tuple[int, ...]
     legal_actions: tuple[int, ...]
-    totals: tuple[Fraction, ...]
-    round_scores: tuple[tuple[Fraction, ...], ...]
+    totals: tuple[Score, ...]
+    round_scores: tuple[tuple[Score, ...], ...]
     over: bool
     winners: tuple[int, ...]
     trick_leader: int | None = None

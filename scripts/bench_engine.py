@@ -24,7 +24,7 @@ and the spread (max - min) / median.
 How to run (from the repository root)::
 
     .venv/bin/pip install -e '.[bench]' --config-settings editable_mode=strict  # the peer
-    .venv/bin/python scripts/bench_engine.py                       # every cell, about 50 s
+    .venv/bin/python scripts/bench_engine.py                       # every cell, about 46 s
     .venv/bin/python scripts/bench_engine.py --games hexathlon:4 triathlon --seconds 2
     .venv/bin/python scripts/bench_engine.py --profile hexathlon:4 --seconds 10
 
@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Protocol
 
-from cardarena.engine import GAMES, new_match
+from cardarena.engine import GAMES, setup
 
 DEFAULT_SECONDS = 0.7
 DEFAULT_REPEATS = 5
@@ -65,8 +65,9 @@ PEER_INSTALL = "pip install -e '.[bench]' --config-settings editable_mode=strict
 class Cell(Protocol):
     """Something that plays one whole random match and says how many player actions it took."""
 
-    label: str
+    name: str
     players: int
+    label: str
 
     def play(self, rng: random.Random) -> int: ...
 
@@ -75,10 +76,12 @@ class EngineCell:
     """One game at one player count of our engine."""
 
     def __init__(self, game: str, players: int) -> None:
-        self.game = game
+        self.game = self.name = game
         self.players = players
         self.label = f"{game} {players}p"
         self._index = 0
+        # Validated once, as OpenSpiel's load_game is; each match then starts from its seed.
+        self.setup = setup(game, players=players)
 
     def seed(self) -> bytes:
         """A distinct 32-byte seed for each match of each cell, the same on every run."""
@@ -87,7 +90,7 @@ class EngineCell:
         return hashlib.sha256(text.encode()).digest()
 
     def play(self, rng: random.Random) -> int:
-        match = new_match(self.game, seed=self.seed(), players=self.players)
+        match = self.setup.start(self.seed())
         actions = 0
         while (seat := match.to_act) is not None:
             legal = match.legal_actions()
@@ -115,7 +118,7 @@ class PeerCell:
     def __init__(self, pyspiel: ModuleType) -> None:
         self.game: Any = pyspiel.load_game(PEER_GAME)
         self.players: int = self.game.num_players()
-        self.label = PEER_LABEL
+        self.name = self.label = PEER_LABEL
 
     def play(self, rng: random.Random) -> int:
         state = self.game.new_initial_state()
@@ -162,6 +165,7 @@ def measure(cell: Cell, rng: random.Random, budget: float) -> Sample:
 
 @dataclass(frozen=True)
 class Summary:
+    name: str
     label: str
     players: int
     actions_per_match: float
@@ -174,6 +178,7 @@ def summarize(cell: Cell, samples: Sequence[Sample]) -> Summary:
     rates = [s.actions_per_second for s in samples]
     median = statistics.median(rates)
     return Summary(
+        name=cell.name,
         label=cell.label,
         players=cell.players,
         actions_per_match=sum(s.actions for s in samples) / sum(s.matches for s in samples),
@@ -183,8 +188,8 @@ def summarize(cell: Cell, samples: Sequence[Sample]) -> Summary:
     )
 
 
-def run(cells: Sequence[Cell], seconds: float, repeats: int) -> list[Summary]:
-    """``repeats`` rounds over every cell, the order rotated each round; medians per cell."""
+def run(cells: Sequence[Cell], seconds: float, repeats: int) -> dict[str, list[Sample]]:
+    """``repeats`` rounds over every cell, the order rotated each round: each cell's samples."""
     rngs = {
         cell.label: random.Random(hashlib.sha256(cell.label.encode()).digest()) for cell in cells
     }
@@ -198,7 +203,7 @@ def run(cells: Sequence[Cell], seconds: float, repeats: int) -> list[Summary]:
             samples[cell.label].append(measure(cell, rngs[cell.label], seconds))
         elapsed = time.perf_counter() - start
         print(f"  round {round_index + 1}/{repeats} done, {elapsed:.1f} s", file=sys.stderr)
-    return [summarize(cell, samples[cell.label]) for cell in cells]
+    return samples
 
 
 def ratio_text(ours: Summary, peer: Summary) -> str:
@@ -214,15 +219,17 @@ def print_table(summaries: Sequence[Summary], peer: Summary | None) -> None:
     print("-" * len(header))
     for s in summaries:
         ratio = ratio_text(s, peer) if peer is not None else "-"
-        name = s.label.rsplit(" ", 1)[0] if s.label != PEER_LABEL else s.label
         print(
-            f"{name:<20} {s.players:>7} {s.actions_per_match:>13.1f} "
+            f"{s.name:<20} {s.players:>7} {s.actions_per_match:>13.1f} "
             f"{s.matches_per_second:>10.1f} {s.actions_per_second:>10,.0f} "
             f"{s.spread:>6.0%} {ratio:>9}"
         )
 
 
-def print_headline(summaries: Sequence[Summary], peer: Summary | None) -> None:
+def print_headline(
+    summaries: Sequence[Summary], peer: Summary | None, samples: dict[str, list[Sample]]
+) -> None:
+    """The one number to watch, with the range of the same ratio taken round by round."""
     label = f"{HEADLINE[0]} {HEADLINE[1]}p"
     ours = next((s for s in summaries if s.label == label), None)
     print()
@@ -231,9 +238,14 @@ def print_headline(summaries: Sequence[Summary], peer: Summary | None) -> None:
     elif ours is None:
         print(f"*** {label} ÷ {PEER_LABEL}: not measured ({label} not selected by --games) ***")
     else:
+        rounds = [
+            a.actions_per_second / b.actions_per_second
+            for a, b in zip(samples[label], samples[PEER_LABEL], strict=True)
+        ]
         print(
-            f"*** {label} actions/s ÷ {PEER_LABEL} actions/s = {ratio_text(ours, peer)}"
-            f"   ({ours.actions_per_second:,.0f} / {peer.actions_per_second:,.0f}) ***"
+            f"*** {label} actions/s ÷ {PEER_LABEL} actions/s = {ratio_text(ours, peer)} ***\n"
+            f"    medians {ours.actions_per_second:,.0f} / {peer.actions_per_second:,.0f}; "
+            f"round by round {min(rounds):.2f} to {max(rounds):.2f}"
         )
 
 
@@ -414,14 +426,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"bench_engine: {len(cells)} cells x {repeats} rounds x {seconds:g} s "
         f"(about {len(cells) * repeats * seconds:.0f} s); Python {platform.python_version()}, "
-        f"{peer_text}; medians over rounds"
+        f"{peer_text}; medians over rounds",
+        flush=True,
     )
-    summaries = run(cells, seconds, repeats)
-    ours = summaries[: len(engine_cells)]
+    samples = run(cells, seconds, repeats)
+    summaries = [summarize(cell, samples[cell.label]) for cell in cells]
     peer = summaries[-1] if peer_cell is not None else None
     print()
     print_table(summaries, peer)
-    print_headline(ours, peer)
+    print_headline(summaries, peer, samples)
     return 0
 
 

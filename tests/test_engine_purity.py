@@ -22,6 +22,7 @@ ALLOWED_IMPORTS = {
     "fractions",
     "functools",
     "hashlib",
+    "struct",
     "typing",
 }
 FORBIDDEN_CALLS = {
