@@ -71,9 +71,7 @@ def scored_round(kind: str, taken: list[str], tricks: list[int], **params: Any) 
     return TRICK_SCORERS[kind](rnd, {**defaults, **params})
 
 
-def fan_tan_scores(
-    passes: list[int], left: list[int], went_out: int, **params: bool
-) -> list[int]:
+def fan_tan_scores(passes: list[int], left: list[int], went_out: int, **params: bool) -> list[int]:
     rnd = FanTanRound(
         4,
         tuple(1 << parse_card("7H") if s == 0 else 0 for s in range(4)),
