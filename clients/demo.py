@@ -17,6 +17,8 @@ from cardarena.engine import GAMES, EngineError, new_match, replay
 from cardarena.engine.events import RoundScored, RoundStarted
 from cardarena.engine.fairdeal import SEED_SIZE
 
+from .argtypes import positive_int, seed_hex
+
 
 def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
     if name == "games":
@@ -35,28 +37,6 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     )
     parser.add_argument("--quiet", action="store_true", help="one line per match")
     return run_demo
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def seed_hex(text: str) -> bytes:
-    try:
-        seed = bytes.fromhex(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"a seed is {SEED_SIZE * 2} hex digits, got {text!r}"
-        ) from None
-    if len(seed) != SEED_SIZE:
-        raise argparse.ArgumentTypeError(f"a seed is {SEED_SIZE * 2} hex digits, got {len(text)}")
-    return seed
 
 
 def run_games(args: argparse.Namespace) -> int:

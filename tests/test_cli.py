@@ -1,0 +1,51 @@
+"""The ``cardarena`` command: the engine demo, the games list, and clear refusals."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from cardarena.clients.cli import main
+
+
+def test_demo_plays_and_verifies(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--game", "triathlon", "--game", "crazy_sixes", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("replay verified") == 3
+    assert "3 matches played and replayed from their seeds: all verified" in out
+
+
+def test_demo_seed_makes_it_reproducible(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["demo", "--game", "pentathlon", "--seed", "ab" * 32]
+    main(args)
+    first = capsys.readouterr().out
+    main(args)
+    assert capsys.readouterr().out == first
+
+
+def test_games_json_describes_every_option(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["games", "--json"]) == 0
+    games = json.loads(capsys.readouterr().out)
+    assert set(games) == {"pentathlon", "hexathlon", "heptathlon", "crazy_sixes", "triathlon"}
+    assert games["triathlon"]["players"] == [3]
+    assert games["crazy_sixes"]["options"]["properties"]["deck"]["enum"] == [48, 40]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["demo", "--matches", "0"], "at least 1|>= 1"),
+        (["demo", "--seed", "zz"], "64 hex digits"),
+        (["demo", "--seed", "ab"], "64 hex digits"),
+        (["demo", "--game", "hearts"], "invalid choice"),
+        (["play"], "invalid choice"),
+    ],
+)
+def test_bad_arguments_exit_2_with_a_message(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(args)
+    assert exited.value.code == 2
+    assert re.search(message, capsys.readouterr().err)
