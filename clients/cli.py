@@ -19,6 +19,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "cardarena.clients.demo",
         "play random matches of every game with the engine and replay them",
     ),
+    # The server registers its own subcommand; clients never import the server's code.
+    "serve": ("cardarena.server.cli", "run the gRPC match server with its SQLite event store"),
 }
 
 

@@ -33,10 +33,13 @@ def spanish_deck(size: int) -> tuple[Card, ...]:
 
 
 def deal(order: tuple[Card, ...] | list[Card], dealer: int, players: int) -> tuple[int, ...]:
-    """Card ``k`` of the shuffled deck goes to seat ``(dealer + 1 + k) mod players``."""
+    """Card ``k`` of the shuffled deck goes to seat ``(dealer + 1 + k) mod players``.
+
+    Each seat's cards are one slice of the order (every ``players``-th card), gathered at once.
+    """
     hands = [0] * players
-    for k, card in enumerate(order):
-        hands[(dealer + 1 + k) % players] |= 1 << card
+    for k in range(players):
+        hands[(dealer + 1 + k) % players] = mask_of(order[k::players])
     return tuple(hands)
 
 

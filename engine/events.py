@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar, Literal
 
-from .cards import CardSet
+from .cards import MAX_CARD, CardSet
 
 Source = Literal["chance", "action", "derived"]
 Score = int | Fraction
@@ -176,3 +176,25 @@ Event = (
     | RoundScored
     | MatchEnded
 )
+
+
+# -- shared instances for the hot path --------------------------------------------------------
+
+MAX_SEATS = 8
+"""More seats than any game has: the shared event tables below cover seats ``0..MAX_SEATS-1``."""
+
+CARD_PLAYED: tuple[tuple[CardPlayed, ...], ...] = tuple(
+    tuple(CardPlayed(seat, card) for card in range(MAX_CARD + 1)) for seat in range(MAX_SEATS)
+)
+"""Every possible ``CardPlayed``, as ``CARD_PLAYED[seat][card]``.
+
+Why: building a frozen dataclass costs more than the rest of a card play. An event is
+immutable and compared by value, so one shared instance per ``(seat, card)`` is
+indistinguishable from a fresh one, and the rounds look their events up here instead.
+"""
+
+PASSED: tuple[tuple[Passed, ...], tuple[Passed, ...]] = (
+    tuple(Passed(seat, False) for seat in range(MAX_SEATS)),
+    tuple(Passed(seat, True) for seat in range(MAX_SEATS)),
+)
+"""Every ``Passed``, as ``PASSED[forced][seat]``; shared for the reason given above."""

@@ -62,13 +62,13 @@ class FanTanRound:
     """
 
     __slots__ = (
-        "_legal",
         "consecutive_passes",
         "dealer",
         "finished",
         "first_play",
         "hands",
         "high",
+        "legal",
         "low",
         "passes",
         "playable",
@@ -111,7 +111,7 @@ class FanTanRound:
         self.to_act: int | None = next(
             s for s in range(players) if self.hands[s] >> SEVEN_OF_HEARTS & 1
         )
-        self._legal = -1
+        self.legal = self._compute_legal()
 
     def start(self, out: list[Event]) -> None:
         """The holder of 7H opens; nothing is automatic before that."""
@@ -123,14 +123,11 @@ class FanTanRound:
         self.playable = (self.playable & ~(0x1FFF << (13 * suit))) | mask
 
     def forget_legal(self) -> None:
-        """Drop the cached legal mask (after hands were replaced from outside)."""
-        self._legal = -1
+        """Recompute the legal mask (after hands were replaced from outside)."""
+        self.legal = self._compute_legal()
 
     def legal_mask(self) -> int:
-        legal = self._legal
-        if legal < 0:
-            legal = self._legal = self._compute_legal()
-        return legal
+        return self.legal
 
     def _compute_legal(self) -> int:
         if self.to_act is None:
@@ -164,14 +161,15 @@ class FanTanRound:
     def play(self, action: int, out: list[Event]) -> None:
         seat = self.to_act
         assert seat is not None
-        self._legal = -1
         if action == PASS:
             self._pass(seat, out, forced=False)
         else:
             self._place(seat, action, out)
             if self.finished:
+                self.legal = 0
                 return
         self._advance(seat, out)
+        self.legal = self._compute_legal()
 
     def _place(self, seat: int, card: int, out: list[Event]) -> None:
         self.first_play = False

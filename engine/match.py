@@ -110,14 +110,14 @@ class Match:
         rnd = self.round
         if rnd is None or self.pending is not None:
             return 0
-        return rnd.legal_mask()
+        return rnd.legal
 
     def legal_actions(self) -> list[int]:
         """The legal actions of the seat to act, sorted (empty when nobody is to act)."""
         rnd = self.round
         if rnd is None or self.pending is not None:
             return []
-        return cards_of(rnd.legal_mask())
+        return cards_of(rnd.legal)
 
     def default_action(self) -> int:
         """The timeout default: the lowest legal card in the fixed card order, else the pass."""
@@ -140,7 +140,7 @@ class Match:
             and self.pending is None
             and seat == rnd.to_act
             and action >= 0
-            and rnd.legal_mask() >> action & 1
+            and rnd.legal >> action & 1
         ):
             # The common case, decided by one mask test; everything else explains itself below.
             out: list[Event] = []
@@ -167,7 +167,7 @@ class Match:
         if action < PASS and not self._deck_mask >> action & 1:
             raise MalformedAction(f"{card_code(action)} is not a card of this game's deck")
         normal = rnd.normalize(action)
-        if normal == action or not rnd.legal_mask() >> normal & 1:
+        if normal == action or not rnd.legal >> normal & 1:
             raise IllegalAction(f"{describe(action)} is not legal: {rnd.why_illegal(action)}")
         return self.apply(seat, normal)
 
@@ -240,9 +240,7 @@ class Match:
         assert self.plan is not None
         order = RandomStream(self._seed, deal_label(self.round_index)).shuffle(self.plan.deck)
         hands = deal(order, self.dealer, self.players)
-        return Dealt(
-            self.round_index, tuple(CardSet(h) for h in hands), tuple(h.bit_count() for h in hands)
-        )
+        return Dealt(self.round_index, tuple(map(CardSet, hands)), tuple(map(int.bit_count, hands)))
 
     def _check_chance(self, event: ChanceEvent) -> None:
         if isinstance(event, DealerDrawn):

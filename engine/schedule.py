@@ -24,6 +24,8 @@ class Round(Protocol):
     hands: list[int]
     to_act: int | None
     finished: bool
+    legal: int
+    """The legal mask of the seat to act, kept current by every change (0: nobody to act)."""
 
     def start(self, out: list[Event]) -> None: ...
     def legal_mask(self) -> int: ...

@@ -51,12 +51,12 @@ class SixesHand:
     """
 
     __slots__ = (
-        "_legal",
         "dead",
         "deck_mask",
         "finished",
         "hands",
         "high",
+        "legal",
         "low",
         "must_open_oros",
         "placed",
@@ -96,23 +96,21 @@ class SixesHand:
             starter = next(s for s in range(players) if self.hands[s] >> SIX_OF_OROS & 1)
         self.starter = starter
         self.to_act: int | None = starter
-        self._legal = -1
+        self.legal = self._compute_legal()
 
     def start(self, out: list[Event]) -> None:
         """A later hand's starter without a six passes at once."""
         if not self.must_open_oros:
             assert self.to_act is not None
             self._settle(self.to_act, out)
+            self.legal = self._compute_legal()
 
     def forget_legal(self) -> None:
-        """Drop the cached legal mask (after hands were replaced from outside)."""
-        self._legal = -1
+        """Recompute the legal mask (after hands were replaced from outside)."""
+        self.legal = self._compute_legal()
 
     def legal_mask(self) -> int:
-        legal = self._legal
-        if legal < 0:
-            legal = self._legal = self._compute_legal()
-        return legal
+        return self.legal
 
     def _compute_legal(self) -> int:
         if self.to_act is None:
@@ -142,14 +140,15 @@ class SixesHand:
     def play(self, action: int, out: list[Event]) -> None:
         seat = self.to_act
         assert seat is not None
-        self._legal = -1
         self.must_open_oros = False
         self._place(seat, action, out)
         if self.table_mask & ACES_AND_KINGS == ACES_AND_KINGS:
             self.finished = True
             self.to_act = None
+            self.legal = 0
             return
         self._settle((seat + 1) % self.players, out)
+        self.legal = self._compute_legal()
 
     def _place(self, seat: int, card: int, out: list[Event]) -> None:
         self.hands[seat] ^= 1 << card

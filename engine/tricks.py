@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .actions import CHOOSE_TRUMP, EXCLUDE, PASS
-from .cards import JOKER_MASK, JOKER_SUIT, SUIT_MASKS, SUIT_NAMES, CardSet, card_code
-from .events import CardPlayed, Event, Score, SuitExcluded, TrickWon, TrumpChosen
+from .cards import JOKER_MASK, JOKER_SUIT, SUIT_MASKS, SUIT_NAMES, CardSet, card_code, mask_of
+from .events import CARD_PLAYED, MAX_SEATS, Event, Score, SuitExcluded, TrickWon, TrumpChosen
 
 NO_TRUMP = -1
 Scorer = Callable[["TrickRound"], Sequence[int]]
@@ -34,23 +34,24 @@ def playable_cards(hand: int, led_suit: int) -> int:
     return hand
 
 
-def winning_index(trick: Sequence[int], trump: int) -> int:
-    """Which card of a complete ``trick`` (in play order) wins it.
+def winning_card(taken: int, led: int, trump: int) -> int:
+    """The card that wins a complete trick: its cards as the mask ``taken``, ``led`` first.
 
     A led Joker wins; otherwise the highest trump, else the highest card of the led suit.
     Card ids grow with rank within a suit, so "highest" is the top bit of a suit mask.
     """
-    led = trick[0]
     if (1 << led) & JOKER_MASK:
-        return 0
-    mask = 0
-    for card in trick:
-        mask |= 1 << card
+        return led
     if trump >= 0:
-        trumps = mask & SUIT_MASKS[trump]
+        trumps = taken & SUIT_MASKS[trump]
         if trumps:
-            return trick.index(trumps.bit_length() - 1)
-    return trick.index((mask & SUIT_MASKS[led // 13]).bit_length() - 1)
+            return trumps.bit_length() - 1
+    return (taken & SUIT_MASKS[led // 13]).bit_length() - 1
+
+
+def winning_index(trick: Sequence[int], trump: int) -> int:
+    """Which card of a complete ``trick`` (in play order) wins it."""
+    return list(trick).index(winning_card(mask_of(trick), trick[0], trump))
 
 
 class TrickRound:
@@ -58,10 +59,12 @@ class TrickRound:
 
     With ``auction`` the deal opens with Triathlon's trump choice: seat ``D+1`` excludes a
     suit, ``D+2`` another, and the dealer chooses trump from the last two.
+
+    ``legal`` is the legal mask of the seat to act, kept current by every change of state
+    (0 when nobody is to act), so that asking for it costs one attribute read.
     """
 
     __slots__ = (
-        "_legal",
         "auction",
         "dealer",
         "excluded",
@@ -70,6 +73,7 @@ class TrickRound:
         "last_winner",
         "leader",
         "led_suit",
+        "legal",
         "players",
         "scorer",
         "taken",
@@ -91,6 +95,8 @@ class TrickRound:
         trump: int = NO_TRUMP,
         auction: bool = False,
     ) -> None:
+        if not 0 < players <= MAX_SEATS:
+            raise ValueError(f"a trick round seats 1..{MAX_SEATS} players, not {players}")
         self.players = players
         self.hands = list(hands)
         self.dealer = dealer
@@ -108,7 +114,7 @@ class TrickRound:
         self.total_tricks = self.hands[0].bit_count()
         self.last_winner = -1
         self.finished = False
-        self._legal = -1
+        self.legal = self._compute_legal()
 
     def start(self, out: list[Event]) -> None:
         """Nothing happens automatically at the start of a trick round."""
@@ -116,16 +122,14 @@ class TrickRound:
     # -- legal moves -------------------------------------------------------------------
 
     def forget_legal(self) -> None:
-        """Drop the cached legal mask (after hands were replaced from outside)."""
-        self._legal = -1
+        """Recompute the legal mask (after hands were replaced from outside)."""
+        self.legal = self._compute_legal()
 
     def legal_mask(self) -> int:
-        legal = self._legal
-        if legal < 0:
-            legal = self._legal = self._compute_legal()
-        return legal
+        return self.legal
 
     def _compute_legal(self) -> int:
+        """The legal mask from the state alone; ``play`` keeps it current more cheaply."""
         if self.to_act is None:
             return 0
         if self.auction:
@@ -165,39 +169,50 @@ class TrickRound:
     # -- play --------------------------------------------------------------------------
 
     def play(self, action: int, out: list[Event]) -> None:
-        """Apply a legal ``action`` of the seat to act (the caller has checked legality)."""
+        """Apply a legal ``action`` of the seat to act (the caller has checked legality).
+
+        Every card of every trick game passes here, so it reads each attribute once, takes
+        its event from the shared table and leaves the next seat's legal mask ready.
+        """
         seat: int = self.to_act  # type: ignore[assignment]  # a round that is played has a seat to act
-        self._legal = -1
         if self.auction:
             self._bid(seat, action, out)
+            self.legal = self._compute_legal()
             return
-        card = action
-        self.hands[seat] ^= 1 << card
-        out.append(CardPlayed(seat, card))
+        hands = self.hands
+        hands[seat] ^= 1 << action
+        out.append(CARD_PLAYED[seat][action])
         trick = self.trick
         if not trick:
-            self.led_suit = JOKER_SUIT if card > 51 else card // 13
-        trick.append(card)
+            self.led_suit = JOKER_SUIT if action > 51 else action // 13
+        trick.append(action)
         players = self.players
         if len(trick) < players:
-            self.to_act = (seat + 1) % players
-            return
-        winner = (self.leader + winning_index(trick, self.trump)) % players
-        out.append(TrickWon(self.trick_number, self.leader, tuple(trick), winner))
-        taken = 0
-        for card in trick:
-            taken |= 1 << card
+            seat = (seat + 1) % players
+            self.to_act = seat
+            self.legal = playable_cards(hands[seat], self.led_suit)
+        else:
+            self._end_trick(out)
+
+    def _end_trick(self, out: list[Event]) -> None:
+        """The complete trick goes to its winner, who leads the next one (if any)."""
+        trick = self.trick
+        taken = mask_of(trick)
+        leader = self.leader
+        winner = (leader + trick.index(winning_card(taken, trick[0], self.trump))) % self.players
+        out.append(TrickWon(self.trick_number, leader, tuple(trick), winner))
+        trick.clear()
         self.taken[winner] |= taken
         self.tricks[winner] += 1
         self.trick_number += 1
-        self.last_winner = winner
-        self.trick = []
-        self.leader = winner
+        self.last_winner = self.leader = winner
         if self.trick_number == self.total_tricks:
             self.finished = True
             self.to_act = None
+            self.legal = 0
         else:
             self.to_act = winner
+            self.legal = playable_cards(self.hands[winner], NO_TRUMP)
 
     def _bid(self, seat: int, action: int, out: list[Event]) -> None:
         if action < CHOOSE_TRUMP:

@@ -8,4 +8,5 @@ export PATH="$PWD/.venv/bin:$PATH"
 echo "== ruff";          ruff check . && ruff format --check .
 echo "== mypy --strict"; mypy
 echo "== import contract"; lint-imports
+echo "== protocol";      bash scripts/proto_check.sh
 echo "== pytest";        pytest "$@"

@@ -6,6 +6,7 @@ import json
 import re
 
 import pytest
+
 from cardarena.clients.cli import main
 
 

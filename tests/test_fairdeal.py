@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+
 from cardarena.engine.cards import CardSet, card_code
 from cardarena.engine.decks import (
     FRENCH_52,

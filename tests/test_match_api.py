@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from cardarena.engine import (
     PASS,
     IllegalAction,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from cardarena.engine import GAMES, OptionError, new_match, validate_options
 
 SEED = bytes(32)

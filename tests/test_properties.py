@@ -26,6 +26,9 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from cardarena.engine import (
     CHOOSE_TRUMP,
     EXCLUDE,
@@ -59,8 +62,6 @@ from cardarena.engine.events import (
 from cardarena.engine.fantan import FanTanRound
 from cardarena.engine.sixes import SixesHand
 from cardarena.engine.tricks import TrickRound
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 MAX_STEPS = 10_000
 """Generous bound on the seat actions of one match (the longest, Triathlon to 50 deals, ~2 100)."""

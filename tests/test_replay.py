@@ -6,6 +6,7 @@ import dataclasses
 from fractions import Fraction
 
 import pytest
+
 from cardarena.engine import ReplayError, new_match, replay
 from cardarena.engine.cards import CardSet
 from cardarena.engine.events import CardPlayed, Dealt, Event, RoundScored, TrickWon

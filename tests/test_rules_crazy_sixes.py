@@ -5,6 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+
 from cardarena.engine import new_match
 from cardarena.engine.cards import OROS, CardSet, parse_card, parse_cards, spanish
 from cardarena.engine.events import CardPlayed, CardsDead, Passed, RoundScored, RoundStarted

@@ -6,6 +6,7 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+
 from cardarena.engine import IllegalAction, new_match
 from cardarena.engine.cards import CardSet, parse_card, parse_cards
 from cardarena.engine.events import RoundScored, RoundStarted, TrickWon, TrumpDrawn

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+
 from cardarena.engine import IllegalAction, MalformedAction, new_match
 from cardarena.engine.actions import CHOOSE_TRUMP, EXCLUDE, PASS, choose_trump, exclude
 from cardarena.engine.cards import JOKERS, CardSet, parse_card, parse_cards

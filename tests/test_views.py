@@ -12,11 +12,12 @@ import random
 from collections.abc import Iterator, Sequence
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+
 from cardarena.engine import AUDITOR, SPECTATOR, Match, project_log, view
 from cardarena.engine.cards import CardSet
 from cardarena.engine.events import Dealt, Passed, RoundStarted
 from cardarena.engine.views import TableView, Viewer
-from hypothesis import HealthCheck, given, settings
 
 from .test_properties import (
     CUSTOM_PENTATHLON_ROUNDS,

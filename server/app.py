@@ -1,0 +1,154 @@
+"""Run the server: gRPC with health and reflection, the store, metrics, logs, graceful drain."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+import structlog
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+from prometheus_client import start_http_server
+
+from cardarena.v1 import service_pb2, service_pb2_grpc
+
+from . import metrics
+from .arena import Arena
+from .hosting import HostedMatch
+from .service import MatchService
+from .store import SqliteStore
+
+SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
+MAX_MESSAGE_BYTES = 256 * 1024
+
+GRPC_OPTIONS = [
+    # One server per port unless deliberately configured otherwise: no silent cross-talk.
+    ("grpc.so_reuseport", 0),
+    # Tolerate clients that ping every ~20 s, also between calls.
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+    ("grpc.http2.max_pings_without_data", 0),
+    # A reconnect storm after a restart must not be cancelled by the pending-call limit.
+    ("grpc.server.max_pending_requests", 3000),
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+]
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    listen: str = "127.0.0.1:50051"
+    data_dir: Path = Path("data")
+    metrics_port: int = 9464
+    metrics_host: str = "127.0.0.1"
+    log_level: str = "info"
+    drain_seconds: float = 5.0
+
+
+def configure_logging(level: str) -> None:
+    """JSON lines on stderr; the match id is bound by whoever logs about a match."""
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.dict_tracebacks,
+            structlog.processors.JSONRenderer(),
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(
+            logging.getLevelNamesMapping()[level.upper()]
+        ),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=True,
+    )
+
+
+def count_matches(arena: Arena) -> None:
+    states = {"waiting": 0, "running": 0, "ended": 0}
+    for hosted in arena.matches.values():
+        states["ended" if hosted.ended else "running" if hosted.running else "waiting"] += 1
+    for state, count in states.items():
+        metrics.MATCHES.labels(state).set(count)
+
+
+class Server:
+    """A started server; ``port`` is the bound port (useful with port 0)."""
+
+    def __init__(self, config: ServeConfig) -> None:
+        self.config = config
+        self.store = SqliteStore(
+            config.data_dir / "arena.sqlite3", on_commit=metrics.observe_commit
+        )
+        self.arena = Arena(self.store, on_change=self._changed)
+        self.service = MatchService(self.arena)
+        self.health = health.aio.HealthServicer()
+        self.grpc = grpc.aio.server(options=GRPC_OPTIONS)
+        self.port = 0
+        self.metrics_port = 0
+        self._stopped = asyncio.Event()
+
+    def _changed(self, hosted: HostedMatch) -> None:
+        count_matches(self.arena)
+
+    async def start(self) -> None:
+        self.config.data_dir.mkdir(parents=True, exist_ok=True)
+        await self.store.open()
+        resumed = await self.arena.resume_unfinished()
+        count_matches(self.arena)
+        service_pb2_grpc.add_MatchServiceServicer_to_server(self.service, self.grpc)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc)
+        names = (
+            SERVICE_NAME,
+            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+            reflection.SERVICE_NAME,
+        )
+        reflection.enable_server_reflection(names, self.grpc)
+        self.port = self.grpc.add_insecure_port(self.config.listen)
+        if self.port == 0:
+            raise OSError(f"could not listen on {self.config.listen}")
+        await self.grpc.start()
+        for name in ("", SERVICE_NAME):
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        if self.config.metrics_port >= 0:
+            httpd, _ = start_http_server(
+                self.config.metrics_port, self.config.metrics_host, registry=metrics.REGISTRY
+            )
+            self.metrics_port = httpd.server_port
+        host = self.config.listen.rsplit(":", 1)[0]
+        structlog.get_logger("cardarena.server").info(
+            "listening",
+            address=f"{host}:{self.port}",
+            metrics_port=self.metrics_port,
+            resumed=resumed,
+        )
+
+    async def drain(self) -> None:
+        """NOT_SERVING first, then tell streams to resume elsewhere, finish calls, flush the store."""
+        await self.health.enter_graceful_shutdown()
+        self.service.draining = True
+        await self.arena.shutdown()
+        await self.grpc.stop(self.config.drain_seconds)
+        await self.store.close()
+        self._stopped.set()
+
+    async def wait(self) -> None:
+        await self._stopped.wait()
+
+
+async def run(config: ServeConfig) -> None:
+    configure_logging(config.log_level)
+    server = Server(config)
+    await server.start()
+    loop = asyncio.get_running_loop()
+    draining: list[asyncio.Task[None]] = []
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(
+            signum, lambda: draining.append(asyncio.create_task(server.drain()))
+        )
+    # The line tests and scripts read to learn the port.
+    print(f"cardarena listening on {config.listen.rsplit(':', 1)[0]}:{server.port}", flush=True)
+    await server.wait()

@@ -1,0 +1,70 @@
+"""``cardarena serve``: flags, with environment variables as defaults."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from .app import ServeConfig, run
+
+LEVELS = ("debug", "info", "warning", "error")
+
+
+def port_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not -1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0..65535 (-1: no metrics), got {value}")
+    return value
+
+
+def listen_address(text: str) -> str:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
+    return text
+
+
+def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
+    env = os.environ.get
+    parser.add_argument(
+        "--listen",
+        type=listen_address,
+        default=env("CARDARENA_LISTEN", "127.0.0.1:50051"),
+        help="gRPC address HOST:PORT, port 0 for any (env CARDARENA_LISTEN; default 127.0.0.1:50051)",
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(env("CARDARENA_DATA_DIR", "data")),
+        help="where the SQLite event store lives (env CARDARENA_DATA_DIR; default ./data)",
+    )
+    parser.add_argument(
+        "--metrics-port",
+        type=port_number,
+        default=port_number(env("CARDARENA_METRICS_PORT", "9464")),
+        help="Prometheus metrics HTTP port on 127.0.0.1, 0 for any, -1 for none (env CARDARENA_METRICS_PORT; default 9464)",
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=LEVELS,
+        default=env("CARDARENA_LOG_LEVEL", "info"),
+        help="(env CARDARENA_LOG_LEVEL; default info)",
+    )
+    return serve
+
+
+def serve(args: argparse.Namespace) -> int:
+    config = ServeConfig(
+        listen=args.listen,
+        data_dir=args.data_dir,
+        metrics_port=args.metrics_port,
+        log_level=args.log_level,
+    )
+    asyncio.run(run(config))
+    return 0

@@ -1,0 +1,353 @@
+"""Hosting matches: one writer per match, persist before publish, resume after a restart.
+
+A :class:`HostedMatch` owns one engine match. Every change goes through its lock: the engine
+applies the action, the resulting events are encoded with their ``seq`` and appended to the
+store, and only once they are durable are they acknowledged and handed to subscribers. Each
+subscriber has a bounded queue; one that falls behind is dropped (its stream ends and the
+client resumes from its last ``seq``) so that no reader can hold a match up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import json
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from cardarena.engine import (
+    Match,
+    NotYourTurn,
+    view,
+)
+from cardarena.engine import events as ev
+from cardarena.engine.match import MatchSetup, action_of, setup
+from cardarena.v1 import game_pb2 as pb
+
+from . import codec
+from .store import DuplicateRequest, MatchRecord, SqliteStore, StoredEvent
+
+log = structlog.get_logger(__name__)
+
+SUBSCRIBER_QUEUE = 1024
+
+
+class Stale(Exception):
+    """The action was decided on an older ``seq`` than the match's."""
+
+
+class NotRunning(Exception):
+    """The match is waiting for seats, or has ended."""
+
+
+class SeatTaken(Exception):
+    pass
+
+
+def token_hash(token: str) -> bytes:
+    return hashlib.sha256(b"cardarena-token-v1" + token.encode()).digest()
+
+
+def new_match_id() -> str:
+    return secrets.token_hex(8)
+
+
+@dataclass(eq=False)
+class Subscriber:
+    """One open event stream: who reads it, and a bounded queue of its next events."""
+
+    seat: int | None
+    queue: asyncio.Queue[pb.Event | None] = field(
+        default_factory=lambda: asyncio.Queue(SUBSCRIBER_QUEUE)
+    )
+    dropped: bool = False
+
+
+@dataclass
+class Seat:
+    token_hash: bytes | None = None
+    name: str = ""
+
+
+class HostedMatch:
+    """One match in memory, its seats, its subscribers and its clock."""
+
+    def __init__(
+        self,
+        record: MatchRecord,
+        engine: Match,
+        seats: list[Seat],
+        last_seq: int,
+        store: SqliteStore,
+        *,
+        move_ms: int,
+        voluntary_pass: bool,
+        on_change: Callable[[HostedMatch], None],
+    ) -> None:
+        self.record = record
+        self.match_id = record.match_id
+        self.engine = engine
+        self.seats = seats
+        self.last_seq = last_seq
+        self.store = store
+        self.move_ms = move_ms
+        self.lock = asyncio.Lock()
+        self.subscribers: set[Subscriber] = set()
+        self.deadline: float = 0.0
+        self._clock: asyncio.Task[None] | None = None
+        self._on_change = on_change
+        self.voluntary_pass = voluntary_pass
+        self.log = log.bind(match_id=self.match_id)
+
+    # -- state ---------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        return not self.engine.over and all(s.token_hash is not None for s in self.seats)
+
+    @property
+    def ended(self) -> bool:
+        return self.engine.over
+
+    def seat_of(self, token: str) -> int | None:
+        """The seat whose token this is, compared in constant time; ``None`` if none."""
+        digest = token_hash(token)
+        found = None
+        for index, seat in enumerate(self.seats):
+            if seat.token_hash is not None and hmac.compare_digest(seat.token_hash, digest):
+                found = index
+        return found
+
+    def snapshot(self, seat: int | None) -> pb.Snapshot:
+        viewer: Any = "spectator" if seat is None else seat
+        table = view(self.engine, viewer)
+        deadline_ms = int(self.deadline * 1000) if self.deadline else 0
+        return codec.snapshot_to_pb(
+            table,
+            match_id=self.match_id,
+            seq=self.last_seq,
+            commitment=self.record.commitment,
+            deadline_ms=deadline_ms,
+        )
+
+    # -- changes -------------------------------------------------------------------------
+
+    async def join(self, seat: int | None, name: str) -> tuple[int, str]:
+        async with self.lock:
+            if seat is None:
+                free = [i for i, s in enumerate(self.seats) if s.token_hash is None]
+                if not free:
+                    raise SeatTaken("every seat is taken")
+                seat = free[0]
+            if self.seats[seat].token_hash is not None:
+                raise SeatTaken(f"seat {seat} is taken")
+            token = secrets.token_urlsafe(32)
+            digest = token_hash(token)
+            await self.store.set_seat(self.match_id, seat, digest, name)
+            self.seats[seat] = Seat(digest, name)
+            joined = pb.Event(
+                seq=self.last_seq + 1, seat_joined=pb.SeatJoined(seat=seat, name=name)
+            )
+            await self._persist([joined], request_id=None, seat=None)
+            self.log.info("seat_joined", seat=seat)
+            self._rearm_clock()
+            return seat, token
+
+    async def submit(
+        self, seat: int, action: int, expected_seq: int, request_id: str
+    ) -> tuple[int, int]:
+        """Apply ``seat``'s action; return the first and last ``seq`` it wrote (once per request id)."""
+        async with self.lock:
+            if request_id:
+                done = await self.store.request_result(self.match_id, request_id)
+                if done is not None:
+                    return done
+            if not self.running:
+                raise NotRunning(
+                    "the match has ended" if self.ended else "the match is waiting for seats"
+                )
+            if expected_seq != self.last_seq:
+                raise Stale(
+                    f"expected_seq {expected_seq} is stale: the match is at seq {self.last_seq}"
+                )
+            events = self.engine.apply(seat, action)
+            return await self._record(events, request_id=request_id or None, seat=seat)
+
+    async def _record(
+        self, events: list[ev.Event], *, request_id: str | None, seat: int | None
+    ) -> tuple[int, int]:
+        first = self.last_seq + 1
+        encoded = [codec.event_to_pb(e, first + i, self.match_id) for i, e in enumerate(events)]
+        if self.engine.over:
+            encoded.append(
+                pb.Event(
+                    seq=first + len(encoded), seed_revealed=pb.SeedRevealed(seed=self.record.seed)
+                )
+            )
+        try:
+            await self._persist(encoded, request_id=request_id, seat=seat)
+        except DuplicateRequest as done:
+            return done.first_seq, done.last_seq
+        except Exception:
+            self.log.exception("persist_failed")
+            await self._rebuild()
+            raise
+        if self.engine.over:
+            await self.store.end_match(self.match_id, _now_iso())
+            self.log.info("match_ended", winners=list(self.engine.winners))
+        self._rearm_clock()
+        return first, self.last_seq
+
+    async def _persist(
+        self, encoded: list[pb.Event], *, request_id: str | None, seat: int | None
+    ) -> None:
+        payloads = [e.SerializeToString() for e in encoded]
+        await self.store.append(
+            self.match_id, payloads, expected_seq=self.last_seq, request_id=request_id, seat=seat
+        )
+        self.last_seq += len(payloads)
+        self._publish(encoded)
+        self._on_change(self)
+
+    async def _rebuild(self) -> None:
+        """After a failed write, return to what the store holds: the log is the truth."""
+        stored = await self.store.read_events(self.match_id)
+        self.engine = rebuild_engine(self.record, stored)
+        self.last_seq = stored[-1].seq if stored else 0
+
+    # -- subscribers ---------------------------------------------------------------------
+
+    def subscribe(self, seat: int | None) -> Subscriber:
+        sub = Subscriber(seat)
+        self.subscribers.add(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscriber) -> None:
+        self.subscribers.discard(sub)
+
+    def _publish(self, encoded: list[pb.Event]) -> None:
+        """Hand durable events to every subscriber, projected once per kind of reader."""
+        projected: dict[int | None, list[pb.Event]] = {}
+        for sub in list(self.subscribers):
+            events = projected.get(sub.seat)
+            if events is None:
+                projector = PbProjector(self.voluntary_pass)
+                events = projected[sub.seat] = [
+                    project_for(e, sub.seat, projector) for e in encoded
+                ]
+            for event in events:
+                try:
+                    sub.queue.put_nowait(event)
+                except asyncio.QueueFull:
+                    sub.dropped = True
+                    self.subscribers.discard(sub)
+                    self.log.warning("subscriber_dropped", seat=sub.seat)
+                    break
+        tracker = PbProjector(self.voluntary_pass)
+        for event in encoded:
+            tracker.track(event)
+        self.voluntary_pass = tracker.voluntary_pass
+
+    async def close_streams(self) -> None:
+        for sub in list(self.subscribers):
+            sub.dropped = True
+            with contextlib.suppress(asyncio.QueueFull):
+                sub.queue.put_nowait(None)
+        self.subscribers.clear()
+
+    # -- the clock -----------------------------------------------------------------------
+
+    def _rearm_clock(self) -> None:
+        if self._clock is not None:
+            self._clock.cancel()
+            self._clock = None
+        self.deadline = 0.0
+        if self.move_ms <= 0 or not self.running or self.engine.to_act is None:
+            return
+        self.deadline = time.time() + self.move_ms / 1000
+        self._clock = asyncio.create_task(self._expire(self.last_seq))
+
+    async def _expire(self, seq: int) -> None:
+        await asyncio.sleep(self.move_ms / 1000)
+        async with self.lock:
+            seat = self.engine.to_act
+            if seq != self.last_seq or not self.running or seat is None:
+                return
+            self._clock = None
+            action = self.engine.default_action()
+            timed_out = pb.Event(seq=self.last_seq + 1, timed_out=pb.TimedOut(seat=seat))
+            await self._persist([timed_out], request_id=None, seat=None)
+            events = self.engine.apply(seat, action)
+            self.log.info("timed_out", seat=seat)
+            await self._record(events, request_id=None, seat=seat)
+
+    def stop_clock(self) -> None:
+        if self._clock is not None:
+            self._clock.cancel()
+            self._clock = None
+
+
+class PbProjector:
+    """Follows the rounds of a stream of log entries so it knows which passes are private."""
+
+    def __init__(self, voluntary_pass: bool = False) -> None:
+        self.voluntary_pass = voluntary_pass
+
+    def track(self, event: pb.Event) -> None:
+        if event.WhichOneof("kind") == "round_started":
+            self.voluntary_pass = event.round_started.voluntary_pass
+
+
+def project_for(event: pb.Event, seat: int | None, projector: PbProjector) -> pb.Event:
+    projector.track(event)
+    return codec.project_pb(event, seat, voluntary_pass=projector.voluntary_pass)
+
+
+def engine_setup(record: MatchRecord) -> MatchSetup:
+    config = json.loads(record.config)
+    return setup(config["game"], players=config["players"], options=config["options"])
+
+
+def rebuild_engine(record: MatchRecord, stored: list[StoredEvent]) -> Match:
+    """Replay the stored log's actions through a fresh match dealt from the stored seed."""
+    match = engine_setup(record).start(record.seed)
+    for item in stored:
+        entry = pb.Event.FromString(item.payload)
+        decoded = codec.event_from_pb(entry)
+        if decoded is None:
+            continue
+        recorded = action_of(decoded)
+        if recorded is not None:
+            seat, action = recorded
+            match.apply(seat, action)
+    return match
+
+
+def _now_iso() -> str:
+    return (
+        time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+        + f".{int(time.time() * 1000) % 1000:03d}Z"
+    )
+
+
+__all__ = [
+    "HostedMatch",
+    "NotRunning",
+    "NotYourTurn",
+    "PbProjector",
+    "Seat",
+    "SeatTaken",
+    "Stale",
+    "Subscriber",
+    "new_match_id",
+    "project_for",
+    "rebuild_engine",
+    "token_hash",
+]

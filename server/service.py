@@ -1,0 +1,352 @@
+"""The MatchService servicer: thin handlers over the arena, with every error mapped in one place."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import re
+from collections.abc import AsyncIterator, Iterator
+from typing import Any, NoReturn
+
+import grpc
+import structlog
+
+from cardarena.engine import (
+    GAMES,
+    ActionError,
+    IllegalAction,
+    MalformedAction,
+    NotYourTurn,
+    OptionError,
+)
+from cardarena.engine.options import default_of
+from cardarena.v1 import game_pb2 as pb
+from cardarena.v1 import service_pb2 as spb
+from cardarena.v1 import service_pb2_grpc
+
+from . import codec
+from .arena import Arena, UnknownMatch
+from .hosting import HostedMatch, NotRunning, PbProjector, SeatTaken, Stale, project_for
+from .store import StoreConflict
+
+log = structlog.get_logger(__name__)
+
+REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,64}$")
+MAX_PAGE = 1000
+FELL_BEHIND = "the stream fell behind or the server is draining: resume from your last seq"
+STATUS_OF = {
+    "waiting": spb.MATCH_STATUS_WAITING,
+    "running": spb.MATCH_STATUS_RUNNING,
+    "ended": spb.MATCH_STATUS_ENDED,
+}
+
+
+class Draining(Exception):
+    """The server is shutting down: clients should reconnect and resume."""
+
+
+class Refused(Exception):
+    """A request refused with a specific status code."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def status_for(error: BaseException) -> grpc.StatusCode | None:
+    """The one table from errors to status codes."""
+    if isinstance(error, Refused):
+        return error.code
+    if isinstance(error, MalformedAction | OptionError | ValueError):
+        return grpc.StatusCode.INVALID_ARGUMENT
+    if isinstance(error, NotYourTurn | IllegalAction | NotRunning | ActionError):
+        return grpc.StatusCode.FAILED_PRECONDITION
+    if isinstance(error, Stale | StoreConflict):
+        return grpc.StatusCode.ABORTED
+    if isinstance(error, UnknownMatch):
+        return grpc.StatusCode.NOT_FOUND
+    if isinstance(error, SeatTaken):
+        return grpc.StatusCode.ALREADY_EXISTS
+    if isinstance(error, Draining):
+        return grpc.StatusCode.UNAVAILABLE
+    return None
+
+
+@contextlib.contextmanager
+def refusals() -> Iterator[None]:
+    """Turn a known error into a ``Refused`` with its status; let anything else through."""
+    try:
+        yield
+    except Refused:
+        raise
+    except Exception as error:
+        code = status_for(error)
+        if code is None:
+            raise
+        raise Refused(code, str(error)) from error
+
+
+def bearer_token(context: grpc.aio.ServicerContext[Any, Any]) -> str:
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
+            return value[len("Bearer ") :]
+    raise Refused(
+        grpc.StatusCode.UNAUTHENTICATED,
+        "send the seat's token as metadata 'authorization: Bearer <token>'",
+    )
+
+
+def authorize(hosted: HostedMatch, seat: int, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    owner = hosted.seat_of(bearer_token(context))
+    if owner is None:
+        raise Refused(grpc.StatusCode.UNAUTHENTICATED, "the token is not a seat of this match")
+    if owner != seat:
+        raise Refused(
+            grpc.StatusCode.PERMISSION_DENIED, f"the token is for seat {owner}, not seat {seat}"
+        )
+
+
+def check_seat(hosted: HostedMatch, seat: int) -> None:
+    if not 0 <= seat < hosted.record.players:
+        raise Refused(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"seat {seat} does not exist (0..{hosted.record.players - 1})",
+        )
+
+
+def match_info(hosted: HostedMatch) -> spb.MatchInfo:
+    config = json.loads(hosted.record.config)
+    status = "ended" if hosted.ended else ("running" if hosted.running else "waiting")
+    info = spb.MatchInfo(
+        match_id=hosted.match_id,
+        game=hosted.record.game,
+        players=hosted.record.players,
+        options=codec.struct_of(config["options"]),
+        status=STATUS_OF[status],
+        seats=[
+            spb.SeatInfo(seat=i, taken=s.token_hash is not None, name=s.name)
+            for i, s in enumerate(hosted.seats)
+        ],
+        created_unix_ms=_unix_ms(hosted.record.created_at),
+        seed_commitment=hosted.record.commitment,
+        last_seq=hosted.last_seq,
+        time_control=spb.TimeControl(move_ms=hosted.move_ms),
+        totals=[codec.score_to_pb(t) for t in hosted.engine.totals],
+        winners=list(hosted.engine.winners),
+    )
+    if hosted.ended:
+        info.seed = hosted.record.seed
+    return info
+
+
+def _unix_ms(iso: str) -> int:
+    return int(datetime.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+class MatchService(service_pb2_grpc.MatchServiceServicer):
+    def __init__(self, arena: Arena) -> None:
+        self.arena = arena
+        self.draining = False
+
+    def _check_open(self) -> None:
+        if self.draining:
+            raise Refused(
+                grpc.StatusCode.UNAVAILABLE,
+                "the server is draining: reconnect and resume from your last seq",
+            )
+
+    async def _abort(
+        self, context: grpc.aio.ServicerContext[Any, Any], refused: Refused
+    ) -> NoReturn:
+        await context.abort(refused.code, str(refused))
+        raise AssertionError("abort returns only by raising")
+
+    async def ListGames(self, request: spb.ListGamesRequest, context: Any) -> spb.ListGamesResponse:
+        games = [
+            spb.GameDescription(
+                name=spec.name,
+                title=spec.title,
+                summary=spec.summary,
+                players=list(spec.players),
+                default_players=spec.default_players,
+                lowest_wins=spec.lowest_wins,
+                options_schema=codec.struct_of(spec.options.describe()),
+                default_options=codec.struct_of(default_of(spec.options)),
+            )
+            for spec in GAMES.values()
+        ]
+        return spb.ListGamesResponse(games=games)
+
+    async def CreateMatch(
+        self, request: spb.CreateMatchRequest, context: Any
+    ) -> spb.CreateMatchResponse:
+        try:
+            self._check_open()
+            with refusals():
+                if request.seed and len(request.seed) != 32:
+                    raise ValueError(f"seed must be exactly 32 bytes, got {len(request.seed)}")
+                options = codec.dict_of(request.options) if request.HasField("options") else {}
+                hosted = await self.arena.create(
+                    request.game,
+                    request.players or None,
+                    options,
+                    move_ms=request.time_control.move_ms,
+                    seed=request.seed or None,
+                )
+            return spb.CreateMatchResponse(match=match_info(hosted))
+        except Refused as refused:
+            await self._abort(context, refused)
+
+    async def GetMatch(self, request: spb.GetMatchRequest, context: Any) -> spb.GetMatchResponse:
+        try:
+            with refusals():
+                hosted = await self.arena.get(request.match_id)
+            return spb.GetMatchResponse(match=match_info(hosted))
+        except Refused as refused:
+            await self._abort(context, refused)
+
+    async def ListMatches(
+        self, request: spb.ListMatchesRequest, context: Any
+    ) -> spb.ListMatchesResponse:
+        try:
+            with refusals():
+                size = request.page_size or 100
+                if size > MAX_PAGE:
+                    raise ValueError(f"page_size is at most {MAX_PAGE}, got {size}")
+                status = {v: k for k, v in STATUS_OF.items()}.get(request.status)
+                store_status = {"waiting": "running"}.get(status or "", status)
+                records, token = await self.arena.store.list_matches(
+                    status=store_status, page_size=size, page_token=request.page_token or None
+                )
+                infos = [match_info(await self.arena.get(r.match_id)) for r in records]
+            if status == "waiting":
+                infos = [i for i in infos if i.status == spb.MATCH_STATUS_WAITING]
+            elif status == "running":
+                infos = [i for i in infos if i.status == spb.MATCH_STATUS_RUNNING]
+            return spb.ListMatchesResponse(matches=infos, next_page_token=token or "")
+        except Refused as refused:
+            await self._abort(context, refused)
+
+    async def JoinMatch(self, request: spb.JoinMatchRequest, context: Any) -> spb.JoinMatchResponse:
+        try:
+            self._check_open()
+            with refusals():
+                hosted = await self.arena.get(request.match_id)
+                seat = request.seat if request.HasField("seat") else None
+                if seat is not None:
+                    check_seat(hosted, seat)
+                if len(request.name) > 64:
+                    raise ValueError("a name is at most 64 characters")
+                if hosted.ended:
+                    raise NotRunning("the match has ended")
+                seat, token = await hosted.join(seat, request.name)
+            return spb.JoinMatchResponse(seat=seat, token=token, match=match_info(hosted))
+        except Refused as refused:
+            await self._abort(context, refused)
+
+    async def SubmitAction(
+        self, request: spb.SubmitActionRequest, context: Any
+    ) -> spb.SubmitActionResponse:
+        try:
+            self._check_open()
+            with refusals():
+                hosted = await self.arena.get(request.match_id)
+                check_seat(hosted, request.seat)
+                authorize(hosted, request.seat, context)
+                if request.request_id and not REQUEST_ID.match(request.request_id):
+                    raise ValueError(
+                        "request_id is 1..64 printable ASCII characters without spaces"
+                    )
+                action = codec.action_from_pb(request.action)
+                first, last = await hosted.submit(
+                    request.seat, action, request.expected_seq, request.request_id
+                )
+                stored = await hosted.store.read_events(
+                    hosted.match_id, after_seq=first - 1, limit=last - first + 1
+                )
+            projector = PbProjector(hosted.voluntary_pass)
+            events = [
+                project_for(pb.Event.FromString(s.payload), request.seat, projector) for s in stored
+            ]
+            return spb.SubmitActionResponse(first_seq=first, last_seq=last, events=events)
+        except Refused as refused:
+            await self._abort(context, refused)
+
+    async def StreamEvents(
+        self, request: spb.StreamEventsRequest, context: Any
+    ) -> AsyncIterator[spb.StreamEventsResponse]:
+        try:
+            with refusals():
+                hosted = await self.arena.get(request.match_id)
+                check_seat(hosted, request.seat)
+                authorize(hosted, request.seat, context)
+            async for snapshot, event in self._stream(hosted, request.seat, request.after_seq):
+                if snapshot is not None:
+                    yield spb.StreamEventsResponse(snapshot=snapshot)
+                else:
+                    yield spb.StreamEventsResponse(event=event)
+        except Refused as refused:
+            await self._abort(context, refused)
+
+    async def WatchMatch(
+        self, request: spb.WatchMatchRequest, context: Any
+    ) -> AsyncIterator[spb.WatchMatchResponse]:
+        try:
+            with refusals():
+                hosted = await self.arena.get(request.match_id)
+            async for snapshot, event in self._stream(hosted, None, request.after_seq):
+                if snapshot is not None:
+                    yield spb.WatchMatchResponse(snapshot=snapshot)
+                else:
+                    yield spb.WatchMatchResponse(event=event)
+        except Refused as refused:
+            await self._abort(context, refused)
+
+    async def GetMatchLog(
+        self, request: spb.GetMatchLogRequest, context: Any
+    ) -> spb.GetMatchLogResponse:
+        try:
+            with refusals():
+                hosted = await self.arena.get(request.match_id)
+                if not hosted.ended:
+                    raise NotRunning(
+                        "the full log and the seed are public once the match has ended"
+                    )
+                stored = await hosted.store.read_events(hosted.match_id)
+            entries = [spb.LogEntry(seq=s.seq, event=s.payload, hash=s.hash) for s in stored]
+            return spb.GetMatchLogResponse(
+                match=match_info(hosted), entries=entries, seed=hosted.record.seed
+            )
+        except Refused as refused:
+            await self._abort(context, refused)
+
+    async def _stream(
+        self, hosted: HostedMatch, seat: int | None, after_seq: int
+    ) -> AsyncIterator[tuple[pb.Snapshot | None, pb.Event | None]]:
+        """Snapshot, then stored events after ``after_seq``, then live ones: gap-free."""
+        self._check_open()
+        async with hosted.lock:
+            sub = hosted.subscribe(seat)
+            snapshot = hosted.snapshot(seat)
+        try:
+            yield snapshot, None
+            projector = PbProjector()
+            for item in await hosted.store.read_events(hosted.match_id):
+                event = pb.Event.FromString(item.payload)
+                projected = project_for(event, seat, projector)
+                if after_seq < item.seq <= snapshot.seq:
+                    yield None, projected
+            while True:
+                if sub.queue.empty():
+                    if hosted.ended:
+                        return
+                    if sub.dropped:
+                        raise Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND)
+                live = await sub.queue.get()
+                if live is None:
+                    raise Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND)
+                if live.seq > snapshot.seq:
+                    yield None, live
+        finally:
+            hosted.unsubscribe(sub)

@@ -1,0 +1,862 @@
+"""The durable event store: one append-only, hash-chained event log per match, in SQLite.
+
+Why it is shaped this way:
+
+* **Persist before publish.** Every write method returns only after its transaction has been
+  committed with ``synchronous=FULL`` in WAL mode, so whatever the server acknowledges or
+  streams survives a killed process and a power cut.
+* **One writer thread, group commit.** An fsync costs about as much as a hundred small
+  inserts, so the writer thread drains everything queued, writes it all in *one* transaction and
+  pays one fsync for the whole batch. Each request runs inside its own SAVEPOINT, so a refused
+  or failing request rolls back alone and fails only its own caller.
+* **The event loop never touches SQLite.** A commit can stall for milliseconds; writes go to
+  the writer thread and reads to a small pool of reader threads with their own connections
+  (WAL lets them read while the writer writes). Reads are single statements fetched at once, so
+  they never hold a snapshot open and checkpoints can run.
+* **Tamper evidence.** ``hash = SHA-256(prev_hash || payload)`` over the exact stored bytes
+  (protobuf serialisation is not canonical, so nothing is ever re-serialised), starting from a
+  per-match genesis hash, so a log cannot be moved to another match either.
+* **Retries are recognised.** A commit can succeed while the acknowledgement is lost (the
+  process dies, the client times out). An append may carry a request id, recorded in the same
+  transaction as its events; replaying it raises :class:`DuplicateRequest` with the original
+  seqs instead of writing twice.
+
+Seeds and token hashes are stored (the server needs them to resume a match and to check a
+seat's token) but never appear in a ``repr``, a log line or an error message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import concurrent.futures
+import contextlib
+import hashlib
+import json
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, Generic, TypeVar, cast
+
+import structlog
+
+__all__ = [
+    "ENDED",
+    "GENESIS_DOMAIN",
+    "SCHEMA_VERSION",
+    "DuplicateRequest",
+    "InvalidPageToken",
+    "MatchRecord",
+    "SeatRecord",
+    "SqliteStore",
+    "StoreClosed",
+    "StoreConflict",
+    "StoreError",
+    "StoredEvent",
+    "UnknownMatch",
+    "chain_hash",
+    "genesis_hash",
+    "verify_chain",
+]
+
+log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
+
+SCHEMA_VERSION: Final = 1
+"""Bumped on any incompatible schema change; a store refuses a file written by a newer one."""
+
+ENDED: Final = "ended"
+"""The status :meth:`SqliteStore.end_match` sets; every other status counts as unfinished."""
+
+GENESIS_DOMAIN: Final = b"cardarena-log-v1"
+"""Domain separator of the genesis hash; a new chain format would get a new one."""
+
+CommitHook = Callable[[int, float], None]
+"""``on_commit(batch_size, seconds)``: called by the writer thread after every commit."""
+
+
+# --------------------------------------------------------------------------- errors
+
+
+class StoreError(Exception):
+    """Base of every error the store raises; also wraps unexpected SQLite errors."""
+
+
+class StoreClosed(StoreError):
+    """The store is not open (never opened, closing, or its writer thread has stopped)."""
+
+
+class StoreConflict(StoreError):
+    """The write contradicts what is stored: a duplicate id, a taken seat, a stale
+    ``expected_seq`` (another writer got there first), or a write to an ended match."""
+
+
+class UnknownMatch(StoreError, KeyError):
+    """No match with this id exists. A ``KeyError`` too, so generic lookups can catch it."""
+
+    def __init__(self, match_id: str) -> None:
+        super().__init__(f"no match {match_id!r}")
+        self.match_id = match_id
+
+    def __str__(self) -> str:  # KeyError would print the repr of the message
+        return str(self.args[0])
+
+
+class DuplicateRequest(StoreError):
+    """This request id was already applied to this match; nothing was written.
+
+    Carries the seqs the original request wrote (and the seat it was recorded for), so the
+    server can answer the retry exactly as it answered, or would have answered, the original.
+    """
+
+    def __init__(self, first_seq: int, last_seq: int, seat: int | None = None) -> None:
+        super().__init__(f"request already applied as events {first_seq}..{last_seq}")
+        self.first_seq = first_seq
+        self.last_seq = last_seq
+        self.seat = seat
+
+
+class InvalidPageToken(StoreError, ValueError):
+    """A page token that this store did not produce (a ``ValueError``: it is bad input)."""
+
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRecord:
+    """One row of ``matches``. ``created_at``/``ended_at`` are ISO-8601 UTC text in one fixed
+    format (pagination orders by the text). The seed stays out of ``repr`` so it never leaks
+    into a log or a traceback."""
+
+    match_id: str
+    created_at: str
+    game: str
+    players: int
+    config: bytes
+    seed: bytes = field(repr=False)
+    commitment: str
+    status: str
+    ended_at: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SeatRecord:
+    """One row of ``seats``; the token hash stays out of ``repr``."""
+
+    match_id: str
+    seat: int
+    token_hash: bytes = field(repr=False)
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """One durable event: the exact bytes that are streamed, and their chained hash."""
+
+    match_id: str
+    seq: int
+    payload: bytes
+    hash: bytes
+
+
+# --------------------------------------------------------------------------- the chain
+
+
+def genesis_hash(match_id: str) -> bytes:
+    """The ``prev_hash`` of a match's first event: binds the chain to its match id."""
+    return hashlib.sha256(GENESIS_DOMAIN + match_id.encode()).digest()
+
+
+def chain_hash(prev_hash: bytes, payload: bytes) -> bytes:
+    """The hash of an event: ``SHA-256(prev_hash || payload)``."""
+    return hashlib.sha256(prev_hash + payload).digest()
+
+
+def verify_chain(match_id: str, events: Sequence[StoredEvent]) -> int | None:
+    """Recompute a whole log from its payloads; return the first seq where it goes wrong.
+
+    ``events`` must be the log from its first event. Event number *n* (counting from 1) must
+    belong to ``match_id``, carry ``seq == n`` and ``hash == chain_hash(hash of n-1, payload)``.
+    The result is the *n* of the first event that breaks one of those rules (so a dropped
+    event 5 reports 5, as does a swap of events 5 and 6), or ``None`` if all hold. A truncated
+    tail cannot be detected from the events alone: compare the length with a trusted last seq.
+    """
+    prev = genesis_hash(match_id)
+    for n, event in enumerate(events, start=1):
+        expected = chain_hash(prev, event.payload)
+        if event.match_id != match_id or event.seq != n or event.hash != expected:
+            return n
+        prev = expected
+    return None
+
+
+# --------------------------------------------------------------------------- schema
+
+_SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS schema_version (
+    version INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS matches (
+    match_id   TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    game       TEXT NOT NULL,
+    players    INT  NOT NULL,
+    config     BLOB NOT NULL,
+    seed       BLOB NOT NULL,
+    commitment TEXT NOT NULL,
+    status     TEXT NOT NULL,
+    ended_at   TEXT NULL
+);
+CREATE INDEX IF NOT EXISTS matches_by_created ON matches (created_at, match_id);
+CREATE INDEX IF NOT EXISTS matches_by_status ON matches (status, created_at, match_id);
+CREATE TABLE IF NOT EXISTS seats (
+    match_id   TEXT NOT NULL,
+    seat       INT  NOT NULL,
+    token_hash BLOB NOT NULL,
+    name       TEXT NOT NULL,
+    PRIMARY KEY (match_id, seat)
+);
+CREATE TABLE IF NOT EXISTS events (
+    match_id TEXT NOT NULL,
+    seq      INT  NOT NULL,
+    payload  BLOB NOT NULL,
+    hash     BLOB NOT NULL,
+    PRIMARY KEY (match_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS requests (
+    match_id   TEXT NOT NULL,
+    request_id TEXT NOT NULL,
+    seat       INT  NULL,
+    first_seq  INT  NOT NULL,
+    last_seq   INT  NOT NULL,
+    PRIMARY KEY (match_id, request_id)
+) WITHOUT ROWID;
+"""
+
+_MATCH_COLUMNS: Final = (
+    "match_id, created_at, game, players, config, seed, commitment, status, ended_at"
+)
+
+_BUSY_TIMEOUT_MS: Final = 5000
+
+
+def _match_from_row(row: tuple[Any, ...]) -> MatchRecord:
+    return MatchRecord(
+        match_id=row[0],
+        created_at=row[1],
+        game=row[2],
+        players=row[3],
+        config=bytes(row[4]),
+        seed=bytes(row[5]),
+        commitment=row[6],
+        status=row[7],
+        ended_at=row[8],
+    )
+
+
+def _encode_token(created_at: str, match_id: str) -> str:
+    raw = json.dumps([created_at, match_id], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def _decode_token(token: str) -> tuple[str, str]:
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        created_at, match_id = json.loads(raw)
+    except (binascii.Error, ValueError, TypeError) as exc:
+        raise InvalidPageToken("malformed page token") from exc
+    if not isinstance(created_at, str) or not isinstance(match_id, str):
+        raise InvalidPageToken("malformed page token")
+    return created_at, match_id
+
+
+# --------------------------------------------------------------------------- writer requests
+
+
+@dataclass(slots=True)
+class _Request(Generic[T]):
+    """A unit of work for the writer thread and the caller's future to settle with its result."""
+
+    work: Callable[[sqlite3.Connection], T]
+    loop: asyncio.AbstractEventLoop
+    future: asyncio.Future[T]
+
+
+_STOP: Final = object()
+"""Queued by :meth:`SqliteStore.close`: the writer finishes what precedes it, then exits."""
+
+
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    """Runs on the caller's loop. A caller that was cancelled meanwhile just misses the news
+    (the write itself stands: that is what request ids are for)."""
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
+
+
+def _answer(request: _Request[Any], result: Any, error: BaseException | None) -> None:
+    """Hand a request's outcome to its caller's loop, from the writer thread."""
+    # RuntimeError: the caller's loop is closed, so nobody is waiting any more.
+    with contextlib.suppress(RuntimeError):
+        request.loop.call_soon_threadsafe(_settle, request.future, result, error)
+
+
+def _as_store_error(exc: Exception) -> Exception:
+    """Our own errors pass through; raw SQLite errors become :class:`StoreError` (with the
+    original as ``__cause__``) so callers handle one family. Other exceptions are bugs and
+    pass through unchanged."""
+    if isinstance(exc, sqlite3.Error):
+        wrapped = StoreError(f"sqlite: {exc}")
+        wrapped.__cause__ = exc
+        return wrapped
+    return exc
+
+
+# --------------------------------------------------------------------------- the store
+
+
+class SqliteStore:
+    """The embedded event store. Open it once per file and process; share it across tasks.
+
+    ``on_commit(batch_size, seconds)`` is called on the writer thread after every committed
+    transaction, before the callers in that batch are woken (so, once a write has returned, its
+    batch has been reported). It must be quick and thread-safe, as Prometheus metrics are; an
+    exception in it is logged and otherwise ignored.
+
+    ``max_batch`` caps how many requests share one transaction, which bounds the latency of
+    the first request in a very large queue; the rest go into the next transaction at once.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        on_commit: CommitHook | None = None,
+        max_batch: int = 1000,
+        read_threads: int = 4,
+    ) -> None:
+        if max_batch < 1 or read_threads < 1:
+            raise ValueError("max_batch and read_threads must be at least 1")
+        self.path = Path(path)
+        self._on_commit = on_commit
+        self._max_batch = max_batch
+        self._read_threads = read_threads
+        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._lock = threading.Lock()  # guards _accepting and the put of _STOP
+        self._accepting = False
+        self._writer: threading.Thread | None = None
+        self._readers: concurrent.futures.ThreadPoolExecutor | None = None
+        self._local = threading.local()
+        self._read_conns: list[sqlite3.Connection] = []
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def open(self) -> None:
+        """Create or check the schema, start the writer thread and the reader pool."""
+        if self._writer is not None:
+            raise StoreError("store is already open")
+        started: concurrent.futures.Future[None] = concurrent.futures.Future()
+        jobs: queue.SimpleQueue[object] = queue.SimpleQueue()  # fresh: no stale _STOP
+        self._queue = jobs
+        self._writer = threading.Thread(
+            target=self._writer_main,
+            args=(jobs, started),
+            name="cardarena-store-writer",
+            daemon=True,
+        )
+        self._writer.start()
+        try:
+            await asyncio.wrap_future(started)
+        except BaseException:  # setup failed, or we were cancelled while it ran
+            jobs.put(_STOP)
+            await asyncio.to_thread(self._writer.join)
+            self._writer = None
+            raise
+        self._readers = concurrent.futures.ThreadPoolExecutor(
+            max_workers=self._read_threads, thread_name_prefix="cardarena-store-reader"
+        )
+        with self._lock:
+            self._accepting = True
+
+    async def close(self) -> None:
+        """Refuse new work, let the writer commit everything already queued, then stop.
+
+        Idempotent. Writes already queued complete (and their callers are answered) before
+        this returns, which is what a draining server needs.
+        """
+        with self._lock:
+            was_accepting, self._accepting = self._accepting, False
+            if was_accepting:
+                self._queue.put(_STOP)
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            await asyncio.to_thread(writer.join)
+        readers, self._readers = self._readers, None
+        if readers is not None:
+            await asyncio.to_thread(readers.shutdown, wait=True)
+        for conn in self._read_conns:
+            conn.close()
+        self._read_conns.clear()
+        self._local = threading.local()
+
+    async def __aenter__(self) -> SqliteStore:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # ------------------------------------------------------------------ writes
+
+    async def create_match(self, record: MatchRecord) -> None:
+        """Insert a new match; :class:`StoreConflict` if its id exists."""
+
+        def work(conn: sqlite3.Connection) -> None:
+            try:
+                conn.execute(
+                    f"INSERT INTO matches ({_MATCH_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        record.match_id,
+                        record.created_at,
+                        record.game,
+                        record.players,
+                        record.config,
+                        record.seed,
+                        record.commitment,
+                        record.status,
+                        record.ended_at,
+                    ),
+                )
+            except sqlite3.IntegrityError as exc:
+                raise StoreConflict(f"match {record.match_id!r} already exists") from exc
+
+        await self._submit(work)
+
+    async def set_seat(self, match_id: str, seat: int, token_hash: bytes, name: str) -> None:
+        """Record who sits in ``seat``. :class:`StoreConflict` if it is taken or the match has
+        ended, :class:`UnknownMatch` if there is no such match, ``ValueError`` if the seat
+        number is outside ``0 <= seat < players``."""
+
+        def work(conn: sqlite3.Connection) -> None:
+            players, status = _match_row(conn, match_id)
+            if not 0 <= seat < players:
+                raise ValueError(f"seat {seat} out of range for {players} players")
+            if status == ENDED:
+                raise StoreConflict(f"match {match_id!r} has ended")
+            try:
+                conn.execute(
+                    "INSERT INTO seats (match_id, seat, token_hash, name) VALUES (?, ?, ?, ?)",
+                    (match_id, seat, token_hash, name),
+                )
+            except sqlite3.IntegrityError as exc:
+                raise StoreConflict(f"seat {seat} of match {match_id!r} is taken") from exc
+
+        await self._submit(work)
+
+    async def append(
+        self,
+        match_id: str,
+        payloads: list[bytes],
+        *,
+        expected_seq: int,
+        request_id: str | None = None,
+        seat: int | None = None,
+    ) -> list[StoredEvent]:
+        """Append ``payloads`` as events ``expected_seq + 1, expected_seq + 2, …``, durably.
+
+        ``expected_seq`` must be the current last seq (:class:`StoreConflict` otherwise): the
+        guard that makes a second writer of one match fail instead of forking its log. With a
+        ``request_id`` the request is recorded in the same transaction as its events, and a
+        repeat of it raises :class:`DuplicateRequest` with the original seqs, writing nothing;
+        that check comes first, so a retry carrying its original, now stale, ``expected_seq``
+        is recognised rather than refused as a conflict. Appending to an ended match or an
+        unknown one fails (:class:`StoreConflict`, :class:`UnknownMatch`).
+
+        If the caller is cancelled while waiting, the append may still have been committed.
+        """
+        if not payloads:
+            raise ValueError("append needs at least one payload")
+        if expected_seq < 0:
+            raise ValueError("expected_seq must be >= 0")
+        blobs = [bytes(p) for p in payloads]
+
+        def work(conn: sqlite3.Connection) -> list[StoredEvent]:
+            if request_id is not None:
+                done = conn.execute(
+                    "SELECT first_seq, last_seq, seat FROM requests"
+                    " WHERE match_id = ? AND request_id = ?",
+                    (match_id, request_id),
+                ).fetchone()
+                if done is not None:
+                    raise DuplicateRequest(done[0], done[1], done[2])
+            _players, status = _match_row(conn, match_id)
+            if status == ENDED:
+                raise StoreConflict(f"match {match_id!r} has ended")
+            tail = conn.execute(
+                "SELECT seq, hash FROM events WHERE match_id = ? ORDER BY seq DESC LIMIT 1",
+                (match_id,),
+            ).fetchone()
+            last, prev = (tail[0], bytes(tail[1])) if tail else (0, genesis_hash(match_id))
+            if last != expected_seq:
+                raise StoreConflict(
+                    f"match {match_id!r} is at seq {last}, not the expected {expected_seq}"
+                )
+            events = []
+            for seq, payload in enumerate(blobs, start=expected_seq + 1):
+                prev = chain_hash(prev, payload)
+                events.append(StoredEvent(match_id, seq, payload, prev))
+            conn.executemany(
+                "INSERT INTO events (match_id, seq, payload, hash) VALUES (?, ?, ?, ?)",
+                [(e.match_id, e.seq, e.payload, e.hash) for e in events],
+            )
+            if request_id is not None:
+                conn.execute(
+                    "INSERT INTO requests (match_id, request_id, seat, first_seq, last_seq)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (match_id, request_id, seat, events[0].seq, events[-1].seq),
+                )
+            return events
+
+        return await self._submit(work)
+
+    async def end_match(self, match_id: str, ended_at: str) -> None:
+        """Mark a match ended (its log is then final). :class:`UnknownMatch` if there is no
+        such match, :class:`StoreConflict` if it has already ended."""
+
+        def work(conn: sqlite3.Connection) -> None:
+            _players, status = _match_row(conn, match_id)
+            if status == ENDED:
+                raise StoreConflict(f"match {match_id!r} has already ended")
+            conn.execute(
+                "UPDATE matches SET status = ?, ended_at = ? WHERE match_id = ?",
+                (ENDED, ended_at, match_id),
+            )
+
+        await self._submit(work)
+
+    # ------------------------------------------------------------------ reads
+
+    async def get_match(self, match_id: str) -> MatchRecord | None:
+        """The match's row, or ``None``."""
+
+        def work(conn: sqlite3.Connection) -> MatchRecord | None:
+            row = conn.execute(
+                f"SELECT {_MATCH_COLUMNS} FROM matches WHERE match_id = ?", (match_id,)
+            ).fetchone()
+            return None if row is None else _match_from_row(row)
+
+        return await self._read(work)
+
+    async def list_matches(
+        self, *, status: str | None = None, page_size: int, page_token: str | None = None
+    ) -> tuple[list[MatchRecord], str | None]:
+        """One page of matches in ``(created_at, match_id)`` order, optionally of one status.
+
+        Keyset pagination: the token names the last row returned, so pages stay exact while
+        matches are being created (no skips, no repeats, unlike OFFSET). The token is opaque
+        text; ``None`` as the next token means this was the last page.
+        """
+        if page_size < 1:
+            raise ValueError("page_size must be at least 1")
+        after = None if page_token is None else _decode_token(page_token)
+
+        def work(conn: sqlite3.Connection) -> tuple[list[MatchRecord], str | None]:
+            where: list[str] = []
+            args: list[object] = []
+            if status is not None:
+                where.append("status = ?")
+                args.append(status)
+            if after is not None:
+                where.append("(created_at, match_id) > (?, ?)")
+                args.extend(after)
+            sql = f"SELECT {_MATCH_COLUMNS} FROM matches"
+            if where:
+                sql += " WHERE " + " AND ".join(where)
+            sql += " ORDER BY created_at, match_id LIMIT ?"
+            rows = conn.execute(sql, (*args, page_size + 1)).fetchall()
+            page = [_match_from_row(r) for r in rows[:page_size]]
+            more = len(rows) > page_size
+            return page, (_encode_token(page[-1].created_at, page[-1].match_id) if more else None)
+
+        return await self._read(work)
+
+    async def unfinished_matches(self) -> list[MatchRecord]:
+        """Every match not ended, oldest first: what a restarting server must replay."""
+
+        def work(conn: sqlite3.Connection) -> list[MatchRecord]:
+            rows = conn.execute(
+                f"SELECT {_MATCH_COLUMNS} FROM matches WHERE status != ?"
+                " ORDER BY created_at, match_id",
+                (ENDED,),
+            ).fetchall()
+            return [_match_from_row(r) for r in rows]
+
+        return await self._read(work)
+
+    async def get_seats(self, match_id: str) -> list[SeatRecord]:
+        """The taken seats of a match, by seat number (empty for an unknown match)."""
+
+        def work(conn: sqlite3.Connection) -> list[SeatRecord]:
+            rows = conn.execute(
+                "SELECT match_id, seat, token_hash, name FROM seats WHERE match_id = ?"
+                " ORDER BY seat",
+                (match_id,),
+            ).fetchall()
+            return [SeatRecord(r[0], r[1], bytes(r[2]), r[3]) for r in rows]
+
+        return await self._read(work)
+
+    async def read_events(
+        self, match_id: str, after_seq: int = 0, limit: int | None = None
+    ) -> list[StoredEvent]:
+        """Events with ``seq > after_seq`` in order, at most ``limit`` of them: what a client
+        resuming from its last seq needs. Only committed events are ever visible."""
+        if limit is not None and limit < 0:
+            raise ValueError("limit must be >= 0")
+
+        def work(conn: sqlite3.Connection) -> list[StoredEvent]:
+            rows = conn.execute(
+                "SELECT seq, payload, hash FROM events WHERE match_id = ? AND seq > ?"
+                " ORDER BY seq LIMIT ?",
+                (match_id, after_seq, -1 if limit is None else limit),
+            ).fetchall()
+            return [StoredEvent(match_id, r[0], bytes(r[1]), bytes(r[2])) for r in rows]
+
+        return await self._read(work)
+
+    async def last_seq(self, match_id: str) -> int:
+        """The seq of the match's last event, 0 if it has none."""
+        return (await self._tail(match_id))[0]
+
+    async def last_hash(self, match_id: str) -> bytes:
+        """The hash of the match's last event, or its genesis hash if it has none: in both
+        cases the ``prev_hash`` its next event will chain from."""
+        return (await self._tail(match_id))[1]
+
+    async def request_result(self, match_id: str, request_id: str) -> tuple[int, int] | None:
+        """``(first_seq, last_seq)`` written by a recorded request, or ``None``."""
+
+        def work(conn: sqlite3.Connection) -> tuple[int, int] | None:
+            row = conn.execute(
+                "SELECT first_seq, last_seq FROM requests WHERE match_id = ? AND request_id = ?",
+                (match_id, request_id),
+            ).fetchone()
+            return None if row is None else (row[0], row[1])
+
+        return await self._read(work)
+
+    async def _tail(self, match_id: str) -> tuple[int, bytes]:
+        def work(conn: sqlite3.Connection) -> tuple[int, bytes]:
+            row = conn.execute(
+                "SELECT seq, hash FROM events WHERE match_id = ? ORDER BY seq DESC LIMIT 1",
+                (match_id,),
+            ).fetchone()
+            return (0, genesis_hash(match_id)) if row is None else (row[0], bytes(row[1]))
+
+        return await self._read(work)
+
+    # ------------------------------------------------------------------ plumbing: reads
+
+    async def _read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run a read on a reader thread with that thread's own connection."""
+        readers = self._readers
+        if readers is None or not self._accepting:
+            raise StoreClosed("store is not open")
+        try:
+            return await asyncio.get_running_loop().run_in_executor(readers, self._read_sync, work)
+        except RuntimeError as exc:  # the pool was shut down under us
+            if readers is not self._readers:
+                raise StoreClosed("store closed") from exc
+            raise
+        except sqlite3.Error as exc:
+            raise StoreError(f"sqlite: {exc}") from exc
+
+    def _read_sync(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            # check_same_thread=False only so that close() can close it from another thread.
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA query_only = ON")
+            with self._lock:
+                self._read_conns.append(conn)
+            self._local.conn = conn
+        return work(conn)
+
+    # ------------------------------------------------------------------ plumbing: writes
+
+    async def _submit(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Queue ``work`` for the writer thread; return its result once committed.
+
+        ``work`` runs inside its own SAVEPOINT within the batch transaction; whatever it
+        raises is rolled back and raised here, and affects no other request.
+        """
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        with self._lock:
+            if not self._accepting:
+                raise StoreClosed("store is not open")
+            self._queue.put(_Request(work, loop, future))
+        return await future
+
+    def _writer_main(
+        self, jobs: queue.SimpleQueue[object], started: concurrent.futures.Future[None]
+    ) -> None:
+        """The writer thread: set up, then commit batches until told to stop."""
+        try:
+            conn = self._connect_writer()
+        except BaseException as exc:
+            started.set_exception(exc)
+            return
+        started.set_result(None)
+        try:
+            stop = False
+            while not stop:
+                batch: list[_Request[Any]] = []
+                item = jobs.get()  # block for the first request …
+                while True:  # … then take everything else already queued
+                    if item is _STOP:
+                        stop = True
+                        break
+                    batch.append(cast("_Request[Any]", item))
+                    if len(batch) >= self._max_batch:
+                        break
+                    try:
+                        item = jobs.get_nowait()
+                    except queue.Empty:
+                        break
+                if batch:
+                    self._commit_batch(conn, batch)
+        except BaseException:
+            log.exception("store writer thread crashed")
+            raise
+        finally:
+            with self._lock:
+                self._accepting = False
+            _fail_queued(jobs)
+            conn.close()
+
+    def _connect_writer(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise StoreError(f"cannot use WAL journal mode on {self.path} (got {mode!r})")
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                _create_schema(conn)
+                row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+                if row[0] is None:
+                    conn.execute(
+                        "INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,)
+                    )
+                elif row[0] > SCHEMA_VERSION:
+                    raise StoreError(
+                        f"{self.path} has schema version {row[0]}; this store knows up to"
+                        f" {SCHEMA_VERSION}"
+                    )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _commit_batch(self, conn: sqlite3.Connection, batch: list[_Request[Any]]) -> None:
+        """One transaction for the whole batch, one SAVEPOINT per request; answer everyone."""
+        started = time.perf_counter()
+        outcomes: list[tuple[Any, BaseException | None]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for request in batch:
+                outcomes.append(_run_in_savepoint(conn, request))
+                if not conn.in_transaction:
+                    # SQLite rolled the whole transaction back (I/O error, disk full, …):
+                    # the earlier successes of this batch are gone too.
+                    raise StoreError("the batch transaction was aborted by SQLite")
+            conn.execute("COMMIT")
+        except Exception as exc:
+            if conn.in_transaction:
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    log.exception("store rollback failed")
+            log.error("store batch failed", batch_size=len(batch), error=str(exc))
+            for request in batch:  # one exception object per caller: tracebacks are mutable
+                failure = StoreError(f"batch transaction failed: {exc}")
+                failure.__cause__ = exc
+                _answer(request, None, failure)
+            return
+        seconds = time.perf_counter() - started
+        if self._on_commit is not None:
+            try:
+                self._on_commit(len(batch), seconds)
+            except Exception:
+                log.exception("store on_commit hook failed")
+        for request, (result, request_error) in zip(batch, outcomes, strict=True):
+            _answer(request, result, request_error)
+
+
+def _create_schema(conn: sqlite3.Connection) -> None:
+    # executescript() would COMMIT the open transaction first; run statement by statement.
+    for statement in _SCHEMA.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def _match_row(conn: sqlite3.Connection, match_id: str) -> tuple[int, str]:
+    """``(players, status)`` of a match, or :class:`UnknownMatch`."""
+    row = conn.execute(
+        "SELECT players, status FROM matches WHERE match_id = ?", (match_id,)
+    ).fetchone()
+    if row is None:
+        raise UnknownMatch(match_id)
+    return row[0], row[1]
+
+
+def _run_in_savepoint(
+    conn: sqlite3.Connection, request: _Request[Any]
+) -> tuple[Any, BaseException | None]:
+    """Run one request so that its failure undoes exactly its own writes."""
+    conn.execute("SAVEPOINT request")
+    try:
+        result = request.work(conn)
+    except Exception as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK TO request")
+            conn.execute("RELEASE request")
+        return None, _as_store_error(exc)
+    conn.execute("RELEASE request")
+    return result, None
+
+
+def _fail_queued(jobs: queue.SimpleQueue[object]) -> None:
+    """Answer anything still queued when the writer stops (only after a crash: close() stops
+    accepting work before it queues the stop marker)."""
+    while True:
+        try:
+            item = jobs.get_nowait()
+        except queue.Empty:
+            return
+        if isinstance(item, _Request):
+            _answer(item, None, StoreClosed("store writer stopped"))

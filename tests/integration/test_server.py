@@ -1,0 +1,223 @@
+"""A real server on 127.0.0.1:0: a whole match, the log, bad input, and a SIGKILL restart."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import grpc
+import pytest
+from google.protobuf import struct_pb2
+
+from cardarena.engine import PASS, replay
+from cardarena.server import codec
+from cardarena.server.store import StoredEvent, verify_chain
+from cardarena.v1 import game_pb2 as pb
+from cardarena.v1 import service_pb2 as spb
+
+from .serverproc import ServerProcess, auth, first_snapshot, play_to_end, stub
+
+if TYPE_CHECKING:
+    from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
+
+pytestmark = pytest.mark.integration
+SEED = bytes(range(32))
+
+
+async def create_and_join(
+    api: MatchServiceAsyncStub, game: str, players: int, **options: Any
+) -> tuple[str, list[str]]:
+    struct = struct_pb2.Struct()
+    struct.update(options)
+    created = await api.CreateMatch(
+        spb.CreateMatchRequest(game=game, players=players, options=struct, seed=SEED), timeout=10
+    )
+    match_id = created.match.match_id
+    tokens = []
+    for seat in range(players):
+        joined = await api.JoinMatch(
+            spb.JoinMatchRequest(match_id=match_id, name=f"bot{seat}"), timeout=10
+        )
+        assert joined.seat == seat
+        tokens.append(joined.token)
+    return match_id, tokens
+
+
+def audit(log: spb.GetMatchLogResponse) -> None:
+    """The chain verifies and the engine replays the log with the revealed seed."""
+    stored = [StoredEvent(log.match.match_id, e.seq, e.event, e.hash) for e in log.entries]
+    assert verify_chain(log.match.match_id, stored) is None
+    events = [codec.event_from_pb(pb.Event.FromString(e.event)) for e in log.entries]
+    engine_log = [e for e in events if e is not None]
+    match = replay(engine_log, seed=log.seed)
+    assert match.over
+
+
+def test_a_whole_match_and_its_public_log(tmp_path: Path) -> None:
+    async def scenario(address: str) -> None:
+        async with grpc.aio.insecure_channel(address) as channel:
+            api = stub(channel)
+            games = await api.ListGames(spb.ListGamesRequest(), timeout=10)
+            assert {g.name for g in games.games} >= {"hexathlon", "triathlon", "crazy_sixes"}
+            match_id, tokens = await create_and_join(
+                api, "pentathlon", 3, rounds=["pass", "fan_tan"]
+            )
+            info = (await api.GetMatch(spb.GetMatchRequest(match_id=match_id), timeout=10)).match
+            assert info.status == spb.MATCH_STATUS_RUNNING and not info.seed
+            with pytest.raises(grpc.aio.AioRpcError) as early:
+                await api.GetMatchLog(spb.GetMatchLogRequest(match_id=match_id), timeout=10)
+            assert early.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            spectator = await first_snapshot(api, match_id, None)
+            assert all(h.hidden for h in spectator.hands)
+            mine = await first_snapshot(api, match_id, 0, tokens[0])
+            assert not mine.hands[0].hidden and all(h.hidden for h in mine.hands[1:])
+            actions = await play_to_end(api, match_id, tokens)
+            assert actions > 50
+            log = await api.GetMatchLog(spb.GetMatchLogRequest(match_id=match_id), timeout=10)
+            assert log.seed == SEED
+            audit(log)
+
+    with ServerProcess(tmp_path / "data") as server:
+        asyncio.run(scenario(server.address))
+
+
+def test_bad_input_gets_the_right_codes_and_changes_nothing(tmp_path: Path) -> None:
+    async def scenario(address: str) -> None:
+        async with grpc.aio.insecure_channel(address) as channel:
+            api = stub(channel)
+            match_id, tokens = await create_and_join(api, "hexathlon", 4)
+            snap = await first_snapshot(api, match_id, 0, tokens[0])
+            seat = snap.to_act
+            actor = await first_snapshot(api, match_id, seat, tokens[seat])
+            other = (seat + 1) % 4
+            good = actor.legal_actions[0]
+
+            def submit(**fields: object) -> spb.SubmitActionRequest:
+                base: dict[str, object] = {
+                    "match_id": match_id,
+                    "seat": seat,
+                    "action": good,
+                    "expected_seq": actor.seq,
+                }
+                base.update(fields)
+                return spb.SubmitActionRequest(**base)  # type: ignore[arg-type]
+
+            cases = [
+                (submit(), (), grpc.StatusCode.UNAUTHENTICATED),
+                (submit(), auth("forged"), grpc.StatusCode.UNAUTHENTICATED),
+                (submit(), auth(tokens[other]), grpc.StatusCode.PERMISSION_DENIED),
+                (submit(seat=other), auth(tokens[other]), grpc.StatusCode.FAILED_PRECONDITION),
+                (submit(seat=9), auth(tokens[seat]), grpc.StatusCode.INVALID_ARGUMENT),
+                (submit(action=pb.Action()), auth(tokens[seat]), grpc.StatusCode.INVALID_ARGUMENT),
+                (
+                    submit(action=pb.Action(play=pb.Card(suit=pb.SUIT_CLUBS, rank=1))),
+                    auth(tokens[seat]),
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                ),
+                (
+                    submit(action=pb.Action(play=pb.Card(suit=pb.SUIT_OROS, rank=6))),
+                    auth(tokens[seat]),
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                ),
+                (
+                    submit(action=codec.action_to_pb(PASS)),
+                    auth(tokens[seat]),
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                ),
+                (submit(expected_seq=actor.seq - 1), auth(tokens[seat]), grpc.StatusCode.ABORTED),
+                (submit(match_id="nope"), auth(tokens[seat]), grpc.StatusCode.NOT_FOUND),
+                (
+                    submit(request_id="has space"),
+                    auth(tokens[seat]),
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                ),
+                (submit(request_id="x" * 65), auth(tokens[seat]), grpc.StatusCode.INVALID_ARGUMENT),
+            ]
+            for request, metadata, code in cases:
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await api.SubmitAction(request, metadata=metadata, timeout=10)
+                assert refused.value.code() == code, (request, refused.value.details())
+                assert refused.value.details()
+                for token in tokens:
+                    assert token not in (refused.value.details() or "")
+            oversized = submit(request_id="y" * 300_000)
+            with pytest.raises(grpc.aio.AioRpcError) as too_big:
+                await api.SubmitAction(oversized, metadata=auth(tokens[seat]), timeout=10)
+            assert too_big.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            after = await first_snapshot(api, match_id, seat, tokens[seat])
+            assert after.seq == actor.seq, "no refused request changed the match"
+            # the same request twice is applied once
+            request = submit(request_id="once")
+            first = await api.SubmitAction(request, metadata=auth(tokens[seat]), timeout=10)
+            again = await api.SubmitAction(request, metadata=auth(tokens[seat]), timeout=10)
+            assert (first.first_seq, first.last_seq) == (again.first_seq, again.last_seq)
+            assert (await first_snapshot(api, match_id, None)).seq == first.last_seq
+            bad_create = [
+                spb.CreateMatchRequest(game="hearts"),
+                spb.CreateMatchRequest(game="hexathlon", players=7),
+                spb.CreateMatchRequest(game="hexathlon", seed=b"short"),
+            ]
+            for create in bad_create:
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await api.CreateMatch(create, timeout=10)
+                assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            struct = struct_pb2.Struct()
+            struct.update({"grand": {"multiplier": 0}})
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await api.CreateMatch(
+                    spb.CreateMatchRequest(game="hexathlon", options=struct), timeout=10
+                )
+            assert "grand.multiplier" in (refused.value.details() or "")
+            with pytest.raises(grpc.aio.AioRpcError) as taken:
+                await api.JoinMatch(spb.JoinMatchRequest(match_id=match_id, seat=0), timeout=10)
+            assert taken.value.code() == grpc.StatusCode.ALREADY_EXISTS
+
+    with ServerProcess(tmp_path / "data") as server:
+        asyncio.run(scenario(server.address))
+
+
+def test_sigkill_mid_match_loses_nothing_acknowledged(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+
+    async def start_matches(address: str) -> list[tuple[str, list[str], int]]:
+        async with grpc.aio.insecure_channel(address) as channel:
+            api = stub(channel)
+            out = []
+            for game, players in (("hexathlon", 4), ("crazy_sixes", 3), ("triathlon", 3)):
+                match_id, tokens = await create_and_join(api, game, players)
+                played = 0
+                for _ in range(30):
+                    spectator = await first_snapshot(api, match_id, None)
+                    seat = spectator.to_act
+                    snap = await first_snapshot(api, match_id, seat, tokens[seat])
+                    done = await api.SubmitAction(
+                        spb.SubmitActionRequest(
+                            match_id=match_id,
+                            seat=seat,
+                            action=snap.legal_actions[0],
+                            expected_seq=snap.seq,
+                        ),
+                        metadata=auth(tokens[seat]),
+                        timeout=10,
+                    )
+                    played = done.last_seq
+                out.append((match_id, tokens, played))
+            return out
+
+    async def finish(address: str, started: list[tuple[str, list[str], int]]) -> None:
+        async with grpc.aio.insecure_channel(address) as channel:
+            api = stub(channel)
+            for match_id, tokens, acknowledged in started:
+                info = (
+                    await api.GetMatch(spb.GetMatchRequest(match_id=match_id), timeout=10)
+                ).match
+                assert info.last_seq >= acknowledged
+                await play_to_end(api, match_id, tokens)
+                audit(await api.GetMatchLog(spb.GetMatchLogRequest(match_id=match_id), timeout=10))
+
+    server = ServerProcess(data).start()
+    started = asyncio.run(start_matches(server.address))
+    server.kill()
+    with ServerProcess(data) as again:
+        asyncio.run(finish(again.address, started))

@@ -1,0 +1,74 @@
+"""The wire codec: every engine event survives the trip through cardarena.v1 unchanged."""
+
+from __future__ import annotations
+
+import pytest
+
+from cardarena.engine import GAMES, PASS, choose_trump, exclude, new_match
+from cardarena.engine.cards import JOKERS, french, spanish
+from cardarena.server import codec
+from cardarena.v1 import game_pb2 as pb
+
+from .helpers import play_out
+
+GAME_PLAYERS = [(game, n) for game, spec in GAMES.items() for n in spec.players]
+
+
+@pytest.mark.parametrize(("game", "players"), GAME_PLAYERS)
+def test_every_event_round_trips(game: str, players: int) -> None:
+    options = {"first_dealer": "random"}
+    log = play_out(new_match(game, players=players, seed=bytes([players]) * 32, options=options))
+    for seq, event in enumerate(log, start=1):
+        wire = codec.event_to_pb(event, seq, "m1")
+        again = pb.Event.FromString(wire.SerializeToString())
+        assert codec.event_from_pb(again) == event
+
+
+@pytest.mark.parametrize("card", [*range(52), *JOKERS, *range(64, 112)])
+def test_cards_round_trip(card: int) -> None:
+    assert codec.card_from_pb(codec.card_to_pb(card)) == card
+
+
+@pytest.mark.parametrize(
+    "action", [0, 51, 52, 64, 111, PASS, exclude(0), exclude(3), choose_trump(2)]
+)
+def test_actions_round_trip(action: int) -> None:
+    assert codec.action_from_pb(codec.action_to_pb(action)) == action
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        pb.Action(),
+        pb.Action(play=pb.Card(suit=pb.SUIT_CLUBS, rank=1)),
+        pb.Action(play=pb.Card(suit=pb.SUIT_OROS, rank=13)),
+        pb.Action(play=pb.Card(suit=pb.SUIT_UNSPECIFIED, rank=5)),
+        pb.Action(play=pb.Card(suit=pb.SUIT_JOKER, rank=4)),
+        pb.Action(exclude_suit=pb.SUIT_OROS),
+        pb.Action(choose_trump=pb.SUIT_UNSPECIFIED),
+    ],
+)
+def test_nonsense_actions_are_refused(bad: pb.Action) -> None:
+    with pytest.raises(ValueError):
+        codec.action_from_pb(bad)
+
+
+def test_codes_are_informative_only() -> None:
+    card = pb.Card(suit=pb.SUIT_HEARTS, rank=12, code="nonsense")
+    assert codec.card_from_pb(card) == french(2, 12)
+    assert codec.card_to_pb(spanish(4, 6)).code == "6O"
+
+
+def test_projection_hides_other_hands_and_private_pass_reasons() -> None:
+    log = new_match("hexathlon", players=4, seed=bytes(32)).log
+    dealt = next(codec.event_to_pb(e, 3, "m") for e in log if type(e).__name__ == "Dealt")
+    mine = codec.project_pb(dealt, 1, voluntary_pass=False)
+    assert [h.hidden for h in mine.dealt.hands] == [True, False, True, True]
+    assert all(not h.cards for i, h in enumerate(mine.dealt.hands) if i != 1)
+    assert [h.size for h in mine.dealt.hands] == [13, 13, 13, 13]
+    spectator = codec.project_pb(dealt, None, voluntary_pass=False)
+    assert all(h.hidden and not h.cards for h in spectator.dealt.hands)
+    assert not any(h.hidden for h in dealt.dealt.hands), "projection copies, never mutates"
+    forced = pb.Event(seq=9, passed=pb.Passed(seat=2, reason=pb.PASS_REASON_FORCED))
+    assert codec.project_pb(forced, 0, voluntary_pass=True).passed.reason == pb.PASS_REASON_HIDDEN
+    assert codec.project_pb(forced, 0, voluntary_pass=False).passed.reason == pb.PASS_REASON_FORCED

@@ -1,0 +1,476 @@
+"""The SQLite event store: durable, chained, group-committed, and honest about conflicts."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from cardarena.server.store import (
+    DuplicateRequest,
+    InvalidPageToken,
+    MatchRecord,
+    SeatRecord,
+    SqliteStore,
+    StoreClosed,
+    StoreConflict,
+    StoredEvent,
+    StoreError,
+    UnknownMatch,
+    chain_hash,
+    genesis_hash,
+    verify_chain,
+)
+
+T = TypeVar("T")
+
+SEED = bytes(range(32))
+
+
+def record(
+    match_id: str, created_at: str = "2026-01-01T00:00:00.000000Z", status: str = "running"
+) -> MatchRecord:
+    return MatchRecord(
+        match_id=match_id,
+        created_at=created_at,
+        game="hexathlon",
+        players=4,
+        config=b'{"game":"hexathlon"}',
+        seed=SEED,
+        commitment="c0ffee",
+        status=status,
+    )
+
+
+def with_store(
+    path: Path,
+    body: Callable[[SqliteStore], Awaitable[T]],
+    on_commit: Callable[[int, float], None] | None = None,
+) -> T:
+    """Run ``body`` against an open store on a fresh event loop (no pytest-asyncio here)."""
+
+    async def main() -> T:
+        async with SqliteStore(path, on_commit=on_commit) as store:
+            return await body(store)
+
+    return asyncio.run(main())
+
+
+def payloads(match_id: str, first: int, count: int) -> list[bytes]:
+    return [f"{match_id}:{seq}".encode() for seq in range(first, first + count)]
+
+
+# --------------------------------------------------------------------------- basics
+
+
+def test_round_trip_survives_reopening(tmp_path: Path) -> None:
+    db = tmp_path / "store.db"
+
+    async def write(store: SqliteStore) -> list[StoredEvent]:
+        await store.create_match(record("m1"))
+        await store.set_seat("m1", 2, b"\x01" * 32, "alice")
+        first = await store.append("m1", [b"a", b"b"], expected_seq=0)
+        second = await store.append("m1", [b"c"], expected_seq=2, request_id="r1", seat=2)
+        return first + second
+
+    written = with_store(db, write)
+    assert [(e.seq, e.payload) for e in written] == [(1, b"a"), (2, b"b"), (3, b"c")]
+
+    async def read(store: SqliteStore) -> None:
+        assert await store.get_match("m1") == record("m1")
+        assert await store.get_match("nope") is None
+        assert await store.get_seats("m1") == [SeatRecord("m1", 2, b"\x01" * 32, "alice")]
+        assert await store.read_events("m1") == written
+        assert await store.read_events("m1", after_seq=1, limit=1) == written[1:2]
+        assert await store.read_events("m1", after_seq=3) == []
+        assert await store.last_seq("m1") == 3
+        assert await store.last_hash("m1") == written[-1].hash
+        assert await store.last_seq("empty") == 0
+        assert await store.last_hash("empty") == genesis_hash("empty")
+        assert await store.request_result("m1", "r1") == (3, 3)
+        assert await store.request_result("m1", "r2") is None
+        assert [m.match_id for m in await store.unfinished_matches()] == ["m1"]
+        await store.end_match("m1", "2026-01-01T01:00:00.000000Z")
+        ended = await store.get_match("m1")
+        assert ended is not None and (ended.status, ended.ended_at) == (
+            "ended",
+            "2026-01-01T01:00:00.000000Z",
+        )
+        assert await store.unfinished_matches() == []
+
+    with_store(db, read)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(1,)]
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_refusals(tmp_path: Path) -> None:
+    async def body(store: SqliteStore) -> None:
+        await store.create_match(record("m1"))
+        with pytest.raises(StoreConflict):
+            await store.create_match(record("m1"))
+        await store.set_seat("m1", 0, b"t" * 32, "alice")
+        with pytest.raises(StoreConflict):
+            await store.set_seat("m1", 0, b"u" * 32, "bob")
+        with pytest.raises(ValueError, match="out of range"):
+            await store.set_seat("m1", 4, b"u" * 32, "bob")
+        with pytest.raises(UnknownMatch):
+            await store.set_seat("nope", 0, b"u" * 32, "bob")
+        with pytest.raises(UnknownMatch):
+            await store.append("nope", [b"x"], expected_seq=0)
+        with pytest.raises(ValueError):
+            await store.append("m1", [], expected_seq=0)
+        await store.end_match("m1", "2026-01-01T01:00:00Z")
+        with pytest.raises(StoreConflict, match="ended"):
+            await store.append("m1", [b"late"], expected_seq=0)
+        with pytest.raises(StoreConflict, match="ended"):
+            await store.end_match("m1", "2026-01-01T02:00:00Z")
+        with pytest.raises(InvalidPageToken):
+            await store.list_matches(page_size=10, page_token="not a token")
+
+    with_store(tmp_path / "store.db", body)
+
+
+def test_closed_store_refuses_work(tmp_path: Path) -> None:
+    async def main() -> None:
+        store = SqliteStore(tmp_path / "store.db")
+        with pytest.raises(StoreClosed):
+            await store.get_match("m1")
+        async with store:
+            await store.create_match(record("m1"))
+        await store.close()  # idempotent
+        with pytest.raises(StoreClosed):
+            await store.append("m1", [b"x"], expected_seq=0)
+        with pytest.raises(StoreClosed):
+            await store.last_seq("m1")
+
+    asyncio.run(main())
+
+
+def test_reopen_and_refuse_a_newer_schema(tmp_path: Path) -> None:
+    db = tmp_path / "store.db"
+
+    async def main() -> None:
+        store = SqliteStore(db)
+        for n in (1, 2):  # the same instance can be opened again after closing
+            async with store:
+                await store.create_match(record(f"m{n}"))
+        with sqlite3.connect(db) as conn:
+            conn.execute("UPDATE schema_version SET version = 99")
+        conn.close()
+        with pytest.raises(StoreError, match="schema version 99"):
+            await store.open()
+        with pytest.raises(StoreClosed):
+            await store.get_match("m1")
+
+    asyncio.run(main())
+
+
+def test_a_failing_commit_hook_is_not_fatal(tmp_path: Path) -> None:
+    def hook(size: int, seconds: float) -> None:
+        raise RuntimeError("broken metrics")
+
+    async def body(store: SqliteStore) -> None:
+        await store.create_match(record("m1"))
+        await store.append("m1", [b"a"], expected_seq=0)
+        assert await store.last_seq("m1") == 1
+
+    with_store(tmp_path / "store.db", body, on_commit=hook)
+
+
+def test_secrets_stay_out_of_reprs() -> None:
+    seat = SeatRecord("m1", 0, b"\xaa" * 32, "alice")
+    for text in (repr(record("m1")), repr(seat)):
+        assert "seed" not in text and "token_hash" not in text
+        assert repr(SEED) not in text and repr(b"\xaa" * 32) not in text
+
+
+# --------------------------------------------------------------------------- the chain
+
+
+def test_hash_chain_and_verify_chain(tmp_path: Path) -> None:
+    async def body(store: SqliteStore) -> list[StoredEvent]:
+        await store.create_match(record("m1"))
+        await store.append("m1", payloads("m1", 1, 3), expected_seq=0)
+        await store.append("m1", payloads("m1", 4, 3), expected_seq=3)
+        return await store.read_events("m1")
+
+    events = with_store(tmp_path / "store.db", body)
+    prev = genesis_hash("m1")
+    for event in events:
+        prev = chain_hash(prev, event.payload)
+        assert event.hash == prev
+    assert verify_chain("m1", events) is None
+    assert verify_chain("m1", []) is None
+    # The genesis hash binds a log to its match: the same log is wrong for another id.
+    assert verify_chain("m2", [dataclasses.replace(e, match_id="m2") for e in events]) == 1
+
+    flipped = bytearray(events[3].payload)
+    flipped[0] ^= 0x01
+    tampered = [*events[:3], dataclasses.replace(events[3], payload=bytes(flipped)), *events[4:]]
+    assert verify_chain("m1", tampered) == 4
+    bad_hash = bytearray(events[2].hash)
+    bad_hash[-1] ^= 0x80
+    assert (
+        verify_chain(
+            "m1", [*events[:2], dataclasses.replace(events[2], hash=bytes(bad_hash)), *events[3:]]
+        )
+        == 3
+    )
+    assert verify_chain("m1", events[:1] + events[2:]) == 2  # event 2 dropped
+    assert verify_chain("m1", [events[0], events[2], events[1], *events[3:]]) == 2  # swapped
+    renumbered = [dataclasses.replace(e, seq=e.seq + 1) for e in events]
+    assert verify_chain("m1", renumbered) == 1
+    assert verify_chain("m1", events[:-1]) is None  # a lost tail needs a trusted last seq
+
+
+def test_expected_seq_is_the_single_writer_guard(tmp_path: Path) -> None:
+    async def body(store: SqliteStore) -> None:
+        await store.create_match(record("m1"))
+        with pytest.raises(StoreConflict, match="expected 1"):
+            await store.append("m1", [b"x"], expected_seq=1)
+        await store.append("m1", [b"a", b"b"], expected_seq=0)
+        for stale in (0, 1, 3):
+            with pytest.raises(StoreConflict):
+                await store.append("m1", [b"x"], expected_seq=stale)
+        # Two writers racing from the same seq: exactly one wins, the log does not fork.
+        results = await asyncio.gather(
+            store.append("m1", [b"left"], expected_seq=2),
+            store.append("m1", [b"right"], expected_seq=2),
+            return_exceptions=True,
+        )
+        assert sorted(type(r).__name__ for r in results) == ["StoreConflict", "list"]
+        events = await store.read_events("m1")
+        assert [e.seq for e in events] == [1, 2, 3]
+        assert verify_chain("m1", events) is None
+
+    with_store(tmp_path / "store.db", body)
+
+
+def test_duplicate_request_returns_the_original_seqs_and_writes_nothing(tmp_path: Path) -> None:
+    async def body(store: SqliteStore) -> None:
+        await store.create_match(record("m1"))
+        await store.append("m1", [b"opening"], expected_seq=0)
+        first = await store.append("m1", [b"a", b"b"], expected_seq=1, request_id="r1", seat=1)
+        assert [e.seq for e in first] == [2, 3]
+        before = await store.read_events("m1")
+        # The retry carries its original (now stale) expected_seq, and a current one.
+        for expected in (1, 3):
+            with pytest.raises(DuplicateRequest) as caught:
+                await store.append("m1", [b"c"], expected_seq=expected, request_id="r1", seat=1)
+            assert (caught.value.first_seq, caught.value.last_seq, caught.value.seat) == (2, 3, 1)
+        assert await store.read_events("m1") == before
+        assert await store.request_result("m1", "r1") == (2, 3)
+        # Request ids are per match.
+        await store.create_match(record("m2"))
+        await store.append("m2", [b"x"], expected_seq=0, request_id="r1")
+        assert await store.request_result("m2", "r1") == (1, 1)
+
+    with_store(tmp_path / "store.db", body)
+
+
+# --------------------------------------------------------------------------- group commit
+
+
+def test_concurrent_appends_are_group_committed(tmp_path: Path) -> None:
+    batches: list[int] = []
+    matches = [f"m{i:02d}" for i in range(50)]
+
+    async def writer(store: SqliteStore, match_id: str) -> None:
+        seq = 0
+        for count in (1, 2, 3, 1):  # four appends per match, each after the previous one
+            events = await store.append(
+                match_id, payloads(match_id, seq + 1, count), expected_seq=seq
+            )
+            assert [e.seq for e in events] == list(range(seq + 1, seq + count + 1))
+            seq += count
+
+    async def body(store: SqliteStore) -> None:
+        await asyncio.gather(*(store.create_match(record(m)) for m in matches))
+        batches.clear()
+        await asyncio.gather(*(writer(store, m) for m in matches))
+        for match_id in matches:
+            events = await store.read_events(match_id)
+            assert [e.payload for e in events] == payloads(match_id, 1, 7)
+            assert verify_chain(match_id, events) is None
+
+    with_store(tmp_path / "store.db", body, on_commit=lambda size, _seconds: batches.append(size))
+    assert sum(batches) == 200
+    assert max(batches) > 1, batches
+    assert len(batches) < 200
+
+
+def test_a_failing_request_fails_alone(tmp_path: Path) -> None:
+    """White-box: hold the writer on a gate so that every request below lands in one batch,
+    including one that writes an event and then fails; only it is rolled back."""
+    batches: list[int] = []
+    gate = threading.Event()
+    entered = threading.Event()
+
+    def hold(conn: sqlite3.Connection) -> None:
+        entered.set()
+        gate.wait(5)
+
+    def write_then_fail(conn: sqlite3.Connection) -> None:
+        conn.execute("INSERT INTO events VALUES ('m0', 2, x'00', x'00')")
+        raise RuntimeError("a bug in the middle of a request")
+
+    async def body(store: SqliteStore) -> None:
+        for i in range(4):
+            await store.create_match(record(f"m{i}"))
+        await store.append("m0", [b"first"], expected_seq=0)
+        held = asyncio.ensure_future(store._submit(hold))
+        assert await asyncio.to_thread(entered.wait, 5)  # the writer holds the gate's batch
+        batches.clear()
+        results = asyncio.gather(
+            store.append("m1", [b"a"], expected_seq=0),
+            store._submit(write_then_fail),
+            store.append("m2", [b"b"], expected_seq=5),  # refused: stale
+            store.append("m3", [b"c"], expected_seq=0),
+            store.create_match(record("m1")),  # refused: duplicate id
+            store.append("m0", [b"second"], expected_seq=1),
+            return_exceptions=True,
+        )
+        await asyncio.sleep(0.05)  # every gathered request reaches the queue
+        gate.set()
+        await held
+        outcome = await results
+        assert batches == [1, 6]  # the gate's batch, then everything else together
+        assert isinstance(outcome[0], list)
+        assert isinstance(outcome[1], RuntimeError)
+        assert isinstance(outcome[2], StoreConflict)
+        assert isinstance(outcome[3], list)
+        assert isinstance(outcome[4], StoreConflict)
+        # The failed request's insert of m0:2 was rolled back, so m0's real seq 2 went in.
+        assert [e.payload for e in await store.read_events("m0")] == [b"first", b"second"]
+        assert [e.payload for e in await store.read_events("m1")] == [b"a"]
+        assert await store.read_events("m2") == []
+        assert [e.payload for e in await store.read_events("m3")] == [b"c"]
+        # The writer thread lives on.
+        await store.append("m2", [b"after"], expected_seq=0)
+        assert await store.last_seq("m2") == 1
+
+    with_store(tmp_path / "store.db", body, on_commit=lambda size, _seconds: batches.append(size))
+
+
+# --------------------------------------------------------------------------- pagination
+
+
+def test_pagination_returns_every_match_once_in_order(tmp_path: Path) -> None:
+    # Five matches share each timestamp, so the match id must break ties.
+    created = [
+        record(
+            f"m{i:02d}",
+            created_at=f"2026-01-01T00:00:0{i // 5}.000000Z",
+            status=("ended" if i % 3 == 0 else "running"),
+        )
+        for i in reversed(range(25))
+    ]
+
+    async def pages(store: SqliteStore, status: str | None) -> tuple[list[str], list[int]]:
+        ids: list[str] = []
+        sizes: list[int] = []
+        token: str | None = None
+        while True:
+            page, token = await store.list_matches(status=status, page_size=10, page_token=token)
+            ids.extend(m.match_id for m in page)
+            sizes.append(len(page))
+            if token is None:
+                return ids, sizes
+
+    async def body(store: SqliteStore) -> None:
+        for rec in created:
+            await store.create_match(rec)
+        ids, sizes = await pages(store, None)
+        assert ids == [f"m{i:02d}" for i in range(25)]
+        assert sizes == [10, 10, 5]
+        running, _ = await pages(store, "running")
+        assert running == [f"m{i:02d}" for i in range(25) if i % 3 != 0]
+        page, token = await store.list_matches(status="nobody", page_size=10, page_token=None)
+        assert (page, token) == ([], None)
+        with pytest.raises(ValueError):
+            await store.list_matches(page_size=0, page_token=None)
+
+    with_store(tmp_path / "store.db", body)
+
+
+# --------------------------------------------------------------------------- durability
+
+CHILD = """
+import asyncio, sys
+from pathlib import Path
+from cardarena.server.store import MatchRecord, SqliteStore
+
+async def main() -> None:
+    async with SqliteStore(Path(sys.argv[1])) as store:
+        ids = [f"m{i}" for i in range(4)]
+        for match_id in ids:
+            await store.create_match(MatchRecord(match_id, "2026-01-01T00:00:00Z", "hexathlon",
+                                                 4, b"{}", bytes(32), "c", "running"))
+
+        async def run(match_id: str) -> None:
+            seq = 0
+            while True:
+                batch = [f"{match_id}:{s}".encode() for s in (seq + 1, seq + 2)]
+                events = await store.append(match_id, batch, expected_seq=seq,
+                                            request_id=f"r{seq}")
+                seq = events[-1].seq
+                sys.stdout.write(f"{match_id} {seq}\\n")
+                sys.stdout.flush()
+
+        await asyncio.gather(*(run(m) for m in ids))
+
+asyncio.run(main())
+"""
+
+
+def test_acknowledged_events_survive_sigkill(tmp_path: Path) -> None:
+    db = tmp_path / "store.db"
+    child = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(CHILD), str(db)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    watchdog = threading.Timer(10, child.kill)  # never hang the suite
+    watchdog.start()
+    acknowledged: dict[str, int] = {}
+    try:
+        assert child.stdout is not None
+        acks = 0
+        while acks < 150:  # 300 acknowledged events, then kill it mid-append
+            line = child.stdout.readline()
+            assert line, "the child exited early"
+            match_id, seq = line.split()
+            acknowledged[match_id] = int(seq)
+            acks += 1
+        os.kill(child.pid, signal.SIGKILL)
+        assert child.wait() == -signal.SIGKILL
+    finally:
+        watchdog.cancel()
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
+
+    async def check(store: SqliteStore) -> None:
+        for match_id, last in acknowledged.items():
+            events = await store.read_events(match_id)
+            assert len(events) >= last, (match_id, len(events), last)
+            assert [e.payload for e in events] == payloads(match_id, 1, len(events))
+            assert verify_chain(match_id, events) is None
+            assert await store.request_result(match_id, f"r{last - 2}") == (last - 1, last)
+
+    with_store(db, check)
