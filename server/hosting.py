@@ -31,7 +31,7 @@ from cardarena.engine import events as ev
 from cardarena.engine.match import MatchSetup, action_of, setup
 from cardarena.v1 import game_pb2 as pb
 
-from . import codec
+from . import codec, metrics
 from .store import DuplicateRequest, MatchRecord, SqliteStore, StoredEvent
 
 log = structlog.get_logger(__name__)
@@ -64,7 +64,7 @@ class Subscriber:
     """One open event stream: who reads it, and a bounded queue of its next events."""
 
     seat: int | None
-    queue: asyncio.Queue[pb.Event | None] = field(
+    queue: asyncio.Queue[pb.Event | pb.YourTurn | None] = field(
         default_factory=lambda: asyncio.Queue(SUBSCRIBER_QUEUE)
     )
     dropped: bool = False
@@ -254,6 +254,31 @@ class HostedMatch:
         for event in encoded:
             tracker.track(event)
         self.voluntary_pass = tracker.voluntary_pass
+        self._prompt()
+
+    def _prompt(self) -> None:
+        """Tell the seat to act (on each of its open streams) what it may do."""
+        seat = self.engine.to_act
+        if seat is None or not self.running:
+            return
+        turn: pb.YourTurn | None = None
+        for sub in list(self.subscribers):
+            if sub.seat == seat:
+                if turn is None:
+                    turn = self.your_turn()
+                try:
+                    sub.queue.put_nowait(turn)
+                except asyncio.QueueFull:
+                    sub.dropped = True
+                    self.subscribers.discard(sub)
+
+    def your_turn(self) -> pb.YourTurn:
+        deadline = time.time() + self.move_ms / 1000 if self.move_ms > 0 else 0.0
+        return pb.YourTurn(
+            seq=self.last_seq,
+            legal_actions=[codec.action_to_pb(a) for a in self.engine.legal_actions()],
+            deadline_unix_ms=int(deadline * 1000),
+        )
 
     async def close_streams(self) -> None:
         for sub in list(self.subscribers):
@@ -285,6 +310,7 @@ class HostedMatch:
             timed_out = pb.Event(seq=self.last_seq + 1, timed_out=pb.TimedOut(seat=seat))
             await self._persist([timed_out], request_id=None, seat=None)
             events = self.engine.apply(seat, action)
+            metrics.ACTIONS.inc()
             self.log.info("timed_out", seat=seat)
             await self._record(events, request_id=None, seat=seat)
 

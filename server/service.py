@@ -6,6 +6,7 @@ import contextlib
 import datetime
 import json
 import re
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, NoReturn
 
@@ -25,7 +26,7 @@ from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import service_pb2_grpc
 
-from . import codec
+from . import codec, metrics
 from .arena import Arena, UnknownMatch
 from .hosting import HostedMatch, NotRunning, PbProjector, SeatTaken, Stale, project_for
 from .store import StoreConflict
@@ -159,6 +160,7 @@ class MatchService(service_pb2_grpc.MatchServiceServicer):
     async def _abort(
         self, context: grpc.aio.ServicerContext[Any, Any], refused: Refused
     ) -> NoReturn:
+        metrics.ERRORS.labels(refused.code.name).inc()
         await context.abort(refused.code, str(refused))
         raise AssertionError("abort returns only by raising")
 
@@ -248,6 +250,7 @@ class MatchService(service_pb2_grpc.MatchServiceServicer):
     async def SubmitAction(
         self, request: spb.SubmitActionRequest, context: Any
     ) -> spb.SubmitActionResponse:
+        started = time.perf_counter()
         try:
             self._check_open()
             with refusals():
@@ -269,6 +272,8 @@ class MatchService(service_pb2_grpc.MatchServiceServicer):
             events = [
                 project_for(pb.Event.FromString(s.payload), request.seat, projector) for s in stored
             ]
+            metrics.ACTIONS.inc()
+            metrics.ACTION_SECONDS.observe(time.perf_counter() - started)
             return spb.SubmitActionResponse(first_seq=first, last_seq=last, events=events)
         except Refused as refused:
             await self._abort(context, refused)
@@ -281,11 +286,13 @@ class MatchService(service_pb2_grpc.MatchServiceServicer):
                 hosted = await self.arena.get(request.match_id)
                 check_seat(hosted, request.seat)
                 authorize(hosted, request.seat, context)
-            async for snapshot, event in self._stream(hosted, request.seat, request.after_seq):
-                if snapshot is not None:
-                    yield spb.StreamEventsResponse(snapshot=snapshot)
+            async for item in self._stream(hosted, request.seat, request.after_seq):
+                if isinstance(item, pb.Snapshot):
+                    yield spb.StreamEventsResponse(snapshot=item)
+                elif isinstance(item, pb.YourTurn):
+                    yield spb.StreamEventsResponse(your_turn=item)
                 else:
-                    yield spb.StreamEventsResponse(event=event)
+                    yield spb.StreamEventsResponse(event=item)
         except Refused as refused:
             await self._abort(context, refused)
 
@@ -295,11 +302,11 @@ class MatchService(service_pb2_grpc.MatchServiceServicer):
         try:
             with refusals():
                 hosted = await self.arena.get(request.match_id)
-            async for snapshot, event in self._stream(hosted, None, request.after_seq):
-                if snapshot is not None:
-                    yield spb.WatchMatchResponse(snapshot=snapshot)
-                else:
-                    yield spb.WatchMatchResponse(event=event)
+            async for item in self._stream(hosted, None, request.after_seq):
+                if isinstance(item, pb.Snapshot):
+                    yield spb.WatchMatchResponse(snapshot=item)
+                elif isinstance(item, pb.Event):
+                    yield spb.WatchMatchResponse(event=item)
         except Refused as refused:
             await self._abort(context, refused)
 
@@ -323,20 +330,22 @@ class MatchService(service_pb2_grpc.MatchServiceServicer):
 
     async def _stream(
         self, hosted: HostedMatch, seat: int | None, after_seq: int
-    ) -> AsyncIterator[tuple[pb.Snapshot | None, pb.Event | None]]:
+    ) -> AsyncIterator[pb.Snapshot | pb.Event | pb.YourTurn]:
         """Snapshot, then stored events after ``after_seq``, then live ones: gap-free."""
         self._check_open()
         async with hosted.lock:
             sub = hosted.subscribe(seat)
             snapshot = hosted.snapshot(seat)
+        metrics.SUBSCRIBERS.inc()
         try:
-            yield snapshot, None
-            projector = PbProjector()
-            for item in await hosted.store.read_events(hosted.match_id):
-                event = pb.Event.FromString(item.payload)
-                projected = project_for(event, seat, projector)
-                if after_seq < item.seq <= snapshot.seq:
-                    yield None, projected
+            yield snapshot
+            if after_seq < snapshot.seq:
+                projector = PbProjector()
+                for item in await hosted.store.read_events(hosted.match_id, limit=snapshot.seq):
+                    event = pb.Event.FromString(item.payload)
+                    projected = project_for(event, seat, projector)
+                    if item.seq > after_seq:
+                        yield projected
             while True:
                 if sub.queue.empty():
                     if hosted.ended:
@@ -347,6 +356,7 @@ class MatchService(service_pb2_grpc.MatchServiceServicer):
                 if live is None:
                     raise Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND)
                 if live.seq > snapshot.seq:
-                    yield None, live
+                    yield live
         finally:
+            metrics.SUBSCRIBERS.dec()
             hosted.unsubscribe(sub)

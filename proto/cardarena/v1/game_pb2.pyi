@@ -762,6 +762,36 @@ class Event(_message.Message):
 Global___Event: _TypeAlias = Event  # noqa: Y015
 
 @_typing.final
+class YourTurn(_message.Message):
+    """Sent on a seat's stream when that seat is to act: what it may do, and until when."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEQ_FIELD_NUMBER: _builtins.int
+    LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
+    DEADLINE_UNIX_MS_FIELD_NUMBER: _builtins.int
+    seq: _builtins.int
+    """The seq to send as expected_seq."""
+    deadline_unix_ms: _builtins.int
+    """Unix milliseconds; 0 without a clock."""
+    @_builtins.property
+    def legal_actions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Action]: ...
+    def __init__(
+        self,
+        *,
+        seq: _builtins.int = ...,
+        legal_actions: _abc.Iterable[Global___Action] | None = ...,
+        deadline_unix_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline_unix_ms", b"deadline_unix_ms", "legal_actions", b"legal_actions", "seq", b"seq"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___YourTurn: _TypeAlias = YourTurn  # noqa: Y015
+
+@_typing.final
 class Trick(_message.Message):
     """--- Snapshots ----------------------------------------------------------------------------
 
