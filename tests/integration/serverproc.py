@@ -135,3 +135,51 @@ async def play_to_end(
         await api.SubmitAction(request, metadata=auth(tokens[seat]), timeout=10)
         actions += 1
     raise AssertionError("match did not end")
+
+
+async def seat_bot(
+    api: MatchServiceAsyncStub,
+    match_id: str,
+    seat: int,
+    token: str,
+    acknowledged: dict[str, int],
+    *,
+    after_seq: int = 0,
+) -> None:
+    """Play one seat from its event stream: answer each YourTurn with its lowest legal action.
+
+    Records the highest acknowledged ``seq`` per match in ``acknowledged``. Ends with the match.
+    """
+    stream = api.StreamEvents(
+        spb.StreamEventsRequest(match_id=match_id, seat=seat, after_seq=after_seq),
+        metadata=auth(token),
+    )
+    async for message in stream:
+        kind = message.WhichOneof("kind")
+        if kind == "snapshot" and message.snapshot.over:
+            return
+        turn = None
+        if kind == "your_turn":
+            turn = (message.your_turn.seq, message.your_turn.legal_actions)
+        elif kind == "snapshot" and message.snapshot.legal_actions:
+            turn = (message.snapshot.seq, message.snapshot.legal_actions)
+        if turn is None:
+            continue
+        seq, legal = turn
+        try:
+            done = await api.SubmitAction(
+                spb.SubmitActionRequest(
+                    match_id=match_id,
+                    seat=seat,
+                    action=legal[0],
+                    expected_seq=seq,
+                    request_id=f"s{seat}q{seq}",
+                ),
+                metadata=auth(token),
+                timeout=10,
+            )
+        except grpc.aio.AioRpcError as error:
+            if error.code() == grpc.StatusCode.ABORTED:
+                continue  # a newer YourTurn is on its way
+            raise
+        acknowledged[match_id] = max(acknowledged.get(match_id, 0), done.last_seq)

@@ -16,7 +16,7 @@ from cardarena.server.store import StoredEvent, verify_chain
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
-from .serverproc import ServerProcess, auth, first_snapshot, play_to_end, stub
+from .serverproc import ServerProcess, auth, first_snapshot, play_to_end, seat_bot, stub
 
 if TYPE_CHECKING:
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
@@ -177,47 +177,57 @@ def test_bad_input_gets_the_right_codes_and_changes_nothing(tmp_path: Path) -> N
         asyncio.run(scenario(server.address))
 
 
-def test_sigkill_mid_match_loses_nothing_acknowledged(tmp_path: Path) -> None:
+def test_sigkill_mid_play_loses_nothing_acknowledged(tmp_path: Path) -> None:
+    """Many matches in full flight, the server killed with SIGKILL, restarted: every match
+    finishes, nothing acknowledged is lost, and every log audits clean."""
     data = tmp_path / "data"
+    games = [("hexathlon", 4), ("crazy_sixes", 3), ("triathlon", 3), ("heptathlon", 5)] * 3
+    acknowledged: dict[str, int] = {}
 
-    async def start_matches(address: str) -> list[tuple[str, list[str], int]]:
+    async def create_all(address: str) -> list[tuple[str, list[str]]]:
         async with grpc.aio.insecure_channel(address) as channel:
             api = stub(channel)
-            out = []
-            for game, players in (("hexathlon", 4), ("crazy_sixes", 3), ("triathlon", 3)):
-                match_id, tokens = await create_and_join(api, game, players)
-                played = 0
-                for _ in range(30):
-                    spectator = await first_snapshot(api, match_id, None)
-                    seat = spectator.to_act
-                    snap = await first_snapshot(api, match_id, seat, tokens[seat])
-                    done = await api.SubmitAction(
-                        spb.SubmitActionRequest(
-                            match_id=match_id,
-                            seat=seat,
-                            action=snap.legal_actions[0],
-                            expected_seq=snap.seq,
-                        ),
-                        metadata=auth(tokens[seat]),
-                        timeout=10,
-                    )
-                    played = done.last_seq
-                out.append((match_id, tokens, played))
-            return out
+            return [await create_and_join(api, game, players) for game, players in games]
 
-    async def finish(address: str, started: list[tuple[str, list[str], int]]) -> None:
+    async def play_until_killed(
+        address: str, matches: list[tuple[str, list[str]]], server: ServerProcess
+    ) -> None:
         async with grpc.aio.insecure_channel(address) as channel:
             api = stub(channel)
-            for match_id, tokens, acknowledged in started:
+            bots = [
+                asyncio.create_task(seat_bot(api, match_id, seat, token, acknowledged))
+                for match_id, tokens in matches
+                for seat, token in enumerate(tokens)
+            ]
+            while sum(acknowledged.values()) < 40 * len(matches):
+                await asyncio.sleep(0.05)
+                assert not any(b.done() and b.exception() for b in bots)
+            server.kill()
+            results = await asyncio.gather(*bots, return_exceptions=True)
+            assert all(isinstance(r, grpc.aio.AioRpcError | type(None)) for r in results)
+
+    async def finish(address: str, matches: list[tuple[str, list[str]]]) -> None:
+        async with grpc.aio.insecure_channel(address) as channel:
+            api = stub(channel)
+            for match_id, _ in matches:
                 info = (
                     await api.GetMatch(spb.GetMatchRequest(match_id=match_id), timeout=10)
                 ).match
-                assert info.last_seq >= acknowledged
-                await play_to_end(api, match_id, tokens)
+                assert info.last_seq >= acknowledged.get(match_id, 0), (
+                    "an acknowledged event was lost"
+                )
+            await asyncio.gather(
+                *(
+                    seat_bot(api, match_id, seat, token, acknowledged, after_seq=1 << 62)
+                    for match_id, tokens in matches
+                    for seat, token in enumerate(tokens)
+                )
+            )
+            for match_id, _ in matches:
                 audit(await api.GetMatchLog(spb.GetMatchLogRequest(match_id=match_id), timeout=10))
 
     server = ServerProcess(data).start()
-    started = asyncio.run(start_matches(server.address))
-    server.kill()
+    matches = asyncio.run(create_all(server.address))
+    asyncio.run(play_until_killed(server.address, matches, server))
     with ServerProcess(data) as again:
-        asyncio.run(finish(again.address, started))
+        asyncio.run(finish(again.address, matches))
