@@ -12,9 +12,9 @@ import structlog
 
 from cardarena.engine import commitment
 from cardarena.engine.match import setup
+from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
-from . import codec
 from .hosting import HostedMatch, PbProjector, Seat, new_match_id, rebuild_engine
 from .store import MatchRecord, SqliteStore
 

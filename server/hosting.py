@@ -29,9 +29,10 @@ from cardarena.engine import (
 )
 from cardarena.engine import events as ev
 from cardarena.engine.match import MatchSetup, action_of, setup
+from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
-from . import codec, metrics
+from . import metrics
 from .store import DuplicateRequest, MatchRecord, SqliteStore, StoredEvent
 
 log = structlog.get_logger(__name__)

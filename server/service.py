@@ -22,11 +22,11 @@ from cardarena.engine import (
     OptionError,
 )
 from cardarena.engine.options import default_of
+from cardarena.v1 import codec, service_pb2_grpc
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
-from cardarena.v1 import service_pb2_grpc
 
-from . import codec, metrics
+from . import metrics
 from .arena import Arena, UnknownMatch
 from .hosting import HostedMatch, NotRunning, PbProjector, SeatTaken, Stale, project_for
 from .store import StoreConflict

@@ -32,7 +32,6 @@ import base64
 import binascii
 import concurrent.futures
 import contextlib
-import hashlib
 import json
 import queue
 import sqlite3
@@ -45,6 +44,8 @@ from types import TracebackType
 from typing import Any, Final, Generic, TypeVar, cast
 
 import structlog
+
+from cardarena.v1.chain import GENESIS_DOMAIN, chain_hash, first_break, genesis_hash
 
 __all__ = [
     "ENDED",
@@ -75,7 +76,6 @@ SCHEMA_VERSION: Final = 1
 ENDED: Final = "ended"
 """The status :meth:`SqliteStore.end_match` sets; every other status counts as unfinished."""
 
-GENESIS_DOMAIN: Final = b"cardarena-log-v1"
 """Domain separator of the genesis hash; a new chain format would get a new one."""
 
 CommitHook = Callable[[int, float], None]
@@ -170,16 +170,6 @@ class StoredEvent:
 # --------------------------------------------------------------------------- the chain
 
 
-def genesis_hash(match_id: str) -> bytes:
-    """The ``prev_hash`` of a match's first event: binds the chain to its match id."""
-    return hashlib.sha256(GENESIS_DOMAIN + match_id.encode()).digest()
-
-
-def chain_hash(prev_hash: bytes, payload: bytes) -> bytes:
-    """The hash of an event: ``SHA-256(prev_hash || payload)``."""
-    return hashlib.sha256(prev_hash + payload).digest()
-
-
 def verify_chain(match_id: str, events: Sequence[StoredEvent]) -> int | None:
     """Recompute a whole log from its payloads; return the first seq where it goes wrong.
 
@@ -189,13 +179,10 @@ def verify_chain(match_id: str, events: Sequence[StoredEvent]) -> int | None:
     event 5 reports 5, as does a swap of events 5 and 6), or ``None`` if all hold. A truncated
     tail cannot be detected from the events alone: compare the length with a trusted last seq.
     """
-    prev = genesis_hash(match_id)
     for n, event in enumerate(events, start=1):
-        expected = chain_hash(prev, event.payload)
-        if event.match_id != match_id or event.seq != n or event.hash != expected:
+        if event.match_id != match_id:
             return n
-        prev = expected
-    return None
+    return first_break(match_id, events)
 
 
 # --------------------------------------------------------------------------- schema

@@ -6,7 +6,7 @@ import pytest
 
 from cardarena.engine import GAMES, PASS, choose_trump, exclude, new_match
 from cardarena.engine.cards import JOKERS, french, spanish
-from cardarena.server import codec
+from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
 from .helpers import play_out

@@ -11,8 +11,8 @@ import pytest
 from google.protobuf import struct_pb2
 
 from cardarena.engine import PASS, replay
-from cardarena.server import codec
 from cardarena.server.store import StoredEvent, verify_chain
+from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
