@@ -198,3 +198,10 @@ PASSED: tuple[tuple[Passed, ...], tuple[Passed, ...]] = (
     tuple(Passed(seat, True) for seat in range(MAX_SEATS)),
 )
 """Every ``Passed``, as ``PASSED[forced][seat]``; shared for the reason given above."""
+
+
+def check_players(players: int) -> int:
+    """``players``, once a round has checked that the tables above cover each of its seats."""
+    if not 0 < players <= MAX_SEATS:
+        raise ValueError(f"a round seats 1..{MAX_SEATS} players, not {players}")
+    return players

@@ -7,11 +7,11 @@ Ace is low here: ranks run ``A=1 … K=13``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from .actions import PASS
-from .cards import HEARTS, CardSet, card_code, french
-from .events import CardPlayed, Event, Passed, Score
+from .cards import HEARTS, SUIT_MASKS, CardSet, card_code, french
+from .events import CARD_PLAYED, PASSED, Event, Score, check_players
 
 SEVEN_OF_HEARTS = french(HEARTS, 7)
 
@@ -53,6 +53,28 @@ def suit_playable(suit: int, low: int, high: int, *, six_and_seven: bool) -> int
     return mask
 
 
+FAN_TAN_RANKS: Final = tuple(fan_tan_rank(card) for card in range(52))
+"""``fan_tan_rank`` of every French card, looked up on every play."""
+
+
+def _playable_table(six_and_seven: bool) -> tuple[int, ...]:
+    """``suit_playable`` for every suit and pair of ends, at ``(suit * 14 + low) * 14 + high``.
+
+    Why: the table changes after every card. Looking the answer up keeps the rule in
+    ``suit_playable`` alone and costs a fraction of asking it again.
+    """
+    return tuple(
+        suit_playable(suit, low, high, six_and_seven=six_and_seven)
+        for suit in range(4)
+        for low in range(14)
+        for high in range(14)
+    )
+
+
+PLAYABLE_TABLES: Final = (_playable_table(False), _playable_table(True))
+"""``PLAYABLE_TABLES[six_and_seven]``, see :func:`_playable_table`."""
+
+
 class FanTanRound:
     """One Fan Tan round; ``openers`` is ``"seven"`` (plain) or ``"six_and_seven"``.
 
@@ -91,7 +113,7 @@ class FanTanRound:
         voluntary_pass: bool,
         winner_scores_zero: bool,
     ) -> None:
-        self.players = players
+        self.players = check_players(players)
         self.hands = list(hands)
         self.dealer = dealer
         self.six_and_seven = openers == "six_and_seven"
@@ -117,10 +139,11 @@ class FanTanRound:
         """The holder of 7H opens; nothing is automatic before that."""
 
     def _refresh(self, suit: int) -> None:
-        mask = suit_playable(
-            suit, self.low[suit], self.high[suit], six_and_seven=self.six_and_seven
-        )
-        self.playable = (self.playable & ~(0x1FFF << (13 * suit))) | mask
+        """Bring ``playable`` up to date for ``suit`` after its ends moved."""
+        mask = PLAYABLE_TABLES[self.six_and_seven][
+            (suit * 14 + self.low[suit]) * 14 + self.high[suit]
+        ]
+        self.playable = (self.playable & ~SUIT_MASKS[suit]) | mask
 
     def forget_legal(self) -> None:
         """Recompute the legal mask (after hands were replaced from outside)."""
@@ -159,54 +182,58 @@ class FanTanRound:
         return action
 
     def play(self, action: int, out: list[Event]) -> None:
-        seat = self.to_act
-        assert seat is not None
+        seat: int = self.to_act  # type: ignore[assignment]  # a round that is played has a seat to act
         if action == PASS:
             self._pass(seat, out, forced=False)
         else:
             self._place(seat, action, out)
             if self.finished:
-                self.legal = 0
                 return
         self._advance(seat, out)
-        self.legal = self._compute_legal()
 
     def _place(self, seat: int, card: int, out: list[Event]) -> None:
+        """Put ``card`` on the table and move its suit's end; an empty hand ends the round."""
         self.first_play = False
         self.consecutive_passes = 0
-        self.hands[seat] ^= 1 << card
-        self.table_mask |= 1 << card
-        out.append(CardPlayed(seat, card))
-        suit, rank = card // 13, fan_tan_rank(card)
+        bit = 1 << card
+        hand = self.hands[seat] ^ bit
+        self.hands[seat] = hand
+        self.table_mask |= bit
+        out.append(CARD_PLAYED[seat][card])
+        suit, rank = card // 13, FAN_TAN_RANKS[card]
+        low = self.low[suit]
         if self.six_and_seven:
-            if (rank == 6 and self.low[suit] == 0) or rank < self.low[suit]:
+            if (rank == 6 and low == 0) or rank < low:
                 self.low[suit] = rank
             else:
                 self.high[suit] = rank
-        elif self.low[suit] == 0:
+        elif low == 0:
             self.low[suit] = self.high[suit] = rank
-        elif rank < self.low[suit]:
+        elif rank < low:
             self.low[suit] = rank
         else:
             self.high[suit] = rank
         self._refresh(suit)
-        if not self.hands[seat]:
+        if not hand:
             self.went_out = seat
             self.finished = True
             self.to_act = None
+            self.legal = 0
 
     def _pass(self, seat: int, out: list[Event], *, forced: bool) -> None:
         self.passes[seat] += 1
         self.consecutive_passes += 1
-        out.append(Passed(seat, forced))
+        out.append(PASSED[forced][seat])
 
     def _advance(self, seat: int, out: list[Event]) -> None:
         """Next seat in play order; a seat with no playable card passes automatically."""
-        seat = (seat + 1) % self.players
-        while not self.hands[seat] & self.playable:
+        hands, playable, players = self.hands, self.playable, self.players
+        seat = (seat + 1) % players
+        while not hands[seat] & playable:
             self._pass(seat, out, forced=True)
-            seat = (seat + 1) % self.players
+            seat = (seat + 1) % players
         self.to_act = seat
+        self.legal = self._compute_legal()
 
     def scores(self) -> tuple[Score, ...]:
         out: list[Score] = []

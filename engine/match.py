@@ -45,7 +45,12 @@ ChanceEvent = DealerDrawn | TrumpDrawn | Dealt
 
 
 class Match:
-    """A match in progress. Create one with :func:`new_match` (or :meth:`from_start` on replay)."""
+    """A match in progress. Create one with :func:`new_match` (or :meth:`from_start` on replay).
+
+    Invariant: ``round`` is ``None`` while a deal or draw is pending, so a round that is set is
+    the one in play (or the last one, finished, once the match is over). The per-action paths
+    below rely on it to ask one question instead of three.
+    """
 
     def __init__(self, started: MatchStarted, *, seed: bytes | None = None) -> None:
         self.game: GameSpec = get_game(started.game)
@@ -85,9 +90,9 @@ class Match:
 
     @property
     def to_act(self) -> int | None:
-        if self.over or self.pending is not None or self.round is None:
-            return None
-        return self.round.to_act
+        """The seat to act, or ``None`` (a deal is pending, or the match is over)."""
+        rnd = self.round
+        return None if rnd is None else rnd.to_act
 
     @property
     def hands(self) -> tuple[int, ...]:
@@ -108,16 +113,12 @@ class Match:
         A finished round (and so an ended match) has nobody to act, so its mask is 0.
         """
         rnd = self.round
-        if rnd is None or self.pending is not None:
-            return 0
-        return rnd.legal
+        return 0 if rnd is None else rnd.legal
 
     def legal_actions(self) -> list[int]:
         """The legal actions of the seat to act, sorted (empty when nobody is to act)."""
         rnd = self.round
-        if rnd is None or self.pending is not None:
-            return []
-        return cards_of(rnd.legal)
+        return [] if rnd is None else cards_of(rnd.legal)
 
     def default_action(self) -> int:
         """The timeout default: the lowest legal card in the fixed card order, else the pass."""
@@ -137,7 +138,6 @@ class Match:
             type(action) is int
             and type(seat) is int
             and rnd is not None
-            and self.pending is None
             and seat == rnd.to_act
             and action >= 0
             and rnd.legal >> action & 1

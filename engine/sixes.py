@@ -7,12 +7,13 @@ between them is dead at once. As in Fan Tan, the table is summarised by one ``pl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any
+from typing import Any, Final
 
 from .actions import PASS
-from .cards import OROS, SPANISH_BASE, CardSet, card_code, spanish
-from .events import CardPlayed, CardsDead, Event, Passed
+from .cards import OROS, SPANISH_BASE, SUIT_MASKS, CardSet, card_code, spanish
+from .events import CARD_PLAYED, PASSED, CardsDead, Event, check_players
 
 SIX_OF_OROS = spanish(OROS, 6)
 SIXES = sum(1 << spanish(OROS + s, 6) for s in range(4))
@@ -41,6 +42,21 @@ def suit_playable(suit_index: int, low: int, high: int) -> int:
 def dead_zone(suit_index: int, low: int, high: int) -> int:
     """Cards strictly between the suit's lowest and highest card on the table."""
     return _ranks_mask(suit_index, low + 1, high - 1) if low else 0
+
+
+def _by_ends(rule: Callable[[int, int, int], int]) -> tuple[int, ...]:
+    """``rule(suit, low, high)`` for every suit and pair of ends, at ``(suit * 13 + low) * 13 + high``.
+
+    Why: both answers are needed after every card. Looking them up keeps each rule in its
+    function alone and costs a fraction of asking it again.
+    """
+    return tuple(
+        rule(suit, low, high) for suit in range(4) for low in range(13) for high in range(13)
+    )
+
+
+PLAYABLE_BY_ENDS: Final = _by_ends(suit_playable)
+DEAD_ZONE_BY_ENDS: Final = _by_ends(dead_zone)
 
 
 class SixesHand:
@@ -79,7 +95,7 @@ class SixesHand:
         split: str,
         pool: str,
     ) -> None:
-        self.players = players
+        self.players = check_players(players)
         self.hands = list(hands)
         self.deck_mask = deck_mask
         self.split = split
@@ -151,36 +167,50 @@ class SixesHand:
         self.legal = self._compute_legal()
 
     def _place(self, seat: int, card: int, out: list[Event]) -> None:
-        self.hands[seat] ^= 1 << card
+        """Put ``card`` on the table, move its suit's end and kill what it jumped over."""
+        bit = 1 << card
+        self.hands[seat] ^= bit
         self.placed[seat] += 1
-        self.table_mask |= 1 << card
-        out.append(CardPlayed(seat, card))
+        table = self.table_mask = self.table_mask | bit
+        out.append(CARD_PLAYED[seat][card])
         offset = card - SPANISH_BASE
         suit, rank = offset // 12, offset % 12 + 1
-        if self.low[suit] == 0:
-            self.low[suit] = self.high[suit] = rank
-        elif rank < self.low[suit]:
-            self.low[suit] = rank
+        low, high = old_low, old_high = self.low[suit], self.high[suit]
+        if low == 0:
+            low = high = rank
+        elif rank < low:
+            low = rank
         else:
-            self.high[suit] = rank
-        low, high = self.low[suit], self.high[suit]
-        between = dead_zone(suit, low, high) & ~self.table_mask
+            high = rank
+        self.low[suit], self.high[suit] = low, high
+        base = suit * 169
+        # Only the part of the dead zone that is new can still be in someone's hand.
+        grown = (
+            DEAD_ZONE_BY_ENDS[base + low * 13 + high]
+            & ~DEAD_ZONE_BY_ENDS[base + old_low * 13 + old_high]
+        )
+        if grown & ~table:
+            self._kill(grown & ~table, out)
+        playable = PLAYABLE_BY_ENDS[base + low * 13 + high] & self.deck_mask
+        self.playable = (self.playable & ~SUIT_MASKS[OROS + suit]) | playable
+
+    def _kill(self, between: int, out: list[Event]) -> None:
+        """Every card of ``between`` still in a hand goes to that hand's dead pile."""
         for holder in range(self.players):
             newly_dead = self.hands[holder] & between
             if newly_dead:
                 self.hands[holder] ^= newly_dead
                 self.dead[holder] |= newly_dead
                 out.append(CardsDead(holder, CardSet(newly_dead)))
-        playable = suit_playable(suit, low, high) & self.deck_mask
-        self.playable = (self.playable & ~_ranks_mask(suit, 1, 12)) | playable
 
     def _settle(self, seat: int, out: list[Event]) -> None:
         """Find the next seat to act from ``seat`` on: empty hands are skipped silently,
         a seat with no legal card passes automatically."""
-        while not self.hands[seat] & self.playable:
-            if self.hands[seat]:
-                out.append(Passed(seat, True))
-            seat = (seat + 1) % self.players
+        hands, playable, players = self.hands, self.playable, self.players
+        while not hands[seat] & playable:
+            if hands[seat]:
+                out.append(PASSED[True][seat])
+            seat = (seat + 1) % players
         self.to_act = seat
 
     def scores(self) -> tuple[Fraction, ...]:

@@ -12,10 +12,12 @@ from typing import Any
 
 from .actions import CHOOSE_TRUMP, EXCLUDE, PASS
 from .cards import JOKER_MASK, JOKER_SUIT, SUIT_MASKS, SUIT_NAMES, CardSet, card_code, mask_of
-from .events import CARD_PLAYED, MAX_SEATS, Event, Score, SuitExcluded, TrickWon, TrumpChosen
+from .events import CARD_PLAYED, Event, Score, SuitExcluded, TrickWon, TrumpChosen, check_players
 
 NO_TRUMP = -1
 Scorer = Callable[["TrickRound"], Sequence[int]]
+FOLLOW_MASKS = tuple(0 if suit == JOKER_SUIT else SUIT_MASKS[suit] for suit in range(9))
+"""The cards that follow suit ``s`` when it was led: every card of it, none after a Joker."""
 
 
 def playable_cards(hand: int, led_suit: int) -> int:
@@ -24,8 +26,8 @@ def playable_cards(hand: int, led_suit: int) -> int:
     Follow suit if able (a Joker is then not allowed); otherwise anything, and the
     interchangeable Jokers count as one choice: the lowest Joker held.
     """
-    if led_suit >= 0 and led_suit != JOKER_SUIT:
-        follow = hand & SUIT_MASKS[led_suit]
+    if led_suit >= 0:
+        follow = hand & FOLLOW_MASKS[led_suit]
         if follow:
             return follow
     jokers = hand & JOKER_MASK
@@ -72,6 +74,7 @@ class TrickRound:
         "hands",
         "last_winner",
         "leader",
+        "led_mask",
         "led_suit",
         "legal",
         "players",
@@ -95,9 +98,7 @@ class TrickRound:
         trump: int = NO_TRUMP,
         auction: bool = False,
     ) -> None:
-        if not 0 < players <= MAX_SEATS:
-            raise ValueError(f"a trick round seats 1..{MAX_SEATS} players, not {players}")
-        self.players = players
+        self.players = check_players(players)
         self.hands = list(hands)
         self.dealer = dealer
         self.scorer = scorer
@@ -108,6 +109,7 @@ class TrickRound:
         self.to_act: int | None = self.leader
         self.trick: list[int] = []
         self.led_suit = NO_TRUMP
+        self.led_mask = 0
         self.taken = [0] * players
         self.tricks = [0] * players
         self.trick_number = 0
@@ -184,13 +186,16 @@ class TrickRound:
         out.append(CARD_PLAYED[seat][action])
         trick = self.trick
         if not trick:
-            self.led_suit = JOKER_SUIT if action > 51 else action // 13
+            led = self.led_suit = JOKER_SUIT if action > 51 else action // 13
+            self.led_mask = FOLLOW_MASKS[led]
         trick.append(action)
         players = self.players
         if len(trick) < players:
             seat = (seat + 1) % players
             self.to_act = seat
-            self.legal = playable_cards(hands[seat], self.led_suit)
+            hand = hands[seat]
+            # playable_cards(hand, led_suit), its usual answer first: the cards that follow.
+            self.legal = hand & self.led_mask or playable_cards(hand, NO_TRUMP)
         else:
             self._end_trick(out)
 

@@ -1,0 +1,203 @@
+"""The engine's fast paths agree with the plain rule functions they stand in for.
+
+Every table, shared instance or incrementally kept value that the hot path uses instead of
+calling a rule function is checked here against that function: exhaustively where the
+domain is small, and along random matches of every game otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterator
+
+import pytest
+
+from cardarena.engine import GAMES, Match, new_match
+from cardarena.engine.cards import JOKER_MASK, JOKER_SUIT, JOKERS, MAX_CARD
+from cardarena.engine.decks import FRENCH_52, TRIATHLON_39, deal, spanish_deck
+from cardarena.engine.events import (
+    CARD_PLAYED,
+    MAX_SEATS,
+    PASSED,
+    CardPlayed,
+    Passed,
+    check_players,
+)
+from cardarena.engine.fairdeal import RandomStream
+from cardarena.engine.fantan import (
+    FAN_TAN_RANKS,
+    PLAYABLE_TABLES,
+    FanTanRound,
+    fan_tan_rank,
+    suit_playable,
+)
+from cardarena.engine.sixes import DEAD_ZONE_BY_ENDS, PLAYABLE_BY_ENDS, SixesHand, dead_zone
+from cardarena.engine.sixes import suit_playable as sixes_playable
+from cardarena.engine.tricks import (
+    FOLLOW_MASKS,
+    NO_TRUMP,
+    TrickRound,
+    playable_cards,
+    winning_card,
+    winning_index,
+)
+
+CELLS = [(name, players) for name, spec in GAMES.items() for players in spec.players]
+
+
+def walk(game: str, players: int, seed: int) -> Iterator[Match]:
+    """A random match of ``game``, yielded before every action and once at its end."""
+    rng = random.Random(seed)
+    match = new_match(game, players=players, seed=hashlib.sha256(f"{game}{seed}".encode()).digest())
+    while (seat := match.to_act) is not None:
+        yield match
+        match.apply(seat, rng.choice(match.legal_actions()))
+    yield match
+
+
+# -- shared events ----------------------------------------------------------------------------
+
+
+def test_shared_events_equal_fresh_ones() -> None:
+    for seat in range(MAX_SEATS):
+        assert PASSED[False][seat] == Passed(seat, False)
+        assert PASSED[True][seat] == Passed(seat, True)
+        assert all(CARD_PLAYED[seat][c] == CardPlayed(seat, c) for c in range(MAX_CARD + 1))
+
+
+def test_every_game_fits_the_shared_tables() -> None:
+    assert max(p for spec in GAMES.values() for p in spec.players) <= MAX_SEATS
+    with pytest.raises(ValueError, match="seats"):
+        check_players(MAX_SEATS + 1)
+    with pytest.raises(ValueError, match="seats"):
+        TrickRound(MAX_SEATS + 1, [0] * (MAX_SEATS + 1), 0, lambda r: [])
+
+
+# -- tricks -----------------------------------------------------------------------------------
+
+
+def test_follow_masks_give_playable_cards() -> None:
+    """``play`` asks ``hand & FOLLOW_MASKS[led] or playable_cards(hand, NO_TRUMP)``."""
+    rng = random.Random(1)
+    deck = [*FRENCH_52, *JOKERS]
+    for _ in range(3000):
+        hand = sum(1 << c for c in rng.sample(deck, rng.randrange(1, 14)))
+        for led in (0, 1, 2, 3, JOKER_SUIT):
+            fast = hand & FOLLOW_MASKS[led] or playable_cards(hand, NO_TRUMP)
+            assert fast == playable_cards(hand, led)
+
+
+def test_winning_card_is_the_card_winning_index_names() -> None:
+    rng = random.Random(2)
+    deck = [*FRENCH_52, *JOKERS]
+    for _ in range(3000):
+        trick = rng.sample(deck, rng.randrange(3, 6))
+        trump = rng.choice([NO_TRUMP, 0, 1, 2, 3])
+        taken = sum(1 << c for c in trick)
+        index = winning_index(trick, trump)
+        assert trick[index] == winning_card(taken, trick[0], trump)
+        if (1 << trick[0]) & JOKER_MASK:
+            assert index == 0
+
+
+# -- Fan Tan and Crazy Sixes tables -----------------------------------------------------------
+
+
+def test_fan_tan_tables_are_the_rule() -> None:
+    assert tuple(fan_tan_rank(c) for c in range(52)) == FAN_TAN_RANKS
+    for mode in (False, True):
+        for suit in range(4):
+            for low in range(14):
+                for high in range(14):
+                    expected = suit_playable(suit, low, high, six_and_seven=mode)
+                    assert PLAYABLE_TABLES[mode][(suit * 14 + low) * 14 + high] == expected
+
+
+def test_crazy_sixes_tables_are_the_rule() -> None:
+    for suit in range(4):
+        for low in range(13):
+            for high in range(13):
+                at = (suit * 13 + low) * 13 + high
+                assert PLAYABLE_BY_ENDS[at] == sixes_playable(suit, low, high)
+                assert DEAD_ZONE_BY_ENDS[at] == dead_zone(suit, low, high)
+
+
+# -- state kept incrementally, along random matches -------------------------------------------
+
+
+@pytest.mark.parametrize(("game", "players"), CELLS)
+@pytest.mark.parametrize("seed", range(3))
+def test_kept_state_equals_state_from_scratch(game: str, players: int, seed: int) -> None:
+    """The legal mask each round keeps equals the one worked out from its state; a pending
+    deal means no round (Match's invariant); no hand holds a card of a Crazy Sixes dead zone."""
+    for match in walk(game, players, seed):
+        rnd = match.round
+        assert (match.pending is None) or rnd is None
+        if rnd is None:
+            continue
+        assert isinstance(rnd, TrickRound | FanTanRound | SixesHand)
+        assert rnd.legal == rnd._compute_legal()
+        assert match.legal_actions() == [a for a in range(140) if rnd.legal >> a & 1]
+        if isinstance(rnd, SixesHand):
+            for suit in range(4):
+                zone = dead_zone(suit, rnd.low[suit], rnd.high[suit])
+                assert all(not h & zone for h in rnd.hands)
+
+
+# -- dealing ----------------------------------------------------------------------------------
+
+
+def reference_shuffle(stream: RandomStream, items: list[int]) -> list[int]:
+    """Fisher-Yates from the top with ``uniform``, as RULES.md §4 words it."""
+    deck = list(items)
+    for i in range(len(deck) - 1, 0, -1):
+        j = stream.uniform(i + 1)
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck
+
+
+@pytest.mark.parametrize("deck", [FRENCH_52, TRIATHLON_39, spanish_deck(40), tuple(range(300))])
+def test_shuffle_equals_the_plain_fisher_yates(deck: tuple[int, ...]) -> None:
+    for n in range(20):
+        seed = hashlib.sha256(bytes([n])).digest()
+        fast = RandomStream(seed, f"deal/{n}")
+        plain = RandomStream(seed, f"deal/{n}")
+        assert fast.read(4 * (n % 5)) == plain.read(4 * (n % 5))  # start mid-block too
+        assert fast.shuffle(deck) == reference_shuffle(plain, list(deck))
+        assert fast.word() == plain.word()  # and leave the stream at the same word
+
+
+class RiggedStream(RandomStream):
+    """A stream whose blocks are chosen by the test, so that words get rejected."""
+
+    def __init__(self, words: list[int]) -> None:
+        super().__init__(bytes(32), "rigged")
+        self.rigged = words
+
+    def block(self, index: int) -> bytes:
+        chunk = self.rigged[8 * index : 8 * index + 8]
+        chunk += [7] * (8 - len(chunk))
+        return b"".join(w.to_bytes(4, "big") for w in chunk)
+
+
+def test_shuffle_rejects_exactly_as_uniform_does() -> None:
+    rng = random.Random(3)
+    top = 2**32 - 1
+    for _ in range(200):
+        words = [
+            rng.choice([top, top - rng.randrange(60), rng.randrange(2**32)]) for _ in range(120)
+        ]
+        deck = list(range(52))
+        assert RiggedStream(words).shuffle(deck) == reference_shuffle(RiggedStream(words), deck)
+
+
+def test_deal_equals_card_by_card_dealing() -> None:
+    rng = random.Random(4)
+    for players in (3, 4, 5):
+        for dealer in range(players):
+            order = rng.sample(range(52), 52 - rng.randrange(3))
+            hands = [0] * players
+            for k, card in enumerate(order):
+                hands[(dealer + 1 + k) % players] |= 1 << card
+            assert deal(order, dealer, players) == tuple(hands)
