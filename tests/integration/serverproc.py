@@ -26,8 +26,9 @@ CARDARENA = Path(sys.executable).parent / "cardarena"
 class ServerProcess:
     """``cardarena serve`` in a subprocess; ``address`` once it listens."""
 
-    def __init__(self, data_dir: Path, *, move_ms: int = 0) -> None:
+    def __init__(self, data_dir: Path, *, listen: str = "127.0.0.1:0") -> None:
         self.data_dir = data_dir
+        self.listen = listen
         self.process: subprocess.Popen[str] | None = None
         self.address = ""
         self.stderr_path = data_dir / "server.log"
@@ -40,7 +41,7 @@ class ServerProcess:
                 str(CARDARENA),
                 "serve",
                 "--listen",
-                "127.0.0.1:0",
+                self.listen,
                 "--data-dir",
                 str(self.data_dir),
                 "--metrics-port",

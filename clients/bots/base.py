@@ -1,0 +1,44 @@
+"""The bot interface: one method, given only what the seat may know."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Protocol, runtime_checkable
+
+from ..seatstate import SeatState
+
+
+@runtime_checkable
+class Bot(Protocol):
+    """A player. ``choose`` returns one of ``state.legal`` (action ids, see ``cardarena.engine``).
+
+    A bot object plays one seat of one match at a time; the runner makes a fresh one per seat
+    (``Bot()`` with no arguments, or ``Bot(seed=…)`` when it accepts a seed).
+    """
+
+    name: str
+
+    def choose(self, state: SeatState) -> int: ...
+
+
+def load_bot(spec: str, *, seed: int | None = None) -> Bot:
+    """Make a bot from ``module:Class`` (or a short name of a reference bot)."""
+    module_name, _, class_name = REFERENCE.get(spec, spec).partition(":")
+    if not class_name:
+        raise ValueError(f"a bot is module:Class or one of {', '.join(REFERENCE)}; got {spec!r}")
+    try:
+        factory = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as error:
+        raise ValueError(f"cannot load bot {spec!r}: {error}") from None
+    try:
+        bot = factory(seed=seed) if seed is not None else factory()
+    except TypeError:
+        bot = factory()
+    if not isinstance(bot, Bot):
+        raise ValueError(f"{spec!r} is not a bot: it needs a `name` and a `choose(state)` method")
+    return bot
+
+
+REFERENCE: dict[str, str] = {
+    "random": "cardarena.clients.bots.random_bot:RandomBot",
+}

@@ -1,0 +1,249 @@
+"""A typed asyncio client for a cardarena server, and the loop that plays a seat.
+
+``play`` survives anything a network or a server restart can do to it: it resumes the event
+stream from the last ``seq`` it saw, and it submits each decision with a request id derived
+from the seat and the ``seq`` it answers, so a retry is applied once and a duplicate is
+harmless.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import grpc
+from google.protobuf import struct_pb2
+
+from cardarena.v1 import codec, service_pb2_grpc
+from cardarena.v1 import game_pb2 as pb
+from cardarena.v1 import service_pb2 as spb
+
+from .seatstate import SeatState
+
+if TYPE_CHECKING:
+    from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
+
+    from .bots.base import Bot
+
+RETRYABLE = frozenset(
+    {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED}
+)
+CHANNEL_OPTIONS = [
+    ("grpc.keepalive_time_ms", 20_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+]
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """A taken seat: the match, the seat and its secret token (never log it)."""
+
+    match_id: str
+    seat: int
+    token: str
+
+    def __repr__(self) -> str:
+        return f"Ticket(match_id={self.match_id!r}, seat={self.seat}, token=…)"
+
+    @property
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {self.token}"),)
+
+
+class ArenaClient:
+    """One channel to one server. Use as ``async with ArenaClient(address) as client``."""
+
+    def __init__(self, address: str, *, timeout: float = 10.0, retry_for: float = 30.0) -> None:
+        self.address = address
+        self.timeout = timeout
+        self.retry_for = retry_for
+        self._channel: grpc.aio.Channel | None = None
+        self._stub: MatchServiceAsyncStub | None = None
+
+    async def __aenter__(self) -> ArenaClient:
+        self._channel = grpc.aio.insecure_channel(self.address, options=CHANNEL_OPTIONS)
+        self._stub = service_pb2_grpc.MatchServiceStub(self._channel)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._channel is not None:
+            await self._channel.close()
+
+    @property
+    def stub(self) -> MatchServiceAsyncStub:
+        if self._stub is None:
+            raise RuntimeError("use the client inside `async with`")
+        return self._stub
+
+    async def _retrying(self, call: Callable[[], Awaitable[Any]]) -> Any:
+        """Retry a call that is safe to repeat while the server is briefly unreachable."""
+        deadline = asyncio.get_running_loop().time() + self.retry_for
+        delay = 0.05
+        while True:
+            try:
+                return await call()
+            except grpc.aio.AioRpcError as error:
+                if error.code() not in RETRYABLE or asyncio.get_running_loop().time() > deadline:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+    async def list_games(self) -> list[spb.GameDescription]:
+        response = await self._retrying(
+            lambda: self.stub.ListGames(spb.ListGamesRequest(), timeout=self.timeout)
+        )
+        return list(response.games)
+
+    async def create_match(
+        self,
+        game: str,
+        *,
+        players: int = 0,
+        options: Mapping[str, Any] | None = None,
+        move_ms: int = 0,
+        seed: bytes = b"",
+    ) -> spb.MatchInfo:
+        struct = struct_pb2.Struct()
+        struct.update(dict(options or {}))
+        request = spb.CreateMatchRequest(
+            game=game,
+            players=players,
+            options=struct,
+            time_control=spb.TimeControl(move_ms=move_ms),
+            seed=seed,
+        )
+        response = await self.stub.CreateMatch(request, timeout=self.timeout)
+        return response.match
+
+    async def join(self, match_id: str, *, seat: int | None = None, name: str = "") -> Ticket:
+        request = spb.JoinMatchRequest(match_id=match_id, name=name)
+        if seat is not None:
+            request.seat = seat
+        response = await self.stub.JoinMatch(request, timeout=self.timeout)
+        return Ticket(match_id, response.seat, response.token)
+
+    async def get_match(self, match_id: str) -> spb.MatchInfo:
+        request = spb.GetMatchRequest(match_id=match_id)
+        response: spb.GetMatchResponse = await self._retrying(
+            lambda: self.stub.GetMatch(request, timeout=self.timeout)
+        )
+        return response.match
+
+    async def match_log(self, match_id: str) -> spb.GetMatchLogResponse:
+        request = spb.GetMatchLogRequest(match_id=match_id)
+        response: spb.GetMatchLogResponse = await self._retrying(
+            lambda: self.stub.GetMatchLog(request, timeout=self.timeout)
+        )
+        return response
+
+    async def submit(
+        self, ticket: Ticket, action: int, expected_seq: int
+    ) -> spb.SubmitActionResponse:
+        """Submit idempotently: the request id names the seat and the seq it answers."""
+        request = spb.SubmitActionRequest(
+            match_id=ticket.match_id,
+            seat=ticket.seat,
+            action=codec.action_to_pb(action),
+            expected_seq=expected_seq,
+            request_id=f"seat{ticket.seat}-seq{expected_seq}",
+        )
+        response: spb.SubmitActionResponse = await self._retrying(
+            lambda: self.stub.SubmitAction(request, metadata=ticket.metadata, timeout=self.timeout)
+        )
+        return response
+
+    async def play(
+        self,
+        ticket: Ticket,
+        bot: Bot,
+        *,
+        on_event: Callable[[SeatState, pb.Event], None] | None = None,
+    ) -> SeatState:
+        """Play ``ticket``'s seat with ``bot`` until the match ends; return the final state.
+
+        The bot is asked on each ``YourTurn``. A stream that breaks (server restart, drain,
+        network) is reopened from the last ``seq`` seen, with backoff, for up to ``retry_for``
+        seconds without progress.
+        """
+        state = SeatState(ticket.match_id, ticket.seat)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.retry_for
+        delay = 0.05
+        while True:
+            seen = state.seq
+            try:
+                await self._follow(ticket, bot, state, on_event)
+            except grpc.aio.AioRpcError as error:
+                if error.code() not in RETRYABLE:
+                    raise
+            if state.over:
+                return state
+            if state.seq > seen:
+                deadline, delay = loop.time() + self.retry_for, 0.05
+            elif loop.time() > deadline:
+                raise TimeoutError(f"no progress in match {ticket.match_id} for {self.retry_for} s")
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+    async def _follow(
+        self,
+        ticket: Ticket,
+        bot: Bot,
+        state: SeatState,
+        on_event: Callable[[SeatState, pb.Event], None] | None,
+    ) -> None:
+        """Follow the seat's stream from ``state.seq``; answer each turn once caught up to it."""
+        request = spb.StreamEventsRequest(
+            match_id=ticket.match_id, seat=ticket.seat, after_seq=state.seq
+        )
+        stream = self.stub.StreamEvents(request, metadata=ticket.metadata)
+        turn: tuple[int, list[pb.Action]] | None = None
+        async for message in stream:
+            kind = message.WhichOneof("kind")
+            if kind == "event":
+                self._observe(state, message.event, on_event)
+            elif kind == "snapshot" and message.snapshot.legal_actions:
+                turn = (message.snapshot.seq, list(message.snapshot.legal_actions))
+            elif kind == "your_turn":
+                turn = (message.your_turn.seq, list(message.your_turn.legal_actions))
+            if turn is not None and turn[0] == state.seq:
+                seq, legal = turn
+                turn = None
+                await self._decide(ticket, bot, state, seq, legal)
+
+    def _observe(
+        self,
+        state: SeatState,
+        event: pb.Event,
+        on_event: Callable[[SeatState, pb.Event], None] | None,
+    ) -> None:
+        if event.seq <= state.seq:
+            return
+        state.seq = event.seq
+        decoded = codec.event_from_pb(event)
+        if decoded is not None:
+            state.observe(decoded)
+        elif event.WhichOneof("kind") == "seed_revealed":
+            state.seed = event.seed_revealed.seed
+        if on_event is not None:
+            on_event(state, event)
+
+    async def _decide(
+        self, ticket: Ticket, bot: Bot, state: SeatState, seq: int, legal: list[pb.Action]
+    ) -> None:
+        if seq != state.seq:
+            return  # a prompt for a position this client has not caught up with, or has left
+        state.legal = [codec.action_from_pb(a) for a in legal]
+        action = bot.choose(state)
+        if action not in state.legal:
+            raise ValueError(f"bot {bot.name!r} chose {action}, which is not a legal action")
+        try:
+            await self.submit(ticket, action, seq)
+        except grpc.aio.AioRpcError as error:
+            if error.code() not in (grpc.StatusCode.ABORTED, grpc.StatusCode.FAILED_PRECONDITION):
+                raise
+        finally:
+            state.legal = []

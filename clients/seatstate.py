@@ -1,0 +1,181 @@
+"""What one seat knows, folded from its own event stream: the whole input of a bot.
+
+A seat's stream carries its own hand in each deal, every public play, and the server's
+prompts. :class:`SeatState` folds those events into a table a bot can read (hand, trick,
+layout, scores, what each rival has shown) without any rules: results such as trick winners,
+dead cards and scores are events themselves. The legal actions come from the server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from cardarena.engine import events as ev
+from cardarena.engine.actions import PASS
+from cardarena.engine.cards import JOKER_MASK, SUIT_MASKS, suit_of
+from cardarena.engine.decks import FRENCH_52, TRIATHLON_39, deck_mask, spanish_deck, trick_deck
+
+
+@dataclass
+class SeatState:
+    """One seat's knowledge of a match. Card sets are int masks (see ``cardarena.engine.cards``)."""
+
+    match_id: str
+    seat: int
+    game: str = ""
+    players: int = 0
+    options: dict[str, Any] = field(default_factory=dict)
+    seq: int = 0
+    events: list[ev.Event] = field(default_factory=list)
+    round: int = -1
+    kind: str = ""
+    dealer: int = 0
+    trump: int | None = None
+    voluntary_pass: bool = False
+    hand: int = 0
+    hand_sizes: list[int] = field(default_factory=list)
+    trick_leader: int | None = None
+    trick: list[tuple[int, int]] = field(default_factory=list)
+    tricks_won: list[int] = field(default_factory=list)
+    taken: list[int] = field(default_factory=list)
+    excluded_suits: list[int] = field(default_factory=list)
+    table: int = 0
+    passes: list[int] = field(default_factory=list)
+    dead: list[int] = field(default_factory=list)
+    placed: list[int] = field(default_factory=list)
+    played: list[int] = field(default_factory=list)
+    """Cards each seat has played this round."""
+    void: list[int] = field(default_factory=list)
+    """Suits each seat has shown it lacks this round (a mask of suit bits), from failing to follow."""
+    totals: list[int | Fraction] = field(default_factory=list)
+    round_scores: list[tuple[int | Fraction, ...]] = field(default_factory=list)
+    over: bool = False
+    winners: tuple[int, ...] = ()
+    legal: list[int] = field(default_factory=list)
+    """The legal actions when this seat is to act (from the server), else empty."""
+    seed: bytes = b""
+
+    def observe(self, event: ev.Event) -> None:
+        """Fold one event (as this seat may see it) into the state."""
+        self.events.append(event)
+        handler = getattr(self, f"_on_{type(event).__name__}", None)
+        if handler is not None:
+            handler(event)
+
+    @property
+    def unseen(self) -> int:
+        """Cards of this round that this seat has not seen: in rivals' hands, wherever they are."""
+        seen = self.hand | self.table | self.dead_all
+        for cards in self.played:
+            seen |= cards
+        return self._round_deck & ~seen
+
+    @property
+    def dead_all(self) -> int:
+        out = 0
+        for cards in self.dead:
+            out |= cards
+        return out
+
+    # -- folds ---------------------------------------------------------------------------
+
+    _round_deck: int = 0
+
+    def _on_MatchStarted(self, event: ev.MatchStarted) -> None:  # noqa: N802
+        self.game, self.players, self.options = event.game, event.players, dict(event.options)
+        self.totals = [0] * event.players
+
+    def _on_RoundStarted(self, event: ev.RoundStarted) -> None:  # noqa: N802
+        n = self.players
+        self.round, self.kind, self.dealer = event.round, event.kind, event.dealer
+        self.trump, self.voluntary_pass = event.trump, event.voluntary_pass
+        self.hand, self.hand_sizes = 0, [0] * n
+        self.trick_leader, self.trick = None, []
+        self.tricks_won, self.taken = [0] * n, [0] * n
+        self.excluded_suits, self.table = [], 0
+        self.passes, self.dead, self.placed = [0] * n, [0] * n, [0] * n
+        self.played, self.void = [0] * n, [0] * n
+        self.legal = []
+
+    def _on_TrumpDrawn(self, event: ev.TrumpDrawn) -> None:  # noqa: N802
+        self.trump = event.suit
+
+    def _on_Dealt(self, event: ev.Dealt) -> None:  # noqa: N802
+        mine = event.hands[self.seat]
+        self.hand = mine.mask if mine is not None else 0
+        self.hand_sizes = list(event.hand_sizes)
+        self._round_deck = 0
+        for hand in event.hands:
+            if hand is not None:
+                self._round_deck |= hand.mask
+        self._round_deck |= _deck_of(self.game, self.players, self.kind, self.options)
+
+    def _on_SuitExcluded(self, event: ev.SuitExcluded) -> None:  # noqa: N802
+        self.excluded_suits.append(event.suit)
+
+    def _on_TrumpChosen(self, event: ev.TrumpChosen) -> None:  # noqa: N802
+        self.trump = event.suit
+
+    def _on_CardPlayed(self, event: ev.CardPlayed) -> None:  # noqa: N802
+        seat, card = event.seat, event.card
+        bit = 1 << card
+        if seat == self.seat:
+            self.hand &= ~bit
+        self.hand_sizes[seat] -= 1
+        self.played[seat] |= bit
+        self.placed[seat] += 1
+        if self.kind in ("fan_tan", "hand"):
+            self.table |= bit
+            return
+        if not self.trick:
+            self.trick_leader = seat
+        else:
+            led = self.trick[0][1]
+            led_suit = suit_of(led)
+            if not bit & JOKER_MASK and not (1 << led) & JOKER_MASK and suit_of(card) != led_suit:
+                self.void[seat] |= 1 << led_suit
+        self.trick.append((seat, card))
+
+    def _on_Passed(self, event: ev.Passed) -> None:  # noqa: N802
+        self.passes[event.seat] += 1
+
+    def _on_TrickWon(self, event: ev.TrickWon) -> None:  # noqa: N802
+        self.tricks_won[event.seat] += 1
+        for card in event.cards:
+            self.taken[event.seat] |= 1 << card
+        self.trick, self.trick_leader = [], event.seat
+
+    def _on_CardsDead(self, event: ev.CardsDead) -> None:  # noqa: N802
+        self.dead[event.seat] |= event.cards.mask
+        if event.seat == self.seat:
+            self.hand &= ~event.cards.mask
+        self.hand_sizes[event.seat] -= len(event.cards)
+
+    def _on_RoundScored(self, event: ev.RoundScored) -> None:  # noqa: N802
+        self.round_scores.append(event.scores)
+        self.totals = list(event.totals)
+
+    def _on_MatchEnded(self, event: ev.MatchEnded) -> None:  # noqa: N802
+        self.over, self.winners, self.totals = True, event.winners, list(event.totals)
+        self.legal = []
+
+    def suit_cards(self, suit: int) -> int:
+        """This seat's cards of ``suit``."""
+        return self.hand & SUIT_MASKS[suit]
+
+    @property
+    def can_pass(self) -> bool:
+        return PASS in self.legal
+
+
+def _deck_of(game: str, players: int, kind: str, options: dict[str, Any]) -> int:
+    """The round's deck, so that ``unseen`` is right even before any rival shows a card."""
+    if game == "triathlon":
+        return deck_mask(TRIATHLON_39)
+    if game == "crazy_sixes":
+        return deck_mask(spanish_deck(int(options.get("deck", 48))))
+    if kind == "fan_tan":
+        return deck_mask(FRENCH_52)
+    return deck_mask(trick_deck(players))

@@ -1,0 +1,61 @@
+"""The client library against a real server: bots play whole matches, even across a restart."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from cardarena.clients.bots import RandomBot
+from cardarena.clients.client import ArenaClient
+from cardarena.v1 import service_pb2 as spb
+
+from .serverproc import ServerProcess
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.mark.parametrize(
+    ("game", "players"), [("hexathlon", 4), ("crazy_sixes", 3), ("triathlon", 3)]
+)
+def test_random_bots_play_a_match_to_the_end(tmp_path: Path, game: str, players: int) -> None:
+    async def scenario(address: str) -> None:
+        async with ArenaClient(address) as client:
+            info = await client.create_match(game, players=players, seed=bytes(32))
+            tickets = [await client.join(info.match_id, name=f"r{i}") for i in range(players)]
+            states = await asyncio.gather(
+                *(client.play(t, RandomBot(seed=i)) for i, t in enumerate(tickets))
+            )
+            assert all(s.over for s in states)
+            assert len({tuple(s.totals) for s in states}) == 1
+            final = await client.get_match(info.match_id)
+            assert final.status == spb.MATCH_STATUS_ENDED
+            assert [s.seed for s in states] == [bytes(32)] * players
+            assert all(s.seq == final.last_seq for s in states)
+
+    with ServerProcess(tmp_path / "data") as server:
+        asyncio.run(scenario(server.address))
+
+
+def test_play_resumes_across_a_server_restart(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    first = ServerProcess(data).start()
+    address = first.address
+
+    async def scenario() -> None:
+        async with ArenaClient(address, retry_for=30) as client:
+            info = await client.create_match("pentathlon", players=3)
+            tickets = [await client.join(info.match_id) for _ in range(3)]
+            plays = [asyncio.create_task(client.play(t, RandomBot(seed=t.seat))) for t in tickets]
+            while (await client.get_match(info.match_id)).last_seq < 60:
+                await asyncio.sleep(0.05)
+            first.kill()
+            second = ServerProcess(data, listen=address).start()
+            try:
+                states = await asyncio.wait_for(asyncio.gather(*plays), timeout=60)
+                assert all(s.over for s in states)
+            finally:
+                second.kill()
+
+    asyncio.run(scenario())
