@@ -158,18 +158,18 @@ class HostedMatch:
             )
             await self._persist([joined], request_id=None, seat=None)
             self.log.info("seat_joined", seat=seat)
-            self._rearm_clock()
             return seat, token
 
     async def submit(
         self, seat: int, action: int, expected_seq: int, request_id: str
-    ) -> tuple[int, int]:
-        """Apply ``seat``'s action; return the first and last ``seq`` it wrote (once per request id)."""
+    ) -> tuple[int, int, bool]:
+        """Apply ``seat``'s action once per request id: the first and last ``seq`` it wrote, and
+        whether this call applied it (``False``: a retry answered with the first result)."""
         async with self.lock:
             if request_id:
                 done = await self.store.request_result(self.match_id, request_id)
                 if done is not None:
-                    return done
+                    return (*done, False)
             if not self.running:
                 raise NotRunning(
                     "the match has ended" if self.ended else "the match is waiting for seats"
@@ -179,13 +179,25 @@ class HostedMatch:
                     f"expected_seq {expected_seq} is stale: the match is at seq {self.last_seq}"
                 )
             events = self.engine.apply(seat, action)
-            return await self._record(events, request_id=request_id or None, seat=seat)
+            first, last = await self._record(events, request_id=request_id or None, seat=seat)
+            return first, last, True
 
     async def _record(
-        self, events: list[ev.Event], *, request_id: str | None, seat: int | None
+        self,
+        events: list[ev.Event],
+        *,
+        request_id: str | None,
+        seat: int | None,
+        timed_out: bool = False,
     ) -> tuple[int, int]:
+        """Persist what one action caused (after a TimedOut entry when the clock played it),
+        atomically, then publish it: one write, so no reader sees half of it."""
         first = self.last_seq + 1
-        encoded = [codec.event_to_pb(e, first + i, self.match_id) for i, e in enumerate(events)]
+        encoded = []
+        if timed_out and seat is not None:
+            encoded.append(pb.Event(seq=first, timed_out=pb.TimedOut(seat=seat)))
+        start = first + len(encoded)
+        encoded += [codec.event_to_pb(e, start + i, self.match_id) for i, e in enumerate(events)]
         if self.engine.over:
             encoded.append(
                 pb.Event(
@@ -203,7 +215,6 @@ class HostedMatch:
         if self.engine.over:
             await self.store.end_match(self.match_id, _now_iso())
             self.log.info("match_ended", winners=list(self.engine.winners))
-        self._rearm_clock()
         return first, self.last_seq
 
     async def _persist(
@@ -214,6 +225,7 @@ class HostedMatch:
             self.match_id, payloads, expected_seq=self.last_seq, request_id=request_id, seat=seat
         )
         self.last_seq += len(payloads)
+        self._rearm_clock()
         self._publish(encoded)
         self._on_change(self)
 
@@ -274,11 +286,10 @@ class HostedMatch:
                     self.subscribers.discard(sub)
 
     def your_turn(self) -> pb.YourTurn:
-        deadline = time.time() + self.move_ms / 1000 if self.move_ms > 0 else 0.0
         return pb.YourTurn(
             seq=self.last_seq,
             legal_actions=[codec.action_to_pb(a) for a in self.engine.legal_actions()],
-            deadline_unix_ms=int(deadline * 1000),
+            deadline_unix_ms=int(self.deadline * 1000),
         )
 
     async def close_streams(self) -> None:
@@ -307,13 +318,10 @@ class HostedMatch:
             if seq != self.last_seq or not self.running or seat is None:
                 return
             self._clock = None
-            action = self.engine.default_action()
-            timed_out = pb.Event(seq=self.last_seq + 1, timed_out=pb.TimedOut(seat=seat))
-            await self._persist([timed_out], request_id=None, seat=None)
-            events = self.engine.apply(seat, action)
+            events = self.engine.apply(seat, self.engine.default_action())
             metrics.ACTIONS.inc()
             self.log.info("timed_out", seat=seat)
-            await self._record(events, request_id=None, seat=seat)
+            await self._record(events, request_id=None, seat=seat, timed_out=True)
 
     def stop_clock(self) -> None:
         if self._clock is not None:

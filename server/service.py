@@ -262,7 +262,7 @@ class MatchService(service_pb2_grpc.MatchServiceServicer):
                         "request_id is 1..64 printable ASCII characters without spaces"
                     )
                 action = codec.action_from_pb(request.action)
-                first, last = await hosted.submit(
+                first, last, applied = await hosted.submit(
                     request.seat, action, request.expected_seq, request.request_id
                 )
                 stored = await hosted.store.read_events(
@@ -272,8 +272,9 @@ class MatchService(service_pb2_grpc.MatchServiceServicer):
             events = [
                 project_for(pb.Event.FromString(s.payload), request.seat, projector) for s in stored
             ]
-            metrics.ACTIONS.inc()
-            metrics.ACTION_SECONDS.observe(time.perf_counter() - started)
+            if applied:
+                metrics.ACTIONS.inc()
+                metrics.ACTION_SECONDS.observe(time.perf_counter() - started)
             return spb.SubmitActionResponse(first_seq=first, last_seq=last, events=events)
         except Refused as refused:
             await self._abort(context, refused)

@@ -257,12 +257,14 @@ def _encode_token(created_at: str, match_id: str) -> str:
 def _decode_token(token: str) -> tuple[str, str]:
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        created_at, match_id = json.loads(raw)
-    except (binascii.Error, ValueError, TypeError) as exc:
+        decoded = json.loads(raw)
+    except (binascii.Error, ValueError, TypeError, RecursionError) as exc:
         raise InvalidPageToken("malformed page token") from exc
-    if not isinstance(created_at, str) or not isinstance(match_id, str):
+    if not (
+        isinstance(decoded, list) and len(decoded) == 2 and all(isinstance(x, str) for x in decoded)
+    ):
         raise InvalidPageToken("malformed page token")
-    return created_at, match_id
+    return decoded[0], decoded[1]
 
 
 # --------------------------------------------------------------------------- writer requests
