@@ -84,6 +84,7 @@ def refusals() -> Iterator[None]:
     except Exception as error:
         code = status_for(error)
         if code is None:
+            log.exception("unexpected_error", error_type=type(error).__name__)
             raise
         raise Refused(code, str(error)) from error
 
