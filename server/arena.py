@@ -137,6 +137,7 @@ class Arena:
             return hosted
         last_seq = stored[-1].seq if stored else 0
         hosted = self._host(record, engine, seats, last_seq, voluntary_pass=tracker.voluntary_pass)
+        hosted.resumed = True
         if not stored:
             await self._write_opening(hosted)
         return hosted

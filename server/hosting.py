@@ -40,6 +40,19 @@ log = structlog.get_logger(__name__)
 SUBSCRIBER_QUEUE = 1024
 
 
+@dataclass(frozen=True)
+class Submitted:
+    """What a submission wrote: ``seq`` range, whether this call applied it (``False``: a
+    retry answered with the first result), the events, and whether the round before them
+    allowed voluntary passes (for projecting them)."""
+
+    first_seq: int
+    last_seq: int
+    applied: bool
+    events: list[pb.Event]
+    voluntary_before: bool
+
+
 class Stale(Exception):
     """The action was decided on an older ``seq`` than the match's."""
 
@@ -104,6 +117,11 @@ class HostedMatch:
         self.deadline: float = 0.0
         self._clock: asyncio.Task[None] | None = None
         self._on_change = on_change
+        self._reported_status = ""
+        self.requests: dict[str, tuple[int, int]] = {}
+        """Request ids answered by this process; the store has the older ones."""
+        self.resumed = False
+        """Loaded from the store: request ids from before this process are only there."""
         self.voluntary_pass = voluntary_pass
         self.log = log.bind(match_id=self.match_id)
 
@@ -116,6 +134,10 @@ class HostedMatch:
     @property
     def ended(self) -> bool:
         return self.engine.over
+
+    @property
+    def status(self) -> str:
+        return "ended" if self.ended else "running" if self.running else "waiting"
 
     def seat_of(self, token: str) -> int | None:
         """The seat whose token this is, compared in constant time; ``None`` if none."""
@@ -160,16 +182,15 @@ class HostedMatch:
             self.log.info("seat_joined", seat=seat)
             return seat, token
 
-    async def submit(
-        self, seat: int, action: int, expected_seq: int, request_id: str
-    ) -> tuple[int, int, bool]:
-        """Apply ``seat``'s action once per request id: the first and last ``seq`` it wrote, and
-        whether this call applied it (``False``: a retry answered with the first result)."""
+    async def submit(self, seat: int, action: int, expected_seq: int, request_id: str) -> Submitted:
+        """Apply ``seat``'s action, once per request id."""
         async with self.lock:
             if request_id:
-                done = await self.store.request_result(self.match_id, request_id)
+                done = self.requests.get(request_id)
+                if done is None and self.resumed:
+                    done = await self.store.request_result(self.match_id, request_id)
                 if done is not None:
-                    return (*done, False)
+                    return Submitted(*done, applied=False, events=[], voluntary_before=False)
             if not self.running:
                 raise NotRunning(
                     "the match has ended" if self.ended else "the match is waiting for seats"
@@ -178,9 +199,16 @@ class HostedMatch:
                 raise Stale(
                     f"expected_seq {expected_seq} is stale: the match is at seq {self.last_seq}"
                 )
+            voluntary_before = self.voluntary_pass
             events = self.engine.apply(seat, action)
-            first, last = await self._record(events, request_id=request_id or None, seat=seat)
-            return first, last, True
+            first, last, encoded = await self._record(
+                events, request_id=request_id or None, seat=seat
+            )
+            if request_id:
+                self.requests[request_id] = (first, last)
+            return Submitted(
+                first, last, applied=True, events=encoded, voluntary_before=voluntary_before
+            )
 
     async def _record(
         self,
@@ -189,7 +217,7 @@ class HostedMatch:
         request_id: str | None,
         seat: int | None,
         timed_out: bool = False,
-    ) -> tuple[int, int]:
+    ) -> tuple[int, int, list[pb.Event]]:
         """Persist what one action caused (after a TimedOut entry when the clock played it),
         atomically, then publish it: one write, so no reader sees half of it."""
         first = self.last_seq + 1
@@ -207,7 +235,8 @@ class HostedMatch:
         try:
             await self._persist(encoded, request_id=request_id, seat=seat)
         except DuplicateRequest as done:
-            return done.first_seq, done.last_seq
+            await self._rebuild()  # the engine moved on from a state the store had not
+            return done.first_seq, done.last_seq, []
         except Exception:
             self.log.exception("persist_failed")
             await self._rebuild()
@@ -215,7 +244,7 @@ class HostedMatch:
         if self.engine.over:
             await self.store.end_match(self.match_id, _now_iso())
             self.log.info("match_ended", winners=list(self.engine.winners))
-        return first, self.last_seq
+        return first, self.last_seq, encoded
 
     async def _persist(
         self, encoded: list[pb.Event], *, request_id: str | None, seat: int | None
@@ -227,7 +256,9 @@ class HostedMatch:
         self.last_seq += len(payloads)
         self._rearm_clock()
         self._publish(encoded)
-        self._on_change(self)
+        if self.status != self._reported_status:
+            self._reported_status = self.status
+            self._on_change(self)
 
     async def _rebuild(self) -> None:
         """After a failed write, return to what the store holds: the log is the truth."""

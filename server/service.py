@@ -28,7 +28,7 @@ from cardarena.v1 import service_pb2 as spb
 
 from . import metrics
 from .arena import Arena, UnknownMatch
-from .hosting import HostedMatch, NotRunning, PbProjector, SeatTaken, Stale, project_for
+from .hosting import HostedMatch, NotRunning, PbProjector, SeatTaken, Stale, Submitted, project_for
 from .store import StoreConflict
 
 log = structlog.get_logger(__name__)
@@ -263,22 +263,31 @@ class MatchService(service_pb2_grpc.MatchServiceServicer):
                         "request_id is 1..64 printable ASCII characters without spaces"
                     )
                 action = codec.action_from_pb(request.action)
-                first, last, applied = await hosted.submit(
+                done = await hosted.submit(
                     request.seat, action, request.expected_seq, request.request_id
                 )
-                stored = await hosted.store.read_events(
-                    hosted.match_id, after_seq=first - 1, limit=last - first + 1
-                )
-            projector = PbProjector(hosted.voluntary_pass)
-            events = [
-                project_for(pb.Event.FromString(s.payload), request.seat, projector) for s in stored
-            ]
-            if applied:
+                events = await self._projected(hosted, done, request.seat)
+            if done.applied:
                 metrics.ACTIONS.inc()
                 metrics.ACTION_SECONDS.observe(time.perf_counter() - started)
-            return spb.SubmitActionResponse(first_seq=first, last_seq=last, events=events)
+            return spb.SubmitActionResponse(
+                first_seq=done.first_seq, last_seq=done.last_seq, events=events
+            )
         except Refused as refused:
             await self._abort(context, refused)
+
+    async def _projected(self, hosted: HostedMatch, done: Submitted, seat: int) -> list[pb.Event]:
+        """The submission's events as ``seat`` may see them; a retry re-reads them from the log."""
+        if done.applied:
+            projector = PbProjector(done.voluntary_before)
+            return [project_for(e, seat, projector) for e in done.events]
+        projector = PbProjector()
+        out = []
+        for item in await hosted.store.read_events(hosted.match_id, limit=done.last_seq):
+            event = project_for(pb.Event.FromString(item.payload), seat, projector)
+            if item.seq >= done.first_seq:
+                out.append(event)
+        return out
 
     async def StreamEvents(
         self, request: spb.StreamEventsRequest, context: Any
