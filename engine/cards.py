@@ -137,26 +137,39 @@ def mask_of(cards: Iterable[Card]) -> int:
     return mask
 
 
-def _block_table() -> tuple[tuple[Card, ...], ...]:
-    """For each 13-bit block ``b`` (one French suit) and pattern ``p``: its card ids, at
-    index ``b * 8192 + p``. Legal-move lists are the engine's hottest allocation."""
-    patterns = [tuple(i for i in range(13) if p >> i & 1) for p in range(8192)]
-    return tuple(tuple(c + 13 * b for c in patterns[p]) for b in range(4) for p in range(8192))
+def _block_table(width: int, base: int) -> tuple[tuple[Card, ...], ...]:
+    """For a block of ``width`` bits (one suit) from card id ``base``: the card ids of each bit
+    pattern ``p``, at ``[p]``. Legal-move lists are the engine's hottest allocation, and these
+    tables turn one into a few lookups."""
+    table: list[tuple[Card, ...]] = [()]
+    for p in range(1, 1 << width):
+        # p's cards: its lowest bit's card, then those of p without that bit.
+        table.append((base + (p & -p).bit_length() - 1, *table[p & (p - 1)]))
+    return tuple(table)
 
 
-_BLOCKS: Final = _block_table()
+_CLUBS, _DIAMONDS, _HEARTS, _SPADES = (_block_table(13, 13 * suit) for suit in range(4))
+_OROS, _COPAS, _ESPADAS, _BASTOS = (_block_table(12, SPANISH_BASE + 12 * s) for s in range(4))
 _FRENCH_ONLY: Final = 1 << 52
+_SPANISH_ONLY: Final = 1 << 112
 
 
 def cards_of(mask: int) -> list[Card]:
     """The cards (or action ids) of ``mask`` in ascending order: the fixed card order."""
     if mask < _FRENCH_ONLY:
-        blocks = _BLOCKS
         return [
-            *blocks[mask & 8191],
-            *blocks[8192 + (mask >> 13 & 8191)],
-            *blocks[16384 + (mask >> 26 & 8191)],
-            *blocks[24576 + (mask >> 39)],
+            *_CLUBS[mask & 8191],
+            *_DIAMONDS[mask >> 13 & 8191],
+            *_HEARTS[mask >> 26 & 8191],
+            *_SPADES[mask >> 39],
+        ]
+    spanish = mask >> SPANISH_BASE
+    if mask < _SPANISH_ONLY and spanish << SPANISH_BASE == mask:
+        return [
+            *_OROS[spanish & 4095],
+            *_COPAS[spanish >> 12 & 4095],
+            *_ESPADAS[spanish >> 24 & 4095],
+            *_BASTOS[spanish >> 36],
         ]
     out = []
     while mask:

@@ -70,7 +70,6 @@ class Match:
         self.round_scores: list[tuple[Score, ...]] = []
         self.over = False
         self.winners: tuple[int, ...] = ()
-        self._deck_mask = 0
         out: list[Event] = []
         first_dealer = self.options["first_dealer"]
         if first_dealer == "random":
@@ -164,7 +163,8 @@ class Match:
             raise NotYourTurn("nobody is to act until the deal is made")
         if seat != rnd.to_act:
             raise NotYourTurn(f"seat {rnd.to_act} is to act, not seat {seat}")
-        if action < PASS and not self._deck_mask >> action & 1:
+        assert self.plan is not None  # a round is in play
+        if action < PASS and not deck_mask(self.plan.deck) >> action & 1:
             raise MalformedAction(f"{card_code(action)} is not a card of this game's deck")
         normal = rnd.normalize(action)
         if normal == action or not rnd.legal >> normal & 1:
@@ -283,7 +283,7 @@ class Match:
             self.pending = "deal"
         else:
             assert self.plan is not None
-            hands = tuple(h.mask if h is not None else 0 for h in event.hands)
+            hands = tuple([h.mask if h is not None else 0 for h in event.hands])
             self.pending = None
             self.round = self.plan.build(hands, self.dealer, self._trump)
             self.round.start(out)
@@ -300,7 +300,6 @@ class Match:
         self.round = None
         self.dealer = (self.first_dealer + index) % self.players
         self._trump = plan.trump if plan.trump is not None else -1
-        self._deck_mask = deck_mask(plan.deck)
         out.append(
             RoundStarted(
                 index, plan.kind, self.dealer, plan.trump, plan.multiplier, plan.voluntary_pass
@@ -311,7 +310,7 @@ class Match:
     def _end_round(self, out: list[Event]) -> None:
         assert self.round is not None and self.plan is not None
         scores, extra = self.schedule.score(self.round_index, self.round, self.plan)
-        self.totals = tuple(t + s for t, s in zip(self.totals, scores, strict=True))
+        self.totals = tuple([t + s for t, s in zip(self.totals, scores, strict=True)])
         self.round_scores.append(scores)
         out.extend(extra)
         out.append(RoundScored(self.round_index, scores, self.totals))

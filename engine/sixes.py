@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from .actions import PASS
 from .cards import OROS, SPANISH_BASE, SUIT_MASKS, CardSet, card_code, spanish
-from .events import CARD_PLAYED, PASSED, CardsDead, Event, check_players
+from .events import CARD_PLAYED, PASSED, Event, cards_dead, check_players
 
 SIX_OF_OROS = spanish(OROS, 6)
 SIXES = sum(1 << spanish(OROS + s, 6) for s in range(4))
@@ -201,7 +201,7 @@ class SixesHand:
             if newly_dead:
                 self.hands[holder] ^= newly_dead
                 self.dead[holder] |= newly_dead
-                out.append(CardsDead(holder, CardSet(newly_dead)))
+                out.append(cards_dead(holder, newly_dead))
 
     def _settle(self, seat: int, out: list[Event]) -> None:
         """Find the next seat to act from ``seat`` on: empty hands are skipped silently,
@@ -233,17 +233,24 @@ def score_hand(
     split: str = "exact",
     pool: str = "all_unplaced",
 ) -> tuple[Fraction, ...]:
-    """RULES.md §2.3: placed cards, the winners' share of the unplaced pool, +5 for a clean hand."""
+    """RULES.md §2.3: placed cards, the winners' share of the unplaced pool, +5 for a clean hand.
+
+    Each score is built as one fraction from whole numbers: fraction arithmetic is slow, and
+    every hand of every match is scored here.
+    """
     best = max(placed)
     winners = [i for i, p in enumerate(placed) if p == best]
     if pool == "all_unplaced":
         unplaced = sum(dead)
     else:
         unplaced = sum(d for i, d in enumerate(dead) if i not in winners)
-    share = (
-        Fraction(unplaced, len(winners)) if split == "exact" else Fraction(unplaced // len(winners))
-    )
+    ways = len(winners)
+    if split != "exact":
+        unplaced, ways = unplaced // ways, 1
+    # A winner scores p + unplaced / ways (+ 5 when clean) = (p * ways + unplaced (+ 5 * ways)) / ways.
     return tuple(
-        Fraction(p) + (share + (5 if dead[i] == 0 else 0) if i in winners else 0)
+        Fraction((p + (5 if dead[i] == 0 else 0)) * ways + unplaced, ways)
+        if i in winners
+        else Fraction(p)
         for i, p in enumerate(placed)
     )

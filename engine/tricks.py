@@ -12,7 +12,7 @@ from typing import Any
 
 from .actions import CHOOSE_TRUMP, EXCLUDE, PASS
 from .cards import JOKER_MASK, JOKER_SUIT, SUIT_MASKS, SUIT_NAMES, CardSet, card_code, mask_of
-from .events import CARD_PLAYED, Event, Score, SuitExcluded, TrickWon, TrumpChosen, check_players
+from .events import CARD_PLAYED, Event, Score, SuitExcluded, TrumpChosen, check_players, trick_won
 
 NO_TRUMP = -1
 Scorer = Callable[["TrickRound"], Sequence[int]]
@@ -189,15 +189,14 @@ class TrickRound:
             led = self.led_suit = JOKER_SUIT if action > 51 else action // 13
             self.led_mask = FOLLOW_MASKS[led]
         trick.append(action)
-        players = self.players
-        if len(trick) < players:
-            seat = (seat + 1) % players
+        seat = (seat + 1) % self.players
+        if seat == self.leader:  # everyone has played to this trick
+            self._end_trick(out)
+        else:
             self.to_act = seat
             hand = hands[seat]
             # playable_cards(hand, led_suit), its usual answer first: the cards that follow.
             self.legal = hand & self.led_mask or playable_cards(hand, NO_TRUMP)
-        else:
-            self._end_trick(out)
 
     def _end_trick(self, out: list[Event]) -> None:
         """The complete trick goes to its winner, who leads the next one (if any)."""
@@ -205,13 +204,13 @@ class TrickRound:
         taken = mask_of(trick)
         leader = self.leader
         winner = (leader + trick.index(winning_card(taken, trick[0], self.trump))) % self.players
-        out.append(TrickWon(self.trick_number, leader, tuple(trick), winner))
+        out.append(trick_won(self.trick_number, leader, tuple(trick), winner))
         trick.clear()
         self.taken[winner] |= taken
         self.tricks[winner] += 1
-        self.trick_number += 1
+        number = self.trick_number = self.trick_number + 1
         self.last_winner = self.leader = winner
-        if self.trick_number == self.total_tricks:
+        if number == self.total_tricks:
             self.finished = True
             self.to_act = None
             self.legal = 0

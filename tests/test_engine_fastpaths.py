@@ -14,14 +14,16 @@ from collections.abc import Iterator
 import pytest
 
 from cardarena.engine import GAMES, Match, new_match
-from cardarena.engine.cards import JOKER_MASK, JOKER_SUIT, JOKERS, MAX_CARD
+from cardarena.engine.cards import JOKER_MASK, JOKER_SUIT, JOKERS, MAX_CARD, CardSet, cards_of
 from cardarena.engine.decks import FRENCH_52, TRIATHLON_39, deal, spanish_deck
 from cardarena.engine.events import (
     CARD_PLAYED,
     MAX_SEATS,
     PASSED,
     CardPlayed,
+    CardsDead,
     Passed,
+    cards_dead,
     check_players,
 )
 from cardarena.engine.fairdeal import RandomStream
@@ -64,6 +66,8 @@ def test_shared_events_equal_fresh_ones() -> None:
         assert PASSED[False][seat] == Passed(seat, False)
         assert PASSED[True][seat] == Passed(seat, True)
         assert all(CARD_PLAYED[seat][c] == CardPlayed(seat, c) for c in range(MAX_CARD + 1))
+        for mask in (1, 1 << 64, 1 << 111, 3 << 70, 0b10101 << 80):
+            assert cards_dead(seat, mask) == CardsDead(seat, CardSet(mask))
 
 
 def test_every_game_fits_the_shared_tables() -> None:
@@ -72,6 +76,20 @@ def test_every_game_fits_the_shared_tables() -> None:
         check_players(MAX_SEATS + 1)
     with pytest.raises(ValueError, match="seats"):
         TrickRound(MAX_SEATS + 1, [0] * (MAX_SEATS + 1), 0, lambda r: [])
+
+
+# -- legal lists ------------------------------------------------------------------------------
+
+
+def test_cards_of_lists_the_bits_in_order() -> None:
+    """The table lookups of ``cards_of`` (French and Spanish blocks) against reading each bit."""
+    rng = random.Random(0)
+    ids = [*range(55), *range(64, 112), 120, 124, 125, 128, 131]
+    spanish = [c for c in ids if 64 <= c < 112]
+    for _ in range(20000):
+        pool = rng.choice([ids, spanish, ids[:52]])
+        mask = sum(1 << c for c in rng.sample(pool, rng.randrange(0, 14)))
+        assert cards_of(mask) == [c for c in range(140) if mask >> c & 1]
 
 
 # -- tricks -----------------------------------------------------------------------------------
