@@ -1,0 +1,117 @@
+"""The fine print of the audit: strict decoding of one entry, and replay failures in words.
+
+Why strict decoding: protobuf parsing is lenient (unknown fields are kept, a bool may be any
+varint, a card's code is informative), so a forger could change an entry's bytes without
+changing what a lenient reader sees. An entry passes only if it is exactly the canonical
+encoding of the event it decodes to, so every byte of a log is accounted for.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from google.protobuf import text_format
+from google.protobuf.message import Message
+from google.protobuf.unknown_fields import UnknownFieldSet
+
+from cardarena.engine import Match
+from cardarena.engine import events as ev
+from cardarena.engine.errors import ReplayError
+from cardarena.engine.match import action_of
+from cardarena.v1 import codec
+from cardarena.v1 import game_pb2 as pb
+
+from .eventtext import event_text
+
+
+class NotCanonical(ValueError):
+    """An entry's bytes are not exactly one well-formed event of this protocol."""
+
+
+def decode_entry(event: pb.Event, raw: bytes) -> ev.Event | None:
+    """The engine event (``None`` for a server-only one), once the entry is shown canonical."""
+    if _has_unknown_fields(event):
+        raise NotCanonical("the event carries fields this protocol does not define")
+    kind = event.WhichOneof("kind")
+    if kind is None:
+        raise NotCanonical("the event has no kind")
+    try:
+        decoded = codec.event_from_pb(event)
+    except (ValueError, ArithmeticError) as error:
+        raise NotCanonical(f"the {kind} event does not decode: {error}") from None
+    if decoded is not None:
+        match_id = event.match_started.match_id  # checked by the start check, not here
+        canonical = codec.event_to_pb(decoded, event.seq, match_id)
+        if canonical != event:
+            raise NotCanonical(
+                f"the {kind} event is not in canonical form: recorded {_short(event)}; "
+                f"canonical {_short(canonical)}",
+            )
+    # A Struct's map has no fixed byte order, so MatchStarted is compared as a message only.
+    if kind != "match_started" and event.SerializeToString(deterministic=True) != raw:
+        raise NotCanonical(f"the {kind} event's bytes are not its canonical encoding")
+    return decoded
+
+
+def _has_unknown_fields(message: Message) -> bool:
+    if len(UnknownFieldSet(message)):
+        return True
+    for descriptor, value in message.ListFields():
+        kind = descriptor.message_type
+        if kind is None:
+            continue
+        if kind.GetOptions().map_entry:
+            if kind.fields_by_name["value"].message_type is None:
+                continue
+            items = list(value.values())
+        else:
+            items = list(value) if descriptor.is_repeated else [value]
+        if any(_has_unknown_fields(item) for item in items):
+            return True
+    return False
+
+
+def _short(message: Message, limit: int = 160) -> str:
+    text = text_format.MessageToString(message, as_one_line=True)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def explain_replay(log: list[ev.Event], error: ReplayError, seed: bytes) -> str:
+    """The replay's reason in card codes: what the log records there, and what the rules give.
+
+    Why a second walk: :class:`ReplayError` carries only text with reprs of card ids; the
+    walk below rebuilds the rules' expectation at ``error.index`` (the prefix before it has
+    just replayed cleanly, so it cannot fail).
+    """
+    text = str(error)
+    prefix = f"event {error.index}: "
+    reason = text[len(prefix) :] if text.startswith(prefix) else text
+    if not 0 < error.index <= len(log):
+        return reason
+    try:
+        expected = _expected_at(log, error.index, seed)
+    except Exception:  # an explanation must never hide the discrepancy itself
+        return reason
+    if error.index == len(log):
+        given = event_text(expected) if expected is not None else "an action"
+        return f"the log ends where the rules give: {given}"
+    recorded = log[error.index]
+    if expected is None:
+        return f"{event_text(recorded)}: {reason}"
+    return f"the log records: {event_text(recorded)}; the rules give: {event_text(expected)}"
+
+
+def _expected_at(log: list[ev.Event], index: int, seed: bytes) -> ev.Event | None:
+    """The event the rules produce at ``index`` after ``log[:index]``; ``None`` where a seat
+    chooses (an action is expected, and the recorded one was refused)."""
+    first = log[0]
+    assert isinstance(first, ev.MatchStarted)
+    match = Match(first, seed=seed)
+    pending = deque(match.log[1:])
+    for event in log[1:index]:
+        if not pending:
+            recorded = action_of(event)
+            assert recorded is not None
+            pending.extend(match.apply(*recorded))
+        pending.popleft()
+    return pending[0] if pending else None

@@ -1,0 +1,155 @@
+"""The HTML replay in a real browser: Debian's Chromium, driven by playwright-core from npm.
+
+The test clicks Next through every step of a match and compares what the page shows with
+the log: every hand (which shrinks as cards are played), each trick with its leader and
+winner, the Fan Tan table, the final totals and winners; then Previous, the keyboard and a
+``?step=N`` link. The page must load nothing from the network and log no error.
+
+Without Chromium the test is skipped, unless ``CARDARENA_REQUIRE_E2E=1`` (CI) makes that a
+failure. With Chromium, Node and playwright-core are required: see ``PLAYWRIGHT_INSTALL``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cardarena.clients.cli import main
+from cardarena.clients.logfile import log_from_engine, save_log
+from cardarena.clients.timeline import Timeline, build_timeline
+from cardarena.engine import card_code, new_match
+from cardarena.v1 import codec
+from cardarena.v1 import service_pb2 as spb
+
+pytestmark = pytest.mark.e2e
+
+REPO = Path(__file__).resolve().parents[2]
+PLAYWRIGHT_VERSION = "1.65.1"
+PLAYWRIGHT_INSTALL = (
+    "npm install --no-save --no-audit --no-fund --prefix .tools/e2e "
+    f"playwright-core@{PLAYWRIGHT_VERSION}"
+)
+DRIVER = Path(__file__).with_name("drive_replay.cjs")
+NAMES = ("ann", "bob", "cy")
+SEED = bytes(range(32))
+
+
+def chromium() -> str:
+    """The browser, or a skip (a failure when CI requires the end-to-end tests)."""
+    found = os.environ.get("CARDARENA_CHROMIUM") or shutil.which("chromium")
+    found = found or shutil.which("chromium-browser")
+    if found:
+        return found
+    message = "Chromium is not installed (apt-get install -y chromium); the e2e test needs it"
+    if os.environ.get("CARDARENA_REQUIRE_E2E") == "1":
+        pytest.fail(f"{message}, and CARDARENA_REQUIRE_E2E=1 requires it")
+    pytest.skip(message)
+
+
+def playwright_core() -> Path:
+    candidates = [
+        os.environ.get("CARDARENA_PLAYWRIGHT_CORE", ""),
+        str(REPO / ".tools/e2e/node_modules/playwright-core"),
+        str(REPO / ".tools/node_modules/playwright-core"),
+    ]
+    for candidate in filter(None, candidates):
+        if (Path(candidate) / "package.json").is_file():
+            return Path(candidate)
+    pytest.fail(
+        f"Chromium is here but playwright-core is not: run `{PLAYWRIGHT_INSTALL}` in {REPO}"
+    )
+
+
+def match_log() -> spb.GetMatchLogResponse:
+    """A short Pentathlon (clubs, then Fan Tan) with some time-outs: tricks and a table."""
+    match = new_match("pentathlon", players=3, seed=SEED, options={"rounds": ["clubs", "fan_tan"]})
+    rng = random.Random(5)
+    timed_out = []
+    while not match.over:
+        seat = match.to_act
+        assert seat is not None
+        if len(match.log) % 9 == 0:
+            timed_out.append(len(match.log))
+            match.apply(seat, match.default_action())
+        else:
+            match.apply(seat, rng.choice(match.legal_actions()))
+    return log_from_engine(match, SEED, "e2e", names=NAMES, timed_out=timed_out, move_ms=1000)
+
+
+def drive(page: Path) -> dict[str, Any]:
+    browser, library = chromium(), playwright_core()
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("Chromium is here but Node is not: apt-get install -y nodejs")
+    done = subprocess.run(
+        [node, str(DRIVER), str(library), browser, page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, f"the browser driver failed:\n{done.stderr[-4000:]}"
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def expected_hands(timeline: Timeline) -> list[list[list[str]]]:
+    return [[[card_code(c) for c in hand] for hand in step.hands] for step in timeline.steps]
+
+
+def test_clicking_through_the_replay_shows_the_match(tmp_path: Path) -> None:
+    resp = match_log()
+    log, page = tmp_path / "match.pb", tmp_path / "replay.html"
+    save_log(resp, log)
+    assert main(["replay", str(log), "--html", str(page)]) == 0
+    timeline = build_timeline(resp)
+    seen = drive(page)
+    assert seen["requests"] == [], "the page must load nothing"
+    assert seen["errors"] == []
+
+    clicks = seen["clicks"]
+    steps = timeline.steps
+    assert [c["step"] for c in clicks] == list(range(1, len(steps) + 1))
+    assert clicks[0]["prevDisabled"] and clicks[-1]["nextDisabled"]
+    # Every hand at every step, from the Dealt events on: the full log shows them all.
+    assert [c["hands"] for c in clicks] == expected_hands(timeline)
+    sizes = [sum(len(h) for h in c["hands"]) for c in clicks]
+    for before, after, step in zip(sizes, sizes[1:], steps[1:], strict=False):
+        if step.what == "trick":
+            assert after == before - 3, "a trick takes one card from each hand"
+        elif step.what == "turn" and step.plays[0][1] != "pass":
+            assert after == before - 1
+        elif step.what != "deal":
+            assert after == before
+
+    tricks = [(c, s) for c, s in zip(clicks, steps, strict=True) if s.what == "trick"]
+    assert len(tricks) == 17
+    for shown, step in tricks:
+        assert step.trick is not None
+        assert shown["trick"]["leader"] == step.trick.leader
+        assert shown["trick"]["winner"] == step.trick.winner
+        assert shown["trick"]["highlighted"] == [step.trick.winner]
+        assert f"won by {NAMES[step.trick.winner or 0]}" in shown["trick"]["caption"]
+        assert [p[0] for p in shown["trick"]["plays"]] == [s for s, _ in step.plays]
+    turns = [c for c, s in zip(clicks, steps, strict=True) if s.what == "turn"]
+    assert "7H" in turns[0]["table"] and turns[0]["trick"]["leader"] is None
+
+    final = clicks[-1]
+    totals = [str(codec.score_from_pb(t)) for t in resp.match.totals]
+    assert final["totals"] == totals
+    assert final["scoreRows"] == 2
+    assert final["winners"] == "Won by " + ", ".join(NAMES[w] for w in resp.match.winners)
+
+    last = len(steps)
+    assert seen["afterPrev"]["step"] == last - 1 and not seen["afterPrev"]["nextDisabled"]
+    assert seen["home"]["step"] == 1 and seen["home"]["prevDisabled"]
+    assert (seen["right"]["step"], seen["left"]["step"], seen["end"]["step"]) == (3, 2, last)
+    assert seen["end"]["totals"] == totals
+    assert seen["deepLink"]["step"] == 5 and seen["deepLink"]["hands"] == clicks[4]["hands"]
