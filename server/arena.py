@@ -138,6 +138,7 @@ class Arena:
         last_seq = stored[-1].seq if stored else 0
         hosted = self._host(record, engine, seats, last_seq, voluntary_pass=tracker.voluntary_pass)
         hosted.resumed = True
+        hosted.last_hash = stored[-1].hash if stored else b""
         if not stored:
             await self._write_opening(hosted)
         return hosted

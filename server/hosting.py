@@ -110,6 +110,7 @@ class HostedMatch:
         self.engine = engine
         self.seats = seats
         self.last_seq = last_seq
+        self.last_hash = b""
         self.store = store
         self.move_ms = move_ms
         self.lock = asyncio.Lock()
@@ -250,10 +251,11 @@ class HostedMatch:
         self, encoded: list[pb.Event], *, request_id: str | None, seat: int | None
     ) -> None:
         payloads = [e.SerializeToString() for e in encoded]
-        await self.store.append(
+        stored = await self.store.append(
             self.match_id, payloads, expected_seq=self.last_seq, request_id=request_id, seat=seat
         )
         self.last_seq += len(payloads)
+        self.last_hash = stored[-1].hash
         self._rearm_clock()
         self._publish(encoded)
         if self.status != self._reported_status:
@@ -265,6 +267,7 @@ class HostedMatch:
         stored = await self.store.read_events(self.match_id)
         self.engine = rebuild_engine(self.record, stored)
         self.last_seq = stored[-1].seq if stored else 0
+        self.last_hash = stored[-1].hash if stored else b""
 
     # -- subscribers ---------------------------------------------------------------------
 

@@ -133,6 +133,7 @@ def match_info(hosted: HostedMatch) -> spb.MatchInfo:
         created_unix_ms=_unix_ms(hosted.record.created_at),
         seed_commitment=hosted.record.commitment,
         last_seq=hosted.last_seq,
+        last_hash=hosted.last_hash,
         time_control=spb.TimeControl(move_ms=hosted.move_ms),
         totals=[codec.score_to_pb(t) for t in hosted.engine.totals],
         winners=list(hosted.engine.winners),

@@ -115,6 +115,7 @@ class MatchInfo(_message.Message):
     TOTALS_FIELD_NUMBER: _builtins.int
     WINNERS_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
+    LAST_HASH_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     game: _builtins.str
     players: _builtins.int
@@ -124,6 +125,10 @@ class MatchInfo(_message.Message):
     last_seq: _builtins.int
     seed: _builtins.bytes
     """Only once the match has ended."""
+    last_hash: _builtins.bytes
+    """The chained hash of the entry at last_seq: keep it, and a later copy of the log can be
+    checked against it (an auditor's --head).
+    """
     @_builtins.property
     def options(self) -> _struct_pb2.Struct: ...
     @_builtins.property
@@ -150,10 +155,11 @@ class MatchInfo(_message.Message):
         totals: _abc.Iterable[_game_pb2.Score] | None = ...,
         winners: _abc.Iterable[_builtins.int] | None = ...,
         seed: _builtins.bytes = ...,
+        last_hash: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_unix_ms", b"created_unix_ms", "game", b"game", "last_seq", b"last_seq", "match_id", b"match_id", "options", b"options", "players", b"players", "seats", b"seats", "seed", b"seed", "seed_commitment", b"seed_commitment", "status", b"status", "time_control", b"time_control", "totals", b"totals", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_unix_ms", b"created_unix_ms", "game", b"game", "last_hash", b"last_hash", "last_seq", b"last_seq", "match_id", b"match_id", "options", b"options", "players", b"players", "seats", b"seats", "seed", b"seed", "seed_commitment", b"seed_commitment", "status", b"status", "time_control", b"time_control", "totals", b"totals", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
