@@ -150,7 +150,9 @@ def _block_table(width: int, base: int) -> tuple[tuple[Card, ...], ...]:
 
 _CLUBS, _DIAMONDS, _HEARTS, _SPADES = (_block_table(13, 13 * suit) for suit in range(4))
 _OROS, _COPAS, _ESPADAS, _BASTOS = (_block_table(12, SPANISH_BASE + 12 * s) for s in range(4))
+_JOKER_BLOCK = _block_table(3, JOKERS[0])
 _FRENCH_ONLY: Final = 1 << 52
+_FRENCH_AND_JOKERS: Final = 1 << 55
 _SPANISH_ONLY: Final = 1 << 112
 
 
@@ -162,6 +164,14 @@ def cards_of(mask: int) -> list[Card]:
             *_DIAMONDS[mask >> 13 & 8191],
             *_HEARTS[mask >> 26 & 8191],
             *_SPADES[mask >> 39],
+        ]
+    if mask < _FRENCH_AND_JOKERS:  # Triathlon's deck
+        return [
+            *_CLUBS[mask & 8191],
+            *_DIAMONDS[mask >> 13 & 8191],
+            *_HEARTS[mask >> 26 & 8191],
+            *_SPADES[mask >> 39 & 8191],
+            *_JOKER_BLOCK[mask >> 52],
         ]
     spanish = mask >> SPANISH_BASE
     if mask < _SPANISH_ONLY and spanish << SPANISH_BASE == mask:

@@ -90,14 +90,16 @@ class RandomStream:
             self._queue(len(deck) - 1 - len(words))  # one word per swap, rejections aside
         pop, word = words.pop, self.word
         for i in range(len(deck) - 1, 0, -1):
-            k = i + 1
-            # uniform(k), inlined (dealing is on every round's path): no word below _SAFE is
-            # ever rejected, so the exact limit is only worked out above it.
-            x = pop() if words else word()
+            # uniform(i + 1), inlined (dealing is on every round's path): no word below _SAFE
+            # is ever rejected, so the exact limit is only worked out above it.
+            try:
+                x = pop()
+            except IndexError:  # only after a rejection
+                x = word()
             if x >= _SAFE:
-                while x >= _TWO_32 - _TWO_32 % k:
+                while x >= _TWO_32 - _TWO_32 % (i + 1):
                     x = word()
-            j = x % k
+            j = x % (i + 1)
             deck[i], deck[j] = deck[j], deck[i]
         return deck
 

@@ -62,6 +62,9 @@ class Match:
         self.first_dealer = 0
         self.round_index = -1
         self.round: Round | None = None
+        self.to_act: int | None = None
+        """The seat to act, or ``None`` (a deal is pending, or the match is over). It is read
+        before every action, so it is a plain attribute, kept current by ``apply`` and ``_auto``."""
         self.plan: RoundPlan | None = None
         self._trump = -1
         self.dealer = 0
@@ -86,12 +89,6 @@ class Match:
         return cls(started)
 
     # -- the API -----------------------------------------------------------------------
-
-    @property
-    def to_act(self) -> int | None:
-        """The seat to act, or ``None`` (a deal is pending, or the match is over)."""
-        rnd = self.round
-        return None if rnd is None else rnd.to_act
 
     @property
     def hands(self) -> tuple[int, ...]:
@@ -146,6 +143,8 @@ class Match:
             rnd.play(action, out)
             if rnd.finished:
                 self._auto(out)
+            else:
+                self.to_act = rnd.to_act
             self.log.extend(out)
             return out
         return self._apply_checked(seat, action)
@@ -218,16 +217,18 @@ class Match:
     # -- chance ------------------------------------------------------------------------
 
     def _auto(self, out: list[Event]) -> None:
-        """Do whatever needs no seat: seeded draws, round ends, next rounds."""
+        """Do whatever needs no seat (seeded draws, round ends, next rounds), then note who acts."""
         while not self.over:
             if self.pending is not None:
                 if self._seed is None:
-                    return
+                    break
                 self._take_chance(self._draw(), out)
             elif self.round is not None and self.round.finished:
                 self._end_round(out)
             else:
-                return
+                break
+        rnd = self.round
+        self.to_act = None if rnd is None else rnd.to_act
 
     def _draw(self) -> ChanceEvent:
         assert self._seed is not None

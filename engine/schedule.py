@@ -80,7 +80,7 @@ class GameSpec:
 
 
 def multiplied(scores: tuple[Score, ...], multiplier: int) -> tuple[Score, ...]:
-    return tuple(s * multiplier for s in scores)
+    return scores if multiplier == 1 else tuple([s * multiplier for s in scores])
 
 
 def best_seats(totals: tuple[Score, ...], *, lowest_wins: bool) -> tuple[int, ...]:

@@ -53,7 +53,7 @@ def winning_card(taken: int, led: int, trump: int) -> int:
 
 def winning_index(trick: Sequence[int], trump: int) -> int:
     """Which card of a complete ``trick`` (in play order) wins it."""
-    return list(trick).index(winning_card(mask_of(trick), trick[0], trump))
+    return trick.index(winning_card(mask_of(trick), trick[0], trump))
 
 
 class TrickRound:

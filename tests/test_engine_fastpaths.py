@@ -87,7 +87,7 @@ def test_cards_of_lists_the_bits_in_order() -> None:
     ids = [*range(55), *range(64, 112), 120, 124, 125, 128, 131]
     spanish = [c for c in ids if 64 <= c < 112]
     for _ in range(20000):
-        pool = rng.choice([ids, spanish, ids[:52]])
+        pool = rng.choice([ids, spanish, ids[:52], ids[:55]])
         mask = sum(1 << c for c in rng.sample(pool, rng.randrange(0, 14)))
         assert cards_of(mask) == [c for c in range(140) if mask >> c & 1]
 
@@ -148,10 +148,12 @@ def test_crazy_sixes_tables_are_the_rule() -> None:
 @pytest.mark.parametrize("seed", range(3))
 def test_kept_state_equals_state_from_scratch(game: str, players: int, seed: int) -> None:
     """The legal mask each round keeps equals the one worked out from its state; a pending
-    deal means no round (Match's invariant); no hand holds a card of a Crazy Sixes dead zone."""
+    deal means no round (Match's invariant); the match's ``to_act`` is its round's; no hand
+    holds a card of a Crazy Sixes dead zone."""
     for match in walk(game, players, seed):
         rnd = match.round
         assert (match.pending is None) or rnd is None
+        assert match.to_act == (None if rnd is None else rnd.to_act)
         if rnd is None:
             continue
         assert isinstance(rnd, TrickRound | FanTanRound | SixesHand)
