@@ -19,6 +19,18 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "cardarena.clients.demo",
         "play random matches of every game with the engine and replay them",
     ),
+    "audit": (
+        "cardarena.clients.audit",
+        "check a match log: hash chain, seed commitment, deals, every action and result",
+    ),
+    "replay": (
+        "cardarena.clients.render",
+        "show a match log round by round, or write a self-contained HTML replay",
+    ),
+    "tournament": (
+        "cardarena.clients.tournament",
+        "play bots against each other on a server: duplicate deals, standings, ratings",
+    ),
     # The server registers its own subcommand; clients never import the server's code.
     "serve": ("cardarena.server.cli", "run the gRPC match server with its SQLite event store"),
 }

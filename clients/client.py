@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
     from .bots.base import Bot
 
+Decide = Callable[[SeatState], Awaitable[int]]
+"""How a seat's next action is chosen, given what the seat knows."""
+
 RETRYABLE = frozenset(
     {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED}
 )
@@ -158,16 +161,23 @@ class ArenaClient:
     async def play(
         self,
         ticket: Ticket,
-        bot: Bot,
+        bot: Bot | None = None,
         *,
+        decide: Decide | None = None,
         on_event: Callable[[SeatState, pb.Event], None] | None = None,
     ) -> SeatState:
-        """Play ``ticket``'s seat with ``bot`` until the match ends; return the final state.
+        """Play ``ticket``'s seat until the match ends; return the final state.
 
-        The bot is asked on each ``YourTurn``. A stream that breaks (server restart, drain,
+        On each ``YourTurn`` the seat's decision comes from ``decide(state)`` (an awaitable:
+        the runner uses it to guard against bots that crash or hang), or else from
+        ``bot.choose(state)`` run in a worker thread. A stream that breaks (server restart, drain,
         network) is reopened from the last ``seq`` seen, with backoff, for up to ``retry_for``
         seconds without progress.
         """
+        if decide is None:
+            if bot is None:
+                raise TypeError("play() needs a bot or a decide function")
+            decide = decide_with(bot)
         state = SeatState(ticket.match_id, ticket.seat)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.retry_for
@@ -175,7 +185,7 @@ class ArenaClient:
         while True:
             seen = state.seq
             try:
-                await self._follow(ticket, bot, state, on_event)
+                await self._follow(ticket, decide, state, on_event)
             except grpc.aio.AioRpcError as error:
                 if error.code() not in RETRYABLE:
                     raise
@@ -191,7 +201,7 @@ class ArenaClient:
     async def _follow(
         self,
         ticket: Ticket,
-        bot: Bot,
+        decide: Decide,
         state: SeatState,
         on_event: Callable[[SeatState, pb.Event], None] | None,
     ) -> None:
@@ -212,7 +222,7 @@ class ArenaClient:
             if turn is not None and turn[0] == state.seq:
                 seq, legal = turn
                 turn = None
-                await self._decide(ticket, bot, state, seq, legal)
+                await self._decide(ticket, decide, state, seq, legal)
 
     def _observe(
         self,
@@ -232,18 +242,29 @@ class ArenaClient:
             on_event(state, event)
 
     async def _decide(
-        self, ticket: Ticket, bot: Bot, state: SeatState, seq: int, legal: list[pb.Action]
+        self, ticket: Ticket, decide: Decide, state: SeatState, seq: int, legal: list[pb.Action]
     ) -> None:
         if seq != state.seq:
             return  # a prompt for a position this client has not caught up with, or has left
         state.legal = [codec.action_from_pb(a) for a in legal]
-        action = bot.choose(state)
-        if action not in state.legal:
-            raise ValueError(f"bot {bot.name!r} chose {action}, which is not a legal action")
         try:
+            action = await decide(state)
+            if action not in state.legal:
+                raise ValueError(f"the bot chose {action}, which is not a legal action")
             await self.submit(ticket, action, seq)
         except grpc.aio.AioRpcError as error:
+            # ABORTED: the server's clock played for the seat meanwhile; FAILED_PRECONDITION:
+            # the match ended meanwhile. Either way, read on.
             if error.code() not in (grpc.StatusCode.ABORTED, grpc.StatusCode.FAILED_PRECONDITION):
                 raise
         finally:
             state.legal = []
+
+
+def decide_with(bot: Bot) -> Decide:
+    """Ask ``bot`` in a worker thread, so a slow bot never stalls the other matches' streams."""
+
+    async def decide(state: SeatState) -> int:
+        return await asyncio.to_thread(bot.choose, state)
+
+    return decide

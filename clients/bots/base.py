@@ -41,4 +41,6 @@ def load_bot(spec: str, *, seed: int | None = None) -> Bot:
 
 REFERENCE: dict[str, str] = {
     "random": "cardarena.clients.bots.random_bot:RandomBot",
+    "rules": "cardarena.clients.bots.rules_bot:RuleBot",
+    "mc": "cardarena.clients.bots.montecarlo:MonteCarloBot",
 }

@@ -1,0 +1,57 @@
+#!/usr/bin/env node
+// A cardarena bot in JavaScript, speaking the JSON-lines protocol of docs/bot-protocol.md.
+//
+// It plays the first legal action it is offered (cards come first, lowest first), which is
+// what the server itself plays for a seat whose clock runs out. It is a template: it keeps
+// what a real bot would want (its hand, the cards played this round, the scores) up to date
+// from the events, and `choose` is the one function to make clever.
+//
+// Run it in a tournament:
+//   cardarena tournament --game hexathlon --bot random \
+//       --bot 'exec:first=node clients/examples/first_legal_bot.js' ...
+// Only node's standard library is used.
+"use strict";
+
+const readline = require("node:readline");
+
+const me = { seat: -1, game: "", hand: [], played: [], totals: [] };
+
+// The decision: one of `legal` (strings like "QC", "10H", "6O", "JK", "pass", "trump:H").
+function choose(legal, state) {
+  return legal[0];
+}
+
+function onMessage(message) {
+  switch (message.type) {
+    case "start":
+      me.seat = message.seat;
+      me.game = message.game;
+      return { ready: true }; // say so once set up: the runner waits for this before play
+
+    case "event":
+      if (message.event === "dealt" && message.hands[me.seat]) {
+        me.hand = message.hands[me.seat].slice();
+        me.played = [];
+      } else if (message.event === "card_played") {
+        me.played.push(message.card);
+        if (message.seat === me.seat) me.hand = me.hand.filter((c) => c !== message.card);
+      } else if (message.event === "round_scored") {
+        me.totals = message.totals;
+      }
+      return null;
+    case "turn":
+      return { action: choose(message.legal, message.state) };
+    case "end":
+      return null;
+    default:
+      return null; // a message type this bot does not know: ignore it, as the protocol asks
+  }
+}
+
+const input = readline.createInterface({ input: process.stdin, terminal: false });
+input.on("line", (line) => {
+  if (!line.trim()) return;
+  const answer = onMessage(JSON.parse(line));
+  if (answer !== null) process.stdout.write(JSON.stringify(answer) + "\n");
+});
+input.on("close", () => process.exit(0));

@@ -1,0 +1,81 @@
+"""A one-line progress bar on stderr, in plain text, with no dependency.
+
+Why it switches itself off when stderr is not a terminal: carriage-return redraws turn a log
+file or a CI transcript into noise. Redraws are throttled, so thousands of quick matches cost
+nothing to show.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+WIDTH = 28
+REDRAW_S = 0.1
+
+
+class Progress:
+    """``[#########-------]  12/60  20%  faults 3  5.2 s  ETA 21 s``, redrawn in place."""
+
+    def __init__(
+        self,
+        total: int,
+        *,
+        label: str = "",
+        enabled: bool | None = None,
+        stream: TextIO | None = None,
+    ) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.total = max(total, 0)
+        self.label = label
+        self.done = 0
+        self.faults = 0
+        self.failed = 0
+        self.started = time.monotonic()
+        self._drawn = 0.0
+        self._width = 0
+
+    def advance(self, *, faults: int = 0, failed: bool = False) -> None:
+        self.done += 1
+        self.faults += faults
+        self.failed += failed
+        self.draw(force=self.done >= self.total)
+
+    def line(self) -> str:
+        fraction = self.done / self.total if self.total else 1.0
+        filled = round(WIDTH * fraction)
+        elapsed = time.monotonic() - self.started
+        parts = [
+            f"{self.label} " if self.label else "",
+            f"[{'#' * filled}{'-' * (WIDTH - filled)}] {self.done}/{self.total} {fraction:4.0%}",
+        ]
+        if self.faults:
+            parts.append(f"  faults {self.faults}")
+        if self.failed:
+            parts.append(f"  failed {self.failed}")
+        parts.append(f"  {elapsed:.1f} s")
+        if 0 < self.done < self.total:
+            parts.append(f"  ETA {elapsed / self.done * (self.total - self.done):.0f} s")
+        return "".join(parts)
+
+    def draw(self, *, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self._drawn < REDRAW_S:
+            return
+        self._drawn = now
+        text = self.line()
+        self.stream.write("\r" + text + " " * max(self._width - len(text), 0))
+        self.stream.flush()
+        self._width = len(text)
+
+    def close(self) -> None:
+        """Leave the finished bar on its own line."""
+        if self.enabled and self._width:
+            self.draw(force=True)
+            self.stream.write("\n")
+            self.stream.flush()
+            self._width = 0

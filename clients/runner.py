@@ -1,0 +1,229 @@
+"""The tournament runner: plays a schedule of matches against a server, many at once.
+
+Why asyncio and one channel: a match is mostly waiting (for the server, for a bot's answer),
+so ``concurrency`` matches share one event loop and one HTTP/2 connection; CPU-bound Python
+bots think in threads and external programs in their own processes, so no bot's thinking
+stalls another match's stream.
+
+Each match: create it with the deal's seed and the time control, start every seat's bot
+(programs are spawned before the seats join, so none is still starting when the clock arms),
+join the seats under the bots' names, play every seat with ``ArenaClient.play``, and read the
+result from the server. A match that fails for any reason other than a bot (the server went
+away, say) is recorded with its error and the tournament goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from cardarena.v1 import codec
+from cardarena.v1 import service_pb2 as spb
+
+from .bots.base import Bot
+from .botspec import BotEntry, make_python_bot
+from .client import ArenaClient
+from .extbot import ExternalDecider
+from .outcomes import MatchResult, TournamentResult
+from .pairings import MatchPlan, bot_seed, schedule
+from .progress import Progress
+from .seats import Decider, GuardedSeat, PythonDecider, SeatContext, describe_error
+from .seatstate import SeatState
+
+DEFAULT_DECISION_MS = 10_000
+MOVE_GRACE_MS = 500
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    address: str
+    game: str
+    bots: Sequence[BotEntry]
+    players: int = 0
+    """0: as many as there are bots if the game allows it, else the game's default."""
+    options: dict[str, Any] = field(default_factory=dict)
+    deals: int = 2
+    concurrency: int = 4
+    move_ms: int = 0
+    decision_ms: int = 0
+    """0: ``move_ms`` plus a grace when there is a time control, else 10 s."""
+    seed: bytes = bytes(32)
+    bot_logs: Path | None = None
+
+    @property
+    def decision_s(self) -> float:
+        if self.decision_ms > 0:
+            return self.decision_ms / 1000
+        if self.move_ms > 0:
+            return (self.move_ms + MOVE_GRACE_MS) / 1000
+        return DEFAULT_DECISION_MS / 1000
+
+
+class TournamentError(Exception):
+    """The tournament cannot run at all (unknown game, bad player count, no server)."""
+
+
+async def run_tournament(
+    config: TournamentConfig, *, progress: Callable[[int], Progress] | None = None
+) -> TournamentResult:
+    """Play every planned match; return the results in schedule order."""
+    names = [b.name for b in config.bots]
+    started = time.monotonic()
+    client = ArenaClient(config.address)
+    async with client:
+        players, lowest_wins = await _game_setup(client, config)
+        plans = schedule(config.seed, deals=config.deals, bots=len(names), players=players)
+        result = TournamentResult(config.game, players, lowest_wins, names)
+        bar = progress(len(plans)) if progress is not None else None
+        if bar is not None:
+            bar.draw(force=True)
+        queue: asyncio.Queue[MatchPlan] = asyncio.Queue()
+        for plan in plans:
+            queue.put_nowait(plan)
+        done: dict[int, MatchResult] = {}
+
+        async def worker() -> None:
+            while not queue.empty():
+                plan = queue.get_nowait()
+                outcome = await _play_match(client, config, plan, players, lowest_wins)
+                done[plan.index] = outcome
+                if bar is not None:
+                    bar.advance(faults=outcome.fault_count, failed=not outcome.ok)
+
+        try:
+            async with asyncio.TaskGroup() as workers:
+                for _ in range(max(1, config.concurrency)):
+                    workers.create_task(worker())
+        except* TournamentError as group:
+            raise group.exceptions[0] from None
+        finally:
+            if bar is not None:
+                bar.close()
+        result.matches = [done[p.index] for p in plans]
+    result.seconds = time.monotonic() - started
+    return result
+
+
+async def _game_setup(client: ArenaClient, config: TournamentConfig) -> tuple[int, bool]:
+    try:
+        games = {g.name: g for g in await client.list_games()}
+    except grpc.aio.AioRpcError as error:
+        raise TournamentError(
+            f"cannot reach the server at {config.address}: {error.details()}"
+        ) from None
+    game = games.get(config.game)
+    if game is None:
+        raise TournamentError(f"unknown game {config.game!r}; the server has {', '.join(games)}")
+    allowed = list(game.players)
+    players = config.players
+    if players == 0:
+        players = len(config.bots) if len(config.bots) in allowed else game.default_players
+    if players not in allowed:
+        raise TournamentError(
+            f"{config.game} is for {', '.join(map(str, allowed))} players, not {players}"
+        )
+    return players, game.lowest_wins
+
+
+async def _play_match(
+    client: ArenaClient,
+    config: TournamentConfig,
+    plan: MatchPlan,
+    players: int,
+    lowest_wins: bool,
+) -> MatchResult:
+    bots = tuple(config.bots[b].name for b in plan.seats)
+    outcome = MatchResult(plan, bots)
+    started = time.monotonic()
+    seats = [_seat(config, config.bots[b], plan, s) for s, b in enumerate(plan.seats)]
+    states: list[SeatState] = []
+    try:
+        info = await _create(client, config, plan, players)
+        outcome.match_id = info.match_id
+        options = codec.dict_of(info.options)
+        contexts = [
+            SeatContext(
+                match_id=info.match_id,
+                game=config.game,
+                seat=s,
+                players=players,
+                names=bots,
+                options=options,
+                lowest_wins=lowest_wins,
+                decision_ms=round(config.decision_s * 1000),
+            )
+            for s in range(players)
+        ]
+        await asyncio.gather(*(seat.start(c) for seat, c in zip(seats, contexts, strict=True)))
+        tickets = [await client.join(info.match_id, seat=s, name=bots[s]) for s in range(players)]
+        async with asyncio.TaskGroup() as group:
+            plays = [
+                group.create_task(client.play(t, decide=s.decide, on_event=s.observe))
+                for t, s in zip(tickets, seats, strict=True)
+            ]
+        states = [task.result() for task in plays]
+        final = await client.get_match(info.match_id)
+        outcome.totals = tuple(codec.score_from_pb(t) for t in final.totals)
+        outcome.winners = tuple(final.winners)
+        outcome.last_hash = final.last_hash
+    except TournamentError:
+        raise
+    except Exception as error:  # a failed match is reported, the rest go on
+        outcome.error = _error_text(error)
+    finally:
+        if not states:
+            states = [SeatState(outcome.match_id, s) for s in range(players)]
+        await asyncio.gather(
+            *(seat.finish(state) for seat, state in zip(seats, states, strict=True))
+        )
+        outcome.faults = tuple(seat.faults for seat in seats)
+        outcome.seconds = time.monotonic() - started
+    return outcome
+
+
+async def _create(
+    client: ArenaClient, config: TournamentConfig, plan: MatchPlan, players: int
+) -> spb.MatchInfo:
+    """Create the match; a refused configuration ends the tournament (every match would fail)."""
+    try:
+        return await client.create_match(
+            config.game,
+            players=players,
+            options=config.options,
+            move_ms=config.move_ms,
+            seed=plan.seed,
+        )
+    except grpc.aio.AioRpcError as error:
+        if error.code() == grpc.StatusCode.INVALID_ARGUMENT:
+            raise TournamentError(f"the server refused the match: {error.details()}") from None
+        raise
+
+
+def _seat(config: TournamentConfig, entry: BotEntry, plan: MatchPlan, seat: int) -> GuardedSeat:
+    if entry.kind == "exec":
+        log = None
+        if config.bot_logs is not None:
+            log = config.bot_logs / f"{entry.name}-m{plan.index:05d}-seat{seat}.log"
+        decider: Decider = ExternalDecider(entry.command, stderr_path=log)
+    else:
+        seed = bot_seed(config.seed, plan.index, seat)
+
+        def factory() -> Bot:
+            return make_python_bot(entry, seed=seed)
+
+        decider = PythonDecider(factory)
+    return GuardedSeat(decider, timeout_s=config.decision_s)
+
+
+def _error_text(error: BaseException) -> str:
+    if isinstance(error, BaseExceptionGroup):
+        return "; ".join(_error_text(e) for e in error.exceptions)
+    if isinstance(error, grpc.aio.AioRpcError):
+        return f"{error.code().name}: {error.details()}"
+    return describe_error(error)

@@ -1,0 +1,65 @@
+"""Misbehaving contestants for the tournament tests.
+
+As Python classes: a bot that raises on every third decision and one that answers an illegal
+action every other turn. Run as a program (``python tournament_bots.py``), a bot speaking the
+line protocol that says it is ready and then never answers a turn.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+
+from cardarena.clients.seatstate import SeatState
+
+
+class Crasher:
+    name = "crasher"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.calls = 0
+
+    def choose(self, state: SeatState) -> int:
+        self.calls += 1
+        if self.calls % 3 == 0:
+            raise ZeroDivisionError("a bug in the bot")
+        return state.legal[-1]
+
+
+class IllegalMover:
+    name = "illegal"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.calls = 0
+
+    def choose(self, state: SeatState) -> int:
+        self.calls += 1
+        return 999 if self.calls % 2 else state.legal[0]
+
+
+class Sleeper:
+    """Hangs on its second decision (for the guard's unit test: a stuck thread)."""
+
+    name = "sleeper"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.calls = 0
+        self.release = threading.Event()
+
+    def choose(self, state: SeatState) -> int:
+        self.calls += 1
+        if self.calls == 2:
+            self.release.wait(30)
+        return state.legal[0]
+
+
+def hang() -> None:
+    """Say ready, then read turns forever without answering."""
+    for line in sys.stdin:
+        if json.loads(line)["type"] == "start":
+            print(json.dumps({"ready": True}), flush=True)
+
+
+if __name__ == "__main__":
+    hang()
