@@ -7,6 +7,7 @@ domain is small, and along random matches of every game otherwise.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 from collections.abc import Iterator
@@ -23,8 +24,10 @@ from cardarena.engine.events import (
     CardPlayed,
     CardsDead,
     Passed,
+    TrickWon,
     cards_dead,
     check_players,
+    trick_won,
 )
 from cardarena.engine.fairdeal import RandomStream
 from cardarena.engine.fantan import (
@@ -68,6 +71,15 @@ def test_shared_events_equal_fresh_ones() -> None:
         assert all(CARD_PLAYED[seat][c] == CardPlayed(seat, c) for c in range(MAX_CARD + 1))
         for mask in (1, 1 << 64, 1 << 111, 3 << 70, 0b10101 << 80):
             assert cards_dead(seat, mask) == CardsDead(seat, CardSet(mask))
+
+
+def test_trick_won_builds_the_same_frozen_event() -> None:
+    fast = trick_won(3, 1, (5, 17, 30, 51), 2)
+    plain = TrickWon(3, 1, (5, 17, 30, 51), 2)
+    assert fast == plain and hash(fast) == hash(plain) and repr(fast) == repr(plain)
+    assert type(fast) is TrickWon and dataclasses.astuple(fast) == dataclasses.astuple(plain)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.seat = 0  # type: ignore[misc]
 
 
 def test_every_game_fits_the_shared_tables() -> None:
