@@ -151,14 +151,16 @@ def _block_table(width: int, base: int) -> tuple[tuple[Card, ...], ...]:
 _CLUBS, _DIAMONDS, _HEARTS, _SPADES = (_block_table(13, 13 * suit) for suit in range(4))
 _OROS, _COPAS, _ESPADAS, _BASTOS = (_block_table(12, SPANISH_BASE + 12 * s) for s in range(4))
 _JOKER_BLOCK = _block_table(3, JOKERS[0])
-_FRENCH_ONLY: Final = 1 << 52
+FRENCH_ONLY: Final = 1 << 52
+"""Masks below this hold French cards only; ``cards_of`` reads them suit by suit from these:"""
+FRENCH_CARD_LISTS: Final = (_CLUBS, _DIAMONDS, _HEARTS, _SPADES)
 _FRENCH_AND_JOKERS: Final = 1 << 55
 _SPANISH_ONLY: Final = 1 << 112
 
 
 def cards_of(mask: int) -> list[Card]:
     """The cards (or action ids) of ``mask`` in ascending order: the fixed card order."""
-    if mask < _FRENCH_ONLY:
+    if mask < FRENCH_ONLY:
         return [
             *_CLUBS[mask & 8191],
             *_DIAMONDS[mask >> 13 & 8191],

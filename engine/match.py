@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .actions import PASS, choose_trump, describe, exclude, is_action
-from .cards import CardSet, card_code, cards_of
+from .cards import FRENCH_CARD_LISTS, FRENCH_ONLY, CardSet, card_code, cards_of
 from .decks import deal, deck_mask, hand_sizes
 from .errors import IllegalAction, MalformedAction, NotYourTurn, OptionError
 from .events import (
@@ -42,6 +42,7 @@ from .options import check_seat, whole_number
 from .schedule import GameSpec, Round, RoundPlan, Schedule, best_seats
 
 ChanceEvent = DealerDrawn | TrumpDrawn | Dealt
+_CLUBS, _DIAMONDS, _HEARTS, _SPADES = FRENCH_CARD_LISTS
 
 
 class Match:
@@ -114,7 +115,19 @@ class Match:
     def legal_actions(self) -> list[int]:
         """The legal actions of the seat to act, sorted (empty when nobody is to act)."""
         rnd = self.round
-        return [] if rnd is None else cards_of(rnd.legal)
+        if rnd is None:
+            return []
+        legal = rnd.legal
+        if legal < FRENCH_ONLY:
+            # cards_of(legal), its French-deck case written out: this is asked before every
+            # action, and a call costs as much as the lookups (tests/test_engine_fastpaths.py).
+            return [
+                *_CLUBS[legal & 8191],
+                *_DIAMONDS[legal >> 13 & 8191],
+                *_HEARTS[legal >> 26 & 8191],
+                *_SPADES[legal >> 39],
+            ]
+        return cards_of(legal)
 
     def default_action(self) -> int:
         """The timeout default: the lowest legal card in the fixed card order, else the pass."""
