@@ -43,7 +43,7 @@ from .events import (
     TrickWon,
     TrumpDrawn,
 )
-from .fantan import FAN_TAN_RANKS
+from .fantan import FAN_TAN_RANKS, row_ends
 from .fantan import suit_playable as fan_tan_playable
 from .match import Match, action_of
 from .norwegian import resolve_rounds
@@ -163,19 +163,13 @@ class _Tracker:
         """Record a play; return the cards it proves ``seat`` does not hold."""
         self.consecutive_passes = 0
         if self.kind == "fan_tan":
-            suit, rank = card // 13, FAN_TAN_RANKS[card]
-            low = self.low[suit]
-            if self.six_and_seven:
-                if (rank == 6 and low == 0) or rank < low:
-                    self.low[suit] = rank
-                else:
-                    self.high[suit] = rank
-            elif low == 0:
-                self.low[suit] = self.high[suit] = rank
-            elif rank < low:
-                self.low[suit] = rank
-            else:
-                self.high[suit] = rank
+            suit = card // 13
+            self.low[suit], self.high[suit] = row_ends(
+                self.low[suit],
+                self.high[suit],
+                FAN_TAN_RANKS[card],
+                six_and_seven=self.six_and_seven,
+            )
             return 0
         if self.kind == "hand":
             offset = card - SPANISH_BASE

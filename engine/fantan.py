@@ -75,6 +75,23 @@ PLAYABLE_TABLES: Final = (_playable_table(False), _playable_table(True))
 """``PLAYABLE_TABLES[six_and_seven]``, see :func:`_playable_table`."""
 
 
+def row_ends(low: int, high: int, rank: int, *, six_and_seven: bool) -> tuple[int, int]:
+    """A suit's two ends on the table after a card of ``rank`` went down on it (0: unopened).
+
+    Plain: the seven opens the row at both ends. Six and seven: the six opens the low stack,
+    the seven the high stack; each then grows outwards.
+    """
+    if six_and_seven:
+        if (rank == 6 and low == 0) or rank < low:
+            return rank, high
+        return low, rank
+    if low == 0:
+        return rank, rank
+    if rank < low:
+        return rank, high
+    return low, rank
+
+
 class FanTanRound:
     """One Fan Tan round; ``openers`` is ``"seven"`` (plain) or ``"six_and_seven"``.
 
@@ -200,19 +217,10 @@ class FanTanRound:
         self.hands[seat] = hand
         self.table_mask |= bit
         out.append(CARD_PLAYED[seat][card])
-        suit, rank = card // 13, FAN_TAN_RANKS[card]
-        low = self.low[suit]
-        if self.six_and_seven:
-            if (rank == 6 and low == 0) or rank < low:
-                self.low[suit] = rank
-            else:
-                self.high[suit] = rank
-        elif low == 0:
-            self.low[suit] = self.high[suit] = rank
-        elif rank < low:
-            self.low[suit] = rank
-        else:
-            self.high[suit] = rank
+        suit = card // 13
+        self.low[suit], self.high[suit] = row_ends(
+            self.low[suit], self.high[suit], FAN_TAN_RANKS[card], six_and_seven=self.six_and_seven
+        )
         self._refresh(suit)
         if not hand:
             self.went_out = seat
