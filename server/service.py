@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime
 import json
@@ -259,23 +260,105 @@ class MatchService(service_pb2_grpc.MatchServiceServicer):
                 hosted = await self.arena.get(request.match_id)
                 check_seat(hosted, request.seat)
                 authorize(hosted, request.seat, context)
-                if request.request_id and not REQUEST_ID.match(request.request_id):
-                    raise ValueError(
-                        "request_id is 1..64 printable ASCII characters without spaces"
-                    )
-                action = codec.action_from_pb(request.action)
-                done = await hosted.submit(
-                    request.seat, action, request.expected_seq, request.request_id
+                done = await self._submit(
+                    hosted,
+                    request.seat,
+                    request.action,
+                    request.expected_seq,
+                    request.request_id,
+                    started,
                 )
                 events = await self._projected(hosted, done, request.seat)
-            if done.applied:
-                metrics.ACTIONS.inc()
-                metrics.ACTION_SECONDS.observe(time.perf_counter() - started)
             return spb.SubmitActionResponse(
                 first_seq=done.first_seq, last_seq=done.last_seq, events=events
             )
         except Refused as refused:
             await self._abort(context, refused)
+
+    async def _submit(
+        self,
+        hosted: HostedMatch,
+        seat: int,
+        action: pb.Action,
+        expected_seq: int,
+        request_id: str,
+        started: float,
+    ) -> Submitted:
+        """Validate and apply one action (both SubmitAction and Play come through here)."""
+        if request_id and not REQUEST_ID.match(request_id):
+            raise ValueError("request_id is 1..64 printable ASCII characters without spaces")
+        done = await hosted.submit(seat, codec.action_from_pb(action), expected_seq, request_id)
+        if done.applied:
+            metrics.ACTIONS.inc()
+            metrics.ACTION_SECONDS.observe(time.perf_counter() - started)
+        return done
+
+    async def Play(
+        self, requests: AsyncIterator[spb.PlayRequest], context: Any
+    ) -> AsyncIterator[spb.PlayResponse]:
+        """A seat's events and its actions on one stream: the cheap path for bots."""
+        out: asyncio.Queue[spb.PlayResponse | BaseException | None] = asyncio.Queue()
+        tasks: list[asyncio.Task[None]] = []
+        try:
+            self._check_open()
+            first = await anext(aiter(requests), None)
+            if first is None or first.WhichOneof("kind") != "open":
+                raise Refused(grpc.StatusCode.INVALID_ARGUMENT, "send PlayOpen first, then actions")
+            opening = first.open
+            with refusals():
+                hosted = await self.arena.get(opening.match_id)
+                check_seat(hosted, opening.seat)
+                authorize(hosted, opening.seat, context)
+
+            async def pump() -> None:
+                try:
+                    async for item in self._stream(hosted, opening.seat, opening.after_seq):
+                        if isinstance(item, pb.Snapshot):
+                            await out.put(spb.PlayResponse(snapshot=item))
+                        elif isinstance(item, pb.YourTurn):
+                            await out.put(spb.PlayResponse(your_turn=item))
+                        else:
+                            await out.put(spb.PlayResponse(event=item))
+                    await out.put(None)
+                except BaseException as error:  # handed to the handler, which aborts with it
+                    await out.put(error)
+
+            async def act() -> None:
+                async for request in requests:
+                    act = request.act
+                    result = spb.ActionResult(request_id=act.request_id)
+                    try:
+                        with refusals():
+                            self._check_open()
+                            done = await self._submit(
+                                hosted,
+                                opening.seat,
+                                act.action,
+                                act.expected_seq,
+                                act.request_id,
+                                time.perf_counter(),
+                            )
+                        result.first_seq, result.last_seq = done.first_seq, done.last_seq
+                    except Refused as refused:
+                        metrics.ERRORS.labels(refused.code.name).inc()
+                        result.code, result.message = refused.code.value[0], str(refused)
+                    await out.put(spb.PlayResponse(result=result))
+
+            tasks = [asyncio.create_task(pump()), asyncio.create_task(act())]
+            while True:
+                item = await out.get()
+                if item is None:
+                    return
+                if isinstance(item, Refused):
+                    raise item
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        except Refused as refused:
+            await self._abort(context, refused)
+        finally:
+            for task in tasks:
+                task.cancel()
 
     async def _projected(self, hosted: HostedMatch, done: Submitted, seat: int) -> list[pb.Event]:
         """The submission's events as ``seat`` may see them; a retry re-reads them from the log."""

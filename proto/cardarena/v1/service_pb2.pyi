@@ -612,6 +612,152 @@ class WatchMatchResponse(_message.Message):
 Global___WatchMatchResponse: _TypeAlias = WatchMatchResponse  # noqa: Y015
 
 @_typing.final
+class PlayOpen(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    AFTER_SEQ_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    seat: _builtins.int
+    after_seq: _builtins.int
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        after_seq: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "match_id", b"match_id", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayOpen: _TypeAlias = PlayOpen  # noqa: Y015
+
+@_typing.final
+class PlayAction(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACTION_FIELD_NUMBER: _builtins.int
+    EXPECTED_SEQ_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    expected_seq: _builtins.int
+    request_id: _builtins.str
+    @_builtins.property
+    def action(self) -> _game_pb2.Action: ...
+    def __init__(
+        self,
+        *,
+        action: _game_pb2.Action | None = ...,
+        expected_seq: _builtins.int = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "expected_seq", b"expected_seq", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayAction: _TypeAlias = PlayAction  # noqa: Y015
+
+@_typing.final
+class PlayRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OPEN_FIELD_NUMBER: _builtins.int
+    ACT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def open(self) -> Global___PlayOpen: ...
+    @_builtins.property
+    def act(self) -> Global___PlayAction: ...
+    def __init__(
+        self,
+        *,
+        open: Global___PlayOpen | None = ...,
+        act: Global___PlayAction | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["act", b"act", "kind", b"kind", "open", b"open"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["act", b"act", "kind", b"kind", "open", b"open"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["open", "act"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___PlayRequest: _TypeAlias = PlayRequest  # noqa: Y015
+
+@_typing.final
+class ActionResult(_message.Message):
+    """The answer to one PlayAction. `code` is a gRPC status code number (0 OK); on an error
+    `message` says what to do, exactly as the unary call's status would.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    FIRST_SEQ_FIELD_NUMBER: _builtins.int
+    LAST_SEQ_FIELD_NUMBER: _builtins.int
+    CODE_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    first_seq: _builtins.int
+    last_seq: _builtins.int
+    code: _builtins.int
+    message: _builtins.str
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        first_seq: _builtins.int = ...,
+        last_seq: _builtins.int = ...,
+        code: _builtins.int = ...,
+        message: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "first_seq", b"first_seq", "last_seq", b"last_seq", "message", b"message", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ActionResult: _TypeAlias = ActionResult  # noqa: Y015
+
+@_typing.final
+class PlayResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SNAPSHOT_FIELD_NUMBER: _builtins.int
+    EVENT_FIELD_NUMBER: _builtins.int
+    YOUR_TURN_FIELD_NUMBER: _builtins.int
+    RESULT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def snapshot(self) -> _game_pb2.Snapshot: ...
+    @_builtins.property
+    def event(self) -> _game_pb2.Event: ...
+    @_builtins.property
+    def your_turn(self) -> _game_pb2.YourTurn: ...
+    @_builtins.property
+    def result(self) -> Global___ActionResult: ...
+    def __init__(
+        self,
+        *,
+        snapshot: _game_pb2.Snapshot | None = ...,
+        event: _game_pb2.Event | None = ...,
+        your_turn: _game_pb2.YourTurn | None = ...,
+        result: Global___ActionResult | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "result", b"result", "snapshot", b"snapshot", "your_turn", b"your_turn"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "result", b"result", "snapshot", b"snapshot", "your_turn", b"your_turn"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event", "your_turn", "result"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___PlayResponse: _TypeAlias = PlayResponse  # noqa: Y015
+
+@_typing.final
 class GetMatchLogRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -79,6 +79,11 @@ class MatchServiceStub:
                 request_serializer=cardarena_dot_v1_dot_service__pb2.GetMatchLogRequest.SerializeToString,
                 response_deserializer=cardarena_dot_v1_dot_service__pb2.GetMatchLogResponse.FromString,
                 _registered_method=True)
+        self.Play = channel.stream_stream(
+                '/cardarena.v1.MatchService/Play',
+                request_serializer=cardarena_dot_v1_dot_service__pb2.PlayRequest.SerializeToString,
+                response_deserializer=cardarena_dot_v1_dot_service__pb2.PlayResponse.FromString,
+                _registered_method=True)
 
 
 class MatchServiceServicer:
@@ -145,6 +150,15 @@ class MatchServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Play(self, request_iterator, context):
+        """For bots: one bidirectional stream per seat. Send PlayOpen first, then actions; receive
+        what StreamEvents sends, plus one ActionResult per action (errors included: the stream
+        stays open). Cheaper per action than unary SubmitAction; browsers use the unary calls.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MatchServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -192,6 +206,11 @@ def add_MatchServiceServicer_to_server(servicer, server):
                     servicer.GetMatchLog,
                     request_deserializer=cardarena_dot_v1_dot_service__pb2.GetMatchLogRequest.FromString,
                     response_serializer=cardarena_dot_v1_dot_service__pb2.GetMatchLogResponse.SerializeToString,
+            ),
+            'Play': grpc.stream_stream_rpc_method_handler(
+                    servicer.Play,
+                    request_deserializer=cardarena_dot_v1_dot_service__pb2.PlayRequest.FromString,
+                    response_serializer=cardarena_dot_v1_dot_service__pb2.PlayResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -437,6 +456,33 @@ class MatchService:
             '/cardarena.v1.MatchService/GetMatchLog',
             cardarena_dot_v1_dot_service__pb2.GetMatchLogRequest.SerializeToString,
             cardarena_dot_v1_dot_service__pb2.GetMatchLogResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Play(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/cardarena.v1.MatchService/Play',
+            cardarena_dot_v1_dot_service__pb2.PlayRequest.SerializeToString,
+            cardarena_dot_v1_dot_service__pb2.PlayResponse.FromString,
             options,
             channel_credentials,
             insecure,

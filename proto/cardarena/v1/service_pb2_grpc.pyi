@@ -54,6 +54,11 @@ class MatchServiceStub:
     """A spectator's events after after_seq, a snapshot first: no hidden cards."""
     GetMatchLog: _grpc.UnaryUnaryMultiCallable[_service_pb2.GetMatchLogRequest, _service_pb2.GetMatchLogResponse]
     """The full log of an ended match: exact stored bytes, hash chain and the revealed seed."""
+    Play: _grpc.StreamStreamMultiCallable[_service_pb2.PlayRequest, _service_pb2.PlayResponse]
+    """For bots: one bidirectional stream per seat. Send PlayOpen first, then actions; receive
+    what StreamEvents sends, plus one ActionResult per action (errors included: the stream
+    stays open). Cheaper per action than unary SubmitAction; browsers use the unary calls.
+    """
 
 @_typing.type_check_only
 class MatchServiceAsyncStub(MatchServiceStub):
@@ -74,6 +79,11 @@ class MatchServiceAsyncStub(MatchServiceStub):
     """A spectator's events after after_seq, a snapshot first: no hidden cards."""
     GetMatchLog: _aio.UnaryUnaryMultiCallable[_service_pb2.GetMatchLogRequest, _service_pb2.GetMatchLogResponse]  # type: ignore[assignment]
     """The full log of an ended match: exact stored bytes, hash chain and the revealed seed."""
+    Play: _aio.StreamStreamMultiCallable[_service_pb2.PlayRequest, _service_pb2.PlayResponse]  # type: ignore[assignment]
+    """For bots: one bidirectional stream per seat. Send PlayOpen first, then actions; receive
+    what StreamEvents sends, plus one ActionResult per action (errors included: the stream
+    stays open). Cheaper per action than unary SubmitAction; browsers use the unary calls.
+    """
 
 class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -145,5 +155,16 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_service_pb2.GetMatchLogResponse, _abc.Awaitable[_service_pb2.GetMatchLogResponse]]:
         """The full log of an ended match: exact stored bytes, hash chain and the revealed seed."""
+
+    @_abc_1.abstractmethod
+    def Play(
+        self,
+        request_iterator: _MaybeAsyncIterator[_service_pb2.PlayRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_service_pb2.PlayResponse], _abc.AsyncIterator[_service_pb2.PlayResponse]]:
+        """For bots: one bidirectional stream per seat. Send PlayOpen first, then actions; receive
+        what StreamEvents sends, plus one ActionResult per action (errors included: the stream
+        stays open). Cheaper per action than unary SubmitAction; browsers use the unary calls.
+        """
 
 def add_MatchServiceServicer_to_server(servicer: MatchServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
