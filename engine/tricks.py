@@ -83,6 +83,7 @@ class TrickRound:
         "to_act",
         "total_tricks",
         "trick",
+        "trick_mask",
         "trick_number",
         "tricks",
         "trump",
@@ -108,6 +109,8 @@ class TrickRound:
         self.leader = (dealer + 1) % players
         self.to_act: int | None = self.leader
         self.trick: list[int] = []
+        self.trick_mask = 0
+        """The cards of ``trick`` as a mask, kept by ``play``."""
         self.led_suit = NO_TRUMP
         self.led_mask = 0
         self.taken = [0] * players
@@ -182,12 +185,16 @@ class TrickRound:
             self.legal = self._compute_legal()
             return
         hands = self.hands
-        hands[seat] ^= 1 << action
+        bit = 1 << action
+        hands[seat] ^= bit
         out.append(CARD_PLAYED[seat][action])
         trick = self.trick
-        if not trick:
+        if trick:
+            self.trick_mask |= bit
+        else:
             led = self.led_suit = JOKER_SUIT if action > 51 else action // 13
             self.led_mask = FOLLOW_MASKS[led]
+            self.trick_mask = bit
         trick.append(action)
         seat = (seat + 1) % self.players
         if seat == self.leader:  # everyone has played to this trick
@@ -201,7 +208,7 @@ class TrickRound:
     def _end_trick(self, out: list[Event]) -> None:
         """The complete trick goes to its winner, who leads the next one (if any)."""
         trick = self.trick
-        taken = mask_of(trick)
+        taken = self.trick_mask
         leader = self.leader
         winner = (leader + trick.index(winning_card(taken, trick[0], self.trump))) % self.players
         out.append(trick_won(self.trick_number, leader, tuple(trick), winner))

@@ -170,6 +170,8 @@ def test_kept_state_equals_state_from_scratch(game: str, players: int, seed: int
             continue
         assert isinstance(rnd, TrickRound | FanTanRound | SixesHand)
         assert rnd.legal == rnd._compute_legal()
+        if isinstance(rnd, TrickRound):
+            assert rnd.trick_mask == sum(1 << c for c in rnd.trick) or not rnd.trick
         assert match.legal_actions() == [a for a in range(140) if rnd.legal >> a & 1]
         if isinstance(rnd, SixesHand):
             for suit in range(4):
