@@ -323,6 +323,16 @@ class NoopService(service_pb2_grpc.MatchServiceServicer):
     ) -> spb.GetMatchLogResponse:
         return spb.GetMatchLogResponse()
 
+    async def Play(  # noqa: N802 - the protocol's name
+        self,
+        request_iterator: AsyncIterator[spb.PlayRequest],
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> AsyncIterator[spb.PlayResponse]:
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details("the benchmark drives the unary pattern; Play is not measured yet")
+        for _ in ():  # an async generator that yields nothing
+            yield spb.PlayResponse()
+
 
 async def serve_noop(listen: str, match_actions: int) -> None:
     """Run the no-op server until SIGTERM/SIGINT; print the same first line as ``cardarena``."""
