@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Final
 
-from .cards import JOKERS, OROS, Card, french, mask_of, spanish
+from .cards import JOKERS, MAX_CARD, OROS, Card, french, mask_of, spanish
 
 FRENCH_52: Final[tuple[Card, ...]] = tuple(range(52))
 """Suits C D H S, ranks 2 up to A: ids 0..51 in order."""
@@ -17,6 +17,9 @@ TRIATHLON_39: Final[tuple[Card, ...]] = (
     *(french(suit, rank) for suit in range(4) for rank in range(6, 15)),
     *JOKERS,
 )
+
+
+_BITS: Final = tuple(1 << card for card in range(MAX_CARD + 1))
 
 
 @cache
@@ -35,11 +38,12 @@ def spanish_deck(size: int) -> tuple[Card, ...]:
 def deal(order: tuple[Card, ...] | list[Card], dealer: int, players: int) -> tuple[int, ...]:
     """Card ``k`` of the shuffled deck goes to seat ``(dealer + 1 + k) mod players``.
 
-    Each seat's cards are one slice of the order (every ``players``-th card), gathered at once.
+    Each seat's cards are one slice of the order (every ``players``-th card). The cards are
+    distinct, so adding their bits is joining them, and ``sum`` does that without a Python loop.
     """
     hands = [0] * players
     for k in range(players):
-        hands[(dealer + 1 + k) % players] = mask_of(order[k::players])
+        hands[(dealer + 1 + k) % players] = sum(map(_BITS.__getitem__, order[k::players]))
     return tuple(hands)
 
 

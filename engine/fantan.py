@@ -100,6 +100,9 @@ class FanTanRound:
     low stack (started by the six) and of the high stack (started by the seven).
     """
 
+    legal_cards: tuple[int, ...] | None = None
+    """This round keeps no legal list of its own: ``Match`` derives it from ``legal``."""
+
     __slots__ = (
         "consecutive_passes",
         "dealer",

@@ -117,6 +117,9 @@ class Match:
         rnd = self.round
         if rnd is None:
             return []
+        cards = rnd.legal_cards
+        if cards is not None:
+            return [*cards]
         legal = rnd.legal
         if legal < FRENCH_ONLY:
             # cards_of(legal), its French-deck case written out: this is asked before every

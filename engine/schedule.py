@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from .cards import Card
 from .events import Event, Score
@@ -26,6 +26,8 @@ class Round(Protocol):
     finished: bool
     legal: int
     """The legal mask of the seat to act, kept current by every change (0: nobody to act)."""
+    legal_cards: tuple[int, ...] | None
+    """The same actions as a sorted tuple when the round has them at hand, else None."""
 
     def start(self, out: list[Event]) -> None: ...
     def legal_mask(self) -> int: ...
@@ -41,8 +43,12 @@ RoundBuilder = Callable[[tuple[int, ...], int, int], Round]
 """``(hands, dealer, trump) -> round``; ``trump`` is -1 when the round has none (yet)."""
 
 
-@dataclass(frozen=True)
-class RoundPlan:
+class RoundPlan(NamedTuple):
+    """What the next round is: its kind, deck, how to build it, and its public settings.
+
+    Immutable; a named tuple rather than a frozen dataclass because one is made per round
+    and a tuple costs a fraction of a frozen dataclass to build."""
+
     kind: str
     deck: tuple[Card, ...]
     build: RoundBuilder

@@ -66,6 +66,9 @@ class SixesHand:
     starts and must play it.
     """
 
+    legal_cards: tuple[int, ...] | None = None
+    """This round keeps no legal list of its own: ``Match`` derives it from ``legal``."""
+
     __slots__ = (
         "dead",
         "deck_mask",

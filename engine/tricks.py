@@ -11,7 +11,16 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .actions import CHOOSE_TRUMP, EXCLUDE, PASS
-from .cards import JOKER_MASK, JOKER_SUIT, SUIT_MASKS, SUIT_NAMES, CardSet, card_code, mask_of
+from .cards import (
+    FRENCH_CARD_LISTS,
+    JOKER_MASK,
+    JOKER_SUIT,
+    SUIT_MASKS,
+    SUIT_NAMES,
+    CardSet,
+    card_code,
+    mask_of,
+)
 from .events import CARD_PLAYED, Event, Score, SuitExcluded, TrumpChosen, check_players, trick_won
 
 NO_TRUMP = -1
@@ -63,7 +72,9 @@ class TrickRound:
     suit, ``D+2`` another, and the dealer chooses trump from the last two.
 
     ``legal`` is the legal mask of the seat to act, kept current by every change of state
-    (0 when nobody is to act), so that asking for it costs one attribute read.
+    (0 when nobody is to act), so that asking for it costs one attribute read. When a seat
+    must follow suit, ``legal_cards`` also holds those cards as a sorted tuple, read off the
+    led suit's table (None otherwise): that is most plays, and it spares ``cards_of``.
     """
 
     __slots__ = (
@@ -74,9 +85,12 @@ class TrickRound:
         "hands",
         "last_winner",
         "leader",
+        "led_lists",
         "led_mask",
+        "led_shift",
         "led_suit",
         "legal",
+        "legal_cards",
         "players",
         "scorer",
         "taken",
@@ -120,6 +134,9 @@ class TrickRound:
         self.last_winner = -1
         self.finished = False
         self.legal = self._compute_legal()
+        self.legal_cards: tuple[int, ...] | None = None
+        self.led_lists = FRENCH_CARD_LISTS[0]
+        self.led_shift = 0
 
     def start(self, out: list[Event]) -> None:
         """Nothing happens automatically at the start of a trick round."""
@@ -129,6 +146,7 @@ class TrickRound:
     def forget_legal(self) -> None:
         """Recompute the legal mask (after hands were replaced from outside)."""
         self.legal = self._compute_legal()
+        self.legal_cards = None
 
     def legal_mask(self) -> int:
         return self.legal
@@ -194,6 +212,9 @@ class TrickRound:
         else:
             led = self.led_suit = JOKER_SUIT if action > 51 else action // 13
             self.led_mask = FOLLOW_MASKS[led]
+            if led < 4:
+                self.led_lists = FRENCH_CARD_LISTS[led]
+                self.led_shift = 13 * led
             self.trick_mask = bit
         trick.append(action)
         seat = (seat + 1) % self.players
@@ -203,7 +224,13 @@ class TrickRound:
             self.to_act = seat
             hand = hands[seat]
             # playable_cards(hand, led_suit), its usual answer first: the cards that follow.
-            self.legal = hand & self.led_mask or playable_cards(hand, NO_TRUMP)
+            follow = hand & self.led_mask
+            if follow:
+                self.legal = follow
+                self.legal_cards = self.led_lists[follow >> self.led_shift]
+            else:
+                self.legal = playable_cards(hand, NO_TRUMP)
+                self.legal_cards = None
 
     def _end_trick(self, out: list[Event]) -> None:
         """The complete trick goes to its winner, who leads the next one (if any)."""
@@ -221,9 +248,13 @@ class TrickRound:
             self.finished = True
             self.to_act = None
             self.legal = 0
+            self.legal_cards = None
         else:
             self.to_act = winner
-            self.legal = playable_cards(self.hands[winner], NO_TRUMP)
+            hand = self.hands[winner]
+            # playable_cards(hand, NO_TRUMP): a leader may play anything, Jokers counting once.
+            self.legal = playable_cards(hand, NO_TRUMP) if hand & JOKER_MASK else hand
+            self.legal_cards = None
 
     def _bid(self, seat: int, action: int, out: list[Event]) -> None:
         if action < CHOOSE_TRUMP:

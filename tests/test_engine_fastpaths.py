@@ -159,7 +159,7 @@ def test_crazy_sixes_tables_are_the_rule() -> None:
 @pytest.mark.parametrize(("game", "players"), CELLS)
 @pytest.mark.parametrize("seed", range(3))
 def test_kept_state_equals_state_from_scratch(game: str, players: int, seed: int) -> None:
-    """The legal mask each round keeps equals the one worked out from its state; a pending
+    """The legal mask (and list) each round keeps equals the one worked out from its state; a pending
     deal means no round (Match's invariant); the match's ``to_act`` is its round's; no hand
     holds a card of a Crazy Sixes dead zone."""
     for match in walk(game, players, seed):
@@ -170,6 +170,7 @@ def test_kept_state_equals_state_from_scratch(game: str, players: int, seed: int
             continue
         assert isinstance(rnd, TrickRound | FanTanRound | SixesHand)
         assert rnd.legal == rnd._compute_legal()
+        assert rnd.legal_cards is None or list(rnd.legal_cards) == cards_of(rnd.legal)
         if isinstance(rnd, TrickRound):
             assert rnd.trick_mask == sum(1 << c for c in rnd.trick) or not rnd.trick
         assert match.legal_actions() == [a for a in range(140) if rnd.legal >> a & 1]
