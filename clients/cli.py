@@ -31,6 +31,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "cardarena.clients.tournament",
         "play bots against each other on a server: duplicate deals, standings, ratings",
     ),
+    "health": (
+        "cardarena.clients.health",
+        "ask a server's gRPC health service whether it serves (exit 0 SERVING, 1 not, 2 unreachable)",
+    ),
     # The server registers its own subcommand; clients never import the server's code.
     "serve": ("cardarena.server.cli", "run the gRPC match server with its SQLite event store"),
 }

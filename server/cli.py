@@ -51,6 +51,11 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         help="Prometheus metrics HTTP port on 127.0.0.1, 0 for any, -1 for none (env CARDARENA_METRICS_PORT; default 9464)",
     )
     parser.add_argument(
+        "--metrics-host",
+        default=env("CARDARENA_METRICS_HOST", "127.0.0.1"),
+        help="address the metrics endpoint binds; 0.0.0.0 in a container (env CARDARENA_METRICS_HOST; default 127.0.0.1)",
+    )
+    parser.add_argument(
         "--log-level",
         choices=LEVELS,
         default=env("CARDARENA_LOG_LEVEL", "info"),
@@ -62,6 +67,7 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
 def serve(args: argparse.Namespace) -> int:
     config = ServeConfig(
         listen=args.listen,
+        metrics_host=args.metrics_host,
         data_dir=args.data_dir,
         metrics_port=args.metrics_port,
         log_level=args.log_level,
