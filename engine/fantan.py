@@ -142,9 +142,9 @@ class FanTanRound:
         self.low = [0, 0, 0, 0]
         self.high = [0, 0, 0, 0]
         self.passes = [0] * players
-        self.playable = 0
-        for suit in range(4):
-            self._refresh(suit)
+        self.playable = sum(
+            suit_playable(suit, 0, 0, six_and_seven=self.six_and_seven) for suit in range(4)
+        )
         self.table_mask = 0
         self.first_play = True
         self.consecutive_passes = 0
@@ -157,13 +157,6 @@ class FanTanRound:
 
     def start(self, out: list[Event]) -> None:
         """The holder of 7H opens; nothing is automatic before that."""
-
-    def _refresh(self, suit: int) -> None:
-        """Bring ``playable`` up to date for ``suit`` after its ends moved."""
-        mask = PLAYABLE_TABLES[self.six_and_seven][
-            (suit * 14 + self.low[suit]) * 14 + self.high[suit]
-        ]
-        self.playable = (self.playable & ~SUIT_MASKS[suit]) | mask
 
     def forget_legal(self) -> None:
         """Recompute the legal mask (after hands were replaced from outside)."""
@@ -202,6 +195,11 @@ class FanTanRound:
         return action
 
     def play(self, action: int, out: list[Event]) -> None:
+        """Apply a legal ``action``, then move on to the next seat that can play.
+
+        Every Fan Tan card passes here, so the table update and the turn order are written
+        out in place rather than spread over helpers.
+        """
         seat: int = self.to_act  # type: ignore[assignment]  # a round that is played has a seat to act
         if action == PASS:
             self._pass(seat, out, forced=False)
@@ -209,7 +207,19 @@ class FanTanRound:
             self._place(seat, action, out)
             if self.finished:
                 return
-        self._advance(seat, out)
+        # The next seat in play order; a seat with no playable card passes automatically.
+        hands, playable, players = self.hands, self.playable, self.players
+        seat = (seat + 1) % players
+        while not hands[seat] & playable:
+            self._pass(seat, out, forced=True)
+            seat = (seat + 1) % players
+        self.to_act = seat
+        # _compute_legal() for a seat that can play, after the opening 7H: its playable cards,
+        # and the pass too where passing is voluntary and not everyone has just passed.
+        cards = hands[seat] & playable
+        if self.voluntary_pass and self.consecutive_passes < players:
+            cards |= 1 << PASS
+        self.legal = cards
 
     def _place(self, seat: int, card: int, out: list[Event]) -> None:
         """Put ``card`` on the table and move its suit's end; an empty hand ends the round."""
@@ -220,11 +230,22 @@ class FanTanRound:
         self.hands[seat] = hand
         self.table_mask |= bit
         out.append(CARD_PLAYED[seat][card])
-        suit = card // 13
-        self.low[suit], self.high[suit] = row_ends(
-            self.low[suit], self.high[suit], FAN_TAN_RANKS[card], six_and_seven=self.six_and_seven
-        )
-        self._refresh(suit)
+        suit, rank = card // 13, FAN_TAN_RANKS[card]
+        low, high = self.low[suit], self.high[suit]
+        if self.six_and_seven:
+            if (rank == 6 and low == 0) or rank < low:
+                low = rank
+            else:
+                high = rank
+        elif low == 0:
+            low = high = rank
+        elif rank < low:
+            low = rank
+        else:
+            high = rank
+        self.low[suit], self.high[suit] = low, high
+        moves = PLAYABLE_TABLES[self.six_and_seven][(suit * 14 + low) * 14 + high]
+        self.playable = (self.playable & ~SUIT_MASKS[suit]) | moves
         if not hand:
             self.went_out = seat
             self.finished = True
@@ -235,16 +256,6 @@ class FanTanRound:
         self.passes[seat] += 1
         self.consecutive_passes += 1
         out.append(PASSED[forced][seat])
-
-    def _advance(self, seat: int, out: list[Event]) -> None:
-        """Next seat in play order; a seat with no playable card passes automatically."""
-        hands, playable, players = self.hands, self.playable, self.players
-        seat = (seat + 1) % players
-        while not hands[seat] & playable:
-            self._pass(seat, out, forced=True)
-            seat = (seat + 1) % players
-        self.to_act = seat
-        self.legal = self._compute_legal()
 
     def scores(self) -> tuple[Score, ...]:
         out: list[Score] = []

@@ -11,6 +11,7 @@ import dataclasses
 import hashlib
 import random
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -49,12 +50,26 @@ from cardarena.engine.tricks import (
 )
 
 CELLS = [(name, players) for name, spec in GAMES.items() for players in spec.players]
+FAN_TAN_ONLY = {"rounds": ["fan_tan"] * 3}
+VARIANTS: list[tuple[str, int, dict[str, Any] | None]] = [
+    ("pentathlon", 4, {**FAN_TAN_ONLY, "fan_tan": {"voluntary_pass": True}}),
+    ("hexathlon", 3, {**FAN_TAN_ONLY, "fan_tan": {"voluntary_pass": True}}),
+    ("heptathlon", 5, {"rounds": ["trumps", "finale"], "trumps": {"trump": {"mode": "random"}}}),
+    ("crazy_sixes", 3, {"deck": 40, "split": "floor", "pool": "rivals_only"}),
+]
 
 
-def walk(game: str, players: int, seed: int) -> Iterator[Match]:
+def walk(
+    game: str, players: int, seed: int, options: dict[str, Any] | None = None
+) -> Iterator[Match]:
     """A random match of ``game``, yielded before every action and once at its end."""
     rng = random.Random(seed)
-    match = new_match(game, players=players, seed=hashlib.sha256(f"{game}{seed}".encode()).digest())
+    match = new_match(
+        game,
+        players=players,
+        seed=hashlib.sha256(f"{game}{seed}".encode()).digest(),
+        options=options,
+    )
     while (seat := match.to_act) is not None:
         yield match
         match.apply(seat, rng.choice(match.legal_actions()))
@@ -156,13 +171,17 @@ def test_crazy_sixes_tables_are_the_rule() -> None:
 # -- state kept incrementally, along random matches -------------------------------------------
 
 
-@pytest.mark.parametrize(("game", "players"), CELLS)
+@pytest.mark.parametrize(
+    ("game", "players", "options"), [*((g, p, None) for g, p in CELLS), *VARIANTS]
+)
 @pytest.mark.parametrize("seed", range(3))
-def test_kept_state_equals_state_from_scratch(game: str, players: int, seed: int) -> None:
+def test_kept_state_equals_state_from_scratch(
+    game: str, players: int, options: dict[str, Any] | None, seed: int
+) -> None:
     """The legal mask (and list) each round keeps equals the one worked out from its state; a pending
     deal means no round (Match's invariant); the match's ``to_act`` is its round's; no hand
     holds a card of a Crazy Sixes dead zone."""
-    for match in walk(game, players, seed):
+    for match in walk(game, players, seed, options):
         rnd = match.round
         assert (match.pending is None) or rnd is None
         assert match.to_act == (None if rnd is None else rnd.to_act)
