@@ -122,7 +122,6 @@ class SixesHand:
         if not self.must_open_oros:
             assert self.to_act is not None
             self._settle(self.to_act, out)
-            self.legal = self._compute_legal()
 
     def forget_legal(self) -> None:
         """Recompute the legal mask (after hands were replaced from outside)."""
@@ -167,7 +166,6 @@ class SixesHand:
             self.legal = 0
             return
         self._settle((seat + 1) % self.players, out)
-        self.legal = self._compute_legal()
 
     def _place(self, seat: int, card: int, out: list[Event]) -> None:
         """Put ``card`` on the table, move its suit's end and kill what it jumped over."""
@@ -208,13 +206,15 @@ class SixesHand:
 
     def _settle(self, seat: int, out: list[Event]) -> None:
         """Find the next seat to act from ``seat`` on: empty hands are skipped silently,
-        a seat with no legal card passes automatically."""
+        a seat with no legal card passes automatically. The seat found can play, so its legal
+        actions are its playable cards (``_compute_legal`` once the opening 6O is down)."""
         hands, playable, players = self.hands, self.playable, self.players
         while not hands[seat] & playable:
             if hands[seat]:
                 out.append(PASSED[True][seat])
             seat = (seat + 1) % players
         self.to_act = seat
+        self.legal = hands[seat] & playable
 
     def scores(self) -> tuple[Fraction, ...]:
         return score_hand(
