@@ -19,12 +19,15 @@ from cardarena.v1 import service_pb2, service_pb2_grpc
 
 from . import metrics
 from .arena import Arena
+from .grpcweb import GrpcWebGateway
 from .hosting import HostedMatch
 from .service import MatchService
 from .store import SqliteStore
 
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
 MAX_MESSAGE_BYTES = 256 * 1024
+# The browser app (clients/web), served by the gRPC-Web gateway.
+WEB_ROOT = Path(__file__).resolve().parents[1] / "clients" / "web"
 
 GRPC_OPTIONS = [
     # One server per port unless deliberately configured otherwise: no silent cross-talk.
@@ -47,6 +50,9 @@ class ServeConfig:
     metrics_host: str = "127.0.0.1"
     log_level: str = "info"
     drain_seconds: float = 5.0
+    # gRPC-Web gateway and web app HOST:PORT; None: off.
+    web: str | None = None
+    web_root: Path = WEB_ROOT
 
 
 def configure_logging(level: str) -> None:
@@ -89,6 +95,8 @@ class Server:
         self.grpc = grpc.aio.server(options=GRPC_OPTIONS)
         self.port = 0
         self.metrics_port = 0
+        self.web: GrpcWebGateway | None = None
+        self.web_port = 0
         self._stopped = asyncio.Event()
 
     def _changed(self, hosted: HostedMatch) -> None:
@@ -119,10 +127,16 @@ class Server:
             )
             self.metrics_port = httpd.server_port
         host = self.config.listen.rsplit(":", 1)[0]
+        if self.config.web is not None:
+            local = "127.0.0.1" if host in ("0.0.0.0", "[::]", "") else host
+            web_host, web_port = self.config.web.rsplit(":", 1)
+            self.web = GrpcWebGateway(f"{local}:{self.port}", self.config.web_root)
+            self.web_port = await self.web.start(web_host.strip("[]"), int(web_port))
         structlog.get_logger("cardarena.server").info(
             "listening",
             address=f"{host}:{self.port}",
             metrics_port=self.metrics_port,
+            web_port=self.web_port,
             resumed=resumed,
         )
 
@@ -132,6 +146,8 @@ class Server:
         self.service.draining = True
         await self.arena.shutdown()
         await self.grpc.stop(self.config.drain_seconds)
+        if self.web is not None:
+            await self.web.close()
         await self.store.close()
         self._stopped.set()
 
@@ -151,4 +167,6 @@ async def run(config: ServeConfig) -> None:
         )
     # The line tests and scripts read to learn the port.
     print(f"cardarena listening on {config.listen.rsplit(':', 1)[0]}:{server.port}", flush=True)
+    if config.web is not None:
+        print(f"cardarena web on {config.web.rsplit(':', 1)[0]}:{server.web_port}", flush=True)
     await server.wait()

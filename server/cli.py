@@ -56,6 +56,12 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         help="address the metrics endpoint binds; 0.0.0.0 in a container (env CARDARENA_METRICS_HOST; default 127.0.0.1)",
     )
     parser.add_argument(
+        "--web",
+        type=listen_address,
+        default=env("CARDARENA_WEB") or None,
+        help="serve the web app and a gRPC-Web gateway on HOST:PORT (env CARDARENA_WEB; default off)",
+    )
+    parser.add_argument(
         "--log-level",
         choices=LEVELS,
         default=env("CARDARENA_LOG_LEVEL", "info"),
@@ -71,6 +77,7 @@ def serve(args: argparse.Namespace) -> int:
         data_dir=args.data_dir,
         metrics_port=args.metrics_port,
         log_level=args.log_level,
+        web=args.web,
     )
     asyncio.run(run(config))
     return 0

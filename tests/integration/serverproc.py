@@ -26,9 +26,13 @@ CARDARENA = Path(sys.executable).parent / "cardarena"
 class ServerProcess:
     """``cardarena serve`` in a subprocess; ``address`` once it listens."""
 
-    def __init__(self, data_dir: Path, *, listen: str = "127.0.0.1:0") -> None:
+    def __init__(
+        self, data_dir: Path, *, listen: str = "127.0.0.1:0", web: str | None = None
+    ) -> None:
         self.data_dir = data_dir
         self.listen = listen
+        self.web = web
+        self.web_address = ""
         self.process: subprocess.Popen[str] | None = None
         self.address = ""
         self.stderr_path = data_dir / "server.log"
@@ -46,6 +50,7 @@ class ServerProcess:
                 str(self.data_dir),
                 "--metrics-port",
                 "-1",
+                *(["--web", self.web] if self.web is not None else []),
             ],
             stdout=subprocess.PIPE,
             stderr=stderr,
@@ -59,6 +64,12 @@ class ServerProcess:
             self.kill()
             raise RuntimeError(f"server did not start: {line!r}; see {self.stderr_path}")
         self.address = line.strip().rsplit(" ", 1)[1]
+        if self.web is not None:
+            line = self.process.stdout.readline()
+            if "web on" not in line:
+                self.kill()
+                raise RuntimeError(f"web gateway did not start: {line!r}; see {self.stderr_path}")
+            self.web_address = line.strip().rsplit(" ", 1)[1]
         return self
 
     def kill(self) -> None:
