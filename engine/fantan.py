@@ -230,19 +230,10 @@ class FanTanRound:
         self.hands[seat] = hand
         self.table_mask |= bit
         out.append(CARD_PLAYED[seat][card])
-        suit, rank = card // 13, FAN_TAN_RANKS[card]
-        low, high = self.low[suit], self.high[suit]
-        if self.six_and_seven:
-            if (rank == 6 and low == 0) or rank < low:
-                low = rank
-            else:
-                high = rank
-        elif low == 0:
-            low = high = rank
-        elif rank < low:
-            low = rank
-        else:
-            high = rank
+        suit = card // 13
+        low, high = row_ends(
+            self.low[suit], self.high[suit], FAN_TAN_RANKS[card], six_and_seven=self.six_and_seven
+        )
         self.low[suit], self.high[suit] = low, high
         moves = PLAYABLE_TABLES[self.six_and_seven][(suit * 14 + low) * 14 + high]
         self.playable = (self.playable & ~SUIT_MASKS[suit]) | moves
