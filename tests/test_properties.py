@@ -969,8 +969,11 @@ def expected_error(config: Config, deck: int, action: int) -> type[ActionError]:
 PROBES = (*range(-2, 134), 200, 1000, 10**6)
 
 
-def probe_refusals(match: Match, config: Config, deck: int, rng: random.Random, count: int) -> None:
-    """Actions outside legal_actions (and wrong seats) are refused; the match is unchanged."""
+def probe_refusals(
+    match: Match, config: Config, deck: int, rng: random.Random, count: int | None
+) -> None:
+    """Actions outside legal_actions (``count`` of them at random, or all of them) and wrong
+    seats are refused with the right ActionError subclass; the match is unchanged."""
     seat = match.to_act
     assert seat is not None
     legal = match.legal_actions()
@@ -981,7 +984,8 @@ def probe_refusals(match: Match, config: Config, deck: int, rng: random.Random, 
         excluded |= set(JOKERS)  # "a Joker" is one action: any Joker id stands for it
     candidates = [a for a in PROBES if a not in excluded]
     probes: list[tuple[int, int, type[ActionError]]] = [
-        (seat, a, expected_error(config, deck, a)) for a in rng.sample(candidates, count)
+        (seat, a, expected_error(config, deck, a))
+        for a in (candidates if count is None else rng.sample(candidates, count))
     ]
     probes.append(
         ((seat + rng.randrange(1, config.players)) % config.players, legal[0], NotYourTurn)
@@ -1061,7 +1065,9 @@ def test_legal_actions_and_refusals(config: Config, seed: bytes, rng_seed: int) 
         assert legal == sorted(set(legal)), "legal actions are sorted and distinct"
         assert legal != [PASS], "a lone pass is forced: it must be applied automatically"
         if steps % 3 == 1:
-            probe_refusals(match, config, mask(model.round.deck), rng, count=3)
+            # Every action outside legal_actions now and then, a few at random otherwise.
+            count = None if steps % 60 == 1 else 3
+            probe_refusals(match, config, mask(model.round.deck), rng, count=count)
         action = choose(rng, legal)
         alias = next((j for j in JOKERS if action in JOKERS and j != action), None)
         alias_events = None
