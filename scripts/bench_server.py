@@ -81,14 +81,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import grpc
 
-from cardarena.engine import GAMES, PASS, Match, card_code
+from cardarena.engine import GAMES, PASS, Match
 from cardarena.engine.actions import CHOOSE_TRUMP, EXCLUDE
-from cardarena.engine.cards import JOKERS, french, rank_of, spanish, suit_of
+from cardarena.engine.cards import french
 from cardarena.engine.match import MatchSetup, setup
 from cardarena.server.app import GRPC_OPTIONS
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import service_pb2_grpc
+from cardarena.v1.codec import action_from_pb, action_to_pb, card_from_pb
 
 if TYPE_CHECKING:
     from multiprocessing.queues import Queue
@@ -104,48 +105,6 @@ UNARY_TIMEOUT = 30.0
 SERVER_START_TIMEOUT = 30.0
 TARGET_RATIO = 0.60
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-# --- the client's own translation of cards and actions (as any bot would have) -------------
-
-
-def card_to_pb(card: int) -> pb.Card:
-    if card in JOKERS:
-        return pb.Card(suit=pb.SUIT_JOKER, rank=card - JOKERS[0] + 1, code="JK")
-    return pb.Card(
-        suit=pb.Suit.ValueType(suit_of(card) + 1), rank=rank_of(card), code=card_code(card)
-    )
-
-
-def card_from_pb(card: pb.Card) -> int:
-    if card.suit == pb.SUIT_JOKER:
-        return JOKERS[max(card.rank, 1) - 1]
-    if card.suit <= pb.SUIT_SPADES:
-        return french(card.suit - 1, card.rank)
-    return spanish(card.suit - 1, card.rank)
-
-
-def action_to_pb(action: int) -> pb.Action:
-    if action == PASS:
-        out = pb.Action()
-        getattr(out, "pass").SetInParent()  # `pass` is a Python keyword
-        return out
-    if EXCLUDE <= action < CHOOSE_TRUMP:
-        return pb.Action(exclude_suit=pb.Suit.ValueType(action - EXCLUDE + 1))
-    if action >= CHOOSE_TRUMP:
-        return pb.Action(choose_trump=pb.Suit.ValueType(action - CHOOSE_TRUMP + 1))
-    return pb.Action(play=card_to_pb(action))
-
-
-def action_from_pb(action: pb.Action) -> int:
-    kind = action.WhichOneof("kind")
-    if kind == "play":
-        return card_from_pb(action.play)
-    if kind == "exclude_suit":
-        return EXCLUDE + action.exclude_suit - 1
-    if kind == "choose_trump":
-        return CHOOSE_TRUMP + action.choose_trump - 1
-    return PASS
 
 
 # --- the no-op ceiling ------------------------------------------------------------------------
