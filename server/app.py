@@ -22,7 +22,7 @@ from .arena import Arena
 from .grpcweb import GrpcWebGateway
 from .hosting import HostedMatch
 from .service import MatchService
-from .store import SqliteStore
+from .sqlite_store import SqliteStore
 
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
 MAX_MESSAGE_BYTES = 256 * 1024

@@ -16,7 +16,7 @@ from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
 from .hosting import HostedMatch, PbProjector, Seat, new_match_id, rebuild_engine
-from .store import MatchRecord, SqliteStore
+from .store import EventStore, MatchRecord
 
 log = structlog.get_logger(__name__)
 
@@ -36,7 +36,7 @@ class Arena:
     """Owns the hosted matches of one server process and the store behind them."""
 
     def __init__(
-        self, store: SqliteStore, *, on_change: Callable[[HostedMatch], None] | None = None
+        self, store: EventStore, *, on_change: Callable[[HostedMatch], None] | None = None
     ) -> None:
         self.store = store
         self.matches: dict[str, HostedMatch] = {}

@@ -33,7 +33,7 @@ from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
 from . import metrics
-from .store import DuplicateRequest, MatchRecord, SqliteStore, StoredEvent
+from .store import DuplicateRequest, EventStore, MatchRecord, StoredEvent
 
 log = structlog.get_logger(__name__)
 
@@ -99,7 +99,7 @@ class HostedMatch:
         engine: Match,
         seats: list[Seat],
         last_seq: int,
-        store: SqliteStore,
+        store: EventStore,
         *,
         move_ms: int,
         voluntary_pass: bool,

@@ -1,25 +1,28 @@
-"""The durable event store: one append-only, hash-chained event log per match, in SQLite.
+"""The durable event store: one append-only, hash-chained event log per match.
 
-Why it is shaped this way:
+Two databases sit behind this one class: SQLite, embedded, for one process
+(:mod:`.sqlite_store`), and PostgreSQL, shared by many replicas (:mod:`.postgres_store`).
+Everything that matters is written once, here; a database contributes only how to connect,
+its schema, and a few dialect words. Why it is shaped this way:
 
 * **Persist before publish.** Every write method returns only after its transaction has been
-  committed with ``synchronous=FULL`` in WAL mode, so whatever the server acknowledges or
-  streams survives a killed process and a power cut.
-* **One writer thread, group commit.** An fsync costs about as much as a hundred small
+  committed durably, so whatever the server acknowledges or streams survives a killed process.
+* **One writer thread, group commit.** A commit costs about as much as a hundred small
   inserts, so the writer thread drains everything queued, writes it all in *one* transaction and
-  pays one fsync for the whole batch. Each request runs inside its own SAVEPOINT, so a refused
+  pays one commit for the whole batch. Each request runs inside its own SAVEPOINT, so a refused
   or failing request rolls back alone and fails only its own caller.
-* **The event loop never touches SQLite.** A commit can stall for milliseconds; writes go to
-  the writer thread and reads to a small pool of reader threads with their own connections
-  (WAL lets them read while the writer writes). Reads are single statements fetched at once, so
-  they never hold a snapshot open and checkpoints can run.
+* **The event loop never touches the database.** Writes go to the writer thread and reads to a
+  small pool of reader threads with their own connections. Reads are single statements.
 * **Tamper evidence.** ``hash = SHA-256(prev_hash || payload)`` over the exact stored bytes
   (protobuf serialisation is not canonical, so nothing is ever re-serialised), starting from a
   per-match genesis hash, so a log cannot be moved to another match either.
-* **Retries are recognised.** A commit can succeed while the acknowledgement is lost (the
-  process dies, the client times out). An append may carry a request id, recorded in the same
-  transaction as its events; replaying it raises :class:`DuplicateRequest` with the original
-  seqs instead of writing twice.
+* **One writer per match, enforced by the data.** ``(match_id, seq)`` is the primary key and an
+  append names the seq it expects to follow, so two writers can never fork a log. Between
+  replicas a *lease* names each match's owner; an append fenced by a lease fails once another
+  replica has taken the lease over (its epoch moved on).
+* **Retries are recognised.** A commit can succeed while the acknowledgement is lost. An append
+  may carry a request id, recorded in the same transaction as its events; replaying it raises
+  :class:`DuplicateRequest` with the original seqs instead of writing twice.
 
 Seeds and token hashes are stored (the server needs them to resume a match and to check a
 seat's token) but never appear in a ``repr``, a log line or an error message.
@@ -34,14 +37,13 @@ import concurrent.futures
 import contextlib
 import json
 import queue
-import sqlite3
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, Generic, TypeVar, cast
+from typing import Any, ClassVar, Final, Generic, Self, TypeVar, cast
 
 import structlog
 
@@ -52,10 +54,14 @@ __all__ = [
     "GENESIS_DOMAIN",
     "SCHEMA_VERSION",
     "DuplicateRequest",
+    "EventStore",
+    "Fence",
     "InvalidPageToken",
+    "Lease",
+    "LeaseLost",
     "MatchRecord",
+    "Owner",
     "SeatRecord",
-    "SqliteStore",
     "StoreClosed",
     "StoreConflict",
     "StoreError",
@@ -70,23 +76,29 @@ log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
 
+Connection = Any
+"""A DB-API style connection (``sqlite3`` or psycopg) whose ``execute`` takes ``?``
+placeholders; :mod:`.postgres_store` wraps psycopg's to translate them."""
+
 SCHEMA_VERSION: Final = 1
-"""Bumped on any incompatible schema change; a store refuses a file written by a newer one."""
+"""Bumped on any incompatible schema change; a store refuses a database written by a newer one."""
 
 ENDED: Final = "ended"
-"""The status :meth:`SqliteStore.end_match` sets; every other status counts as unfinished."""
-
-"""Domain separator of the genesis hash; a new chain format would get a new one."""
+"""The status :meth:`EventStore.end_match` sets; every other status counts as unfinished."""
 
 CommitHook = Callable[[int, float], None]
 """``on_commit(batch_size, seconds)``: called by the writer thread after every commit."""
+
+ChangeHook = Callable[[str | None, int], None]
+"""``on_change(match_id, last_seq)`` from :meth:`EventStore.listen`, on the listener thread;
+``(None, 0)`` after a reconnect: changes may have been missed, re-read everything."""
 
 
 # --------------------------------------------------------------------------- errors
 
 
 class StoreError(Exception):
-    """Base of every error the store raises; also wraps unexpected SQLite errors."""
+    """Base of every error the store raises; also wraps unexpected database errors."""
 
 
 class StoreClosed(StoreError):
@@ -96,6 +108,14 @@ class StoreClosed(StoreError):
 class StoreConflict(StoreError):
     """The write contradicts what is stored: a duplicate id, a taken seat, a stale
     ``expected_seq`` (another writer got there first), or a write to an ended match."""
+
+
+class LeaseLost(StoreConflict):
+    """The write was fenced by a lease that another replica has since taken over."""
+
+    def __init__(self, match_id: str) -> None:
+        super().__init__(f"this replica no longer owns match {match_id!r}")
+        self.match_id = match_id
 
 
 class UnknownMatch(StoreError, KeyError):
@@ -167,6 +187,40 @@ class StoredEvent:
     hash: bytes
 
 
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """A replica as a lease holder: its id (new at every start), the address other replicas
+    forward to, and how long its leases last without renewal."""
+
+    replica: str
+    address: str
+    lease_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """What an owner's writes carry: they fail once the lease has another epoch."""
+
+    owner: str
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """One row of ``leases``; ``live`` is judged by the database's clock, the only clock all
+    replicas share."""
+
+    match_id: str
+    owner: str
+    address: str
+    epoch: int
+    live: bool
+
+    @property
+    def fence(self) -> Fence:
+        return Fence(self.owner, self.epoch)
+
+
 # --------------------------------------------------------------------------- the chain
 
 
@@ -185,54 +239,11 @@ def verify_chain(match_id: str, events: Sequence[StoredEvent]) -> int | None:
     return first_break(match_id, events)
 
 
-# --------------------------------------------------------------------------- schema
-
-_SCHEMA: Final = """
-CREATE TABLE IF NOT EXISTS schema_version (
-    version INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS matches (
-    match_id   TEXT PRIMARY KEY,
-    created_at TEXT NOT NULL,
-    game       TEXT NOT NULL,
-    players    INT  NOT NULL,
-    config     BLOB NOT NULL,
-    seed       BLOB NOT NULL,
-    commitment TEXT NOT NULL,
-    status     TEXT NOT NULL,
-    ended_at   TEXT NULL
-);
-CREATE INDEX IF NOT EXISTS matches_by_created ON matches (created_at, match_id);
-CREATE INDEX IF NOT EXISTS matches_by_status ON matches (status, created_at, match_id);
-CREATE TABLE IF NOT EXISTS seats (
-    match_id   TEXT NOT NULL,
-    seat       INT  NOT NULL,
-    token_hash BLOB NOT NULL,
-    name       TEXT NOT NULL,
-    PRIMARY KEY (match_id, seat)
-);
-CREATE TABLE IF NOT EXISTS events (
-    match_id TEXT NOT NULL,
-    seq      INT  NOT NULL,
-    payload  BLOB NOT NULL,
-    hash     BLOB NOT NULL,
-    PRIMARY KEY (match_id, seq)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS requests (
-    match_id   TEXT NOT NULL,
-    request_id TEXT NOT NULL,
-    seat       INT  NULL,
-    first_seq  INT  NOT NULL,
-    last_seq   INT  NOT NULL,
-    PRIMARY KEY (match_id, request_id)
-) WITHOUT ROWID;
-"""
+# --------------------------------------------------------------------------- rows and tokens
 
 _MATCH_COLUMNS: Final = (
     "match_id, created_at, game, players, config, seed, commitment, status, ended_at"
 )
-
-_BUSY_TIMEOUT_MS: Final = 5000
 
 
 def _match_from_row(row: tuple[Any, ...]) -> MatchRecord:
@@ -274,13 +285,13 @@ def _decode_token(token: str) -> tuple[str, str]:
 class _Request(Generic[T]):
     """A unit of work for the writer thread and the caller's future to settle with its result."""
 
-    work: Callable[[sqlite3.Connection], T]
+    work: Callable[[Connection], T]
     loop: asyncio.AbstractEventLoop
     future: asyncio.Future[T]
 
 
 _STOP: Final = object()
-"""Queued by :meth:`SqliteStore.close`: the writer finishes what precedes it, then exits."""
+"""Queued by :meth:`EventStore.close`: the writer finishes what precedes it, then exits."""
 
 
 def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
@@ -301,22 +312,11 @@ def _answer(request: _Request[Any], result: Any, error: BaseException | None) ->
         request.loop.call_soon_threadsafe(_settle, request.future, result, error)
 
 
-def _as_store_error(exc: Exception) -> Exception:
-    """Our own errors pass through; raw SQLite errors become :class:`StoreError` (with the
-    original as ``__cause__``) so callers handle one family. Other exceptions are bugs and
-    pass through unchanged."""
-    if isinstance(exc, sqlite3.Error):
-        wrapped = StoreError(f"sqlite: {exc}")
-        wrapped.__cause__ = exc
-        return wrapped
-    return exc
-
-
 # --------------------------------------------------------------------------- the store
 
 
-class SqliteStore:
-    """The embedded event store. Open it once per file and process; share it across tasks.
+class EventStore(ABC):
+    """The event store. Open it once per process; share it across tasks.
 
     ``on_commit(batch_size, seconds)`` is called on the writer thread after every committed
     transaction, before the callers in that batch are woken (so, once a write has returned, its
@@ -327,9 +327,15 @@ class SqliteStore:
     the first request in a very large queue; the rest go into the next transaction at once.
     """
 
+    shared: ClassVar[bool] = False
+    """Whether other processes may write to the same database (then leases matter)."""
+    _no_limit: ClassVar[object] = -1
+    """The ``LIMIT`` parameter that means no limit."""
+    _now_ms: ClassVar[str] = ""
+    """SQL for the database clock in Unix milliseconds (lease deadlines)."""
+
     def __init__(
         self,
-        path: Path,
         *,
         on_commit: CommitHook | None = None,
         max_batch: int = 1000,
@@ -337,7 +343,6 @@ class SqliteStore:
     ) -> None:
         if max_batch < 1 or read_threads < 1:
             raise ValueError("max_batch and read_threads must be at least 1")
-        self.path = Path(path)
         self._on_commit = on_commit
         self._max_batch = max_batch
         self._read_threads = read_threads
@@ -347,7 +352,60 @@ class SqliteStore:
         self._writer: threading.Thread | None = None
         self._readers: concurrent.futures.ThreadPoolExecutor | None = None
         self._local = threading.local()
-        self._read_conns: list[sqlite3.Connection] = []
+        self._read_conns: list[Connection] = []
+
+    # ------------------------------------------------------------------ the database's part
+
+    @property
+    @abstractmethod
+    def where(self) -> str:
+        """The database as error messages name it (never with a password)."""
+
+    @abstractmethod
+    def _connect_writer(self) -> Connection:
+        """A connection for the writer thread, with the schema created or checked."""
+
+    @abstractmethod
+    def _connect_reader(self) -> Connection:
+        """A connection for one reader thread (usable from another thread to close it)."""
+
+    @abstractmethod
+    def _begin(self, conn: Connection) -> None:
+        """Start the batch transaction."""
+
+    @abstractmethod
+    def _in_transaction(self, conn: Connection) -> bool:
+        """Whether the batch transaction is still open (not aborted by the database)."""
+
+    @abstractmethod
+    def _is_unique_violation(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is a primary-key or unique violation."""
+
+    @abstractmethod
+    def _is_database_error(self, exc: BaseException) -> bool:
+        """Whether ``exc`` comes from the database driver."""
+
+    def _is_broken(self, conn: Connection) -> bool:
+        """Whether ``conn`` can no longer be used (and should be replaced)."""
+        return False
+
+    def _announce(self, conn: Connection, match_id: str, last_seq: int) -> None:
+        """Tell other processes, at commit, that ``match_id`` now ends at ``last_seq``.
+        Nothing to do where no other process can write (SQLite)."""
+        return
+
+    def listen(self, on_change: ChangeHook) -> None:
+        """Call ``on_change`` whenever another process appends (no-op where none can)."""
+        return
+
+    def _check_schema_version(self, conn: Connection) -> None:
+        row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+        if row[0] is None:
+            conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+        elif row[0] > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.where} has schema version {row[0]}; this store knows up to {SCHEMA_VERSION}"
+            )
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -394,12 +452,14 @@ class SqliteStore:
         readers, self._readers = self._readers, None
         if readers is not None:
             await asyncio.to_thread(readers.shutdown, wait=True)
-        for conn in self._read_conns:
-            conn.close()
-        self._read_conns.clear()
+        with self._lock:
+            conns, self._read_conns = self._read_conns, []
+        for conn in conns:
+            with contextlib.suppress(Exception):
+                conn.close()
         self._local = threading.local()
 
-    async def __aenter__(self) -> SqliteStore:
+    async def __aenter__(self) -> Self:
         await self.open()
         return self
 
@@ -413,10 +473,12 @@ class SqliteStore:
 
     # ------------------------------------------------------------------ writes
 
-    async def create_match(self, record: MatchRecord) -> None:
-        """Insert a new match; :class:`StoreConflict` if its id exists."""
+    async def create_match(self, record: MatchRecord, owner: Owner | None = None) -> Fence | None:
+        """Insert a new match; :class:`StoreConflict` if its id exists. With an ``owner``, its
+        lease is taken in the same transaction (so no other replica can claim the match in
+        between) and its fence returned."""
 
-        def work(conn: sqlite3.Connection) -> None:
+        def work(conn: Connection) -> Fence | None:
             try:
                 conn.execute(
                     f"INSERT INTO matches ({_MATCH_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -432,29 +494,45 @@ class SqliteStore:
                         record.ended_at,
                     ),
                 )
-            except sqlite3.IntegrityError as exc:
-                raise StoreConflict(f"match {record.match_id!r} already exists") from exc
+            except Exception as exc:
+                if self._is_unique_violation(exc):
+                    raise StoreConflict(f"match {record.match_id!r} already exists") from exc
+                raise
+            if owner is None:
+                return None
+            return self._take_lease(conn, record.match_id, owner).fence
 
-        await self._submit(work)
+        return await self._submit(work)
 
-    async def set_seat(self, match_id: str, seat: int, token_hash: bytes, name: str) -> None:
+    async def set_seat(
+        self,
+        match_id: str,
+        seat: int,
+        token_hash: bytes,
+        name: str,
+        *,
+        fence: Fence | None = None,
+    ) -> None:
         """Record who sits in ``seat``. :class:`StoreConflict` if it is taken or the match has
         ended, :class:`UnknownMatch` if there is no such match, ``ValueError`` if the seat
         number is outside ``0 <= seat < players``."""
 
-        def work(conn: sqlite3.Connection) -> None:
+        def work(conn: Connection) -> None:
             players, status = _match_row(conn, match_id)
             if not 0 <= seat < players:
                 raise ValueError(f"seat {seat} out of range for {players} players")
             if status == ENDED:
                 raise StoreConflict(f"match {match_id!r} has ended")
+            _check_fence(conn, match_id, fence)
             try:
                 conn.execute(
                     "INSERT INTO seats (match_id, seat, token_hash, name) VALUES (?, ?, ?, ?)",
                     (match_id, seat, token_hash, name),
                 )
-            except sqlite3.IntegrityError as exc:
-                raise StoreConflict(f"seat {seat} of match {match_id!r} is taken") from exc
+            except Exception as exc:
+                if self._is_unique_violation(exc):
+                    raise StoreConflict(f"seat {seat} of match {match_id!r} is taken") from exc
+                raise
 
         await self._submit(work)
 
@@ -466,16 +544,19 @@ class SqliteStore:
         expected_seq: int,
         request_id: str | None = None,
         seat: int | None = None,
+        fence: Fence | None = None,
     ) -> list[StoredEvent]:
         """Append ``payloads`` as events ``expected_seq + 1, expected_seq + 2, …``, durably.
 
         ``expected_seq`` must be the current last seq (:class:`StoreConflict` otherwise): the
-        guard that makes a second writer of one match fail instead of forking its log. With a
+        guard that makes a second writer of one match fail instead of forking its log; the
+        primary key ``(match_id, seq)`` backs it up against a writer in another process. With a
         ``request_id`` the request is recorded in the same transaction as its events, and a
         repeat of it raises :class:`DuplicateRequest` with the original seqs, writing nothing;
         that check comes first, so a retry carrying its original, now stale, ``expected_seq``
-        is recognised rather than refused as a conflict. Appending to an ended match or an
-        unknown one fails (:class:`StoreConflict`, :class:`UnknownMatch`).
+        is recognised rather than refused as a conflict. With a ``fence``, the append fails with
+        :class:`LeaseLost` unless that lease is still current. Appending to an ended match or
+        an unknown one fails (:class:`StoreConflict`, :class:`UnknownMatch`).
 
         If the caller is cancelled while waiting, the append may still have been committed.
         """
@@ -485,7 +566,7 @@ class SqliteStore:
             raise ValueError("expected_seq must be >= 0")
         blobs = [bytes(p) for p in payloads]
 
-        def work(conn: sqlite3.Connection) -> list[StoredEvent]:
+        def work(conn: Connection) -> list[StoredEvent]:
             if request_id is not None:
                 done = conn.execute(
                     "SELECT first_seq, last_seq, seat FROM requests"
@@ -497,6 +578,7 @@ class SqliteStore:
             _players, status = _match_row(conn, match_id)
             if status == ENDED:
                 raise StoreConflict(f"match {match_id!r} has ended")
+            _check_fence(conn, match_id, fence)
             tail = conn.execute(
                 "SELECT seq, hash FROM events WHERE match_id = ? ORDER BY seq DESC LIMIT 1",
                 (match_id,),
@@ -510,41 +592,131 @@ class SqliteStore:
             for seq, payload in enumerate(blobs, start=expected_seq + 1):
                 prev = chain_hash(prev, payload)
                 events.append(StoredEvent(match_id, seq, payload, prev))
-            conn.executemany(
-                "INSERT INTO events (match_id, seq, payload, hash) VALUES (?, ?, ?, ?)",
-                [(e.match_id, e.seq, e.payload, e.hash) for e in events],
-            )
-            if request_id is not None:
-                conn.execute(
-                    "INSERT INTO requests (match_id, request_id, seat, first_seq, last_seq)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    (match_id, request_id, seat, events[0].seq, events[-1].seq),
+            try:
+                conn.executemany(
+                    "INSERT INTO events (match_id, seq, payload, hash) VALUES (?, ?, ?, ?)",
+                    [(e.match_id, e.seq, e.payload, e.hash) for e in events],
                 )
+                if request_id is not None:
+                    conn.execute(
+                        "INSERT INTO requests (match_id, request_id, seat, first_seq, last_seq)"
+                        " VALUES (?, ?, ?, ?, ?)",
+                        (match_id, request_id, seat, events[0].seq, events[-1].seq),
+                    )
+            except Exception as exc:
+                if self._is_unique_violation(exc):  # another process got there first
+                    raise StoreConflict(
+                        f"match {match_id!r} moved past seq {expected_seq} meanwhile"
+                    ) from exc
+                raise
+            self._announce(conn, match_id, events[-1].seq)
             return events
 
         return await self._submit(work)
 
-    async def end_match(self, match_id: str, ended_at: str) -> None:
-        """Mark a match ended (its log is then final). :class:`UnknownMatch` if there is no
-        such match, :class:`StoreConflict` if it has already ended."""
+    async def end_match(self, match_id: str, ended_at: str, *, fence: Fence | None = None) -> None:
+        """Mark a match ended (its log is then final) and drop its lease. :class:`UnknownMatch`
+        if there is no such match, :class:`StoreConflict` if it has already ended."""
 
-        def work(conn: sqlite3.Connection) -> None:
+        def work(conn: Connection) -> None:
             _players, status = _match_row(conn, match_id)
             if status == ENDED:
                 raise StoreConflict(f"match {match_id!r} has already ended")
+            _check_fence(conn, match_id, fence)
             conn.execute(
                 "UPDATE matches SET status = ?, ended_at = ? WHERE match_id = ?",
                 (ENDED, ended_at, match_id),
             )
+            conn.execute("DELETE FROM leases WHERE match_id = ?", (match_id,))
 
         await self._submit(work)
+
+    # ------------------------------------------------------------------ leases
+
+    async def acquire_lease(self, match_id: str, owner: Owner) -> Lease:
+        """Take the match's lease if it is free, expired or already ``owner``'s; return the
+        lease as it stands afterwards (someone else's if it was live). Taking it from another
+        owner moves the epoch on, which fences that owner's writes off. :class:`UnknownMatch`
+        if there is no such match, :class:`StoreConflict` if it has ended."""
+
+        def work(conn: Connection) -> Lease:
+            _players, status = _match_row(conn, match_id)
+            if status == ENDED:
+                raise StoreConflict(f"match {match_id!r} has ended")
+            return self._take_lease(conn, match_id, owner)
+
+        return await self._submit(work)
+
+    def _take_lease(self, conn: Connection, match_id: str, owner: Owner) -> Lease:
+        now = self._now_ms
+        conn.execute(
+            "INSERT INTO leases (match_id, owner, address, epoch, deadline_ms)"
+            f" VALUES (?, ?, ?, 1, {now} + ?)"
+            " ON CONFLICT (match_id) DO UPDATE SET"
+            "  epoch = CASE WHEN leases.owner = excluded.owner THEN leases.epoch"
+            "          ELSE leases.epoch + 1 END,"
+            "  owner = excluded.owner, address = excluded.address,"
+            "  deadline_ms = excluded.deadline_ms"
+            f" WHERE leases.owner = excluded.owner OR leases.deadline_ms < {now}",
+            (match_id, owner.replica, owner.address, owner.lease_ms),
+        )
+        lease = _lease_row(conn, match_id, now)
+        assert lease is not None  # the statement above made sure there is a row
+        return lease
+
+    async def get_lease(self, match_id: str) -> Lease | None:
+        """The match's lease, or ``None`` if nobody holds one."""
+        return await self._read(lambda conn: _lease_row(conn, match_id, self._now_ms))
+
+    async def renew_leases(self, owner: Owner) -> set[str]:
+        """Push every lease ``owner`` holds ``lease_ms`` into the future; return the ids of the
+        matches it still holds (a lease taken over meanwhile is not renewed, and not listed)."""
+
+        def work(conn: Connection) -> set[str]:
+            conn.execute(
+                f"UPDATE leases SET deadline_ms = {self._now_ms} + ? WHERE owner = ?",
+                (owner.lease_ms, owner.replica),
+            )
+            rows = conn.execute(
+                "SELECT match_id FROM leases WHERE owner = ?", (owner.replica,)
+            ).fetchall()
+            return {r[0] for r in rows}
+
+        return await self._submit(work)
+
+    async def release_leases(self, owner: Owner) -> int:
+        """Give up every lease ``owner`` holds (a draining replica); return how many."""
+
+        def work(conn: Connection) -> int:
+            rows = conn.execute(
+                "SELECT match_id FROM leases WHERE owner = ?", (owner.replica,)
+            ).fetchall()
+            conn.execute("DELETE FROM leases WHERE owner = ?", (owner.replica,))
+            return len(rows)
+
+        return await self._submit(work)
+
+    async def orphaned_matches(self, limit: int = 100) -> list[str]:
+        """Unfinished matches that nobody holds a live lease on, oldest first: what a replica
+        should take over (their owner died or drained)."""
+
+        def work(conn: Connection) -> list[str]:
+            rows = conn.execute(
+                "SELECT m.match_id FROM matches m LEFT JOIN leases l ON l.match_id = m.match_id"
+                f" WHERE m.status != ? AND (l.match_id IS NULL OR l.deadline_ms < {self._now_ms})"
+                " ORDER BY m.created_at, m.match_id LIMIT ?",
+                (ENDED, limit),
+            ).fetchall()
+            return [r[0] for r in rows]
+
+        return await self._read(work)
 
     # ------------------------------------------------------------------ reads
 
     async def get_match(self, match_id: str) -> MatchRecord | None:
         """The match's row, or ``None``."""
 
-        def work(conn: sqlite3.Connection) -> MatchRecord | None:
+        def work(conn: Connection) -> MatchRecord | None:
             row = conn.execute(
                 f"SELECT {_MATCH_COLUMNS} FROM matches WHERE match_id = ?", (match_id,)
             ).fetchone()
@@ -565,7 +737,7 @@ class SqliteStore:
             raise ValueError("page_size must be at least 1")
         after = None if page_token is None else _decode_token(page_token)
 
-        def work(conn: sqlite3.Connection) -> tuple[list[MatchRecord], str | None]:
+        def work(conn: Connection) -> tuple[list[MatchRecord], str | None]:
             where: list[str] = []
             args: list[object] = []
             if status is not None:
@@ -588,7 +760,7 @@ class SqliteStore:
     async def unfinished_matches(self) -> list[MatchRecord]:
         """Every match not ended, oldest first: what a restarting server must replay."""
 
-        def work(conn: sqlite3.Connection) -> list[MatchRecord]:
+        def work(conn: Connection) -> list[MatchRecord]:
             rows = conn.execute(
                 f"SELECT {_MATCH_COLUMNS} FROM matches WHERE status != ?"
                 " ORDER BY created_at, match_id",
@@ -601,7 +773,7 @@ class SqliteStore:
     async def get_seats(self, match_id: str) -> list[SeatRecord]:
         """The taken seats of a match, by seat number (empty for an unknown match)."""
 
-        def work(conn: sqlite3.Connection) -> list[SeatRecord]:
+        def work(conn: Connection) -> list[SeatRecord]:
             rows = conn.execute(
                 "SELECT match_id, seat, token_hash, name FROM seats WHERE match_id = ?"
                 " ORDER BY seat",
@@ -619,11 +791,11 @@ class SqliteStore:
         if limit is not None and limit < 0:
             raise ValueError("limit must be >= 0")
 
-        def work(conn: sqlite3.Connection) -> list[StoredEvent]:
+        def work(conn: Connection) -> list[StoredEvent]:
             rows = conn.execute(
                 "SELECT seq, payload, hash FROM events WHERE match_id = ? AND seq > ?"
                 " ORDER BY seq LIMIT ?",
-                (match_id, after_seq, -1 if limit is None else limit),
+                (match_id, after_seq, self._no_limit if limit is None else limit),
             ).fetchall()
             return [StoredEvent(match_id, r[0], bytes(r[1]), bytes(r[2])) for r in rows]
 
@@ -641,7 +813,7 @@ class SqliteStore:
     async def request_result(self, match_id: str, request_id: str) -> tuple[int, int] | None:
         """``(first_seq, last_seq)`` written by a recorded request, or ``None``."""
 
-        def work(conn: sqlite3.Connection) -> tuple[int, int] | None:
+        def work(conn: Connection) -> tuple[int, int] | None:
             row = conn.execute(
                 "SELECT first_seq, last_seq FROM requests WHERE match_id = ? AND request_id = ?",
                 (match_id, request_id),
@@ -651,7 +823,7 @@ class SqliteStore:
         return await self._read(work)
 
     async def _tail(self, match_id: str) -> tuple[int, bytes]:
-        def work(conn: sqlite3.Connection) -> tuple[int, bytes]:
+        def work(conn: Connection) -> tuple[int, bytes]:
             row = conn.execute(
                 "SELECT seq, hash FROM events WHERE match_id = ? ORDER BY seq DESC LIMIT 1",
                 (match_id,),
@@ -662,7 +834,7 @@ class SqliteStore:
 
     # ------------------------------------------------------------------ plumbing: reads
 
-    async def _read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+    async def _read(self, work: Callable[[Connection], T]) -> T:
         """Run a read on a reader thread with that thread's own connection."""
         readers = self._readers
         if readers is None or not self._accepting:
@@ -673,24 +845,40 @@ class SqliteStore:
             if readers is not self._readers:
                 raise StoreClosed("store closed") from exc
             raise
-        except sqlite3.Error as exc:
-            raise StoreError(f"sqlite: {exc}") from exc
+        except Exception as exc:
+            raise self._as_store_error(exc) from None
 
-    def _read_sync(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+    def _read_sync(self, work: Callable[[Connection], T]) -> T:
+        conn: Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            # check_same_thread=False only so that close() can close it from another thread.
-            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA query_only = ON")
+            conn = self._connect_reader()
             with self._lock:
                 self._read_conns.append(conn)
             self._local.conn = conn
-        return work(conn)
+        try:
+            return work(conn)
+        except Exception:
+            if self._is_broken(conn):  # the next read on this thread reconnects
+                self._local.conn = None
+                with self._lock, contextlib.suppress(ValueError):
+                    self._read_conns.remove(conn)
+                with contextlib.suppress(Exception):
+                    conn.close()
+            raise
+
+    def _as_store_error(self, exc: Exception) -> Exception:
+        """Our own errors pass through; driver errors become :class:`StoreError` (with the
+        original as ``__cause__``) so callers handle one family. Other exceptions are bugs and
+        pass through unchanged."""
+        if self._is_database_error(exc):
+            wrapped = StoreError(f"{self.where}: {type(exc).__name__}: {exc}")
+            wrapped.__cause__ = exc
+            return wrapped
+        return exc
 
     # ------------------------------------------------------------------ plumbing: writes
 
-    async def _submit(self, work: Callable[[sqlite3.Connection], T]) -> T:
+    async def _submit(self, work: Callable[[Connection], T]) -> T:
         """Queue ``work`` for the writer thread; return its result once committed.
 
         ``work`` runs inside its own SAVEPOINT within the batch transaction; whatever it
@@ -708,6 +896,7 @@ class SqliteStore:
         self, jobs: queue.SimpleQueue[object], started: concurrent.futures.Future[None]
     ) -> None:
         """The writer thread: set up, then commit batches until told to stop."""
+        conn: Connection | None
         try:
             conn = self._connect_writer()
         except BaseException as exc:
@@ -730,8 +919,18 @@ class SqliteStore:
                         item = jobs.get_nowait()
                     except queue.Empty:
                         break
-                if batch:
-                    self._commit_batch(conn, batch)
+                if not batch:
+                    continue
+                if conn is None:
+                    conn = self._reconnect_writer()
+                if conn is None:
+                    self._fail_batch(batch, StoreError(f"{self.where} is unreachable"))
+                    continue
+                self._commit_batch(conn, batch)
+                if self._is_broken(conn):
+                    with contextlib.suppress(Exception):
+                        conn.close()
+                    conn = self._reconnect_writer()
         except BaseException:
             log.exception("store writer thread crashed")
             raise
@@ -739,62 +938,44 @@ class SqliteStore:
             with self._lock:
                 self._accepting = False
             _fail_queued(jobs)
-            conn.close()
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    conn.close()
 
-    def _connect_writer(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, isolation_level=None)
+    def _reconnect_writer(self) -> Connection | None:
         try:
-            conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                raise StoreError(f"cannot use WAL journal mode on {self.path} (got {mode!r})")
-            conn.execute("PRAGMA synchronous = FULL")
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                _create_schema(conn)
-                row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
-                if row[0] is None:
-                    conn.execute(
-                        "INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,)
-                    )
-                elif row[0] > SCHEMA_VERSION:
-                    raise StoreError(
-                        f"{self.path} has schema version {row[0]}; this store knows up to"
-                        f" {SCHEMA_VERSION}"
-                    )
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-        except BaseException:
-            conn.close()
-            raise
-        return conn
+            return self._connect_writer()
+        except Exception as exc:
+            log.error("store reconnect failed", store=self.where, error=str(exc))
+            return None
 
-    def _commit_batch(self, conn: sqlite3.Connection, batch: list[_Request[Any]]) -> None:
+    def _fail_batch(self, batch: list[_Request[Any]], exc: Exception) -> None:
+        for request in batch:  # one exception object per caller: tracebacks are mutable
+            failure = StoreError(f"batch transaction failed: {exc}")
+            failure.__cause__ = exc
+            _answer(request, None, failure)
+
+    def _commit_batch(self, conn: Connection, batch: list[_Request[Any]]) -> None:
         """One transaction for the whole batch, one SAVEPOINT per request; answer everyone."""
         started = time.perf_counter()
         outcomes: list[tuple[Any, BaseException | None]] = []
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            self._begin(conn)
             for request in batch:
-                outcomes.append(_run_in_savepoint(conn, request))
-                if not conn.in_transaction:
-                    # SQLite rolled the whole transaction back (I/O error, disk full, …):
-                    # the earlier successes of this batch are gone too.
-                    raise StoreError("the batch transaction was aborted by SQLite")
+                outcomes.append(self._run_in_savepoint(conn, request))
+                if not self._in_transaction(conn):
+                    # The database rolled the whole transaction back (I/O error, disk full, a
+                    # lost connection): the earlier successes of this batch are gone too.
+                    raise StoreError("the batch transaction was aborted by the database")
             conn.execute("COMMIT")
         except Exception as exc:
-            if conn.in_transaction:
+            if self._in_transaction(conn):
                 try:
                     conn.execute("ROLLBACK")
-                except sqlite3.Error:
+                except Exception:
                     log.exception("store rollback failed")
             log.error("store batch failed", batch_size=len(batch), error=str(exc))
-            for request in batch:  # one exception object per caller: tracebacks are mutable
-                failure = StoreError(f"batch transaction failed: {exc}")
-                failure.__cause__ = exc
-                _answer(request, None, failure)
+            self._fail_batch(batch, exc)
             return
         seconds = time.perf_counter() - started
         if self._on_commit is not None:
@@ -805,15 +986,23 @@ class SqliteStore:
         for request, (result, request_error) in zip(batch, outcomes, strict=True):
             _answer(request, result, request_error)
 
+    def _run_in_savepoint(
+        self, conn: Connection, request: _Request[Any]
+    ) -> tuple[Any, BaseException | None]:
+        """Run one request so that its failure undoes exactly its own writes."""
+        conn.execute("SAVEPOINT request")
+        try:
+            result = request.work(conn)
+        except Exception as exc:
+            if self._in_transaction(conn):
+                conn.execute("ROLLBACK TO SAVEPOINT request")
+                conn.execute("RELEASE SAVEPOINT request")
+            return None, self._as_store_error(exc)
+        conn.execute("RELEASE SAVEPOINT request")
+        return result, None
 
-def _create_schema(conn: sqlite3.Connection) -> None:
-    # executescript() would COMMIT the open transaction first; run statement by statement.
-    for statement in _SCHEMA.split(";"):
-        if statement.strip():
-            conn.execute(statement)
 
-
-def _match_row(conn: sqlite3.Connection, match_id: str) -> tuple[int, str]:
+def _match_row(conn: Connection, match_id: str) -> tuple[int, str]:
     """``(players, status)`` of a match, or :class:`UnknownMatch`."""
     row = conn.execute(
         "SELECT players, status FROM matches WHERE match_id = ?", (match_id,)
@@ -823,20 +1012,23 @@ def _match_row(conn: sqlite3.Connection, match_id: str) -> tuple[int, str]:
     return row[0], row[1]
 
 
-def _run_in_savepoint(
-    conn: sqlite3.Connection, request: _Request[Any]
-) -> tuple[Any, BaseException | None]:
-    """Run one request so that its failure undoes exactly its own writes."""
-    conn.execute("SAVEPOINT request")
-    try:
-        result = request.work(conn)
-    except Exception as exc:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK TO request")
-            conn.execute("RELEASE request")
-        return None, _as_store_error(exc)
-    conn.execute("RELEASE request")
-    return result, None
+def _check_fence(conn: Connection, match_id: str, fence: Fence | None) -> None:
+    if fence is None:
+        return
+    row = conn.execute(
+        "SELECT 1 FROM leases WHERE match_id = ? AND owner = ? AND epoch = ?",
+        (match_id, fence.owner, fence.epoch),
+    ).fetchone()
+    if row is None:
+        raise LeaseLost(match_id)
+
+
+def _lease_row(conn: Connection, match_id: str, now_ms: str) -> Lease | None:
+    row = conn.execute(
+        f"SELECT owner, address, epoch, deadline_ms >= {now_ms} FROM leases WHERE match_id = ?",
+        (match_id,),
+    ).fetchone()
+    return None if row is None else Lease(match_id, row[0], row[1], row[2], bool(row[3]))
 
 
 def _fail_queued(jobs: queue.SimpleQueue[object]) -> None:

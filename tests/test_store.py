@@ -1,8 +1,10 @@
-"""The SQLite event store: durable, chained, group-committed, and honest about conflicts."""
+"""The event store, SQLite and PostgreSQL alike: durable, chained, group-committed, honest about
+conflicts, and (between processes) fenced by leases. Every test runs against both."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import signal
@@ -11,18 +13,19 @@ import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
+import psycopg
 import pytest
 
 from cardarena.server.store import (
     DuplicateRequest,
+    EventStore,
     InvalidPageToken,
     MatchRecord,
     SeatRecord,
-    SqliteStore,
     StoreClosed,
     StoreConflict,
     StoredEvent,
@@ -32,6 +35,7 @@ from cardarena.server.store import (
     genesis_hash,
     verify_chain,
 )
+from tests.stores import BACKENDS, make_store, store_url
 
 T = TypeVar("T")
 
@@ -53,18 +57,38 @@ def record(
     )
 
 
+@pytest.fixture(params=BACKENDS)
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty store of each kind."""
+    with store_url(request.param, tmp_path) as fresh:
+        yield fresh
+
+
 def with_store(
-    path: Path,
-    body: Callable[[SqliteStore], Awaitable[T]],
+    url: str,
+    body: Callable[[EventStore], Awaitable[T]],
     on_commit: Callable[[int, float], None] | None = None,
 ) -> T:
     """Run ``body`` against an open store on a fresh event loop (no pytest-asyncio here)."""
 
     async def main() -> T:
-        async with SqliteStore(path, on_commit=on_commit) as store:
+        async with make_store(url, on_commit=on_commit) as store:
             return await body(store)
 
     return asyncio.run(main())
+
+
+def raw_execute(url: str, statement: str) -> None:
+    """Run one statement on the store's database behind its back."""
+    if url.startswith("sqlite:"):
+        with contextlib.closing(sqlite3.connect(url.removeprefix("sqlite://"))) as conn:
+            conn.execute(statement)
+            conn.commit()
+    else:
+        base, _, schema = url.rpartition("schema=")
+        with psycopg.connect(base.rstrip("?&"), autocommit=True) as conn:
+            conn.execute(f"SET search_path TO {schema}")
+            conn.execute(statement.encode())
 
 
 def payloads(match_id: str, first: int, count: int) -> list[bytes]:
@@ -74,20 +98,19 @@ def payloads(match_id: str, first: int, count: int) -> list[bytes]:
 # --------------------------------------------------------------------------- basics
 
 
-def test_round_trip_survives_reopening(tmp_path: Path) -> None:
-    db = tmp_path / "store.db"
+def test_round_trip_survives_reopening(url: str) -> None:
 
-    async def write(store: SqliteStore) -> list[StoredEvent]:
+    async def write(store: EventStore) -> list[StoredEvent]:
         await store.create_match(record("m1"))
         await store.set_seat("m1", 2, b"\x01" * 32, "alice")
         first = await store.append("m1", [b"a", b"b"], expected_seq=0)
         second = await store.append("m1", [b"c"], expected_seq=2, request_id="r1", seat=2)
         return first + second
 
-    written = with_store(db, write)
+    written = with_store(url, write)
     assert [(e.seq, e.payload) for e in written] == [(1, b"a"), (2, b"b"), (3, b"c")]
 
-    async def read(store: SqliteStore) -> None:
+    async def read(store: EventStore) -> None:
         assert await store.get_match("m1") == record("m1")
         assert await store.get_match("nope") is None
         assert await store.get_seats("m1") == [SeatRecord("m1", 2, b"\x01" * 32, "alice")]
@@ -109,14 +132,15 @@ def test_round_trip_survives_reopening(tmp_path: Path) -> None:
         )
         assert await store.unfinished_matches() == []
 
-    with_store(db, read)
-    with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(1,)]
-        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    with_store(url, read)
+    if url.startswith("sqlite:"):
+        with contextlib.closing(sqlite3.connect(url.removeprefix("sqlite://"))) as conn:
+            assert conn.execute("SELECT version FROM schema_version").fetchall() == [(1,)]
+            assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
-def test_refusals(tmp_path: Path) -> None:
-    async def body(store: SqliteStore) -> None:
+def test_refusals(url: str) -> None:
+    async def body(store: EventStore) -> None:
         await store.create_match(record("m1"))
         with pytest.raises(StoreConflict):
             await store.create_match(record("m1"))
@@ -139,12 +163,12 @@ def test_refusals(tmp_path: Path) -> None:
         with pytest.raises(InvalidPageToken):
             await store.list_matches(page_size=10, page_token="not a token")
 
-    with_store(tmp_path / "store.db", body)
+    with_store(url, body)
 
 
-def test_closed_store_refuses_work(tmp_path: Path) -> None:
+def test_closed_store_refuses_work(url: str) -> None:
     async def main() -> None:
-        store = SqliteStore(tmp_path / "store.db")
+        store = make_store(url)
         with pytest.raises(StoreClosed):
             await store.get_match("m1")
         async with store:
@@ -158,17 +182,13 @@ def test_closed_store_refuses_work(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
-def test_reopen_and_refuse_a_newer_schema(tmp_path: Path) -> None:
-    db = tmp_path / "store.db"
-
+def test_reopen_and_refuse_a_newer_schema(url: str) -> None:
     async def main() -> None:
-        store = SqliteStore(db)
+        store = make_store(url)
         for n in (1, 2):  # the same instance can be opened again after closing
             async with store:
                 await store.create_match(record(f"m{n}"))
-        with sqlite3.connect(db) as conn:
-            conn.execute("UPDATE schema_version SET version = 99")
-        conn.close()
+        raw_execute(url, "UPDATE schema_version SET version = 99")
         with pytest.raises(StoreError, match="schema version 99"):
             await store.open()
         with pytest.raises(StoreClosed):
@@ -177,16 +197,16 @@ def test_reopen_and_refuse_a_newer_schema(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
-def test_a_failing_commit_hook_is_not_fatal(tmp_path: Path) -> None:
+def test_a_failing_commit_hook_is_not_fatal(url: str) -> None:
     def hook(size: int, seconds: float) -> None:
         raise RuntimeError("broken metrics")
 
-    async def body(store: SqliteStore) -> None:
+    async def body(store: EventStore) -> None:
         await store.create_match(record("m1"))
         await store.append("m1", [b"a"], expected_seq=0)
         assert await store.last_seq("m1") == 1
 
-    with_store(tmp_path / "store.db", body, on_commit=hook)
+    with_store(url, body, on_commit=hook)
 
 
 def test_secrets_stay_out_of_reprs() -> None:
@@ -199,14 +219,14 @@ def test_secrets_stay_out_of_reprs() -> None:
 # --------------------------------------------------------------------------- the chain
 
 
-def test_hash_chain_and_verify_chain(tmp_path: Path) -> None:
-    async def body(store: SqliteStore) -> list[StoredEvent]:
+def test_hash_chain_and_verify_chain(url: str) -> None:
+    async def body(store: EventStore) -> list[StoredEvent]:
         await store.create_match(record("m1"))
         await store.append("m1", payloads("m1", 1, 3), expected_seq=0)
         await store.append("m1", payloads("m1", 4, 3), expected_seq=3)
         return await store.read_events("m1")
 
-    events = with_store(tmp_path / "store.db", body)
+    events = with_store(url, body)
     prev = genesis_hash("m1")
     for event in events:
         prev = chain_hash(prev, event.payload)
@@ -235,8 +255,8 @@ def test_hash_chain_and_verify_chain(tmp_path: Path) -> None:
     assert verify_chain("m1", events[:-1]) is None  # a lost tail needs a trusted last seq
 
 
-def test_expected_seq_is_the_single_writer_guard(tmp_path: Path) -> None:
-    async def body(store: SqliteStore) -> None:
+def test_expected_seq_is_the_single_writer_guard(url: str) -> None:
+    async def body(store: EventStore) -> None:
         await store.create_match(record("m1"))
         with pytest.raises(StoreConflict, match="expected 1"):
             await store.append("m1", [b"x"], expected_seq=1)
@@ -255,11 +275,11 @@ def test_expected_seq_is_the_single_writer_guard(tmp_path: Path) -> None:
         assert [e.seq for e in events] == [1, 2, 3]
         assert verify_chain("m1", events) is None
 
-    with_store(tmp_path / "store.db", body)
+    with_store(url, body)
 
 
-def test_duplicate_request_returns_the_original_seqs_and_writes_nothing(tmp_path: Path) -> None:
-    async def body(store: SqliteStore) -> None:
+def test_duplicate_request_returns_the_original_seqs_and_writes_nothing(url: str) -> None:
+    async def body(store: EventStore) -> None:
         await store.create_match(record("m1"))
         await store.append("m1", [b"opening"], expected_seq=0)
         first = await store.append("m1", [b"a", b"b"], expected_seq=1, request_id="r1", seat=1)
@@ -277,17 +297,17 @@ def test_duplicate_request_returns_the_original_seqs_and_writes_nothing(tmp_path
         await store.append("m2", [b"x"], expected_seq=0, request_id="r1")
         assert await store.request_result("m2", "r1") == (1, 1)
 
-    with_store(tmp_path / "store.db", body)
+    with_store(url, body)
 
 
 # --------------------------------------------------------------------------- group commit
 
 
-def test_concurrent_appends_are_group_committed(tmp_path: Path) -> None:
+def test_concurrent_appends_are_group_committed(url: str) -> None:
     batches: list[int] = []
     matches = [f"m{i:02d}" for i in range(50)]
 
-    async def writer(store: SqliteStore, match_id: str) -> None:
+    async def writer(store: EventStore, match_id: str) -> None:
         seq = 0
         for count in (1, 2, 3, 1):  # four appends per match, each after the previous one
             events = await store.append(
@@ -296,7 +316,7 @@ def test_concurrent_appends_are_group_committed(tmp_path: Path) -> None:
             assert [e.seq for e in events] == list(range(seq + 1, seq + count + 1))
             seq += count
 
-    async def body(store: SqliteStore) -> None:
+    async def body(store: EventStore) -> None:
         await asyncio.gather(*(store.create_match(record(m)) for m in matches))
         batches.clear()
         await asyncio.gather(*(writer(store, m) for m in matches))
@@ -305,28 +325,28 @@ def test_concurrent_appends_are_group_committed(tmp_path: Path) -> None:
             assert [e.payload for e in events] == payloads(match_id, 1, 7)
             assert verify_chain(match_id, events) is None
 
-    with_store(tmp_path / "store.db", body, on_commit=lambda size, _seconds: batches.append(size))
+    with_store(url, body, on_commit=lambda size, _seconds: batches.append(size))
     assert sum(batches) == 200
     assert max(batches) > 1, batches
     assert len(batches) < 200
 
 
-def test_a_failing_request_fails_alone(tmp_path: Path) -> None:
+def test_a_failing_request_fails_alone(url: str) -> None:
     """White-box: hold the writer on a gate so that every request below lands in one batch,
     including one that writes an event and then fails; only it is rolled back."""
     batches: list[int] = []
     gate = threading.Event()
     entered = threading.Event()
 
-    def hold(conn: sqlite3.Connection) -> None:
+    def hold(conn: Any) -> None:
         entered.set()
         gate.wait(5)
 
-    def write_then_fail(conn: sqlite3.Connection) -> None:
-        conn.execute("INSERT INTO events VALUES ('m0', 2, x'00', x'00')")
+    def write_then_fail(conn: Any) -> None:
+        conn.execute("INSERT INTO events VALUES (?, ?, ?, ?)", ("m0", 2, b"\0", b"\0"))
         raise RuntimeError("a bug in the middle of a request")
 
-    async def body(store: SqliteStore) -> None:
+    async def body(store: EventStore) -> None:
         for i in range(4):
             await store.create_match(record(f"m{i}"))
         await store.append("m0", [b"first"], expected_seq=0)
@@ -361,13 +381,13 @@ def test_a_failing_request_fails_alone(tmp_path: Path) -> None:
         await store.append("m2", [b"after"], expected_seq=0)
         assert await store.last_seq("m2") == 1
 
-    with_store(tmp_path / "store.db", body, on_commit=lambda size, _seconds: batches.append(size))
+    with_store(url, body, on_commit=lambda size, _seconds: batches.append(size))
 
 
 # --------------------------------------------------------------------------- pagination
 
 
-def test_pagination_returns_every_match_once_in_order(tmp_path: Path) -> None:
+def test_pagination_returns_every_match_once_in_order(url: str) -> None:
     # Five matches share each timestamp, so the match id must break ties.
     created = [
         record(
@@ -378,7 +398,7 @@ def test_pagination_returns_every_match_once_in_order(tmp_path: Path) -> None:
         for i in reversed(range(25))
     ]
 
-    async def pages(store: SqliteStore, status: str | None) -> tuple[list[str], list[int]]:
+    async def pages(store: EventStore, status: str | None) -> tuple[list[str], list[int]]:
         ids: list[str] = []
         sizes: list[int] = []
         token: str | None = None
@@ -389,7 +409,7 @@ def test_pagination_returns_every_match_once_in_order(tmp_path: Path) -> None:
             if token is None:
                 return ids, sizes
 
-    async def body(store: SqliteStore) -> None:
+    async def body(store: EventStore) -> None:
         for rec in created:
             await store.create_match(rec)
         ids, sizes = await pages(store, None)
@@ -402,7 +422,7 @@ def test_pagination_returns_every_match_once_in_order(tmp_path: Path) -> None:
         with pytest.raises(ValueError):
             await store.list_matches(page_size=0, page_token=None)
 
-    with_store(tmp_path / "store.db", body)
+    with_store(url, body)
 
 
 # --------------------------------------------------------------------------- durability
@@ -410,10 +430,11 @@ def test_pagination_returns_every_match_once_in_order(tmp_path: Path) -> None:
 CHILD = """
 import asyncio, sys
 from pathlib import Path
-from cardarena.server.store import MatchRecord, SqliteStore
+from cardarena.server.store import MatchRecord
+from cardarena.server.stores import open_store
 
 async def main() -> None:
-    async with SqliteStore(Path(sys.argv[1])) as store:
+    async with open_store(sys.argv[1], data_dir=Path(".")) as store:
         ids = [f"m{i}" for i in range(4)]
         for match_id in ids:
             await store.create_match(MatchRecord(match_id, "2026-01-01T00:00:00Z", "hexathlon",
@@ -435,10 +456,9 @@ asyncio.run(main())
 """
 
 
-def test_acknowledged_events_survive_sigkill(tmp_path: Path) -> None:
-    db = tmp_path / "store.db"
+def test_acknowledged_events_survive_sigkill(url: str, tmp_path: Path) -> None:
     child = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(CHILD), str(db)],
+        [sys.executable, "-c", textwrap.dedent(CHILD), url],
         stdout=subprocess.PIPE,
         text=True,
         cwd=tmp_path,
@@ -465,7 +485,7 @@ def test_acknowledged_events_survive_sigkill(tmp_path: Path) -> None:
         if child.stdout is not None:
             child.stdout.close()
 
-    async def check(store: SqliteStore) -> None:
+    async def check(store: EventStore) -> None:
         for match_id, last in acknowledged.items():
             events = await store.read_events(match_id)
             assert len(events) >= last, (match_id, len(events), last)
@@ -473,4 +493,4 @@ def test_acknowledged_events_survive_sigkill(tmp_path: Path) -> None:
             assert verify_chain(match_id, events) is None
             assert await store.request_result(match_id, f"r{last - 2}") == (last - 1, last)
 
-    with_store(db, check)
+    with_store(url, check)

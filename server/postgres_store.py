@@ -1,0 +1,268 @@
+"""The shared event store: PostgreSQL, for several server replicas (or any PostgreSQL-compatible
+database). Same tables, bytes and hash chain as the SQLite store; what it adds is what sharing
+needs: the primary key ``(match_id, seq)`` turns a second writer's append into a conflict,
+leases carry the database's clock, and every append announces itself with ``pg_notify``, which
+PostgreSQL delivers at commit, so replicas serving a match's streams wake without polling.
+
+``postgresql://user:password@host:port/db?schema=NAME`` picks the database and, with the one
+parameter that is ours, the schema that holds cardarena's tables (``public`` by default; it is
+created if missing), so several arenas or test runs can share one database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import re
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar, Final
+
+import psycopg
+import structlog
+from psycopg import sql
+from psycopg.pq import TransactionStatus
+
+from .store import ChangeHook, CommitHook, Connection, EventStore
+
+__all__ = ["PostgresStore", "redact"]
+
+log = structlog.get_logger(__name__)
+
+_TABLES: Final = """
+CREATE TABLE IF NOT EXISTS schema_version (
+    version INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS matches (
+    match_id   TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    game       TEXT NOT NULL,
+    players    INT  NOT NULL,
+    config     BYTEA NOT NULL,
+    seed       BYTEA NOT NULL,
+    commitment TEXT NOT NULL,
+    status     TEXT NOT NULL,
+    ended_at   TEXT NULL
+);
+CREATE INDEX IF NOT EXISTS matches_by_created ON matches (created_at, match_id);
+CREATE INDEX IF NOT EXISTS matches_by_status ON matches (status, created_at, match_id);
+CREATE TABLE IF NOT EXISTS seats (
+    match_id   TEXT NOT NULL,
+    seat       INT  NOT NULL,
+    token_hash BYTEA NOT NULL,
+    name       TEXT NOT NULL,
+    PRIMARY KEY (match_id, seat)
+);
+CREATE TABLE IF NOT EXISTS events (
+    match_id TEXT   NOT NULL,
+    seq      BIGINT NOT NULL,
+    payload  BYTEA  NOT NULL,
+    hash     BYTEA  NOT NULL,
+    PRIMARY KEY (match_id, seq)
+);
+CREATE TABLE IF NOT EXISTS requests (
+    match_id   TEXT   NOT NULL,
+    request_id TEXT   NOT NULL,
+    seat       INT    NULL,
+    first_seq  BIGINT NOT NULL,
+    last_seq   BIGINT NOT NULL,
+    PRIMARY KEY (match_id, request_id)
+);
+CREATE TABLE IF NOT EXISTS leases (
+    match_id    TEXT   PRIMARY KEY,
+    owner       TEXT   NOT NULL,
+    address     TEXT   NOT NULL,
+    epoch       BIGINT NOT NULL,
+    deadline_ms BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS leases_by_owner ON leases (owner);
+"""
+
+_SCHEMA_NAME: Final = re.compile(r"^[a-z_][a-z0-9_]{0,47}$")
+_CONNECT_TIMEOUT_S: Final = 5
+_RELISTEN_PAUSE_S: Final = 0.5
+
+
+def redact(url: str) -> str:
+    """``url`` with its password replaced, fit for logs and error messages."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    user = parts.username or ""
+    return urllib.parse.urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
+
+
+def split_schema(url: str) -> tuple[str, str]:
+    """``(url without our schema parameter, schema)``; ``ValueError`` names a bad one."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("postgresql", "postgres"):
+        raise ValueError(f"a PostgreSQL store URL starts with postgresql://, got {redact(url)!r}")
+    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    schemas = [value for key, value in query if key == "schema"]
+    rest = [(key, value) for key, value in query if key != "schema"]
+    schema = schemas[-1] if schemas else "public"
+    if not _SCHEMA_NAME.match(schema):
+        raise ValueError(
+            f"schema must be lower-case letters, digits and _ (at most 48), got {schema!r}"
+        )
+    return urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(rest))), schema
+
+
+@functools.lru_cache(maxsize=256)
+def _translate(statement: str) -> str:
+    """The store's SQL uses ``?`` placeholders (and no ``%``); psycopg wants ``%s``."""
+    return statement.replace("?", "%s")
+
+
+class _Pg:
+    """A psycopg connection that speaks the store's placeholder style."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: psycopg.Connection[Any]) -> None:
+        self.raw = raw
+
+    def execute(self, statement: str, params: Sequence[Any] = ()) -> psycopg.Cursor[Any]:
+        return self.raw.execute(_translate(statement), params)
+
+    def executemany(self, statement: str, rows: Iterable[Sequence[Any]]) -> None:
+        with self.raw.cursor() as cursor:
+            cursor.executemany(_translate(statement), rows)
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+class PostgresStore(EventStore):
+    """The event store in a PostgreSQL schema, shareable by many processes."""
+
+    shared: ClassVar[bool] = True
+    _no_limit: ClassVar[object] = None
+    _now_ms: ClassVar[str] = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        on_commit: CommitHook | None = None,
+        max_batch: int = 1000,
+        read_threads: int = 4,
+    ) -> None:
+        super().__init__(on_commit=on_commit, max_batch=max_batch, read_threads=read_threads)
+        self._url, self.schema = split_schema(url)
+        self.channel = f"cardarena_{self.schema}"
+        self._listener: threading.Thread | None = None
+        self._listening = threading.Event()
+
+    @property
+    def where(self) -> str:
+        return f"postgresql {redact(self._url)} schema {self.schema}"
+
+    # ------------------------------------------------------------------ connections
+
+    def _connect(self) -> _Pg:
+        raw = psycopg.connect(
+            self._url,
+            autocommit=True,
+            connect_timeout=_CONNECT_TIMEOUT_S,
+            application_name="cardarena",
+        )
+        try:
+            raw.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))
+        except BaseException:
+            raw.close()
+            raise
+        return _Pg(raw)
+
+    def _connect_writer(self) -> Connection:
+        conn = self._connect()
+        try:
+            conn.execute("BEGIN")
+            # Replicas starting together must not race each other's CREATE … IF NOT EXISTS.
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(?))", (f"cardarena:{self.schema}",))
+            conn.raw.execute(
+                sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))
+            )
+            for statement in _TABLES.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            self._check_schema_version(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _connect_reader(self) -> Connection:
+        return self._connect()
+
+    def _begin(self, conn: Connection) -> None:
+        conn.execute("BEGIN")
+
+    def _in_transaction(self, conn: Connection) -> bool:
+        status = conn.raw.info.transaction_status
+        return status in (TransactionStatus.INTRANS, TransactionStatus.INERROR)
+
+    def _is_broken(self, conn: Connection) -> bool:
+        return bool(conn.raw.closed or conn.raw.broken)
+
+    def _is_unique_violation(self, exc: BaseException) -> bool:
+        return isinstance(exc, psycopg.errors.UniqueViolation)
+
+    def _is_database_error(self, exc: BaseException) -> bool:
+        return isinstance(exc, psycopg.Error)
+
+    # ------------------------------------------------------------------ notifications
+
+    def _announce(self, conn: Connection, match_id: str, last_seq: int) -> None:
+        conn.execute("SELECT pg_notify(?, ?)", (self.channel, f"{match_id} {last_seq}"))
+
+    def listen(self, on_change: ChangeHook) -> None:
+        """Start a thread that calls ``on_change(match_id, last_seq)`` for every append any
+        process commits, and ``on_change(None, 0)`` on every (re)connection, since
+        notifications sent while nobody listened are gone."""
+        if self._listener is not None:
+            raise RuntimeError("already listening")
+        self._listening.set()
+        self._listener = threading.Thread(
+            target=self._listen_main,
+            args=(on_change,),
+            name="cardarena-store-listener",
+            daemon=True,
+        )
+        self._listener.start()
+
+    def _listen_main(self, on_change: ChangeHook) -> None:
+        while self._listening.is_set():
+            try:
+                conn = self._connect()
+            except psycopg.Error as exc:
+                log.warning("store listener cannot connect", error=str(exc))
+                time.sleep(_RELISTEN_PAUSE_S)
+                continue
+            try:
+                conn.raw.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel)))
+                on_change(None, 0)
+                while self._listening.is_set():
+                    for note in conn.raw.notifies(timeout=0.25):
+                        match_id, _, seq = note.payload.rpartition(" ")
+                        on_change(match_id, int(seq))
+            except psycopg.Error as exc:
+                log.warning("store listener lost its connection", error=str(exc))
+                time.sleep(_RELISTEN_PAUSE_S)
+            except Exception:
+                log.exception("store listener callback failed")
+            finally:
+                with contextlib.suppress(Exception):
+                    conn.close()
+
+    async def close(self) -> None:
+        self._listening.clear()
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            await asyncio.to_thread(listener.join)
+        await super().close()
