@@ -36,34 +36,67 @@ def load(path: Path) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- Kubernetes
 
+K8S = DEPLOY / "k8s"
+# The replicated form on PostgreSQL; deploy/k8s/ itself is the single-process form.
+REPLICATED = K8S / "replicated"
+Doc = dict[str, Any]
 
-def k8s_docs() -> list[tuple[str, dict[str, Any]]]:
+
+def k8s_path(path: Path) -> str:
+    return path.relative_to(K8S).as_posix()
+
+
+def k8s_docs(folder: Path | None = None) -> list[tuple[str, Doc]]:
+    """Every document under deploy/k8s/, subfolders included, or only those directly in
+    ``folder`` (one form: what ``kubectl apply -f folder`` applies)."""
     return [
-        (f"{path.name}:{doc.get('kind')}/{doc.get('metadata', {}).get('name')}", doc)
-        for path in sorted((DEPLOY / "k8s").glob("*.yaml"))
+        (f"{k8s_path(path)}:{doc.get('kind')}/{doc.get('metadata', {}).get('name')}", doc)
+        for path in sorted(K8S.rglob("*.yaml"))
+        if folder is None or path.parent == folder
         for doc in load_all(path)
     ]
 
 
+def only(folder: Path, kind: str) -> Doc:
+    (doc,) = [doc for _, doc in k8s_docs(folder) if doc["kind"] == kind]
+    return doc
+
+
+def selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
+    """Whether an equality selector (a Service's, or matchLabels) picks pods with ``labels``;
+    an empty selector counts as selecting nothing (a Service without one has no endpoints)."""
+    return bool(selector) and selector.items() <= labels.items()
+
+
 @pytest.mark.parametrize(("name", "doc"), k8s_docs(), ids=[name for name, _ in k8s_docs()])
-def test_k8s_manifest_matches_the_kubernetes_schema(name: str, doc: dict[str, Any]) -> None:
+def test_k8s_manifest_matches_the_kubernetes_schema(name: str, doc: Doc) -> None:
     import kubernetes_validate  # type: ignore[import-untyped]
 
     kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
 
 
-def test_k8s_schema_check_rejects_a_typo() -> None:
+def test_k8s_docs_cover_both_forms() -> None:
+    found = {name.split(":", 1)[0] for name, _ in k8s_docs()}
+    on_disk = {k8s_path(path) for path in K8S.rglob("*.y*ml")}
+    assert found == on_disk  # no .yml left out of the schema check
+    kinds = {(name.split(":", 1)[0].count("/"), doc["kind"]) for name, doc in k8s_docs()}
+    assert {(0, "StatefulSet"), (1, "Deployment"), (1, "PodDisruptionBudget")} <= kinds
+
+
+@pytest.mark.parametrize("kind", ["StatefulSet", "Deployment"])
+def test_k8s_schema_check_rejects_a_typo(kind: str) -> None:
     import kubernetes_validate
 
-    (statefulset,) = [doc for _, doc in k8s_docs() if doc["kind"] == "StatefulSet"]
-    broken = json.loads(json.dumps(statefulset))
+    (workload,) = [doc for _, doc in k8s_docs() if doc["kind"] == kind]
+    kubernetes_validate.validate(workload, K8S_VERSION, strict=True)
+    broken = json.loads(json.dumps(workload))
     broken["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]["grpc"]["prot"] = 1
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(broken, K8S_VERSION, strict=True)
 
 
 def test_k8s_statefulset_runs_the_server_as_deployed() -> None:
-    docs = {doc["kind"]: doc for _, doc in k8s_docs()}
+    docs = {doc["kind"]: doc for _, doc in k8s_docs(K8S)}
     spec = docs["StatefulSet"]["spec"]
     pod = spec["template"]["spec"]
     assert spec["replicas"] == 1
@@ -77,11 +110,144 @@ def test_k8s_statefulset_runs_the_server_as_deployed() -> None:
     mounts = {m["name"]: m["mountPath"] for m in server["volumeMounts"]}
     assert mounts[claim["metadata"]["name"]] == "/var/lib/cardarena"
     assert docs["ConfigMap"]["data"]["CARDARENA_DATA_DIR"] == "/var/lib/cardarena"
-    services = [doc for _, doc in k8s_docs() if doc["kind"] == "Service"]
+    services = [doc for _, doc in k8s_docs(K8S) if doc["kind"] == "Service"]
     ports = {p["name"]: p["port"] for p in services[0]["spec"]["ports"]}
     assert ports == {"grpc": 50051, "metrics": 9464}
     named = {p["name"] for c in pod["containers"] for p in c.get("ports", [])}
     assert {p["targetPort"] for s in services for p in s["spec"]["ports"]} <= named
+
+
+def replica_pod() -> Doc:
+    pod: Doc = only(REPLICATED, "Deployment")["spec"]["template"]
+    return pod
+
+
+def replica_container() -> Doc:
+    containers: list[Doc] = replica_pod()["spec"]["containers"]
+    (container,) = [c for c in containers if c["name"] == "cardarena"]
+    return container
+
+
+def replica_env() -> list[Doc]:
+    env: list[Doc] = replica_container()["env"]
+    return env
+
+
+def grpc_port(container: Doc) -> int:
+    (port,) = [p["containerPort"] for p in container["ports"] if p["name"] == "grpc"]
+    assert isinstance(port, int)
+    return port
+
+
+def test_replicas_take_the_store_url_from_the_example_secret() -> None:
+    env = {var["name"]: var for var in replica_env()}
+    store = env["CARDARENA_STORE"]
+    assert "value" not in store  # never the URL (with its password) in the Deployment
+    reference = store["valueFrom"]["secretKeyRef"]
+    secret = load(REPLICATED / "secret.example.yaml")
+    assert secret["kind"] == "Secret"
+    assert reference["name"] == secret["metadata"]["name"] == "cardarena-postgres"
+    assert reference["key"] == "url"
+    assert reference.get("optional") is not True  # no replica starts on the SQLite default
+    assert secret["stringData"][reference["key"]].startswith("postgresql://")
+
+
+def test_replicas_advertise_their_pod_ip_defined_before_use() -> None:
+    env = replica_env()
+    names = [var["name"] for var in env]
+    assert len(names) == len(set(names))
+    by_name = {var["name"]: var for var in env}
+    assert by_name["POD_IP"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
+    port = grpc_port(replica_container())
+    advertise = by_name["CARDARENA_ADVERTISE"]["value"]
+    assert advertise == f"$(POD_IP):{port}"
+    assert by_name["CARDARENA_LISTEN"]["value"] == f"0.0.0.0:{port}"
+    # Kubernetes expands $(VAR) only for variables defined earlier in the list; a later or
+    # unknown one stays literally "$(VAR)".
+    for index, var in enumerate(env):
+        for used in re.findall(r"\$\((\w+)\)", var.get("value", "")):
+            assert used in names[:index], (var["name"], used)
+    assert names.index("POD_IP") < names.index("CARDARENA_ADVERTISE")
+
+
+def test_replicas_probe_the_grpc_health_service_on_the_grpc_port() -> None:
+    container = replica_container()
+    port = grpc_port(container)
+    readiness = container["readinessProbe"]
+    assert set(readiness) & {"httpGet", "tcpSocket", "exec"} == set()
+    assert readiness["grpc"]["port"] == port
+    assert readiness["grpc"]["service"] == "cardarena.v1.MatchService"
+    for probe in ("livenessProbe", "startupProbe"):
+        assert container[probe]["grpc"]["port"] == port, probe
+
+
+def test_replica_selectors_match_the_pod_labels() -> None:
+    deployment = only(REPLICATED, "Deployment")
+    labels = replica_pod()["metadata"]["labels"]
+    assert set(deployment["spec"]["selector"]) == {"matchLabels"}
+    assert selects(deployment["spec"]["selector"]["matchLabels"], labels)
+    services = {
+        doc["metadata"]["name"]: doc for _, doc in k8s_docs(REPLICATED) if doc["kind"] == "Service"
+    }
+    assert set(services) == {"cardarena-replicas", "cardarena-replicas-headless"}
+    assert services["cardarena-replicas"]["spec"].get("type", "ClusterIP") == "ClusterIP"
+    assert services["cardarena-replicas"]["spec"].get("clusterIP") != "None"
+    assert services["cardarena-replicas-headless"]["spec"]["clusterIP"] == "None"
+    named = {p["name"] for p in replica_container()["ports"]}
+    for name, service in services.items():
+        assert selects(service["spec"]["selector"], labels), name
+        assert {p["targetPort"] for p in service["spec"]["ports"]} <= named, name
+        assert "grpc" in {p["name"] for p in service["spec"]["ports"]}, name
+    ports = {p["name"]: p["port"] for p in services["cardarena-replicas"]["spec"]["ports"]}
+    assert ports == {"grpc": 50051, "metrics": 9464}
+    budget = only(REPLICATED, "PodDisruptionBudget")["spec"]
+    assert set(budget["selector"]) == {"matchLabels"}
+    assert selects(budget["selector"]["matchLabels"], labels)
+    # The two forms do not pick up each other's pods (a shared namespace stays sane).
+    statefulset = only(K8S, "StatefulSet")["spec"]
+    single_labels = statefulset["template"]["metadata"]["labels"]
+    assert not selects(statefulset["selector"]["matchLabels"], labels)
+    assert not selects(deployment["spec"]["selector"]["matchLabels"], single_labels)
+    for _, doc in k8s_docs(K8S):
+        if doc["kind"] == "Service":
+            assert not selects(doc["spec"]["selector"], labels), doc["metadata"]["name"]
+
+
+def test_replicas_roll_spread_and_drain_safely() -> None:
+    spec = only(REPLICATED, "Deployment")["spec"]
+    pod = spec["template"]["spec"]
+    assert spec["replicas"] == 3
+    assert spec["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1},
+    }
+    budget = only(REPLICATED, "PodDisruptionBudget")["spec"]
+    assert budget["minAvailable"] == 2
+    assert budget["minAvailable"] < spec["replicas"]  # else a node drain waits forever
+    env = {var["name"]: var for var in replica_env()}
+    lease = int(env["CARDARENA_LEASE_SECONDS"]["value"])
+    assert pod["terminationGracePeriodSeconds"] > 10
+    assert pod["terminationGracePeriodSeconds"] > 5 + lease  # the drain, then the lease
+    spread = [
+        c
+        for c in pod.get("topologySpreadConstraints", [])
+        if c["topologyKey"] == "kubernetes.io/hostname"
+        and selects(c["labelSelector"]["matchLabels"], spec["template"]["metadata"]["labels"])
+    ]
+    anti = pod.get("affinity", {}).get("podAntiAffinity", {})
+    preferred = anti.get("preferredDuringSchedulingIgnoredDuringExecution", [])
+    assert spread or any(
+        term["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname" for term in preferred
+    )
+    # Stateless: no claim, and the container is the StatefulSet's one.
+    assert not any("persistentVolumeClaim" in volume for volume in pod.get("volumes", []))
+    single = only(K8S, "StatefulSet")["spec"]["template"]["spec"]
+    assert pod["securityContext"] == single["securityContext"]
+    container = replica_container()
+    (single_container,) = single["containers"]
+    for key in ("image", "imagePullPolicy", "args", "ports", "securityContext"):
+        assert container[key] == single_container[key], key
+    assert container["resources"]["requests"] and container["resources"]["limits"]
 
 
 # --------------------------------------------------------------------------- Prometheus
