@@ -9,6 +9,8 @@ harmless.
 from __future__ import annotations
 
 import asyncio
+import re
+import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -37,7 +39,10 @@ CHANNEL_OPTIONS = [
     ("grpc.keepalive_time_ms", 20_000),
     ("grpc.keepalive_timeout_ms", 10_000),
     ("grpc.keepalive_permit_without_calls", 1),
+    # Several replicas (or a DNS name of several): spread calls, skip the unreachable.
+    ("grpc.lb_policy_name", "round_robin"),
 ]
+_IPV4 = re.compile(r"^\d{1,3}(\.\d{1,3}){3}$")
 
 
 @dataclass(frozen=True)
@@ -56,8 +61,26 @@ class Ticket:
         return (("authorization", f"Bearer {self.token}"),)
 
 
+def channel_target(address: str) -> str:
+    """The gRPC target for ``address``: one ``HOST:PORT`` (or any gRPC target such as
+    ``dns:///replicas:50051``), or several comma-separated IPv4 ``HOST:PORT``s of replicas,
+    among which calls are spread round robin (a dead one is skipped)."""
+    parts = [part.strip() for part in address.split(",") if part.strip()]
+    if len(parts) <= 1:
+        return address.strip()
+    for part in parts:
+        host, _, port = part.rpartition(":")
+        if not (_IPV4.match(host) and port.isdigit()):
+            raise ValueError(
+                f"several servers are given as IPv4 HOST:PORT, comma-separated; got {part!r}"
+                " (for names, use one DNS target that resolves to every replica)"
+            )
+    return "ipv4:" + ",".join(parts)
+
+
 class ArenaClient:
-    """One channel to one server. Use as ``async with ArenaClient(address) as client``."""
+    """One channel to a server, or to several replicas (``"h1:p1,h2:p2"``), spreading calls
+    round robin. Use as ``async with ArenaClient(address) as client``."""
 
     def __init__(self, address: str, *, timeout: float = 10.0, retry_for: float = 30.0) -> None:
         self.address = address
@@ -67,7 +90,9 @@ class ArenaClient:
         self._stub: MatchServiceAsyncStub | None = None
 
     async def __aenter__(self) -> ArenaClient:
-        self._channel = grpc.aio.insecure_channel(self.address, options=CHANNEL_OPTIONS)
+        self._channel = grpc.aio.insecure_channel(
+            channel_target(self.address), options=CHANNEL_OPTIONS
+        )
         self._stub = service_pb2_grpc.MatchServiceStub(self._channel)
         return self
 
@@ -117,15 +142,22 @@ class ArenaClient:
             options=struct,
             time_control=spb.TimeControl(move_ms=move_ms),
             seed=seed,
+            request_id=secrets.token_hex(16),  # a retry finds the match, not a second one
         )
-        response = await self.stub.CreateMatch(request, timeout=self.timeout)
+        response: spb.CreateMatchResponse = await self._retrying(
+            lambda: self.stub.CreateMatch(request, timeout=self.timeout)
+        )
         return response.match
 
     async def join(self, match_id: str, *, seat: int | None = None, name: str = "") -> Ticket:
-        request = spb.JoinMatchRequest(match_id=match_id, name=name)
+        """Take a seat. The token is chosen here, so a join whose answer was lost is retried
+        safely: the server answers a repeat with the seat the token already holds."""
+        request = spb.JoinMatchRequest(
+            match_id=match_id, name=name, token=secrets.token_urlsafe(32)
+        )
         if seat is not None:
             request.seat = seat
-        response = await self.stub.JoinMatch(request, timeout=self.timeout)
+        response = await self._retrying(lambda: self.stub.JoinMatch(request, timeout=self.timeout))
         return Ticket(match_id, response.seat, response.token)
 
     async def get_match(self, match_id: str) -> spb.MatchInfo:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import signal
+import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +23,11 @@ from . import metrics
 from .arena import Arena
 from .grpcweb import GrpcWebGateway
 from .hosting import HostedMatch
+from .peers import Peers
 from .service import MatchService
 from .sqlite_store import SqliteStore
+from .store import Owner
+from .stores import open_store
 
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
 MAX_MESSAGE_BYTES = 256 * 1024
@@ -53,6 +58,11 @@ class ServeConfig:
     # gRPC-Web gateway and web app HOST:PORT; None: off.
     web: str | None = None
     web_root: Path = WEB_ROOT
+    # Event store URL; None: SQLite in data_dir. postgresql://… makes this process a replica.
+    store: str | None = None
+    # HOST:PORT other replicas forward to; None: the listen address (its host if concrete).
+    advertise: str | None = None
+    lease_seconds: float = 5.0
 
 
 def configure_logging(level: str) -> None:
@@ -86,11 +96,14 @@ class Server:
 
     def __init__(self, config: ServeConfig) -> None:
         self.config = config
-        self.store = SqliteStore(
-            config.data_dir / "arena.sqlite3", on_commit=metrics.observe_commit
+        self.store = open_store(
+            config.store, data_dir=config.data_dir, on_commit=metrics.observe_commit
         )
+        self.replica = secrets.token_hex(6)
+        """This process's identity as a lease holder: new at every start."""
+        self.peers = Peers(self.replica) if self.store.shared else None
         self.arena = Arena(self.store, on_change=self._changed)
-        self.service = MatchService(self.arena)
+        self.service = MatchService(self.arena, self.peers)
         self.health = health.aio.HealthServicer()
         self.grpc = grpc.aio.server(options=GRPC_OPTIONS)
         self.port = 0
@@ -103,8 +116,16 @@ class Server:
         count_matches(self.arena)
 
     async def start(self) -> None:
-        self.config.data_dir.mkdir(parents=True, exist_ok=True)
+        if isinstance(self.store, SqliteStore):
+            self.config.data_dir.mkdir(parents=True, exist_ok=True)
         await self.store.open()
+        self.port = self.grpc.add_insecure_port(self.config.listen)
+        if self.port == 0:
+            raise OSError(f"could not listen on {self.config.listen}")
+        if self.store.shared:
+            self.arena.owner = Owner(
+                self.replica, self.advertised(), int(self.config.lease_seconds * 1000)
+            )
         resumed = await self.arena.resume_unfinished()
         count_matches(self.arena)
         service_pb2_grpc.add_MatchServiceServicer_to_server(self.service, self.grpc)
@@ -115,9 +136,6 @@ class Server:
             reflection.SERVICE_NAME,
         )
         reflection.enable_server_reflection(names, self.grpc)
-        self.port = self.grpc.add_insecure_port(self.config.listen)
-        if self.port == 0:
-            raise OSError(f"could not listen on {self.config.listen}")
         await self.grpc.start()
         for name in ("", SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -138,7 +156,22 @@ class Server:
             metrics_port=self.metrics_port,
             web_port=self.web_port,
             resumed=resumed,
+            store=self.store.where,
+            replica=self.replica if self.store.shared else None,
         )
+
+    def advertised(self) -> str:
+        """Where other replicas reach this one: ``--advertise``, else the listen host (or, for
+        a wildcard, this host's address) and the bound port."""
+        if self.config.advertise:
+            return self.config.advertise
+        host = self.config.listen.rsplit(":", 1)[0].strip("[]")
+        if host in ("0.0.0.0", "::", ""):
+            try:
+                host = socket.gethostbyname(socket.gethostname())
+            except OSError:
+                host = "127.0.0.1"
+        return f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
 
     async def drain(self) -> None:
         """NOT_SERVING first, then tell streams to resume elsewhere, finish calls, flush the store."""
@@ -146,6 +179,8 @@ class Server:
         self.service.draining = True
         await self.arena.shutdown()
         await self.grpc.stop(self.config.drain_seconds)
+        if self.peers is not None:
+            await self.peers.close()
         if self.web is not None:
             await self.web.close()
         await self.store.close()

@@ -1,8 +1,18 @@
-"""The arena: every hosted match, created, found, loaded back after a restart."""
+"""The arena: every hosted match, created, found, loaded back after a restart.
+
+Alone (SQLite) the arena owns every match. As one of several replicas sharing a PostgreSQL
+store it owns the matches whose lease it holds, follows the others from the store (woken by the
+store's notifications) and tells the service where to forward their actions; a lease keeper
+renews its leases and takes over the matches whose owner stopped renewing.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import hashlib
 import json
+import random
 import secrets
 import time
 from collections.abc import Callable, Mapping
@@ -12,15 +22,18 @@ import structlog
 
 from cardarena.engine import commitment
 from cardarena.engine.match import setup
-from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
+from . import metrics
 from .hosting import HostedMatch, PbProjector, Seat, new_match_id, rebuild_engine
-from .store import EventStore, MatchRecord
+from .store import EventStore, MatchRecord, Owner, StoreConflict, StoreError
+from .store import UnknownMatch as UnknownStoredMatch
 
 log = structlog.get_logger(__name__)
 
 MAX_MOVE_MS = 3_600_000
+CLAIMS_PER_ROUND = 50
+"""How many orphaned matches one lease-keeper round takes at most, so replicas share them."""
 
 
 class UnknownMatch(KeyError):
@@ -32,15 +45,35 @@ class UnknownMatch(KeyError):
         return f"no match {self.match_id!r}"
 
 
+class DifferentRequest(Exception):
+    """A create request id reused for a different match."""
+
+    def __init__(self, request_id: str) -> None:
+        super().__init__(f"request_id {request_id!r} already created a match with other settings")
+
+
+def match_id_for(request_id: str) -> str:
+    """The match id a create request id stands for (same length as a drawn one)."""
+    return hashlib.sha256(b"cardarena-create-v1:" + request_id.encode()).hexdigest()[:16]
+
+
 class Arena:
     """Owns the hosted matches of one server process and the store behind them."""
 
     def __init__(
-        self, store: EventStore, *, on_change: Callable[[HostedMatch], None] | None = None
+        self,
+        store: EventStore,
+        *,
+        owner: Owner | None = None,
+        on_change: Callable[[HostedMatch], None] | None = None,
     ) -> None:
         self.store = store
+        self.owner = owner
+        """This replica as a lease holder; ``None``: alone, owning every match."""
         self.matches: dict[str, HostedMatch] = {}
         self._on_change = on_change or (lambda hosted: None)
+        self._keeper: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
 
     async def create(
         self,
@@ -50,8 +83,13 @@ class Arena:
         *,
         move_ms: int = 0,
         seed: bytes | None = None,
+        request_id: str | None = None,
     ) -> HostedMatch:
-        """Validate, persist the match and its first events, and host it. Raises ``OptionError``."""
+        """Validate, persist the match and its first events, and host it. Raises ``OptionError``.
+
+        With a ``request_id`` the match id is derived from it, so a retried request finds the
+        match its first attempt created (:class:`DifferentRequest` if the retry asks for
+        something else)."""
         if not 0 <= move_ms <= MAX_MOVE_MS:
             raise ValueError(f"time_control.move_ms must be 0..{MAX_MOVE_MS}, got {move_ms}")
         prepared = setup(game, players=players, options=options)
@@ -63,8 +101,9 @@ class Arena:
             "options": prepared.options,
             "move_ms": move_ms,
         }
+        match_id = new_match_id() if request_id is None else match_id_for(request_id)
         record = MatchRecord(
-            match_id=new_match_id(),
+            match_id=match_id,
             created_at=_now_iso(),
             game=prepared.game,
             players=prepared.players,
@@ -74,10 +113,19 @@ class Arena:
             status="running",
             ended_at=None,
         )
-        await self.store.create_match(record)
+        try:
+            fence = await self.store.create_match(record, self.owner)
+        except StoreConflict:
+            if request_id is None:
+                raise
+            existing = await self.get(match_id)
+            if json.loads(existing.record.config) != config:
+                raise DifferentRequest(request_id) from None
+            return existing
         hosted = self._host(
             record, engine, [Seat() for _ in range(prepared.players)], 0, voluntary_pass=False
         )
+        hosted.fence = fence
         await self._write_opening(hosted)
         log.info(
             "match_created", match_id=record.match_id, game=record.game, players=record.players
@@ -85,10 +133,8 @@ class Arena:
         return hosted
 
     async def _write_opening(self, hosted: HostedMatch) -> None:
-        events = hosted.engine.log
-        encoded = [codec.event_to_pb(e, i + 1, hosted.match_id) for i, e in enumerate(events)]
         async with hosted.lock:
-            await hosted._persist(encoded, request_id=None, seat=None)
+            await hosted.write_opening()
 
     def _host(
         self,
@@ -114,14 +160,37 @@ class Arena:
         return hosted
 
     async def get(self, match_id: str) -> HostedMatch:
-        """The hosted match, loading it from the store if this process has not seen it."""
+        """The hosted match, loading it from the store if this process has not seen it. A
+        followed match is brought up to date first, so a reader sees at least what any
+        replica has acknowledged before the call."""
         hosted = self.matches.get(match_id)
-        if hosted is not None:
+        if hosted is None:
+            record = await self.store.get_match(match_id)
+            if record is None:
+                raise UnknownMatch(match_id)
+            return await self._load(record)
+        if not hosted.owned:
+            await hosted.catch_up()
+        return hosted
+
+    async def writer_of(self, match_id: str) -> HostedMatch | str:
+        """Where an action on ``match_id`` must go: the hosted match if this process owns it
+        (taking the lease over if nobody holds it live), else the owner's address."""
+        hosted = await self.get(match_id)
+        if hosted.owned or hosted.ended or self.owner is None:
             return hosted
-        record = await self.store.get_match(match_id)
-        if record is None:
-            raise UnknownMatch(match_id)
-        return await self._load(record)
+        lease = await self.store.get_lease(match_id)
+        if lease is not None and lease.live and lease.owner != self.owner.replica:
+            return lease.address
+        try:
+            lease = await self.store.acquire_lease(match_id, self.owner)
+        except StoreConflict:  # it ended meanwhile
+            await hosted.catch_up()
+            return hosted
+        if lease.owner != self.owner.replica:
+            return lease.address
+        await hosted.take_over(lease.fence)
+        return hosted
 
     async def _load(self, record: MatchRecord) -> HostedMatch:
         stored = await self.store.read_events(record.match_id)
@@ -138,13 +207,29 @@ class Arena:
         last_seq = stored[-1].seq if stored else 0
         hosted = self._host(record, engine, seats, last_seq, voluntary_pass=tracker.voluntary_pass)
         hosted.resumed = True
+        if self.owner is not None:  # a replica follows until it holds the lease
+            hosted.owned = False
+            return hosted
         hosted.last_hash = stored[-1].hash if stored else b""
         if not stored:
             await self._write_opening(hosted)
         return hosted
 
     async def resume_unfinished(self) -> int:
-        """Reload every unfinished match from its log and restart its clock."""
+        """Alone: reload every unfinished match from its log and restart its clock. As a
+        replica: start following the store and keeping leases; the first round takes over
+        whatever no live replica owns."""
+        if self.owner is not None:
+            loop = asyncio.get_running_loop()
+
+            def notified(match_id: str | None, seq: int) -> None:  # on the listener thread
+                loop.call_soon_threadsafe(self._changed_elsewhere, match_id, seq)
+
+            self.store.listen(notified)
+            claimed = await self._keep_leases_once()
+            self._keeper = asyncio.create_task(self._keep_leases())
+            log.info("replica_started", replica=self.owner.replica, claimed=claimed)
+            return claimed
         count = 0
         for record in await self.store.unfinished_matches():
             if record.match_id in self.matches:
@@ -155,10 +240,80 @@ class Arena:
         log.info("matches_resumed", count=count)
         return count
 
+    # -- replicas ------------------------------------------------------------------------
+
+    def _changed_elsewhere(self, match_id: str | None, seq: int) -> None:
+        """A store notification (on the loop): wake the followers it concerns."""
+        if match_id is None:  # the listener (re)connected: anything may have been missed
+            followed = [h for h in self.matches.values() if not h.owned and not h.ended]
+        else:
+            hosted = self.matches.get(match_id)
+            followed = [] if hosted is None or hosted.owned or seq <= hosted.last_seq else [hosted]
+        for hosted in followed:
+            self._spawn(hosted.catch_up())
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("follow_failed", error=str(task.exception()))
+
+    async def _keep_leases(self) -> None:
+        assert self.owner is not None
+        period = self.owner.lease_ms / 3000
+        while True:
+            await asyncio.sleep(period * random.uniform(0.8, 1.0))
+            try:
+                await self._keep_leases_once()
+            except StoreError as error:  # the database is away: try again next round
+                log.warning("lease_round_failed", error=str(error))
+
+    async def _keep_leases_once(self) -> int:
+        """Renew this replica's leases, let go of the ones lost, take over orphans."""
+        assert self.owner is not None
+        held = await self.store.renew_leases(self.owner)
+        metrics.LEASES.set(len(held))
+        for hosted in self.matches.values():
+            if hosted.owned and not hosted.ended and hosted.match_id not in held:
+                hosted.demote()
+                self._spawn(hosted.catch_up())
+        orphans = await self.store.orphaned_matches(limit=4 * CLAIMS_PER_ROUND)
+        random.shuffle(orphans)  # replicas claiming at once mostly pick different ones
+        claimed = 0
+        for match_id in orphans[:CLAIMS_PER_ROUND]:
+            try:
+                lease = await self.store.acquire_lease(match_id, self.owner)
+            except (StoreConflict, UnknownStoredMatch):
+                continue
+            if lease.owner == self.owner.replica:
+                hosted = await self.get(match_id)
+                await hosted.take_over(lease.fence)
+                claimed += 1
+        return claimed
+
     async def shutdown(self) -> None:
+        """Stop clocks and streams; a replica hands its leases back so others take over at
+        once instead of after the lease runs out."""
+        if self._keeper is not None:
+            self._keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._keeper
+            self._keeper = None
         for hosted in self.matches.values():
             hosted.stop_clock()
+        if self.owner is not None:
+            with contextlib.suppress(StoreError):
+                await self.store.release_leases(self.owner)
+            for hosted in self.matches.values():
+                hosted.demote()
+        for hosted in self.matches.values():
             await hosted.close_streams()
+        for task in list(self._tasks):
+            task.cancel()
 
 
 def _now_iso() -> str:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .app import ServeConfig, run
+from .stores import open_store
 
 LEVELS = ("debug", "info", "warning", "error")
 
@@ -30,6 +31,25 @@ def listen_address(text: str) -> str:
     return text
 
 
+def lease_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not 0.5 <= value <= 300:
+        raise argparse.ArgumentTypeError(f"a lease lasts 0.5..300 seconds, got {value:g}")
+    return value
+
+
+def store_url(text: str) -> str:
+    """Checked here so a typo is a usage error, not a crash at start-up."""
+    try:
+        open_store(text, data_dir=Path())
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
 def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
     env = os.environ.get
     parser.add_argument(
@@ -45,9 +65,31 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         help="where the SQLite event store lives (env CARDARENA_DATA_DIR; default ./data)",
     )
     parser.add_argument(
+        "--store",
+        type=store_url,
+        default=env("CARDARENA_STORE") or None,
+        help="event store URL: postgresql://user@host:5432/db[?schema=NAME] runs this process as"
+        " one of several replicas sharing that database (env CARDARENA_STORE; default SQLite"
+        " in --data-dir)",
+    )
+    parser.add_argument(
+        "--advertise",
+        type=listen_address,
+        default=env("CARDARENA_ADVERTISE") or None,
+        help="HOST:PORT other replicas use to forward actions to this one (env"
+        " CARDARENA_ADVERTISE; default the --listen host and bound port)",
+    )
+    parser.add_argument(
+        "--lease-seconds",
+        type=lease_seconds,
+        default=env("CARDARENA_LEASE_SECONDS", "5"),
+        help="how long a replica owns a match without renewing; a dead replica's matches move"
+        " after at most this long (env CARDARENA_LEASE_SECONDS; default 5)",
+    )
+    parser.add_argument(
         "--metrics-port",
         type=port_number,
-        default=port_number(env("CARDARENA_METRICS_PORT", "9464")),
+        default=env("CARDARENA_METRICS_PORT", "9464"),
         help="Prometheus metrics HTTP port on 127.0.0.1, 0 for any, -1 for none (env CARDARENA_METRICS_PORT; default 9464)",
     )
     parser.add_argument(
@@ -78,6 +120,9 @@ def serve(args: argparse.Namespace) -> int:
         metrics_port=args.metrics_port,
         log_level=args.log_level,
         web=args.web,
+        store=args.store,
+        advertise=args.advertise,
+        lease_seconds=args.lease_seconds,
     )
     asyncio.run(run(config))
     return 0

@@ -33,7 +33,16 @@ from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
 from . import metrics
-from .store import DuplicateRequest, EventStore, MatchRecord, StoredEvent
+from .store import (
+    DuplicateRequest,
+    EventStore,
+    Fence,
+    LeaseLost,
+    MatchRecord,
+    SeatRecord,
+    StoredEvent,
+    StoreError,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -63,6 +72,13 @@ class NotRunning(Exception):
 
 class SeatTaken(Exception):
     pass
+
+
+class Moved(Exception):
+    """Another replica owns the match now; the client should retry (it will be forwarded)."""
+
+    def __init__(self, match_id: str) -> None:
+        super().__init__(f"match {match_id!r} moved to another replica: retry")
 
 
 def token_hash(token: str) -> bytes:
@@ -124,6 +140,11 @@ class HostedMatch:
         self.resumed = False
         """Loaded from the store: request ids from before this process are only there."""
         self.voluntary_pass = voluntary_pass
+        self.owned = True
+        """Whether this process writes the match. A replica follows the matches it does not
+        own from the store (:meth:`catch_up`) and forwards their actions to the owner."""
+        self.fence: Fence | None = None
+        """The lease this process's writes carry (replicas only)."""
         self.log = log.bind(match_id=self.match_id)
 
     # -- state ---------------------------------------------------------------------------
@@ -163,8 +184,18 @@ class HostedMatch:
 
     # -- changes -------------------------------------------------------------------------
 
-    async def join(self, seat: int | None, name: str) -> tuple[int, str]:
+    async def join(self, seat: int | None, name: str, token: str | None = None) -> tuple[int, str]:
+        """Take ``seat`` (or the lowest free one) with ``token`` (or a new one). A repeat of a
+        join with the same client-chosen token answers with the seat that token holds."""
         async with self.lock:
+            if not self.owned:
+                raise Moved(self.match_id)
+            if token:
+                held = self.seat_of(token)
+                if held is not None:
+                    if seat is None or seat == held:
+                        return held, token
+                    raise SeatTaken(f"this token already holds seat {held}")
             if seat is None:
                 free = [i for i, s in enumerate(self.seats) if s.token_hash is None]
                 if not free:
@@ -172,14 +203,18 @@ class HostedMatch:
                 seat = free[0]
             if self.seats[seat].token_hash is not None:
                 raise SeatTaken(f"seat {seat} is taken")
-            token = secrets.token_urlsafe(32)
+            token = token or secrets.token_urlsafe(32)
             digest = token_hash(token)
-            await self.store.set_seat(self.match_id, seat, digest, name)
-            self.seats[seat] = Seat(digest, name)
             joined = pb.Event(
                 seq=self.last_seq + 1, seat_joined=pb.SeatJoined(seat=seat, name=name)
             )
-            await self._persist([joined], request_id=None, seat=None)
+            record = SeatRecord(self.match_id, seat, digest, name)
+            self.seats[seat] = Seat(digest, name)  # before publishing: it may start the match
+            try:
+                await self._persist([joined], request_id=None, seat=None, join=record)
+            except BaseException:
+                self.seats[seat] = Seat()
+                raise
             self.log.info("seat_joined", seat=seat)
             return seat, token
 
@@ -192,6 +227,8 @@ class HostedMatch:
                     done = await self.store.request_result(self.match_id, request_id)
                 if done is not None:
                     return Submitted(*done, applied=False, events=[], voluntary_before=False)
+            if not self.owned:
+                raise Moved(self.match_id)
             if not self.running:
                 raise NotRunning(
                     "the match has ended" if self.ended else "the match is waiting for seats"
@@ -243,20 +280,95 @@ class HostedMatch:
             await self._rebuild()
             raise
         if self.engine.over:
-            await self.store.end_match(self.match_id, _now_iso())
+            await self.store.end_match(self.match_id, _now_iso(), fence=self.fence)
             self.log.info("match_ended", winners=list(self.engine.winners))
         return first, self.last_seq, encoded
 
     async def _persist(
-        self, encoded: list[pb.Event], *, request_id: str | None, seat: int | None
+        self,
+        encoded: list[pb.Event],
+        *,
+        request_id: str | None,
+        seat: int | None,
+        join: SeatRecord | None = None,
     ) -> None:
         payloads = [e.SerializeToString() for e in encoded]
-        stored = await self.store.append(
-            self.match_id, payloads, expected_seq=self.last_seq, request_id=request_id, seat=seat
-        )
+        try:
+            stored = await self.store.append(
+                self.match_id,
+                payloads,
+                expected_seq=self.last_seq,
+                request_id=request_id,
+                seat=seat,
+                fence=self.fence,
+                join=join,
+            )
+        except LeaseLost:
+            self.demote()
+            raise
         self.last_seq += len(payloads)
         self.last_hash = stored[-1].hash
         self._rearm_clock()
+        self._publish(encoded)
+        if self.status != self._reported_status:
+            self._reported_status = self.status
+            self._on_change(self)
+
+    async def write_opening(self) -> None:
+        """Persist the events the match starts with (the first deal): once, at seq 1. Call
+        with the lock held."""
+        events = self.engine.log
+        encoded = [codec.event_to_pb(e, i + 1, self.match_id) for i, e in enumerate(events)]
+        await self._persist(encoded, request_id=None, seat=None)
+
+    # -- ownership (replicas) ------------------------------------------------------------
+
+    def demote(self) -> None:
+        """Another replica owns the match now: stop the clock and write nothing more."""
+        if self.owned:
+            self.log.info("lease_lost")
+        self.owned = False
+        self.fence = None
+        self.stop_clock()
+
+    async def take_over(self, fence: Fence) -> None:
+        """This replica now holds the lease: read what the last owner wrote, then carry on
+        (its clock restarts with a full move time)."""
+        async with self.lock:
+            await self._follow_store()
+            self.owned = True
+            self.fence = fence
+            self.resumed = True  # request ids answered elsewhere are only in the store
+            if self.last_seq == 0:  # its creator died before writing the first deal
+                await self.write_opening()
+            self._rearm_clock()
+        self.log.info("lease_taken", epoch=fence.epoch, seq=self.last_seq)
+
+    async def catch_up(self) -> None:
+        """Apply and publish what the owner appended since ``last_seq`` (followers only)."""
+        if self.owned:
+            return
+        async with self.lock:
+            if not self.owned:
+                await self._follow_store()
+
+    async def _follow_store(self) -> None:
+        stored = await self.store.read_events(self.match_id, after_seq=self.last_seq)
+        if not stored:
+            return
+        encoded = [pb.Event.FromString(item.payload) for item in stored]
+        seats_changed = False
+        for entry in encoded:
+            decoded = codec.event_from_pb(entry)
+            recorded = None if decoded is None else action_of(decoded)
+            if recorded is not None:
+                self.engine.apply(*recorded)
+            seats_changed |= entry.WhichOneof("kind") == "seat_joined"
+        if seats_changed:
+            for seat in await self.store.get_seats(self.match_id):
+                self.seats[seat.seat] = Seat(seat.token_hash, seat.name)
+        self.last_seq = stored[-1].seq
+        self.last_hash = stored[-1].hash
         self._publish(encoded)
         if self.status != self._reported_status:
             self._reported_status = self.status
@@ -340,7 +452,7 @@ class HostedMatch:
             self._clock.cancel()
             self._clock = None
         self.deadline = 0.0
-        if self.move_ms <= 0 or not self.running or self.engine.to_act is None:
+        if self.move_ms <= 0 or not self.owned or not self.running or self.engine.to_act is None:
             return
         self.deadline = time.time() + self.move_ms / 1000
         self._clock = asyncio.create_task(self._expire(self.last_seq))
@@ -349,13 +461,16 @@ class HostedMatch:
         await asyncio.sleep(self.move_ms / 1000)
         async with self.lock:
             seat = self.engine.to_act
-            if seq != self.last_seq or not self.running or seat is None:
+            if seq != self.last_seq or not self.owned or not self.running or seat is None:
                 return
             self._clock = None
             events = self.engine.apply(seat, self.engine.default_action())
             metrics.ACTIONS.inc()
             self.log.info("timed_out", seat=seat)
-            await self._record(events, request_id=None, seat=seat, timed_out=True)
+            try:
+                await self._record(events, request_id=None, seat=seat, timed_out=True)
+            except (LeaseLost, StoreError) as error:  # rebuilt from the store; nothing to answer
+                self.log.warning("timeout_not_recorded", error=str(error))
 
     def stop_clock(self) -> None:
         if self._clock is not None:
@@ -408,6 +523,7 @@ def _now_iso() -> str:
 
 __all__ = [
     "HostedMatch",
+    "Moved",
     "NotRunning",
     "NotYourTurn",
     "PbProjector",

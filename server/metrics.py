@@ -37,3 +37,14 @@ ERRORS = Counter(
 def observe_commit(batch_size: int, seconds: float) -> None:
     COMMIT_BATCH.observe(batch_size)
     COMMIT_SECONDS.observe(seconds)
+
+
+FORWARDED = Counter(
+    "cardarena_forwarded_total",
+    "Actions and joins forwarded to the replica that owns the match, by method",
+    ["method"],
+    registry=REGISTRY,
+)
+LEASES = Gauge(
+    "cardarena_leases_held", "Matches this replica owns (replicas only)", registry=REGISTRY
+)

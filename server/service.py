@@ -28,13 +28,24 @@ from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
 from . import metrics
-from .arena import Arena, UnknownMatch
-from .hosting import HostedMatch, NotRunning, PbProjector, SeatTaken, Stale, Submitted, project_for
-from .store import StoreConflict
+from .arena import Arena, DifferentRequest, UnknownMatch
+from .hosting import (
+    HostedMatch,
+    Moved,
+    NotRunning,
+    PbProjector,
+    SeatTaken,
+    Stale,
+    Submitted,
+    project_for,
+)
+from .peers import FORWARD_TIMEOUT, OwnerUnreachable, Peers, forwarded
+from .store import LeaseLost, StoreConflict
 
 log = structlog.get_logger(__name__)
 
 REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,64}$")
+CLIENT_TOKEN = re.compile(r"^[\x21-\x7e]{32,128}$")
 MAX_PAGE = 1000
 FELL_BEHIND = "the stream fell behind or the server is draining: resume from your last seq"
 STATUS_OF = {
@@ -60,6 +71,10 @@ def status_for(error: BaseException) -> grpc.StatusCode | None:
     """The one table from errors to status codes."""
     if isinstance(error, Refused):
         return error.code
+    if isinstance(error, Moved | LeaseLost | OwnerUnreachable):
+        return grpc.StatusCode.UNAVAILABLE
+    if isinstance(error, grpc.aio.AioRpcError):  # the owner's answer to a forwarded call
+        return error.code()
     if isinstance(error, MalformedAction | OptionError | ValueError):
         return grpc.StatusCode.INVALID_ARGUMENT
     if isinstance(error, NotYourTurn | IllegalAction | NotRunning | ActionError):
@@ -68,7 +83,7 @@ def status_for(error: BaseException) -> grpc.StatusCode | None:
         return grpc.StatusCode.ABORTED
     if isinstance(error, UnknownMatch):
         return grpc.StatusCode.NOT_FOUND
-    if isinstance(error, SeatTaken):
+    if isinstance(error, SeatTaken | DifferentRequest):
         return grpc.StatusCode.ALREADY_EXISTS
     if isinstance(error, Draining):
         return grpc.StatusCode.UNAVAILABLE
@@ -87,7 +102,16 @@ def refusals() -> Iterator[None]:
         if code is None:
             log.exception("unexpected_error", error_type=type(error).__name__)
             raise
-        raise Refused(code, str(error)) from error
+        message = error.details() if isinstance(error, grpc.aio.AioRpcError) else str(error)
+        raise Refused(code, message or code.name) from error
+
+
+def authorization_of(context: grpc.aio.ServicerContext[Any, Any]) -> str | None:
+    """The raw ``authorization`` metadata, to pass on unread when forwarding."""
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization" and isinstance(value, str):
+            return value
+    return None
 
 
 def bearer_token(context: grpc.aio.ServicerContext[Any, Any]) -> str:
@@ -149,9 +173,34 @@ def _unix_ms(iso: str) -> int:
 
 
 class MatchService(service_pb2_grpc.MatchServiceServicer):
-    def __init__(self, arena: Arena) -> None:
+    def __init__(self, arena: Arena, peers: Peers | None = None) -> None:
         self.arena = arena
+        self.peers = peers
         self.draining = False
+
+    async def _writer(self, match_id: str, context: Any) -> HostedMatch | str:
+        """The match if this replica writes it, else the owner's address to forward to (never
+        for a call that was itself forwarded: ownership moved, so the client retries)."""
+        target = await self.arena.writer_of(match_id)
+        if isinstance(target, str) and (
+            self.peers is None or forwarded(context.invocation_metadata())
+        ):
+            raise Moved(match_id)
+        return target
+
+    async def _forward_submit(
+        self, address: str, request: spb.SubmitActionRequest, context: Any
+    ) -> spb.SubmitActionResponse:
+        assert self.peers is not None
+        response: spb.SubmitActionResponse = await self.peers.forward(
+            address,
+            "SubmitAction",
+            lambda stub, metadata: stub.SubmitAction(
+                request, metadata=metadata, timeout=FORWARD_TIMEOUT
+            ),
+            authorization_of(context),
+        )
+        return response
 
     def _check_open(self) -> None:
         if self.draining:
@@ -191,6 +240,10 @@ class MatchService(service_pb2_grpc.MatchServiceServicer):
             with refusals():
                 if request.seed and len(request.seed) != 32:
                     raise ValueError(f"seed must be exactly 32 bytes, got {len(request.seed)}")
+                if request.request_id and not REQUEST_ID.match(request.request_id):
+                    raise ValueError(
+                        "request_id is 1..64 printable ASCII characters without spaces"
+                    )
                 options = codec.dict_of(request.options) if request.HasField("options") else {}
                 hosted = await self.arena.create(
                     request.game,
@@ -198,6 +251,7 @@ class MatchService(service_pb2_grpc.MatchServiceServicer):
                     options,
                     move_ms=request.time_control.move_ms,
                     seed=request.seed or None,
+                    request_id=request.request_id or None,
                 )
             return spb.CreateMatchResponse(match=match_info(hosted))
         except Refused as refused:
@@ -243,10 +297,24 @@ class MatchService(service_pb2_grpc.MatchServiceServicer):
                     check_seat(hosted, seat)
                 if len(request.name) > 64:
                     raise ValueError("a name is at most 64 characters")
+                if request.token and not CLIENT_TOKEN.match(request.token):
+                    raise ValueError("a token is 32 to 128 printable ASCII characters, no spaces")
                 if hosted.ended:
                     raise NotRunning("the match has ended")
-                seat, token = await hosted.join(seat, request.name)
-            return spb.JoinMatchResponse(seat=seat, token=token, match=match_info(hosted))
+                target = await self._writer(request.match_id, context)
+                if isinstance(target, str):
+                    assert self.peers is not None
+                    joined: spb.JoinMatchResponse = await self.peers.forward(
+                        target,
+                        "JoinMatch",
+                        lambda stub, metadata: stub.JoinMatch(
+                            request, metadata=metadata, timeout=FORWARD_TIMEOUT
+                        ),
+                        None,
+                    )
+                    return joined
+                seat, token = await target.join(seat, request.name, request.token or None)
+            return spb.JoinMatchResponse(seat=seat, token=token, match=match_info(target))
         except Refused as refused:
             await self._abort(context, refused)
 
@@ -259,6 +327,10 @@ class MatchService(service_pb2_grpc.MatchServiceServicer):
             with refusals():
                 hosted = await self.arena.get(request.match_id)
                 check_seat(hosted, request.seat)
+                target = await self._writer(request.match_id, context)
+                if isinstance(target, str):
+                    return await self._forward_submit(target, request, context)
+                hosted = target
                 authorize(hosted, request.seat, context)
                 done = await self._submit(
                     hosted,
@@ -330,15 +402,31 @@ class MatchService(service_pb2_grpc.MatchServiceServicer):
                     try:
                         with refusals():
                             self._check_open()
-                            done = await self._submit(
-                                hosted,
-                                opening.seat,
-                                act.action,
-                                act.expected_seq,
-                                act.request_id,
-                                time.perf_counter(),
-                            )
-                        result.first_seq, result.last_seq = done.first_seq, done.last_seq
+                            target = await self._writer(opening.match_id, context)
+                            if isinstance(target, str):
+                                answer = await self._forward_submit(
+                                    target,
+                                    spb.SubmitActionRequest(
+                                        match_id=opening.match_id,
+                                        seat=opening.seat,
+                                        action=act.action,
+                                        expected_seq=act.expected_seq,
+                                        request_id=act.request_id,
+                                    ),
+                                    context,
+                                )
+                                result.first_seq = answer.first_seq
+                                result.last_seq = answer.last_seq
+                            else:
+                                done = await self._submit(
+                                    target,
+                                    opening.seat,
+                                    act.action,
+                                    act.expected_seq,
+                                    act.request_id,
+                                    time.perf_counter(),
+                                )
+                                result.first_seq, result.last_seq = done.first_seq, done.last_seq
                     except Refused as refused:
                         metrics.ERRORS.labels(refused.code.name).inc()
                         result.code, result.message = refused.code.value[0], str(refused)

@@ -519,22 +519,27 @@ class EventStore(ABC):
 
         def work(conn: Connection) -> None:
             players, status = _match_row(conn, match_id)
-            if not 0 <= seat < players:
-                raise ValueError(f"seat {seat} out of range for {players} players")
             if status == ENDED:
                 raise StoreConflict(f"match {match_id!r} has ended")
             _check_fence(conn, match_id, fence)
-            try:
-                conn.execute(
-                    "INSERT INTO seats (match_id, seat, token_hash, name) VALUES (?, ?, ?, ?)",
-                    (match_id, seat, token_hash, name),
-                )
-            except Exception as exc:
-                if self._is_unique_violation(exc):
-                    raise StoreConflict(f"seat {seat} of match {match_id!r} is taken") from exc
-                raise
+            self._insert_seat(conn, players, SeatRecord(match_id, seat, token_hash, name))
 
         await self._submit(work)
+
+    def _insert_seat(self, conn: Connection, players: int, seat: SeatRecord) -> None:
+        if not 0 <= seat.seat < players:
+            raise ValueError(f"seat {seat.seat} out of range for {players} players")
+        try:
+            conn.execute(
+                "INSERT INTO seats (match_id, seat, token_hash, name) VALUES (?, ?, ?, ?)",
+                (seat.match_id, seat.seat, seat.token_hash, seat.name),
+            )
+        except Exception as exc:
+            if self._is_unique_violation(exc):
+                raise StoreConflict(
+                    f"seat {seat.seat} of match {seat.match_id!r} is taken"
+                ) from exc
+            raise
 
     async def append(
         self,
@@ -545,6 +550,7 @@ class EventStore(ABC):
         request_id: str | None = None,
         seat: int | None = None,
         fence: Fence | None = None,
+        join: SeatRecord | None = None,
     ) -> list[StoredEvent]:
         """Append ``payloads`` as events ``expected_seq + 1, expected_seq + 2, …``, durably.
 
@@ -555,7 +561,9 @@ class EventStore(ABC):
         repeat of it raises :class:`DuplicateRequest` with the original seqs, writing nothing;
         that check comes first, so a retry carrying its original, now stale, ``expected_seq``
         is recognised rather than refused as a conflict. With a ``fence``, the append fails with
-        :class:`LeaseLost` unless that lease is still current. Appending to an ended match or
+        :class:`LeaseLost` unless that lease is still current. With ``join``, that seat is
+        taken in the same transaction (its event and its row are never seen one without the
+        other); a taken seat is a :class:`StoreConflict`. Appending to an ended match or
         an unknown one fails (:class:`StoreConflict`, :class:`UnknownMatch`).
 
         If the caller is cancelled while waiting, the append may still have been committed.
@@ -575,10 +583,12 @@ class EventStore(ABC):
                 ).fetchone()
                 if done is not None:
                     raise DuplicateRequest(done[0], done[1], done[2])
-            _players, status = _match_row(conn, match_id)
+            players, status = _match_row(conn, match_id)
             if status == ENDED:
                 raise StoreConflict(f"match {match_id!r} has ended")
             _check_fence(conn, match_id, fence)
+            if join is not None:
+                self._insert_seat(conn, players, join)
             tail = conn.execute(
                 "SELECT seq, hash FROM events WHERE match_id = ? ORDER BY seq DESC LIMIT 1",
                 (match_id,),

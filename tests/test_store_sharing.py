@@ -18,6 +18,7 @@ from cardarena.server.store import (
     LeaseLost,
     MatchRecord,
     Owner,
+    SeatRecord,
     StoreConflict,
     UnknownMatch,
     verify_chain,
@@ -96,6 +97,28 @@ def test_released_and_never_leased_matches_are_orphans(url: str) -> None:
             assert await store.orphaned_matches(limit=1) == ["m1"]
             lease = await store.acquire_lease("m2", BOB)
             assert (lease.owner, lease.epoch) == ("replica-b", 1)  # a fresh row starts at 1
+
+    asyncio.run(main())
+
+
+def test_a_join_writes_its_seat_and_its_event_together(url: str) -> None:
+    async def main() -> None:
+        async with make_store(url) as store:
+            await store.create_match(record("m1"))
+            seat = SeatRecord("m1", 1, b"h" * 32, "ann")
+            await store.append("m1", [b"joined"], expected_seq=0, join=seat)
+            assert await store.get_seats("m1") == [seat]
+            # Seat taken: neither the row nor the event is written.
+            with pytest.raises(StoreConflict, match="taken"):
+                await store.append("m1", [b"again"], expected_seq=1, join=seat)
+            with pytest.raises(ValueError, match="out of range"):
+                await store.append("m1", [b"x"], expected_seq=1, join=SeatRecord("m1", 9, b"", ""))
+            # Stale seq: the seat is not taken either.
+            other = SeatRecord("m1", 2, b"i" * 32, "bob")
+            with pytest.raises(StoreConflict, match="expected 0"):
+                await store.append("m1", [b"late"], expected_seq=0, join=other)
+            assert await store.get_seats("m1") == [seat]
+            assert [e.payload for e in await store.read_events("m1")] == [b"joined"]
 
     asyncio.run(main())
 

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -27,9 +28,15 @@ class ServerProcess:
     """``cardarena serve`` in a subprocess; ``address`` once it listens."""
 
     def __init__(
-        self, data_dir: Path, *, listen: str = "127.0.0.1:0", web: str | None = None
+        self,
+        data_dir: Path,
+        *,
+        listen: str = "127.0.0.1:0",
+        web: str | None = None,
+        extra: Sequence[str] = (),
     ) -> None:
         self.data_dir = data_dir
+        self.extra = list(extra)
         self.listen = listen
         self.web = web
         self.web_address = ""
@@ -51,6 +58,7 @@ class ServerProcess:
                 "--metrics-port",
                 "-1",
                 *(["--web", self.web] if self.web is not None else []),
+                *self.extra,
             ],
             stdout=subprocess.PIPE,
             stderr=stderr,

@@ -231,3 +231,49 @@ def test_sigkill_mid_play_loses_nothing_acknowledged(tmp_path: Path) -> None:
     asyncio.run(play_until_killed(server.address, matches, server))
     with ServerProcess(data) as again:
         asyncio.run(finish(again.address, matches))
+
+
+def test_create_and_join_are_safe_to_retry(tmp_path: Path) -> None:
+    """A lost answer is retried with the same request id or token: the same match, the same
+    seat, nothing created or taken twice; a reused id for something else is refused."""
+
+    async def main(address: str) -> None:
+        async with grpc.aio.insecure_channel(address) as channel:
+            api = stub(channel)
+            request = spb.CreateMatchRequest(game="triathlon", players=3, request_id="create-1")
+            first = (await api.CreateMatch(request, timeout=10)).match
+            again = (await api.CreateMatch(request, timeout=10)).match
+            assert again.match_id == first.match_id
+            assert again.seed_commitment == first.seed_commitment
+            other = spb.CreateMatchRequest(game="crazy_sixes", players=3, request_id="create-1")
+            with pytest.raises(grpc.aio.AioRpcError) as reused:
+                await api.CreateMatch(other, timeout=10)
+            assert reused.value.code() == grpc.StatusCode.ALREADY_EXISTS
+            assert "create-1" in (reused.value.details() or "")
+            bad = spb.CreateMatchRequest(game="triathlon", request_id="has space")
+            with pytest.raises(grpc.aio.AioRpcError) as malformed:
+                await api.CreateMatch(bad, timeout=10)
+            assert malformed.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+            token = "t" * 40
+            join = spb.JoinMatchRequest(match_id=first.match_id, name="ann", token=token)
+            seat = await api.JoinMatch(join, timeout=10)
+            repeat = await api.JoinMatch(join, timeout=10)
+            assert (repeat.seat, repeat.token) == (seat.seat, token) == (0, token)
+            assert sum(s.taken for s in repeat.match.seats) == 1
+            elsewhere = spb.JoinMatchRequest(match_id=first.match_id, seat=2, token=token)
+            with pytest.raises(grpc.aio.AioRpcError) as moved:
+                await api.JoinMatch(elsewhere, timeout=10)
+            assert moved.value.code() == grpc.StatusCode.ALREADY_EXISTS
+            for weak in ("short", "x" * 129, "y" * 31 + " "):
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await api.JoinMatch(
+                        spb.JoinMatchRequest(match_id=first.match_id, token=weak), timeout=10
+                    )
+                assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+                assert weak not in (refused.value.details() or "")
+            log_entries = (await api.GetMatch(spb.GetMatchRequest(match_id=first.match_id))).match
+            assert log_entries.last_seq == first.last_seq + 1  # one SeatJoined, not two
+
+    with ServerProcess(tmp_path / "data") as server:
+        asyncio.run(asyncio.wait_for(main(server.address), 30))

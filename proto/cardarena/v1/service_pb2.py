@@ -26,15 +26,15 @@ from cardarena.v1 import game_pb2 as cardarena_dot_v1_dot_game__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x63\x61rdarena/v1/service.proto\x12\x0c\x63\x61rdarena.v1\x1a\x17\x63\x61rdarena/v1/game.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x1e\n\x0bTimeControl\x12\x0f\n\x07move_ms\x18\x01 \x01(\r\"5\n\x08SeatInfo\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05taken\x18\x02 \x01(\x08\x12\x0c\n\x04name\x18\x03 \x01(\t\"\x84\x03\n\tMatchInfo\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0f\n\x07players\x18\x03 \x01(\r\x12(\n\x07options\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12)\n\x06status\x18\x05 \x01(\x0e\x32\x19.cardarena.v1.MatchStatus\x12%\n\x05seats\x18\x06 \x03(\x0b\x32\x16.cardarena.v1.SeatInfo\x12\x17\n\x0f\x63reated_unix_ms\x18\x07 \x01(\x03\x12\x17\n\x0fseed_commitment\x18\x08 \x01(\t\x12\x10\n\x08last_seq\x18\t \x01(\x04\x12/\n\x0ctime_control\x18\n \x01(\x0b\x32\x19.cardarena.v1.TimeControl\x12#\n\x06totals\x18\x0b \x03(\x0b\x32\x13.cardarena.v1.Score\x12\x0f\n\x07winners\x18\x0c \x03(\r\x12\x0c\n\x04seed\x18\r \x01(\x0c\x12\x11\n\tlast_hash\x18\x0e \x01(\x0c\"\xe1\x01\n\x0fGameDescription\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0f\n\x07summary\x18\x03 \x01(\t\x12\x0f\n\x07players\x18\x04 \x03(\r\x12\x17\n\x0f\x64\x65\x66\x61ult_players\x18\x05 \x01(\r\x12\x13\n\x0blowest_wins\x18\x06 \x01(\x08\x12/\n\x0eoptions_schema\x18\x07 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x30\n\x0f\x64\x65\x66\x61ult_options\x18\x08 \x01(\x0b\x32\x17.google.protobuf.Struct\"\x12\n\x10ListGamesRequest\"A\n\x11ListGamesResponse\x12,\n\x05games\x18\x01 \x03(\x0b\x32\x1d.cardarena.v1.GameDescription\"\x9c\x01\n\x12\x43reateMatchRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x01(\r\x12(\n\x07options\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12/\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x19.cardarena.v1.TimeControl\x12\x0c\n\x04seed\x18\x05 \x01(\x0c\"=\n\x13\x43reateMatchResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\":\n\x10GetMatchResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\"f\n\x12ListMatchesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\r\x12\x12\n\npage_token\x18\x02 \x01(\t\x12)\n\x06status\x18\x03 \x01(\x0e\x32\x19.cardarena.v1.MatchStatus\"X\n\x13ListMatchesResponse\x12(\n\x07matches\x18\x01 \x03(\x0b\x32\x17.cardarena.v1.MatchInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"N\n\x10JoinMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\x0c\n\x04name\x18\x03 \x01(\tB\x07\n\x05_seat\"X\n\x11JoinMatchResponse\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05token\x18\x02 \x01(\t\x12&\n\x05match\x18\x03 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\"\x85\x01\n\x13SubmitActionRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12$\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x14.cardarena.v1.Action\x12\x14\n\x0c\x65xpected_seq\x18\x04 \x01(\x04\x12\x12\n\nrequest_id\x18\x05 \x01(\t\"`\n\x14SubmitActionResponse\x12\x11\n\tfirst_seq\x18\x01 \x01(\x04\x12\x10\n\x08last_seq\x18\x02 \x01(\x04\x12#\n\x06\x65vents\x18\x03 \x03(\x0b\x32\x13.cardarena.v1.Event\"H\n\x13StreamEventsRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x11\n\tafter_seq\x18\x03 \x01(\x04\"\x9d\x01\n\x14StreamEventsResponse\x12*\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.SnapshotH\x00\x12$\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x13.cardarena.v1.EventH\x00\x12+\n\tyour_turn\x18\x03 \x01(\x0b\x32\x16.cardarena.v1.YourTurnH\x00\x42\x06\n\x04kind\"8\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x04\"n\n\x12WatchMatchResponse\x12*\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.SnapshotH\x00\x12$\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x13.cardarena.v1.EventH\x00\x42\x06\n\x04kind\"=\n\x08PlayOpen\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x11\n\tafter_seq\x18\x03 \x01(\x04\"\\\n\nPlayAction\x12$\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x14.cardarena.v1.Action\x12\x14\n\x0c\x65xpected_seq\x18\x02 \x01(\x04\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"f\n\x0bPlayRequest\x12&\n\x04open\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.PlayOpenH\x00\x12\'\n\x03\x61\x63t\x18\x02 \x01(\x0b\x32\x18.cardarena.v1.PlayActionH\x00\x42\x06\n\x04kind\"f\n\x0c\x41\x63tionResult\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x11\n\tfirst_seq\x18\x02 \x01(\x04\x12\x10\n\x08last_seq\x18\x03 \x01(\x04\x12\x0c\n\x04\x63ode\x18\x04 \x01(\x05\x12\x0f\n\x07message\x18\x05 \x01(\t\"\xc3\x01\n\x0cPlayResponse\x12*\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.SnapshotH\x00\x12$\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x13.cardarena.v1.EventH\x00\x12+\n\tyour_turn\x18\x03 \x01(\x0b\x32\x16.cardarena.v1.YourTurnH\x00\x12,\n\x06result\x18\x04 \x01(\x0b\x32\x1a.cardarena.v1.ActionResultH\x00\x42\x06\n\x04kind\"&\n\x12GetMatchLogRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"4\n\x08LogEntry\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\r\n\x05\x65vent\x18\x02 \x01(\x0c\x12\x0c\n\x04hash\x18\x03 \x01(\x0c\"t\n\x13GetMatchLogResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\x12\'\n\x07\x65ntries\x18\x02 \x03(\x0b\x32\x16.cardarena.v1.LogEntry\x12\x0c\n\x04seed\x18\x03 \x01(\x0c*w\n\x0bMatchStatus\x12\x1c\n\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14MATCH_STATUS_WAITING\x10\x01\x12\x18\n\x14MATCH_STATUS_RUNNING\x10\x02\x12\x16\n\x12MATCH_STATUS_ENDED\x10\x03\x32\xb7\x06\n\x0cMatchService\x12L\n\tListGames\x12\x1e.cardarena.v1.ListGamesRequest\x1a\x1f.cardarena.v1.ListGamesResponse\x12R\n\x0b\x43reateMatch\x12 .cardarena.v1.CreateMatchRequest\x1a!.cardarena.v1.CreateMatchResponse\x12I\n\x08GetMatch\x12\x1d.cardarena.v1.GetMatchRequest\x1a\x1e.cardarena.v1.GetMatchResponse\x12R\n\x0bListMatches\x12 .cardarena.v1.ListMatchesRequest\x1a!.cardarena.v1.ListMatchesResponse\x12L\n\tJoinMatch\x12\x1e.cardarena.v1.JoinMatchRequest\x1a\x1f.cardarena.v1.JoinMatchResponse\x12U\n\x0cSubmitAction\x12!.cardarena.v1.SubmitActionRequest\x1a\".cardarena.v1.SubmitActionResponse\x12W\n\x0cStreamEvents\x12!.cardarena.v1.StreamEventsRequest\x1a\".cardarena.v1.StreamEventsResponse0\x01\x12Q\n\nWatchMatch\x12\x1f.cardarena.v1.WatchMatchRequest\x1a .cardarena.v1.WatchMatchResponse0\x01\x12R\n\x0bGetMatchLog\x12 .cardarena.v1.GetMatchLogRequest\x1a!.cardarena.v1.GetMatchLogResponse\x12\x41\n\x04Play\x12\x19.cardarena.v1.PlayRequest\x1a\x1a.cardarena.v1.PlayResponse(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x63\x61rdarena/v1/service.proto\x12\x0c\x63\x61rdarena.v1\x1a\x17\x63\x61rdarena/v1/game.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x1e\n\x0bTimeControl\x12\x0f\n\x07move_ms\x18\x01 \x01(\r\"5\n\x08SeatInfo\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05taken\x18\x02 \x01(\x08\x12\x0c\n\x04name\x18\x03 \x01(\t\"\x84\x03\n\tMatchInfo\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0f\n\x07players\x18\x03 \x01(\r\x12(\n\x07options\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12)\n\x06status\x18\x05 \x01(\x0e\x32\x19.cardarena.v1.MatchStatus\x12%\n\x05seats\x18\x06 \x03(\x0b\x32\x16.cardarena.v1.SeatInfo\x12\x17\n\x0f\x63reated_unix_ms\x18\x07 \x01(\x03\x12\x17\n\x0fseed_commitment\x18\x08 \x01(\t\x12\x10\n\x08last_seq\x18\t \x01(\x04\x12/\n\x0ctime_control\x18\n \x01(\x0b\x32\x19.cardarena.v1.TimeControl\x12#\n\x06totals\x18\x0b \x03(\x0b\x32\x13.cardarena.v1.Score\x12\x0f\n\x07winners\x18\x0c \x03(\r\x12\x0c\n\x04seed\x18\r \x01(\x0c\x12\x11\n\tlast_hash\x18\x0e \x01(\x0c\"\xe1\x01\n\x0fGameDescription\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0f\n\x07summary\x18\x03 \x01(\t\x12\x0f\n\x07players\x18\x04 \x03(\r\x12\x17\n\x0f\x64\x65\x66\x61ult_players\x18\x05 \x01(\r\x12\x13\n\x0blowest_wins\x18\x06 \x01(\x08\x12/\n\x0eoptions_schema\x18\x07 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x30\n\x0f\x64\x65\x66\x61ult_options\x18\x08 \x01(\x0b\x32\x17.google.protobuf.Struct\"\x12\n\x10ListGamesRequest\"A\n\x11ListGamesResponse\x12,\n\x05games\x18\x01 \x03(\x0b\x32\x1d.cardarena.v1.GameDescription\"\xb0\x01\n\x12\x43reateMatchRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x01(\r\x12(\n\x07options\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12/\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x19.cardarena.v1.TimeControl\x12\x0c\n\x04seed\x18\x05 \x01(\x0c\x12\x12\n\nrequest_id\x18\x06 \x01(\t\"=\n\x13\x43reateMatchResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\":\n\x10GetMatchResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\"f\n\x12ListMatchesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\r\x12\x12\n\npage_token\x18\x02 \x01(\t\x12)\n\x06status\x18\x03 \x01(\x0e\x32\x19.cardarena.v1.MatchStatus\"X\n\x13ListMatchesResponse\x12(\n\x07matches\x18\x01 \x03(\x0b\x32\x17.cardarena.v1.MatchInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"]\n\x10JoinMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\r\n\x05token\x18\x04 \x01(\tB\x07\n\x05_seat\"X\n\x11JoinMatchResponse\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05token\x18\x02 \x01(\t\x12&\n\x05match\x18\x03 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\"\x85\x01\n\x13SubmitActionRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12$\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x14.cardarena.v1.Action\x12\x14\n\x0c\x65xpected_seq\x18\x04 \x01(\x04\x12\x12\n\nrequest_id\x18\x05 \x01(\t\"`\n\x14SubmitActionResponse\x12\x11\n\tfirst_seq\x18\x01 \x01(\x04\x12\x10\n\x08last_seq\x18\x02 \x01(\x04\x12#\n\x06\x65vents\x18\x03 \x03(\x0b\x32\x13.cardarena.v1.Event\"H\n\x13StreamEventsRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x11\n\tafter_seq\x18\x03 \x01(\x04\"\x9d\x01\n\x14StreamEventsResponse\x12*\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.SnapshotH\x00\x12$\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x13.cardarena.v1.EventH\x00\x12+\n\tyour_turn\x18\x03 \x01(\x0b\x32\x16.cardarena.v1.YourTurnH\x00\x42\x06\n\x04kind\"8\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x04\"n\n\x12WatchMatchResponse\x12*\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.SnapshotH\x00\x12$\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x13.cardarena.v1.EventH\x00\x42\x06\n\x04kind\"=\n\x08PlayOpen\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x11\n\tafter_seq\x18\x03 \x01(\x04\"\\\n\nPlayAction\x12$\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x14.cardarena.v1.Action\x12\x14\n\x0c\x65xpected_seq\x18\x02 \x01(\x04\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"f\n\x0bPlayRequest\x12&\n\x04open\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.PlayOpenH\x00\x12\'\n\x03\x61\x63t\x18\x02 \x01(\x0b\x32\x18.cardarena.v1.PlayActionH\x00\x42\x06\n\x04kind\"f\n\x0c\x41\x63tionResult\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x11\n\tfirst_seq\x18\x02 \x01(\x04\x12\x10\n\x08last_seq\x18\x03 \x01(\x04\x12\x0c\n\x04\x63ode\x18\x04 \x01(\x05\x12\x0f\n\x07message\x18\x05 \x01(\t\"\xc3\x01\n\x0cPlayResponse\x12*\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.SnapshotH\x00\x12$\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x13.cardarena.v1.EventH\x00\x12+\n\tyour_turn\x18\x03 \x01(\x0b\x32\x16.cardarena.v1.YourTurnH\x00\x12,\n\x06result\x18\x04 \x01(\x0b\x32\x1a.cardarena.v1.ActionResultH\x00\x42\x06\n\x04kind\"&\n\x12GetMatchLogRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"4\n\x08LogEntry\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\r\n\x05\x65vent\x18\x02 \x01(\x0c\x12\x0c\n\x04hash\x18\x03 \x01(\x0c\"t\n\x13GetMatchLogResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\x12\'\n\x07\x65ntries\x18\x02 \x03(\x0b\x32\x16.cardarena.v1.LogEntry\x12\x0c\n\x04seed\x18\x03 \x01(\x0c*w\n\x0bMatchStatus\x12\x1c\n\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14MATCH_STATUS_WAITING\x10\x01\x12\x18\n\x14MATCH_STATUS_RUNNING\x10\x02\x12\x16\n\x12MATCH_STATUS_ENDED\x10\x03\x32\xb7\x06\n\x0cMatchService\x12L\n\tListGames\x12\x1e.cardarena.v1.ListGamesRequest\x1a\x1f.cardarena.v1.ListGamesResponse\x12R\n\x0b\x43reateMatch\x12 .cardarena.v1.CreateMatchRequest\x1a!.cardarena.v1.CreateMatchResponse\x12I\n\x08GetMatch\x12\x1d.cardarena.v1.GetMatchRequest\x1a\x1e.cardarena.v1.GetMatchResponse\x12R\n\x0bListMatches\x12 .cardarena.v1.ListMatchesRequest\x1a!.cardarena.v1.ListMatchesResponse\x12L\n\tJoinMatch\x12\x1e.cardarena.v1.JoinMatchRequest\x1a\x1f.cardarena.v1.JoinMatchResponse\x12U\n\x0cSubmitAction\x12!.cardarena.v1.SubmitActionRequest\x1a\".cardarena.v1.SubmitActionResponse\x12W\n\x0cStreamEvents\x12!.cardarena.v1.StreamEventsRequest\x1a\".cardarena.v1.StreamEventsResponse0\x01\x12Q\n\nWatchMatch\x12\x1f.cardarena.v1.WatchMatchRequest\x1a .cardarena.v1.WatchMatchResponse0\x01\x12R\n\x0bGetMatchLog\x12 .cardarena.v1.GetMatchLogRequest\x1a!.cardarena.v1.GetMatchLogResponse\x12\x41\n\x04Play\x12\x19.cardarena.v1.PlayRequest\x1a\x1a.cardarena.v1.PlayResponse(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'cardarena.v1.service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_MATCHSTATUS']._serialized_start=2988
-  _globals['_MATCHSTATUS']._serialized_end=3107
+  _globals['_MATCHSTATUS']._serialized_start=3023
+  _globals['_MATCHSTATUS']._serialized_end=3142
   _globals['_TIMECONTROL']._serialized_start=99
   _globals['_TIMECONTROL']._serialized_end=129
   _globals['_SEATINFO']._serialized_start=131
@@ -48,49 +48,49 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTGAMESRESPONSE']._serialized_start=825
   _globals['_LISTGAMESRESPONSE']._serialized_end=890
   _globals['_CREATEMATCHREQUEST']._serialized_start=893
-  _globals['_CREATEMATCHREQUEST']._serialized_end=1049
-  _globals['_CREATEMATCHRESPONSE']._serialized_start=1051
-  _globals['_CREATEMATCHRESPONSE']._serialized_end=1112
-  _globals['_GETMATCHREQUEST']._serialized_start=1114
-  _globals['_GETMATCHREQUEST']._serialized_end=1149
-  _globals['_GETMATCHRESPONSE']._serialized_start=1151
-  _globals['_GETMATCHRESPONSE']._serialized_end=1209
-  _globals['_LISTMATCHESREQUEST']._serialized_start=1211
-  _globals['_LISTMATCHESREQUEST']._serialized_end=1313
-  _globals['_LISTMATCHESRESPONSE']._serialized_start=1315
-  _globals['_LISTMATCHESRESPONSE']._serialized_end=1403
-  _globals['_JOINMATCHREQUEST']._serialized_start=1405
-  _globals['_JOINMATCHREQUEST']._serialized_end=1483
-  _globals['_JOINMATCHRESPONSE']._serialized_start=1485
-  _globals['_JOINMATCHRESPONSE']._serialized_end=1573
-  _globals['_SUBMITACTIONREQUEST']._serialized_start=1576
-  _globals['_SUBMITACTIONREQUEST']._serialized_end=1709
-  _globals['_SUBMITACTIONRESPONSE']._serialized_start=1711
-  _globals['_SUBMITACTIONRESPONSE']._serialized_end=1807
-  _globals['_STREAMEVENTSREQUEST']._serialized_start=1809
-  _globals['_STREAMEVENTSREQUEST']._serialized_end=1881
-  _globals['_STREAMEVENTSRESPONSE']._serialized_start=1884
-  _globals['_STREAMEVENTSRESPONSE']._serialized_end=2041
-  _globals['_WATCHMATCHREQUEST']._serialized_start=2043
-  _globals['_WATCHMATCHREQUEST']._serialized_end=2099
-  _globals['_WATCHMATCHRESPONSE']._serialized_start=2101
-  _globals['_WATCHMATCHRESPONSE']._serialized_end=2211
-  _globals['_PLAYOPEN']._serialized_start=2213
-  _globals['_PLAYOPEN']._serialized_end=2274
-  _globals['_PLAYACTION']._serialized_start=2276
-  _globals['_PLAYACTION']._serialized_end=2368
-  _globals['_PLAYREQUEST']._serialized_start=2370
-  _globals['_PLAYREQUEST']._serialized_end=2472
-  _globals['_ACTIONRESULT']._serialized_start=2474
-  _globals['_ACTIONRESULT']._serialized_end=2576
-  _globals['_PLAYRESPONSE']._serialized_start=2579
-  _globals['_PLAYRESPONSE']._serialized_end=2774
-  _globals['_GETMATCHLOGREQUEST']._serialized_start=2776
-  _globals['_GETMATCHLOGREQUEST']._serialized_end=2814
-  _globals['_LOGENTRY']._serialized_start=2816
-  _globals['_LOGENTRY']._serialized_end=2868
-  _globals['_GETMATCHLOGRESPONSE']._serialized_start=2870
-  _globals['_GETMATCHLOGRESPONSE']._serialized_end=2986
-  _globals['_MATCHSERVICE']._serialized_start=3110
-  _globals['_MATCHSERVICE']._serialized_end=3933
+  _globals['_CREATEMATCHREQUEST']._serialized_end=1069
+  _globals['_CREATEMATCHRESPONSE']._serialized_start=1071
+  _globals['_CREATEMATCHRESPONSE']._serialized_end=1132
+  _globals['_GETMATCHREQUEST']._serialized_start=1134
+  _globals['_GETMATCHREQUEST']._serialized_end=1169
+  _globals['_GETMATCHRESPONSE']._serialized_start=1171
+  _globals['_GETMATCHRESPONSE']._serialized_end=1229
+  _globals['_LISTMATCHESREQUEST']._serialized_start=1231
+  _globals['_LISTMATCHESREQUEST']._serialized_end=1333
+  _globals['_LISTMATCHESRESPONSE']._serialized_start=1335
+  _globals['_LISTMATCHESRESPONSE']._serialized_end=1423
+  _globals['_JOINMATCHREQUEST']._serialized_start=1425
+  _globals['_JOINMATCHREQUEST']._serialized_end=1518
+  _globals['_JOINMATCHRESPONSE']._serialized_start=1520
+  _globals['_JOINMATCHRESPONSE']._serialized_end=1608
+  _globals['_SUBMITACTIONREQUEST']._serialized_start=1611
+  _globals['_SUBMITACTIONREQUEST']._serialized_end=1744
+  _globals['_SUBMITACTIONRESPONSE']._serialized_start=1746
+  _globals['_SUBMITACTIONRESPONSE']._serialized_end=1842
+  _globals['_STREAMEVENTSREQUEST']._serialized_start=1844
+  _globals['_STREAMEVENTSREQUEST']._serialized_end=1916
+  _globals['_STREAMEVENTSRESPONSE']._serialized_start=1919
+  _globals['_STREAMEVENTSRESPONSE']._serialized_end=2076
+  _globals['_WATCHMATCHREQUEST']._serialized_start=2078
+  _globals['_WATCHMATCHREQUEST']._serialized_end=2134
+  _globals['_WATCHMATCHRESPONSE']._serialized_start=2136
+  _globals['_WATCHMATCHRESPONSE']._serialized_end=2246
+  _globals['_PLAYOPEN']._serialized_start=2248
+  _globals['_PLAYOPEN']._serialized_end=2309
+  _globals['_PLAYACTION']._serialized_start=2311
+  _globals['_PLAYACTION']._serialized_end=2403
+  _globals['_PLAYREQUEST']._serialized_start=2405
+  _globals['_PLAYREQUEST']._serialized_end=2507
+  _globals['_ACTIONRESULT']._serialized_start=2509
+  _globals['_ACTIONRESULT']._serialized_end=2611
+  _globals['_PLAYRESPONSE']._serialized_start=2614
+  _globals['_PLAYRESPONSE']._serialized_end=2809
+  _globals['_GETMATCHLOGREQUEST']._serialized_start=2811
+  _globals['_GETMATCHLOGREQUEST']._serialized_end=2849
+  _globals['_LOGENTRY']._serialized_start=2851
+  _globals['_LOGENTRY']._serialized_end=2903
+  _globals['_GETMATCHLOGRESPONSE']._serialized_start=2905
+  _globals['_GETMATCHLOGRESPONSE']._serialized_end=3021
+  _globals['_MATCHSERVICE']._serialized_start=3145
+  _globals['_MATCHSERVICE']._serialized_end=3968
 # @@protoc_insertion_point(module_scope)

@@ -254,11 +254,17 @@ class CreateMatchRequest(_message.Message):
     OPTIONS_FIELD_NUMBER: _builtins.int
     TIME_CONTROL_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     players: _builtins.int
     """0: the game's default player count."""
     seed: _builtins.bytes
     """Optional, exactly 32 bytes, for reproducible runs; the server draws one otherwise."""
+    request_id: _builtins.str
+    """Optional, 1 to 64 printable ASCII characters without spaces: makes creating safe to
+    retry. A repeat with the same request_id and the same game, players, options and time
+    control returns the match the first one created; with anything else, ALREADY_EXISTS.
+    """
     @_builtins.property
     def options(self) -> _struct_pb2.Struct: ...
     @_builtins.property
@@ -271,10 +277,11 @@ class CreateMatchRequest(_message.Message):
         options: _struct_pb2.Struct | None = ...,
         time_control: Global___TimeControl | None = ...,
         seed: _builtins.bytes = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "options", b"options", "players", b"players", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "options", b"options", "players", b"players", "request_id", b"request_id", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -396,20 +403,28 @@ class JoinMatchRequest(_message.Message):
     MATCH_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
+    TOKEN_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     seat: _builtins.int
     """Absent: the lowest free seat."""
     name: _builtins.str
+    token: _builtins.str
+    """Optional: a secret the client chose, 32 to 128 printable ASCII characters, which becomes
+    the seat's token. It makes joining safe to retry: a repeat with the same token (after a
+    lost answer, or through another replica) is answered with the seat it already holds.
+    Empty: the server chooses the token.
+    """
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
         seat: _builtins.int | None = ...,
         name: _builtins.str = ...,
+        token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "match_id", b"match_id", "name", b"name", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "match_id", b"match_id", "name", b"name", "seat", b"seat", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015

@@ -1,0 +1,82 @@
+"""Channels to the other replicas: how an action reaching a non-owner gets to the owner.
+
+Forwarding is a plain gRPC call of the same method on the owner, carrying the caller's token
+and a marker naming the forwarding replica. A forwarded call is never forwarded again: if
+ownership moved meanwhile the owner answers UNAVAILABLE and the client retries, which lands on
+the new owner (or is forwarded to it) with the same request id, so nothing is applied twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import grpc
+
+from cardarena.v1 import service_pb2_grpc
+
+from . import metrics
+
+if TYPE_CHECKING:
+    from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
+
+__all__ = ["FORWARDED_BY", "FORWARD_TIMEOUT", "OwnerUnreachable", "Peers"]
+
+T = TypeVar("T")
+
+FORWARDED_BY = "x-cardarena-forwarded-by"
+FORWARD_TIMEOUT = 10.0
+_GONE = frozenset(
+    {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED}
+)
+
+
+class OwnerUnreachable(Exception):
+    """The owner did not answer; its lease will run out and another replica take over."""
+
+
+class Peers:
+    """One lazily opened channel per peer address, for the life of the server."""
+
+    def __init__(self, replica: str) -> None:
+        self.replica = replica
+        self._channels: dict[str, tuple[grpc.aio.Channel, MatchServiceAsyncStub]] = {}
+
+    def stub(self, address: str) -> MatchServiceAsyncStub:
+        known = self._channels.get(address)
+        if known is None:
+            channel = grpc.aio.insecure_channel(address)
+            known = self._channels[address] = (channel, service_pb2_grpc.MatchServiceStub(channel))
+        return known[1]
+
+    async def forward(
+        self,
+        address: str,
+        method: str,
+        call: Callable[[MatchServiceAsyncStub, tuple[tuple[str, str], ...]], Awaitable[T]],
+        authorization: str | None,
+    ) -> T:
+        """Run ``call(stub, metadata)`` on the owner at ``address``. Its refusals come back as
+        ``grpc.aio.AioRpcError`` to pass on; silence becomes :class:`OwnerUnreachable`."""
+        metadata: tuple[tuple[str, str], ...] = ((FORWARDED_BY, self.replica),)
+        if authorization is not None:
+            metadata += (("authorization", authorization),)
+        metrics.FORWARDED.labels(method).inc()
+        try:
+            return await call(self.stub(address), metadata)
+        except grpc.aio.AioRpcError as error:
+            if error.code() in _GONE:
+                raise OwnerUnreachable(
+                    "the replica that owns this match did not answer: retry shortly"
+                ) from None
+            raise
+
+    async def close(self) -> None:
+        channels, self._channels = self._channels, {}
+        await asyncio.gather(*(channel.close() for channel, _ in channels.values()))
+
+
+def forwarded(metadata: Any) -> bool:
+    """Whether a call's invocation metadata marks it as forwarded by a replica."""
+    return any(key == FORWARDED_BY for key, _ in metadata or ())

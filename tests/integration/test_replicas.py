@@ -1,0 +1,187 @@
+"""Three server replicas on one PostgreSQL store: a tournament whose calls are spread over all
+of them, one replica killed with SIGKILL in the middle, and still every match finishes,
+nothing acknowledged is lost, and every log audits clean."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from pathlib import Path
+
+import grpc
+import pytest
+
+from cardarena.clients.botspec import parse_bot
+from cardarena.clients.client import ArenaClient, Ticket
+from cardarena.clients.matchaudit import audit_response
+from cardarena.clients.runner import TournamentConfig, run_tournament
+from cardarena.engine import PASS
+from cardarena.v1 import codec
+from cardarena.v1 import service_pb2 as spb
+from tests.stores import postgres_schema
+
+from .serverproc import ServerProcess, auth
+
+pytestmark = pytest.mark.integration
+
+LEASE = "1"
+
+
+def replicas(tmp_path: Path, url: str, count: int) -> list[ServerProcess]:
+    return [
+        ServerProcess(tmp_path / f"replica{i}", extra=["--store", url, "--lease-seconds", LEASE])
+        for i in range(count)
+    ]
+
+
+def test_a_tournament_survives_a_replica_killed_mid_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    acknowledged: dict[str, int] = defaultdict(int)
+    real_submit = ArenaClient.submit
+
+    async def recording_submit(
+        self: ArenaClient, ticket: Ticket, action: int, expected_seq: int
+    ) -> spb.SubmitActionResponse:
+        response = await real_submit(self, ticket, action, expected_seq)
+        acknowledged[ticket.match_id] = max(acknowledged[ticket.match_id], response.last_seq)
+        return response
+
+    monkeypatch.setattr(ArenaClient, "submit", recording_submit)
+
+    with postgres_schema() as url:
+        servers = [s.start() for s in replicas(tmp_path, url, 3)]
+        try:
+            victim, survivors = servers[1], [servers[0], servers[2]]
+            config = TournamentConfig(
+                address=",".join(s.address for s in servers),
+                game="pentathlon",
+                bots=[parse_bot("random"), parse_bot("rules"), parse_bot("random:7")],
+                players=3,
+                options={"rounds": ["pass", "queens", "fan_tan"]},
+                deals=4,
+                concurrency=6,
+            )
+
+            async def main() -> list[tuple[str, bytes]]:
+                tournament = asyncio.create_task(run_tournament(config))
+                while sum(acknowledged.values()) < 600:  # well into the tournament
+                    assert not tournament.done(), "the tournament ended before the kill"
+                    await asyncio.sleep(0.02)
+                victim.kill()
+                result = await asyncio.wait_for(tournament, 240)
+                failed = [m.error for m in result.matches if m.error is not None]
+                assert not failed, failed
+                return [(m.match_id, m.last_hash) for m in result.matches]
+
+            played = asyncio.run(main())
+            assert len(played) == 3 * 4  # 1 lineup x 3 rotations x 4 deals
+
+            async def audit_all() -> None:
+                async with ArenaClient(",".join(s.address for s in survivors)) as client:
+                    for match_id, last_hash in played:
+                        log = await client.match_log(match_id)
+                        assert log.match.status == spb.MATCH_STATUS_ENDED
+                        assert log.entries[-1].seq >= acknowledged[match_id], "lost an ack"
+                        assert audit_response(log, match_id, head=last_hash) is None
+
+            asyncio.run(audit_all())
+        finally:
+            for server in servers:
+                server.kill()
+        owners = "".join(s.stderr_path.read_text() for s in survivors)
+        assert '"lease_taken"' in owners, "no survivor took over the killed replica's matches"
+        assert "Traceback" not in owners
+
+
+def test_actions_reaching_a_non_owner_are_forwarded_and_streams_follow(tmp_path: Path) -> None:
+    """One replica owns the match; a seat acting and streaming through the other one sees
+    the same match, its refusals keep their codes, and a stream there wakes on each event."""
+    with postgres_schema() as url:
+        servers = [s.start() for s in replicas(tmp_path, url, 2)]
+        try:
+
+            async def main() -> None:
+                async with (
+                    ArenaClient(servers[0].address) as owner,
+                    ArenaClient(servers[1].address) as other,
+                ):
+                    info = await owner.create_match("triathlon", players=3, seed=bytes(32))
+                    tickets = [await other.join(info.match_id) for _ in range(3)]
+                    assert [t.seat for t in tickets] == [0, 1, 2]
+                    # A retried join (same token) through the other replica: the same seat.
+                    again = await owner.stub.JoinMatch(
+                        spb.JoinMatchRequest(match_id=info.match_id, token=tickets[1].token),
+                        timeout=10,
+                    )
+                    assert (again.seat, again.token) == (1, tickets[1].token)
+                    watch = other.stub.WatchMatch(
+                        spb.WatchMatchRequest(match_id=info.match_id, after_seq=1 << 62),
+                        timeout=30,
+                    )
+                    await anext(aiter(watch))  # its snapshot
+                    current = await other.get_match(info.match_id)
+                    seat, choice = -1, None
+                    for ticket in tickets:  # who is to act, and what may they do?
+                        opening = await other.stub.StreamEvents(
+                            spb.StreamEventsRequest(
+                                match_id=info.match_id, seat=ticket.seat, after_seq=1 << 62
+                            ),
+                            metadata=auth(ticket.token),
+                            timeout=30,
+                        ).read()
+                        assert isinstance(opening, spb.StreamEventsResponse)
+                        if opening.snapshot.legal_actions:
+                            seat, choice = ticket.seat, opening.snapshot.legal_actions[0]
+                    assert choice is not None
+                    ticket = tickets[seat]
+                    # Refusals come back through the forwarder with the owner's codes.
+                    with pytest.raises(grpc.aio.AioRpcError) as wrong:
+                        await other.stub.SubmitAction(
+                            spb.SubmitActionRequest(
+                                match_id=info.match_id,
+                                seat=seat,
+                                action=codec.action_to_pb(PASS),
+                                expected_seq=current.last_seq + 5,
+                            ),
+                            metadata=auth(ticket.token),
+                            timeout=10,
+                        )
+                    assert wrong.value.code() == grpc.StatusCode.ABORTED
+                    assert "stale" in (wrong.value.details() or "")
+                    # A legal action through the non-owner: applied once, streamed there.
+                    done = await other.stub.SubmitAction(
+                        spb.SubmitActionRequest(
+                            match_id=info.match_id,
+                            seat=seat,
+                            action=choice,
+                            expected_seq=current.last_seq,
+                            request_id="forwarded-1",
+                        ),
+                        metadata=auth(ticket.token),
+                        timeout=10,
+                    )
+                    assert done.first_seq == current.last_seq + 1
+                    woke = await asyncio.wait_for(anext(aiter(watch)), 10)
+                    assert woke.event.seq == done.first_seq
+                    repeat = await other.stub.SubmitAction(
+                        spb.SubmitActionRequest(
+                            match_id=info.match_id,
+                            seat=seat,
+                            action=choice,
+                            expected_seq=current.last_seq,
+                            request_id="forwarded-1",
+                        ),
+                        metadata=auth(ticket.token),
+                        timeout=10,
+                    )
+                    assert (repeat.first_seq, repeat.last_seq) == (done.first_seq, done.last_seq)
+                    assert (await owner.get_match(info.match_id)).last_seq == done.last_seq
+                    watch.cancel()
+
+            asyncio.run(asyncio.wait_for(main(), 60))
+        finally:
+            for server in servers:
+                server.kill()
+        forwarder = servers[1].stderr_path.read_text()
+        assert "Traceback" not in forwarder
