@@ -40,6 +40,7 @@ from .store import (
     LeaseLost,
     MatchRecord,
     SeatRecord,
+    StoreConflict,
     StoredEvent,
     StoreError,
 )
@@ -275,12 +276,15 @@ class HostedMatch:
         except DuplicateRequest as done:
             await self._rebuild()  # the engine moved on from a state the store had not
             return done.first_seq, done.last_seq, []
+        except LeaseLost:  # not a fault: another replica owns the match now
+            await self._rebuild()
+            raise
         except Exception:
             self.log.exception("persist_failed")
             await self._rebuild()
             raise
         if self.engine.over:
-            await self.store.end_match(self.match_id, _now_iso(), fence=self.fence)
+            await self._end()
             self.log.info("match_ended", winners=list(self.engine.winners))
         return first, self.last_seq, encoded
 
@@ -341,6 +345,9 @@ class HostedMatch:
             self.resumed = True  # request ids answered elsewhere are only in the store
             if self.last_seq == 0:  # its creator died before writing the first deal
                 await self.write_opening()
+            if self.engine.over:  # its owner died between the last event and marking it ended
+                with contextlib.suppress(StoreConflict):
+                    await self._end()
             self._rearm_clock()
         self.log.info("lease_taken", epoch=fence.epoch, seq=self.last_seq)
 
@@ -373,6 +380,14 @@ class HostedMatch:
         if self.status != self._reported_status:
             self._reported_status = self.status
             self._on_change(self)
+
+    async def _end(self) -> None:
+        """Mark the match ended in the store. The action that ended it is already durable, so
+        losing the lease here is no failure: the next owner finishes the job."""
+        try:
+            await self.store.end_match(self.match_id, _now_iso(), fence=self.fence)
+        except LeaseLost:
+            return
 
     async def _rebuild(self) -> None:
         """After a failed write, return to what the store holds: the log is the truth."""

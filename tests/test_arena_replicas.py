@@ -1,0 +1,114 @@
+"""Two arenas (replicas) in one process on one PostgreSQL store: who writes, who forwards,
+how a lease moves, and the takeovers that finish what a dead owner left half done."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from cardarena.server.arena import Arena
+from cardarena.server.hosting import HostedMatch, Moved
+from cardarena.server.postgres_store import PostgresStore
+from cardarena.server.store import Fence, LeaseLost, MatchRecord, Owner
+from tests.stores import make_store, postgres_schema
+
+A = Owner("replica-a", "127.0.0.1:1", lease_ms=60_000)
+B = Owner("replica-b", "127.0.0.1:2", lease_ms=60_000)
+LAPSED = Owner(A.replica, A.address, lease_ms=-1)
+"""Renewing with this makes A's leases run out at once: A as if it had died."""
+
+
+def with_two_arenas(body: Callable[[Arena, Arena], Awaitable[None]]) -> None:
+    with postgres_schema() as url:
+
+        async def main() -> None:
+            async with make_store(url) as left, make_store(url) as right:
+                assert isinstance(left, PostgresStore)
+                await body(Arena(left, owner=A), Arena(right, owner=B))
+
+        asyncio.run(asyncio.wait_for(main(), 60))
+
+
+async def seat_everyone(hosted: HostedMatch) -> None:
+    for _ in range(hosted.record.players):
+        await hosted.join(None, "bot")
+
+
+async def act(hosted: HostedMatch) -> None:
+    seat = hosted.engine.to_act
+    assert seat is not None
+    await hosted.submit(seat, hosted.engine.legal_actions()[0], hosted.last_seq, "")
+
+
+def test_the_owner_writes_others_forward_and_a_lapsed_lease_moves() -> None:
+    async def body(a: Arena, b: Arena) -> None:
+        mine = await a.create("triathlon", 3, {})
+        await seat_everyone(mine)
+        await act(mine)
+        assert await b.writer_of(mine.match_id) == A.address  # B forwards to A
+        followed = await b.get(mine.match_id)
+        assert (followed.owned, followed.last_seq) == (False, mine.last_seq)
+        with pytest.raises(Moved):
+            await act(followed)  # a follower never writes
+        await a.store.renew_leases(LAPSED)
+        taken = await b.writer_of(mine.match_id)
+        assert taken is followed
+        assert (followed.owned, followed.fence) == (True, Fence(B.replica, 2))
+        await act(followed)
+        # The old owner, not yet aware, is fenced off, steps down and reloads the log.
+        with pytest.raises(LeaseLost):
+            await act(mine)
+        assert (mine.owned, mine.last_seq) == (False, followed.last_seq)
+        assert await a.writer_of(mine.match_id) == B.address
+
+    with_two_arenas(body)
+
+
+def test_a_match_whose_creator_died_before_the_first_deal_is_dealt_by_the_taker() -> None:
+    async def body(a: Arena, b: Arena) -> None:
+        created = await a.create("crazy_sixes", 3, {})
+        # Another match as the creator left it: its row and lease, no events.
+        record = MatchRecord(
+            "deadbeef00000000",
+            created.record.created_at,
+            created.record.game,
+            created.record.players,
+            created.record.config,
+            b"\x07" * 32,
+            "c",
+            "running",
+        )
+        await a.store.create_match(record, A)
+        await a.store.renew_leases(LAPSED)
+        claimed = await b._keep_leases_once()
+        assert claimed == 2
+        orphan = b.matches["deadbeef00000000"]
+        assert orphan.owned and orphan.last_seq == len(orphan.engine.log) > 0
+        assert await b.store.orphaned_matches() == []
+
+    with_two_arenas(body)
+
+
+def test_a_match_played_out_but_not_marked_ended_is_ended_by_the_taker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def body(a: Arena, b: Arena) -> None:
+        hosted = await a.create("triathlon", 3, {})
+        await seat_everyone(hosted)
+
+        async def dies_first(*args: object, **kwargs: object) -> None:
+            raise LeaseLost(hosted.match_id)
+
+        monkeypatch.setattr(a.store, "end_match", dies_first)
+        while not hosted.ended:
+            await act(hosted)
+        assert (await b.store.get_match(hosted.match_id)).status == "running"  # type: ignore[union-attr]
+        await a.store.renew_leases(LAPSED)
+        await b._keep_leases_once()
+        record = await b.store.get_match(hosted.match_id)
+        assert record is not None and record.status == "ended"
+        assert await b.store.orphaned_matches() == []
+
+    with_two_arenas(body)
