@@ -41,7 +41,8 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     parser.add_argument(
         "--server",
         default=os.environ.get("CARDARENA_SERVER", "127.0.0.1:50051"),
-        help="HOST:PORT of the server (default: $CARDARENA_SERVER or 127.0.0.1:50051)",
+        help="HOST:PORT of the server, or several replicas' comma-separated (calls are spread"
+        " round robin; default: $CARDARENA_SERVER or 127.0.0.1:50051)",
     )
     parser.add_argument("--game", required=True, help="the game, e.g. hexathlon")
     parser.add_argument(
