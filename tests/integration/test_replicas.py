@@ -185,3 +185,50 @@ def test_actions_reaching_a_non_owner_are_forwarded_and_streams_follow(tmp_path:
                 server.kill()
         forwarder = servers[1].stderr_path.read_text()
         assert "Traceback" not in forwarder
+
+
+def test_a_draining_replica_hands_its_matches_over_at_once(tmp_path: Path) -> None:
+    """With 30-second leases, a match whose owner drains (SIGTERM) is writable through another
+    replica right away: the owner gave its lease back instead of letting it run out."""
+    with postgres_schema() as url:
+        servers = [
+            ServerProcess(
+                tmp_path / f"replica{i}", extra=["--store", url, "--lease-seconds", "30"]
+            ).start()
+            for i in range(2)
+        ]
+        try:
+
+            async def main() -> None:
+                async with (
+                    ArenaClient(servers[0].address) as owner,
+                    ArenaClient(servers[1].address, retry_for=2.0) as other,
+                ):
+                    info = await owner.create_match("triathlon", players=3)
+                    tickets = [await other.join(info.match_id) for _ in range(3)]
+                    assert servers[0].terminate() == 0
+                    current = await other.get_match(info.match_id)
+                    for ticket in tickets:
+                        opening = await other.stub.StreamEvents(
+                            spb.StreamEventsRequest(
+                                match_id=info.match_id, seat=ticket.seat, after_seq=1 << 62
+                            ),
+                            metadata=auth(ticket.token),
+                            timeout=10,
+                        ).read()
+                        assert isinstance(opening, spb.StreamEventsResponse)
+                        if opening.snapshot.legal_actions:
+                            done = await other.submit(
+                                ticket,
+                                codec.action_from_pb(opening.snapshot.legal_actions[0]),
+                                current.last_seq,
+                            )
+                            assert done.first_seq == current.last_seq + 1
+                            return
+                    raise AssertionError("nobody was to act")
+
+            asyncio.run(asyncio.wait_for(main(), 20))
+        finally:
+            for server in servers:
+                server.kill()
+        assert '"lease_taken"' in servers[1].stderr_path.read_text()
