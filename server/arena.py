@@ -275,10 +275,13 @@ class Arena:
     async def _keep_leases_once(self) -> int:
         """Renew this replica's leases, let go of the ones lost, take over orphans."""
         assert self.owner is not None
+        # Only what was owned before renewing can have been lost: a match created meanwhile
+        # is owned but was not there to be renewed.
+        owned = [h for h in self.matches.values() if h.owned and not h.ended]
         held = await self.store.renew_leases(self.owner)
         metrics.LEASES.set(len(held))
-        for hosted in self.matches.values():
-            if hosted.owned and not hosted.ended and hosted.match_id not in held:
+        for hosted in owned:
+            if hosted.owned and hosted.match_id not in held:
                 hosted.demote()
                 self._spawn(hosted.catch_up())
         orphans = await self.store.orphaned_matches(limit=4 * CLAIMS_PER_ROUND)
@@ -309,7 +312,7 @@ class Arena:
             with contextlib.suppress(StoreError):
                 await self.store.release_leases(self.owner)
             for hosted in self.matches.values():
-                hosted.demote()
+                hosted.demote(released=True)
         for hosted in self.matches.values():
             await hosted.close_streams()
         for task in list(self._tasks):

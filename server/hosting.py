@@ -23,6 +23,7 @@ from typing import Any
 import structlog
 
 from cardarena.engine import (
+    ActionError,
     Match,
     NotYourTurn,
     view,
@@ -327,10 +328,11 @@ class HostedMatch:
 
     # -- ownership (replicas) ------------------------------------------------------------
 
-    def demote(self) -> None:
-        """Another replica owns the match now: stop the clock and write nothing more."""
-        if self.owned:
-            self.log.info("lease_lost")
+    def demote(self, *, released: bool = False) -> None:
+        """Another replica owns the match now (or will: ``released``, this one is draining):
+        stop the clock and write nothing more."""
+        if self.owned and not self.ended:
+            self.log.info("lease_released" if released else "lease_lost")
         self.owned = False
         self.fence = None
         self.stop_clock()
@@ -365,12 +367,17 @@ class HostedMatch:
             return
         encoded = [pb.Event.FromString(item.payload) for item in stored]
         seats_changed = False
-        for entry in encoded:
-            decoded = codec.event_from_pb(entry)
-            recorded = None if decoded is None else action_of(decoded)
-            if recorded is not None:
-                self.engine.apply(*recorded)
-            seats_changed |= entry.WhichOneof("kind") == "seat_joined"
+        try:
+            for entry in encoded:
+                decoded = codec.event_from_pb(entry)
+                recorded = None if decoded is None else action_of(decoded)
+                if recorded is not None:
+                    self.engine.apply(*recorded)
+                seats_changed |= entry.WhichOneof("kind") == "seat_joined"
+        except ActionError:  # cannot happen with a sound log; never leave a follower stuck
+            self.log.exception("follow_diverged")
+            await self._rebuild()
+            seats_changed = True
         if seats_changed:
             for seat in await self.store.get_seats(self.match_id):
                 self.seats[seat.seat] = Seat(seat.token_hash, seat.name)
