@@ -25,7 +25,14 @@ from cardarena.engine.match import setup
 from cardarena.v1 import game_pb2 as pb
 
 from . import metrics
-from .hosting import HostedMatch, PbProjector, Seat, new_match_id, rebuild_engine
+from .hosting import (
+    HostedMatch,
+    PbProjector,
+    Seat,
+    new_match_id,
+    rebuild_engine,
+    to_completion,
+)
 from .store import EventStore, MatchRecord, Owner, StoreConflict, StoreError
 from .store import UnknownMatch as UnknownStoredMatch
 
@@ -90,6 +97,17 @@ class Arena:
         With a ``request_id`` the match id is derived from it, so a retried request finds the
         match its first attempt created (:class:`DifferentRequest` if the retry asks for
         something else)."""
+        return await to_completion(self._create(game, players, options, move_ms, seed, request_id))
+
+    async def _create(
+        self,
+        game: str,
+        players: int | None,
+        options: Mapping[str, Any] | None,
+        move_ms: int,
+        seed: bytes | None,
+        request_id: str | None,
+    ) -> HostedMatch:
         if not 0 <= move_ms <= MAX_MOVE_MS:
             raise ValueError(f"time_control.move_ms must be 0..{MAX_MOVE_MS}, got {move_ms}")
         prepared = setup(game, players=players, options=options)

@@ -16,9 +16,9 @@ import hmac
 import json
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 
@@ -47,6 +47,8 @@ from .store import (
 )
 
 log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
 
 SUBSCRIBER_QUEUE = 1024
 
@@ -189,6 +191,9 @@ class HostedMatch:
     async def join(self, seat: int | None, name: str, token: str | None = None) -> tuple[int, str]:
         """Take ``seat`` (or the lowest free one) with ``token`` (or a new one). A repeat of a
         join with the same client-chosen token answers with the seat that token holds."""
+        return await to_completion(self._join(seat, name, token))
+
+    async def _join(self, seat: int | None, name: str, token: str | None) -> tuple[int, str]:
         async with self.lock:
             if not self.owned:
                 raise Moved(self.match_id)
@@ -222,6 +227,11 @@ class HostedMatch:
 
     async def submit(self, seat: int, action: int, expected_seq: int, request_id: str) -> Submitted:
         """Apply ``seat``'s action, once per request id."""
+        return await to_completion(self._submit(seat, action, expected_seq, request_id))
+
+    async def _submit(
+        self, seat: int, action: int, expected_seq: int, request_id: str
+    ) -> Submitted:
         async with self.lock:
             if request_id:
                 done = self.requests.get(request_id)
@@ -340,6 +350,9 @@ class HostedMatch:
     async def take_over(self, fence: Fence) -> None:
         """This replica now holds the lease: read what the last owner wrote, then carry on
         (its clock restarts with a full move time)."""
+        await to_completion(self._take_over(fence))
+
+    async def _take_over(self, fence: Fence) -> None:
         async with self.lock:
             await self._follow_store()
             self.owned = True
@@ -355,8 +368,10 @@ class HostedMatch:
 
     async def catch_up(self) -> None:
         """Apply and publish what the owner appended since ``last_seq`` (followers only)."""
-        if self.owned:
-            return
+        if not self.owned:
+            await to_completion(self._catch_up())
+
+    async def _catch_up(self) -> None:
         async with self.lock:
             if not self.owned:
                 await self._follow_store()
@@ -534,6 +549,26 @@ def rebuild_engine(record: MatchRecord, stored: list[StoredEvent]) -> Match:
             seat, action = recorded
             match.apply(seat, action)
     return match
+
+
+def to_completion(work: Coroutine[Any, Any, T]) -> Awaitable[T]:
+    """Run ``work`` to its end even if the caller is cancelled.
+
+    Why: gRPC cancels a handler when its client hangs up (or a forwarding replica dies), and a
+    handler cancelled between applying an action to the engine and recording what the store
+    committed would leave the match in memory out of step with its log. The caller still
+    gets the outcome, or its cancellation; the work finishes either way.
+    """
+    task = asyncio.ensure_future(work)
+    task.add_done_callback(_retrieve)
+    return asyncio.shield(task)
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """Mark a shielded task's exception as seen when its caller is gone (no asyncio warning);
+    whatever went wrong was logged where it happened."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _now_iso() -> str:
