@@ -42,6 +42,20 @@ VmRSS before and after the matches are created and joined, and once every stream
 hosted match). The machine is shared, so besides the actions/s ratio the report gives the ratio
 of server CPU per action, which other load on the machine disturbs less.
 
+Replicas (``--replicas 1,2,3``): the cost of sharing one PostgreSQL. One run measures, with the
+same clients at the same concurrency, the SQLite single process, the no-op ceiling (cheap, and
+it shows what the clients and gRPC alone cost on this machine), then for each N a set of N
+``cardarena serve --store postgresql://...?schema=bench_<random>`` replicas on 127.0.0.1:0, each
+set on a fresh schema that is dropped (``DROP SCHEMA ... CASCADE``) when its run ends, also when
+the run is interrupted (Ctrl-C, SIGTERM). Clients reach replicas at random, as behind one
+load-balanced address: a match is created on a random replica (which then owns it) and each seat
+joins, streams and submits through a random one, so with N replicas about (N-1)/N of the actions
+are forwarded to the owner. The table gives actions/s, SubmitAction p50/p99, server CPU per
+action summed over the replica processes, the CPU of PostgreSQL's own processes per action
+(from ``/proc``: the database runs on this machine), the forwarded fraction and group commits
+per action (from each replica's Prometheus metrics), table reads per action in the run's schema
+(``pg_stat_user_tables``), errors, and the ratios to the SQLite process. If PostgreSQL does not answer, the script says so and exits with status 2.
+
 How to run (from the repository root)::
 
     .venv/bin/python scripts/bench_server.py                        # 200 matches, about 60 s
@@ -50,9 +64,13 @@ How to run (from the repository root)::
     .venv/bin/python scripts/bench_server.py --pattern resnapshot --seconds 30
     .venv/bin/python scripts/bench_server.py --client-procs 2 --channels 8
     .venv/bin/python scripts/bench_server.py --py-spy /tmp/server.svg   # needs py-spy on PATH
+    .venv/bin/python scripts/bench_server.py --replicas 1,2,3 --matches 100 --seconds 120
+    .venv/bin/python scripts/bench_server.py --replicas 1,2,3 --repeats 3 --seconds 450 \
+        --store-url postgresql://postgres@127.0.0.1:5432/test       # the default database
 
-``--seconds`` is the total play time, split evenly over the 2 x ``--repeats`` server runs;
-setup (creating, joining, opening streams) and shutdown come on top of it.
+``--seconds`` is the total play time, split evenly over the 2 x ``--repeats`` server runs
+(with ``--replicas 1,2,3``: the 5 configurations x ``--repeats``); setup (creating, joining,
+opening streams) and shutdown come on top of it.
 """
 
 from __future__ import annotations
@@ -62,9 +80,12 @@ import asyncio
 import contextlib
 import dataclasses
 import hashlib
+import json
+import math
 import multiprocessing
 import os
 import random
+import secrets
 import select
 import shutil
 import signal
@@ -73,6 +94,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
+import urllib.request
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator, Sequence
 from multiprocessing.synchronize import Barrier
@@ -80,6 +103,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import grpc
+import psycopg
+from psycopg import sql
 
 from cardarena.engine import GAMES, PASS, Match
 from cardarena.engine.actions import CHOOSE_TRUMP, EXCLUDE
@@ -96,7 +121,7 @@ if TYPE_CHECKING:
 
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
 
-Kind = Literal["durable", "noop"]
+Kind = Literal["durable", "noop", "postgres"]
 Pattern = Literal["turns", "replica", "resnapshot"]
 
 LOOPBACK = "127.0.0.1"
@@ -105,6 +130,7 @@ UNARY_TIMEOUT = 30.0
 SERVER_START_TIMEOUT = 30.0
 TARGET_RATIO = 0.60
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+DEFAULT_STORE_URL = "postgresql://postgres@127.0.0.1:5432/test"
 
 
 # --- the no-op ceiling ------------------------------------------------------------------------
@@ -323,7 +349,7 @@ class MatchFailed(Exception):
 
 @dataclasses.dataclass(frozen=True)
 class WorkerConfig:
-    address: str
+    addresses: tuple[str, ...]  # one per server process: replicas of one store, or one server
     kind: Kind
     worker: int
     slots: int
@@ -370,7 +396,8 @@ class Table:
     seed: bytes
     tokens: list[str]
     join_seqs: list[int]
-    api: MatchServiceAsyncStub
+    api: MatchServiceAsyncStub  # where the match was created
+    seat_apis: list[MatchServiceAsyncStub]  # where each seat joins, streams and submits
 
 
 class SeatBot:
@@ -390,7 +417,8 @@ class SeatBot:
         self.rng = rng
         self.pattern = config.pattern
         # The no-op server's snapshots and prompts are canned: only a real one's are checked.
-        self.trusted = config.kind == "durable"
+        self.trusted = config.kind != "noop"
+        self.api = table.seat_apis[seat]
         self.metadata = (("authorization", f"Bearer {table.tokens[seat]}"),)
         self.covered = 0  # the replica is at this seq of the server's log
         self.snapshot = pb.Snapshot()
@@ -402,7 +430,7 @@ class SeatBot:
         request = spb.StreamEventsRequest(
             match_id=self.table.match_id, seat=self.seat, after_seq=after_seq
         )
-        self.call = self.table.api.StreamEvents(request, metadata=self.metadata)
+        self.call = self.api.StreamEvents(request, metadata=self.metadata)
         try:
             first = await self.call.read()
         except grpc.aio.AioRpcError as error:
@@ -516,9 +544,7 @@ class SeatBot:
         )
         started = time.perf_counter()
         try:
-            await self.table.api.SubmitAction(
-                request, metadata=self.metadata, timeout=UNARY_TIMEOUT
-            )
+            await self.api.SubmitAction(request, metadata=self.metadata, timeout=UNARY_TIMEOUT)
         except grpc.aio.AioRpcError as error:
             stats.error("SubmitAction", error)
             if error.code() == grpc.StatusCode.ABORTED and self.pattern == "turns":
@@ -550,8 +576,15 @@ class Worker:
         self.config = config
         self.prepared = prepared
         self.stats = Stats()
-        self.apis: list[MatchServiceAsyncStub] = []
+        self.apis: list[list[MatchServiceAsyncStub]] = []  # per server, ``channels`` each
         self.made = 0
+        # Clients reach the replicas at random, as behind one load-balanced address.
+        self.spread = random.Random(f"spread/{config.seed}/{config.worker}")
+
+    def api_for(self, slot: int) -> MatchServiceAsyncStub:
+        """A stub for one call site of ``slot``: a random server, the slot's channel to it."""
+        per_server = self.apis[self.spread.randrange(len(self.apis))]
+        return per_server[slot % len(per_server)]
 
     def seed_for(self, slot: int) -> bytes:
         self.made += 1
@@ -559,9 +592,14 @@ class Worker:
         return hashlib.sha256(text.encode()).digest()
 
     async def create(self, slot: int) -> Table:
-        """Create a match and take every seat; the replica patterns choose the seed."""
+        """Create a match and take every seat; the replica patterns choose the seed.
+
+        With several servers (replicas of one store) the match is created on a random one,
+        which owns it, and each seat picks a random one for its join, stream and actions.
+        """
         cfg = self.config
-        api = self.apis[slot % len(self.apis)]
+        api = self.api_for(slot)
+        seat_apis = [self.api_for(slot) for _ in range(cfg.players)]
         seed = b"" if cfg.pattern == "turns" else self.seed_for(slot)
         try:
             created = await api.CreateMatch(
@@ -575,7 +613,7 @@ class Worker:
 
         async def join(seat: int) -> spb.JoinMatchResponse:
             request = spb.JoinMatchRequest(match_id=match_id, seat=seat, name=f"bench{seat}")
-            return await api.JoinMatch(request, timeout=UNARY_TIMEOUT)
+            return await seat_apis[seat].JoinMatch(request, timeout=UNARY_TIMEOUT)
 
         try:
             joined = await asyncio.gather(*(join(seat) for seat in range(cfg.players)))
@@ -588,6 +626,7 @@ class Worker:
             [j.token for j in joined],
             [j.match.last_seq for j in joined],
             api,
+            seat_apis,
         )
 
     async def open_streams(self, table: Table, slot: int) -> list[SeatBot]:
@@ -665,9 +704,10 @@ class Worker:
         cfg = self.config
         options = [*GRPC_OPTIONS, ("grpc.use_local_subchannel_pool", 1)]
         channels = [
-            grpc.aio.insecure_channel(cfg.address, options=options) for _ in range(cfg.channels)
+            [grpc.aio.insecure_channel(address, options=options) for _ in range(cfg.channels)]
+            for address in cfg.addresses
         ]
-        self.apis = [service_pb2_grpc.MatchServiceStub(c) for c in channels]
+        self.apis = [[service_pb2_grpc.MatchServiceStub(c) for c in cs] for cs in channels]
         limit = asyncio.Semaphore(cfg.setup_concurrency)
 
         async def bounded_create(slot: int) -> Table | None:
@@ -710,7 +750,7 @@ class Worker:
                 task.cancel()
             await asyncio.gather(*slots, return_exceptions=True)
         finally:
-            for channel in channels:
+            for channel in (c for cs in channels for c in cs):
                 await channel.close(None)
         return self.stats
 
@@ -745,53 +785,143 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
-@contextlib.contextmanager
-def server_process(
-    kind: Kind, workdir: Path, match_actions: int
-) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """Start the server of ``kind`` on 127.0.0.1:0; yield the process and its address."""
-    if kind == "durable":
-        command = [
-            str(CARDARENA),
-            "serve",
-            "--listen",
-            f"{LOOPBACK}:0",
-            "--data-dir",
-            str(workdir / "data"),
-            "--metrics-port",
-            "-1",
-            "--log-level",
-            "info",
-        ]
-    else:
-        command = [
+@dataclasses.dataclass(frozen=True)
+class ServerProc:
+    """One running server process: its address and (0: none) its metrics port."""
+
+    process: subprocess.Popen[str]
+    address: str
+    metrics_port: int
+
+
+def server_command(kind: Kind, workdir: Path, match_actions: int, store: str | None) -> list[str]:
+    if kind == "noop":
+        return [
             sys.executable,
             str(Path(__file__).resolve()),
             "--noop-server",
             "--noop-match-actions",
             str(match_actions),
         ]
-    log_path = workdir / f"{kind}.log"
-    with log_path.open("w") as log:
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True)
-    try:
-        assert process.stdout is not None
-        ready, _, _ = select.select([process.stdout], [], [], SERVER_START_TIMEOUT)
-        line = process.stdout.readline() if ready else ""
-        if "listening on" not in line:
+    command = [str(CARDARENA), "serve", "--listen", f"{LOOPBACK}:0", "--log-level", "info"]
+    if kind == "postgres":
+        assert store is not None
+        # Port 0: each replica's metrics on a port of its own, read back from its log.
+        return [*command, "--store", store, "--metrics-port", "0"]
+    return [*command, "--data-dir", str(workdir / "data"), "--metrics-port", "-1"]
+
+
+def metrics_port_in(log_path: Path) -> int:
+    """The ``metrics_port`` of the server's JSON ``listening`` log line (0 if not there)."""
+    with contextlib.suppress(OSError):
+        for line in log_path.read_text().splitlines():
+            if '"event": "listening"' in line:
+                with contextlib.suppress(ValueError, AttributeError):
+                    return int(json.loads(line).get("metrics_port") or 0)
+    return 0
+
+
+def stop_process(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
             process.kill()
             process.wait(10)
-            tail = "".join(log_path.read_text().splitlines(keepends=True)[-15:])
-            raise RuntimeError(f"the {kind} server did not start ({line!r}); its log ends:\n{tail}")
-        yield process, line.strip().rsplit(" ", 1)[1]
+
+
+@contextlib.contextmanager
+def server_processes(
+    kind: Kind, workdir: Path, match_actions: int, count: int = 1, store: str | None = None
+) -> Iterator[list[ServerProc]]:
+    """Start ``count`` servers of ``kind`` on 127.0.0.1:0 (several only for ``postgres``:
+    replicas of one store); yield them once each has printed its address.
+
+    Each runs in a session of its own, so a Ctrl-C reaches only this script, which then stops
+    them in order (SIGTERM, their drain, SIGKILL after 30 s)."""
+    processes: list[tuple[subprocess.Popen[str], Path]] = []
+    try:
+        for index in range(count):
+            log_path = workdir / f"{kind}-{index}.log"
+            with log_path.open("w") as log:
+                process = subprocess.Popen(
+                    server_command(kind, workdir, match_actions, store),
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                    text=True,
+                    start_new_session=True,
+                )
+            processes.append((process, log_path))
+        servers: list[ServerProc] = []
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        for process, log_path in processes:
+            assert process.stdout is not None
+            left = max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([process.stdout], [], [], left)
+            line = process.stdout.readline() if ready else ""
+            if "listening on" not in line:
+                tail = "".join(log_path.read_text().splitlines(keepends=True)[-15:])
+                raise RuntimeError(
+                    f"the {kind} server did not start ({line!r}); its log ends:\n{tail}"
+                )
+            address = line.strip().rsplit(" ", 1)[1]
+            servers.append(ServerProc(process, address, metrics_port_in(log_path)))
+        yield servers
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(10)
+        for process, _ in processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process, _ in processes:
+            stop_process(process)
+
+
+# --- a fresh PostgreSQL schema per replicated run ---------------------------------------------
+
+LIVE_SCHEMAS: set[tuple[str, str]] = set()
+"""(url, schema) created for a run and not yet dropped: dropped again at exit if need be."""
+
+
+def check_postgres(url: str) -> str | None:
+    """``None`` if PostgreSQL at ``url`` answers, else why not (one line)."""
+    try:
+        with psycopg.connect(url, connect_timeout=5) as conn:
+            conn.execute("SELECT 1")
+    except (psycopg.Error, OSError) as error:
+        return " ".join(str(error).split()) or type(error).__name__
+    return None
+
+
+def with_schema(url: str, schema: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    query = [*urllib.parse.parse_qsl(parts.query), ("schema", schema)]
+    return urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(query)))
+
+
+def drop_schema(url: str, schema: str) -> None:
+    """``DROP SCHEMA … CASCADE``, bounded in time; a failure is reported, not raised."""
+    try:
+        with psycopg.connect(url, connect_timeout=5, autocommit=True) as conn:
+            conn.execute("SET lock_timeout = '20s'")
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+        LIVE_SCHEMAS.discard((url, schema))
+    except (psycopg.Error, OSError) as error:
+        print(
+            f"bench_server: could not drop schema {schema} ({' '.join(str(error).split())}); "
+            f'drop it by hand: DROP SCHEMA "{schema}" CASCADE',
+            file=sys.stderr,
+        )
+
+
+@contextlib.contextmanager
+def fresh_schema(url: str) -> Iterator[str]:
+    """A new schema name for the replicas (they create it), dropped when the run ends, however
+    it ends; yields the store URL naming it."""
+    schema = f"bench_{secrets.token_hex(5)}"
+    LIVE_SCHEMAS.add((url, schema))
+    try:
+        yield with_schema(url, schema)
+    finally:
+        drop_schema(url, schema)
 
 
 @dataclasses.dataclass
@@ -815,6 +945,19 @@ class RunResult:
     setup_seconds: float
     stream_seconds: float
     failure: str
+    # Summed over every server process (replicas), and what PostgreSQL's processes spent.
+    servers: int = 1
+    postgres_cpu_us_per_action: float = 0.0
+    postgres_cpu_share: float = 0.0
+    # From the servers' metrics (NaN when they export none): SubmitActions a replica forwarded
+    # to the owner, per successful action; group commits per action; write requests per commit.
+    forwarded_fraction: float = float("nan")
+    commits_per_action: float = float("nan")
+    requests_per_commit: float = float("nan")
+    # Table reads (index and sequential scans, from pg_stat_user_tables) in the run's schema
+    # per action: the owner's checks inside each append, and the forwarding replicas' and the
+    # followers' lookups and catch-up reads. Other users of the database do not count.
+    postgres_scans_per_action: float = float("nan")
 
 
 def percentile(sorted_values: Sequence[float], fraction: float) -> float:
@@ -824,14 +967,86 @@ def percentile(sorted_values: Sequence[float], fraction: float) -> float:
     return sorted_values[index]
 
 
+def postgres_cpu() -> dict[int, float]:
+    """CPU seconds of every ``postgres`` process visible in /proc (the local database server:
+    its backends, one per connection of the replicas, and its writers), by pid."""
+    out: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            text = (entry / "stat").read_text()
+            if text[text.index("(") + 1 : text.rindex(")")] == "postgres":
+                fields = text.rsplit(")", 1)[1].split()
+                out[int(entry.name)] = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    return out
+
+
+SCRAPED = {
+    'cardarena_forwarded_total{method="SubmitAction"}': "forwarded",
+    "cardarena_store_commit_batch_size_count": "commits",
+    "cardarena_store_commit_batch_size_sum": "requests",
+}
+
+
+def postgres_scans(store: str | None) -> int | None:
+    """Index and sequential scans so far of the tables in the schema of ``store`` (PostgreSQL's
+    statistics, which backends report within a second or so), or ``None``."""
+    if store is None:
+        return None
+    parts = urllib.parse.urlsplit(store)
+    query = urllib.parse.parse_qsl(parts.query)
+    schema = dict(query).get("schema", "public")
+    url = urllib.parse.urlunsplit(
+        parts._replace(query=urllib.parse.urlencode([(k, v) for k, v in query if k != "schema"]))
+    )
+    try:
+        with psycopg.connect(url, connect_timeout=5, autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT sum(coalesce(seq_scan, 0) + coalesce(idx_scan, 0))"
+                " FROM pg_stat_user_tables WHERE schemaname = %s",
+                (schema,),
+            ).fetchone()
+    except (psycopg.Error, OSError):
+        return None
+    return None if row is None or row[0] is None else int(row[0])
+
+
+def scrape(servers: Sequence[ServerProc]) -> Counter[str]:
+    """The few counters the report uses, summed over the servers' Prometheus endpoints."""
+    total: Counter[str] = Counter()
+    for server in servers:
+        if not server.metrics_port:
+            continue
+        url = f"http://{LOOPBACK}:{server.metrics_port}/metrics"
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                text = response.read().decode()
+        except OSError:
+            total["failed"] += 1
+            continue
+        for line in text.splitlines():
+            name, _, value = line.rpartition(" ")
+            if name in SCRAPED:
+                total[SCRAPED[name]] += int(float(value))
+        total["scraped"] += 1
+    return total
+
+
 def run_once(
-    kind: Kind, args: argparse.Namespace, window: float, repeat: int, match_actions: int
+    kind: Kind,
+    args: argparse.Namespace,
+    window: float,
+    repeat: int,
+    match_actions: int,
+    count: int = 1,
+    store: str | None = None,
 ) -> RunResult:
     with (
         tempfile.TemporaryDirectory(prefix=f"bench-{kind}-") as tmp,
-        server_process(kind, Path(tmp), match_actions) as (process, address),
+        server_processes(kind, Path(tmp), match_actions, count, store) as servers,
     ):
-        pid = process.pid
+        pids = [server.process.pid for server in servers]
         ctx = multiprocessing.get_context("spawn")
         barrier = ctx.Barrier(args.client_procs + 1)
         results: Queue[dict[str, Any]] = ctx.Queue()
@@ -844,7 +1059,7 @@ def run_once(
                 target=worker_main,
                 args=(
                     WorkerConfig(
-                        address=address,
+                        addresses=tuple(server.address for server in servers),
                         kind=kind,
                         worker=i,
                         slots=share,
@@ -864,25 +1079,31 @@ def run_once(
             )
             for i, share in enumerate(shares)
         ]
-        rss_idle = vm_rss_kb(pid)
+        rss_idle = sum(vm_rss_kb(pid) for pid in pids)
         profiler: subprocess.Popen[bytes] | None = None
         try:
             for worker in workers:
                 worker.start()
             barrier.wait(args.setup_timeout)
-            rss_created = vm_rss_kb(pid)
+            rss_created = sum(vm_rss_kb(pid) for pid in pids)
             barrier.wait(args.setup_timeout)
             barrier.wait(args.setup_timeout)
-            rss_streams = vm_rss_kb(pid)
-            cpu_start = cpu_seconds(pid)
+            rss_streams = sum(vm_rss_kb(pid) for pid in pids)
+            metrics_start = scrape(servers)
+            scans_start = postgres_scans(store)
+            pg_start = postgres_cpu()
+            cpu_start = sum(cpu_seconds(pid) for pid in pids)
             if args.py_spy and kind == "durable" and repeat == 0:
-                profiler = start_py_spy(args.py_spy, pid, window)
+                profiler = start_py_spy(args.py_spy, pids[0], window)
             barrier.wait(args.setup_timeout)
             started = time.monotonic()
             time.sleep(window)
-            cpu_used = cpu_seconds(pid) - cpu_start
+            cpu_used = sum(cpu_seconds(pid) for pid in pids) - cpu_start
+            pg_end = postgres_cpu()
             elapsed = time.monotonic() - started
-            rss_end = vm_rss_kb(pid)
+            metrics_end = scrape(servers)
+            scans_end = postgres_scans(store)
+            rss_end = sum(vm_rss_kb(pid) for pid in pids)
             gathered = [results.get(timeout=args.setup_timeout + 60) for _ in workers]
         except Exception as error:
             fatal = [r["fatal"] for r in drain(results) if "fatal" in r]
@@ -912,6 +1133,14 @@ def run_once(
         client_cpu += part["cpu_seconds"]
     latencies = sorted(merged.latencies)
     actions = max(merged.actions, 1)
+    # A backend that ended in the window is lost; one that started counts from zero.
+    pg_used = sum(seconds - pg_start.get(pid, 0.0) for pid, seconds in pg_end.items())
+    metered = [s for s in servers if s.metrics_port]
+    complete = bool(metered) and all(
+        m["scraped"] == len(metered) for m in (metrics_start, metrics_end)
+    )
+    delta = metrics_end - metrics_start if complete else Counter[str]()
+    nan = float("nan")
     return RunResult(
         kind=kind,
         actions_per_s=merged.actions / elapsed,
@@ -932,6 +1161,15 @@ def run_once(
         setup_seconds=merged.create_seconds,
         stream_seconds=merged.stream_seconds,
         failure=merged.failure,
+        servers=len(servers),
+        postgres_cpu_us_per_action=pg_used / actions * 1e6,
+        postgres_cpu_share=pg_used / elapsed,
+        forwarded_fraction=delta["forwarded"] / actions if complete else nan,
+        commits_per_action=delta["commits"] / actions if complete else nan,
+        requests_per_commit=delta["requests"] / max(delta["commits"], 1) if complete else nan,
+        postgres_scans_per_action=(
+            nan if scans_start is None or scans_end is None else (scans_end - scans_start) / actions
+        ),
     )
 
 
@@ -1002,6 +1240,30 @@ def loopback_listen(text: str) -> str:
     return text
 
 
+def replica_counts(text: str) -> tuple[int, ...]:
+    try:
+        counts = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected counts like 1,2,3, got {text!r}") from None
+    if not counts or any(not 1 <= n <= 8 for n in counts) or len(set(counts)) != len(counts):
+        raise argparse.ArgumentTypeError(f"expected distinct counts of 1..8, got {text!r}")
+    return counts
+
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def postgres_url(text: str) -> str:
+    parts = urllib.parse.urlsplit(text)
+    if parts.scheme not in ("postgresql", "postgres") or not parts.path.strip("/"):
+        raise argparse.ArgumentTypeError(f"expected postgresql://user@host:port/db, got {text!r}")
+    if parts.hostname not in LOOPBACK_HOSTS:
+        raise argparse.ArgumentTypeError(f"the database must be on loopback, got {parts.hostname}")
+    if any(key == "schema" for key, _ in urllib.parse.parse_qsl(parts.query)):
+        raise argparse.ArgumentTypeError("no schema= here: each configuration gets a fresh one")
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description="Load benchmark of cardarena's server, next to a no-op gRPC ceiling.",
@@ -1046,7 +1308,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--channels",
         type=bounded_int(1, 64),
         default=4,
-        help="gRPC connections per client process (default 4)",
+        help="gRPC connections per client process (to each replica with --replicas; default 4)",
     )
     parser.add_argument(
         "--setup-concurrency",
@@ -1067,6 +1329,19 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="record py-spy samples of the durable server's first window: a flame graph "
         "(.svg), collapsed stacks (.txt) or speedscope (.json)",
+    )
+    parser.add_argument(
+        "--replicas",
+        type=replica_counts,
+        metavar="N,N,...",
+        help="compare sharing: the SQLite single process, the no-op ceiling, then N "
+        "cardarena replicas on one PostgreSQL (a fresh schema each) for each N, e.g. 1,2,3",
+    )
+    parser.add_argument(
+        "--store-url",
+        type=postgres_url,
+        default=DEFAULT_STORE_URL,
+        help=f"the PostgreSQL of --replicas, on loopback (default {DEFAULT_STORE_URL})",
     )
     parser.add_argument("--noop-server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
@@ -1180,11 +1455,185 @@ def report(args: argparse.Namespace, runs: dict[Kind, list[RunResult]], window: 
     print(f"no-op / durable server CPU per action: {cost:.2f} (the ratio if both were CPU-bound)")
 
 
+# --- the replica comparison (--replicas) ------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Configuration:
+    label: str
+    kind: Kind
+    count: int = 1  # server processes
+
+
+def configurations(counts: Sequence[int]) -> list[Configuration]:
+    return [
+        Configuration("SQLite, 1 process", "durable"),
+        Configuration("no-op ceiling", "noop"),
+        *(
+            Configuration(f"PostgreSQL, {n} replica{'s' if n > 1 else ''}", "postgres", n)
+            for n in counts
+        ),
+    ]
+
+
+def cell(value: float, digits: int, width: int, suffix: str = "") -> str:
+    text = "-" if math.isnan(value) else f"{value:,.{digits}f}{suffix}"  # NaN: not measured
+    return f"{text:>{width}}"
+
+
+def report_replicas(
+    args: argparse.Namespace,
+    configs: Sequence[Configuration],
+    runs: dict[str, list[RunResult]],
+    window: float,
+) -> None:
+    print(
+        f"cardarena replicas on one PostgreSQL vs the SQLite single process: {args.game}, "
+        f"{args.players} players, {args.matches} concurrent matches, {args.client_procs} client "
+        f"process(es) x {args.channels} channels per server, {window:.1f} s per run, "
+        f"{args.repeats} repeat(s)" + (" (medians)" if args.repeats > 1 else "")
+    )
+    print(
+        "clients: each match is created on a random replica (which owns it); each seat joins, "
+        "streams and submits through a random replica, so with N replicas about (N-1)/N of the "
+        "actions are forwarded to the owner"
+    )
+    base = runs[configs[0].label]
+    base_rate = median_of(base, "actions_per_s")
+    base_cpu = median_of(base, "server_cpu_us_per_action")
+    base_all = base_cpu + median_of(base, "postgres_cpu_us_per_action")
+    print(
+        f"{'configuration':24}{'actions/s':>10}{'p50 ms':>9}{'p99 ms':>10}{'server us/act':>15}"
+        f"{'x actions/s':>13}{'x server CPU':>14}{'errors':>8}"
+    )
+    for config in configs:
+        results = runs[config.label]
+        failed = sum(sum(r.errors.values()) for r in results)
+        print(
+            f"{config.label:24}{cell(median_of(results, 'actions_per_s'), 0, 10)}"
+            f"{cell(median_of(results, 'p50_ms'), 2, 9)}{cell(median_of(results, 'p99_ms'), 2, 10)}"
+            f"{cell(median_of(results, 'server_cpu_us_per_action'), 0, 15)}"
+            f"{cell(median_of(results, 'actions_per_s') / base_rate, 2, 13)}"
+            f"{cell(median_of(results, 'server_cpu_us_per_action') / base_cpu, 2, 14)}"
+            f"{failed:>8}"
+        )
+    print(
+        "where the CPU goes (server = all replica processes; PG = every postgres process on "
+        "this machine, so other users of the database show in it: see the SQLite row; "
+        "PG reads = table scans in the run's schema)"
+    )
+    print(
+        f"{'configuration':24}{'PG us/act':>10}{'srv+PG us/act':>14}{'x srv+PG':>10}"
+        f"{'cores: srv':>11}{'PG':>6}{'clients':>8}{'forwarded':>10}{'commits/act':>12}"
+        f"{'req/commit':>11}{'PG reads/act':>13}{'RSS MB':>8}"
+    )
+    for config in configs:
+        results = runs[config.label]
+        pg = median_of(results, "postgres_cpu_us_per_action")
+        both = statistics.median(
+            r.server_cpu_us_per_action + r.postgres_cpu_us_per_action for r in results
+        )
+        print(
+            f"{config.label:24}{cell(pg, 0, 10)}{cell(both, 0, 14)}"
+            f"{cell(both / base_all, 2, 10)}"
+            f"{cell(median_of(results, 'server_cpu_share'), 2, 11)}"
+            f"{cell(median_of(results, 'postgres_cpu_share'), 2, 6)}"
+            f"{cell(median_of(results, 'client_cpu_share'), 2, 8)}"
+            f"{cell(median_of(results, 'forwarded_fraction') * 100, 0, 10, '%')}"
+            f"{cell(median_of(results, 'commits_per_action'), 2, 12)}"
+            f"{cell(median_of(results, 'requests_per_commit'), 1, 11)}"
+            f"{cell(median_of(results, 'postgres_scans_per_action'), 2, 13)}"
+            f"{cell(median_of(results, 'rss_end_mb'), 0, 8)}"
+        )
+    expected = ", ".join(
+        f"{c.count} replica(s) {100 * (c.count - 1) / c.count:.0f}%"
+        for c in configs
+        if c.kind == "postgres"
+    )
+    print(f"forwarded SubmitActions expected: {expected}")
+    for config in configs:
+        results = runs[config.label]
+        errors: Counter[str] = Counter()
+        for result in results:
+            errors.update(result.errors)
+        if errors:
+            text = ", ".join(f"{k}: {v}" for k, v in sorted(errors.items()))
+            print(f"errors ({config.label}): {text}")
+        failures = [r.failure for r in results if r.failure]
+        if failures:
+            print(f"first divergence ({config.label}): {failures[0]}")
+        if args.repeats > 1:
+            each = ", ".join(f"{r.actions_per_s:,.0f}" for r in results)
+            print(f"actions/s per run ({config.label}): {each}")
+
+
+def interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def compare_replicas(args: argparse.Namespace) -> int:
+    """One run of every configuration per repeat (the order reversed every other repeat);
+    a fresh schema per replicated run, dropped afterwards, interrupted or not."""
+    problem = check_postgres(args.store_url)
+    if problem is not None:
+        print(
+            f"bench_server: PostgreSQL at {args.store_url} is unreachable: {problem}",
+            file=sys.stderr,
+        )
+        return 2
+    configs = configurations(args.replicas)
+    window = args.seconds / (len(configs) * args.repeats)
+    match_actions = mean_match_actions(args.game, args.players) if args.pattern == "turns" else 0
+    runs: dict[str, list[RunResult]] = {c.label: [] for c in configs}
+    signal.signal(signal.SIGTERM, interrupt)  # stop servers and drop schemas on SIGTERM too
+    began = time.monotonic()
+    try:
+        for repeat in range(args.repeats):
+            for config in configs if repeat % 2 == 0 else configs[::-1]:
+                with contextlib.ExitStack() as stack:
+                    store = None
+                    if config.kind == "postgres":
+                        store = stack.enter_context(fresh_schema(args.store_url))
+                    result = run_once(
+                        config.kind, args, window, repeat, match_actions, config.count, store
+                    )
+                runs[config.label].append(result)
+                print(
+                    f"[{time.monotonic() - began:6.1f} s] {config.label} run {repeat + 1}: "
+                    f"{result.actions_per_s:,.0f} actions/s, "
+                    f"{result.server_cpu_us_per_action:,.0f} us server CPU per action",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    except KeyboardInterrupt:
+        print("bench_server: interrupted; servers stopped, schemas dropped", file=sys.stderr)
+        return 130
+    finally:
+        for url, schema in sorted(LIVE_SCHEMAS):
+            drop_schema(url, schema)
+    sys.stderr.flush()
+    report_replicas(args, configs, runs, window)
+    if args.py_spy:
+        print(f"py-spy profile of the SQLite server: {args.py_spy}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.noop_server:
         asyncio.run(serve_noop(args.listen, args.noop_match_actions))
         return 0
+    try:
+        if args.replicas:
+            return compare_replicas(args)
+        return compare_noop(args)
+    except RuntimeError as error:  # a server or client process failed: said, no traceback
+        print(f"bench_server: {error}", file=sys.stderr)
+        return 1
+
+
+def compare_noop(args: argparse.Namespace) -> int:
+    """The default: the SQLite server and the no-op ceiling, ``--repeats`` times each."""
     window = args.seconds / (2 * args.repeats)
     # The no-op server ends a match after as many actions as a real one takes on average.
     match_actions = mean_match_actions(args.game, args.players) if args.pattern == "turns" else 0
