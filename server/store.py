@@ -389,10 +389,34 @@ class EventStore(ABC):
         """Whether ``conn`` can no longer be used (and should be replaced)."""
         return False
 
-    def _announce(self, conn: Connection, match_id: str, last_seq: int) -> None:
-        """Tell other processes, at commit, that ``match_id`` now ends at ``last_seq``.
-        Nothing to do where no other process can write (SQLite)."""
-        return
+    def _insert_events(
+        self,
+        conn: Connection,
+        events: list[StoredEvent],
+        request: tuple[str, int | None] | None,
+    ) -> None:
+        """Write ``events`` (and the ``(request_id, seat)`` that caused them). A store shared
+        between processes also tells the others, at commit, where the match's log ends."""
+        conn.executemany(
+            "INSERT INTO events (match_id, seq, payload, hash) VALUES (?, ?, ?, ?)",
+            [(e.match_id, e.seq, e.payload, e.hash) for e in events],
+        )
+        if request is not None:
+            conn.execute(
+                "INSERT INTO requests (match_id, request_id, seat, first_seq, last_seq)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (events[0].match_id, *request, events[0].seq, events[-1].seq),
+            )
+
+    def _savepoint(self, conn: Connection) -> None:
+        conn.execute("SAVEPOINT request")
+
+    def _release(self, conn: Connection) -> None:
+        conn.execute("RELEASE SAVEPOINT request")
+
+    def _rollback_to_savepoint(self, conn: Connection) -> None:
+        conn.execute("ROLLBACK TO SAVEPOINT request")
+        conn.execute("RELEASE SAVEPOINT request")
 
     def listen(self, on_change: ChangeHook) -> None:
         """Call ``on_change`` whenever another process appends (no-op where none can)."""
@@ -575,51 +599,48 @@ class EventStore(ABC):
         blobs = [bytes(p) for p in payloads]
 
         def work(conn: Connection) -> list[StoredEvent]:
-            if request_id is not None:
-                done = conn.execute(
-                    "SELECT first_seq, last_seq, seat FROM requests"
-                    " WHERE match_id = ? AND request_id = ?",
-                    (match_id, request_id),
-                ).fetchone()
-                if done is not None:
-                    raise DuplicateRequest(done[0], done[1], done[2])
-            players, status = _match_row(conn, match_id)
+            # Everything the append must check, in one statement: one round trip to a server.
+            state = conn.execute(
+                "SELECT m.players, m.status, r.first_seq, r.last_seq, r.seat, l.epoch,"
+                " t.seq, t.hash"
+                " FROM matches m"
+                " LEFT JOIN requests r ON r.match_id = m.match_id AND r.request_id = ?"
+                " LEFT JOIN leases l ON l.match_id = m.match_id AND l.owner = ?"
+                " LEFT JOIN (SELECT seq, hash FROM events WHERE match_id = ?"
+                "            ORDER BY seq DESC LIMIT 1) t ON 1 = 1"
+                " WHERE m.match_id = ?",
+                (request_id, None if fence is None else fence.owner, match_id, match_id),
+            ).fetchone()
+            if state is None:
+                raise UnknownMatch(match_id)
+            players, status, first_done, last_done, seat_done, epoch, tail_seq, tail_hash = state
+            if first_done is not None:
+                raise DuplicateRequest(first_done, last_done, seat_done)
             if status == ENDED:
                 raise StoreConflict(f"match {match_id!r} has ended")
-            _check_fence(conn, match_id, fence)
-            if join is not None:
-                self._insert_seat(conn, players, join)
-            tail = conn.execute(
-                "SELECT seq, hash FROM events WHERE match_id = ? ORDER BY seq DESC LIMIT 1",
-                (match_id,),
-            ).fetchone()
-            last, prev = (tail[0], bytes(tail[1])) if tail else (0, genesis_hash(match_id))
+            if fence is not None and epoch != fence.epoch:
+                raise LeaseLost(match_id)
+            last = 0 if tail_seq is None else tail_seq
             if last != expected_seq:
                 raise StoreConflict(
                     f"match {match_id!r} is at seq {last}, not the expected {expected_seq}"
                 )
+            if join is not None:
+                self._insert_seat(conn, players, join)
+            prev = genesis_hash(match_id) if tail_hash is None else bytes(tail_hash)
             events = []
             for seq, payload in enumerate(blobs, start=expected_seq + 1):
                 prev = chain_hash(prev, payload)
                 events.append(StoredEvent(match_id, seq, payload, prev))
+            request = None if request_id is None else (request_id, seat)
             try:
-                conn.executemany(
-                    "INSERT INTO events (match_id, seq, payload, hash) VALUES (?, ?, ?, ?)",
-                    [(e.match_id, e.seq, e.payload, e.hash) for e in events],
-                )
-                if request_id is not None:
-                    conn.execute(
-                        "INSERT INTO requests (match_id, request_id, seat, first_seq, last_seq)"
-                        " VALUES (?, ?, ?, ?, ?)",
-                        (match_id, request_id, seat, events[0].seq, events[-1].seq),
-                    )
+                self._insert_events(conn, events, request)
             except Exception as exc:
                 if self._is_unique_violation(exc):  # another process got there first
                     raise StoreConflict(
                         f"match {match_id!r} moved past seq {expected_seq} meanwhile"
                     ) from exc
                 raise
-            self._announce(conn, match_id, events[-1].seq)
             return events
 
         return await self._submit(work)
@@ -1000,15 +1021,14 @@ class EventStore(ABC):
         self, conn: Connection, request: _Request[Any]
     ) -> tuple[Any, BaseException | None]:
         """Run one request so that its failure undoes exactly its own writes."""
-        conn.execute("SAVEPOINT request")
+        self._savepoint(conn)
         try:
             result = request.work(conn)
         except Exception as exc:
             if self._in_transaction(conn):
-                conn.execute("ROLLBACK TO SAVEPOINT request")
-                conn.execute("RELEASE SAVEPOINT request")
+                self._rollback_to_savepoint(conn)
             return None, self._as_store_error(exc)
-        conn.execute("RELEASE SAVEPOINT request")
+        self._release(conn)
         return result, None
 
 

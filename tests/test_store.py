@@ -342,6 +342,9 @@ def test_a_failing_request_fails_alone(url: str) -> None:
         entered.set()
         gate.wait(5)
 
+    def fail_at_once(conn: Any) -> None:
+        raise LookupError("a bug before the request's first statement")
+
     def write_then_fail(conn: Any) -> None:
         conn.execute("INSERT INTO events VALUES (?, ?, ?, ?)", ("m0", 2, b"\0", b"\0"))
         raise RuntimeError("a bug in the middle of a request")
@@ -360,23 +363,27 @@ def test_a_failing_request_fails_alone(url: str) -> None:
             store.append("m3", [b"c"], expected_seq=0),
             store.create_match(record("m1")),  # refused: duplicate id
             store.append("m0", [b"second"], expected_seq=1),
+            store._submit(fail_at_once),
+            store.append("m3", [b"d"], expected_seq=1),
             return_exceptions=True,
         )
         await asyncio.sleep(0.05)  # every gathered request reaches the queue
         gate.set()
         await held
         outcome = await results
-        assert batches == [1, 6]  # the gate's batch, then everything else together
+        assert batches == [1, 8]  # the gate's batch, then everything else together
         assert isinstance(outcome[0], list)
         assert isinstance(outcome[1], RuntimeError)
         assert isinstance(outcome[2], StoreConflict)
         assert isinstance(outcome[3], list)
         assert isinstance(outcome[4], StoreConflict)
+        assert isinstance(outcome[6], LookupError)
+        assert isinstance(outcome[7], list)
         # The failed request's insert of m0:2 was rolled back, so m0's real seq 2 went in.
         assert [e.payload for e in await store.read_events("m0")] == [b"first", b"second"]
         assert [e.payload for e in await store.read_events("m1")] == [b"a"]
         assert await store.read_events("m2") == []
-        assert [e.payload for e in await store.read_events("m3")] == [b"c"]
+        assert [e.payload for e in await store.read_events("m3")] == [b"c", b"d"]
         # The writer thread lives on.
         await store.append("m2", [b"after"], expected_seq=0)
         assert await store.last_seq("m2") == 1
