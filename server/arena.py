@@ -194,12 +194,16 @@ class Arena:
     async def writer_of(self, match_id: str) -> HostedMatch | str:
         """Where an action on ``match_id`` must go: the hosted match if this process owns it
         (taking the lease over if nobody holds it live), else the owner's address."""
+        known = self.matches.get(match_id)
+        if known is not None and (known.owned or known.ended or self.owner is None):
+            return known
+        if self.owner is not None:  # the common case for a follower: one read, no catch-up
+            lease = await self.store.get_lease(match_id)
+            if lease is not None and lease.live and lease.owner != self.owner.replica:
+                return lease.address
         hosted = await self.get(match_id)
         if hosted.owned or hosted.ended or self.owner is None:
             return hosted
-        lease = await self.store.get_lease(match_id)
-        if lease is not None and lease.live and lease.owner != self.owner.replica:
-            return lease.address
         try:
             lease = await self.store.acquire_lease(match_id, self.owner)
         except StoreConflict:  # it ended meanwhile

@@ -325,12 +325,11 @@ class MatchService(service_pb2_grpc.MatchServiceServicer):
         try:
             self._check_open()
             with refusals():
-                hosted = await self.arena.get(request.match_id)
-                check_seat(hosted, request.seat)
                 target = await self._writer(request.match_id, context)
-                if isinstance(target, str):
+                if isinstance(target, str):  # the owner checks the rest
                     return await self._forward_submit(target, request, context)
                 hosted = target
+                check_seat(hosted, request.seat)
                 authorize(hosted, request.seat, context)
                 done = await self._submit(
                     hosted,
