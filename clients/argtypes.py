@@ -6,6 +6,8 @@ import argparse
 
 from cardarena.engine.fairdeal import SEED_SIZE
 
+from .client import channel_target
+
 
 def positive_int(text: str) -> int:
     try:
@@ -27,3 +29,14 @@ def seed_hex(text: str) -> bytes:
     if len(seed) != SEED_SIZE:
         raise argparse.ArgumentTypeError(f"a seed is {SEED_SIZE * 2} hex digits, got {len(text)}")
     return seed
+
+
+def server_address(text: str) -> str:
+    """``HOST:PORT``, a gRPC target, or several replicas' IPv4 ``HOST:PORT``s, comma-separated."""
+    try:
+        channel_target(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected HOST:PORT, got nothing")
+    return text

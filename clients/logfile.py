@@ -27,6 +27,8 @@ from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1.chain import chain_hash, genesis_hash
 
+from .client import CHANNEL_OPTIONS, channel_target
+
 FETCH_TIMEOUT_S = 30.0
 
 
@@ -92,7 +94,9 @@ async def fetch_log(
 ) -> spb.GetMatchLogResponse:
     """``GetMatchLog`` from a server; refusals (unknown match, not ended, unreachable) raise
     :class:`LogUnavailable` with the status code and the server's message."""
-    async with grpc.aio.insecure_channel(address) as channel:
+    async with grpc.aio.insecure_channel(
+        channel_target(address), options=CHANNEL_OPTIONS
+    ) as channel:
         api = service_pb2_grpc.MatchServiceStub(channel)
         try:
             return await api.GetMatchLog(spb.GetMatchLogRequest(match_id=match_id), timeout=timeout)

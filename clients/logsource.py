@@ -11,6 +11,7 @@ import asyncio
 
 from cardarena.v1 import service_pb2 as spb
 
+from .argtypes import server_address
 from .logfile import fetch_log, load_log
 
 
@@ -18,7 +19,12 @@ def add_source_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "logfile", nargs="?", metavar="LOGFILE", help="a match log file (.pb or .json)"
     )
-    parser.add_argument("--server", metavar="HOST:PORT", help="fetch the log from this server")
+    parser.add_argument(
+        "--server",
+        type=server_address,
+        metavar="HOST:PORT",
+        help="fetch the log from this server (or these replicas, comma-separated)",
+    )
     parser.add_argument("--match", metavar="ID", help="the match to fetch (with --server)")
 
 

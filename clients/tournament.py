@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .argtypes import positive_int, seed_hex
+from .argtypes import positive_int, seed_hex, server_address
 from .botspec import BotEntry, check_unique, make_python_bot, parse_bot
 from .outcomes import TournamentResult
 from .progress import Progress
@@ -40,6 +40,7 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     )
     parser.add_argument(
         "--server",
+        type=server_address,
         default=os.environ.get("CARDARENA_SERVER", "127.0.0.1:50051"),
         help="HOST:PORT of the server, or several replicas' comma-separated (calls are spread"
         " round robin; default: $CARDARENA_SERVER or 127.0.0.1:50051)",

@@ -41,6 +41,11 @@ def test_games_json_describes_every_option(capsys: pytest.CaptureFixture[str]) -
         (["demo", "--seed", "ab"], "64 hex digits"),
         (["demo", "--game", "hearts"], "invalid choice"),
         (["play"], "invalid choice"),
+        (["tournament", "--server", "10.0.0.1:1,db:2", "--game", "x"], "IPv4 HOST:PORT.*'db:2'"),
+        (["audit", "--server", "10.0.0.1:1,,10.0.0.2:x", "--match", "m"], "10.0.0.2:x"),
+        (["serve", "--store", "mysql://u:secret@h/db"], r"unknown store 'mysql://u:\*\*\*@h/db'"),
+        (["serve", "--lease-seconds", "0.1"], "0.5..300 seconds"),
+        (["serve", "--advertise", "nohostport"], "HOST:PORT"),
     ],
 )
 def test_bad_arguments_exit_2_with_a_message(
@@ -50,3 +55,11 @@ def test_bad_arguments_exit_2_with_a_message(
         main(args)
     assert exited.value.code == 2
     assert re.search(message, capsys.readouterr().err)
+
+
+def test_several_replicas_become_one_round_robin_target() -> None:
+    from cardarena.clients.client import channel_target
+
+    assert channel_target("127.0.0.1:5") == "127.0.0.1:5"
+    assert channel_target("dns:///replicas:50051") == "dns:///replicas:50051"
+    assert channel_target(" 10.0.0.1:1, 10.0.0.2:2 ,") == "ipv4:10.0.0.1:1,10.0.0.2:2"
