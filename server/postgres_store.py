@@ -26,60 +26,20 @@ import structlog
 from psycopg import sql
 from psycopg.pq import TransactionStatus
 
-from .store import ChangeHook, CommitHook, Connection, EventStore, StoredEvent
+from .store import (
+    ChangeHook,
+    CommitHook,
+    Connection,
+    EventStore,
+    StoredEvent,
+    schema_statements,
+)
 
 __all__ = ["PostgresStore", "redact"]
 
 log = structlog.get_logger(__name__)
 
-_TABLES: Final = """
-CREATE TABLE IF NOT EXISTS schema_version (
-    version INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS matches (
-    match_id   TEXT PRIMARY KEY,
-    created_at TEXT NOT NULL,
-    game       TEXT NOT NULL,
-    players    INT  NOT NULL,
-    config     BYTEA NOT NULL,
-    seed       BYTEA NOT NULL,
-    commitment TEXT NOT NULL,
-    status     TEXT NOT NULL,
-    ended_at   TEXT NULL
-);
-CREATE INDEX IF NOT EXISTS matches_by_created ON matches (created_at, match_id);
-CREATE INDEX IF NOT EXISTS matches_by_status ON matches (status, created_at, match_id);
-CREATE TABLE IF NOT EXISTS seats (
-    match_id   TEXT NOT NULL,
-    seat       INT  NOT NULL,
-    token_hash BYTEA NOT NULL,
-    name       TEXT NOT NULL,
-    PRIMARY KEY (match_id, seat)
-);
-CREATE TABLE IF NOT EXISTS events (
-    match_id TEXT   NOT NULL,
-    seq      BIGINT NOT NULL,
-    payload  BYTEA  NOT NULL,
-    hash     BYTEA  NOT NULL,
-    PRIMARY KEY (match_id, seq)
-);
-CREATE TABLE IF NOT EXISTS requests (
-    match_id   TEXT   NOT NULL,
-    request_id TEXT   NOT NULL,
-    seat       INT    NULL,
-    first_seq  BIGINT NOT NULL,
-    last_seq   BIGINT NOT NULL,
-    PRIMARY KEY (match_id, request_id)
-);
-CREATE TABLE IF NOT EXISTS leases (
-    match_id    TEXT   PRIMARY KEY,
-    owner       TEXT   NOT NULL,
-    address     TEXT   NOT NULL,
-    epoch       BIGINT NOT NULL,
-    deadline_ms BIGINT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS leases_by_owner ON leases (owner);
-"""
+_TABLES: Final = schema_statements(bytes_type="BYTEA", int64="BIGINT")
 
 _SCHEMA_NAME: Final = re.compile(r"^[a-z_][a-z0-9_]{0,47}$")
 _CONNECT_TIMEOUT_S: Final = 5
@@ -214,9 +174,8 @@ class PostgresStore(EventStore):
             conn.raw.execute(
                 sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))
             )
-            for statement in _TABLES.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+            for statement in _TABLES:
+                conn.execute(statement)
             self._check_schema_version(conn)
             conn.execute("COMMIT")
         except BaseException:

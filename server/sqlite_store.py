@@ -12,58 +12,11 @@ import sqlite3
 from pathlib import Path
 from typing import ClassVar, Final
 
-from .store import CommitHook, Connection, EventStore, StoreError
+from .store import CommitHook, Connection, EventStore, StoreError, schema_statements
 
 __all__ = ["SqliteStore"]
 
-_SCHEMA: Final = """
-CREATE TABLE IF NOT EXISTS schema_version (
-    version INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS matches (
-    match_id   TEXT PRIMARY KEY,
-    created_at TEXT NOT NULL,
-    game       TEXT NOT NULL,
-    players    INT  NOT NULL,
-    config     BLOB NOT NULL,
-    seed       BLOB NOT NULL,
-    commitment TEXT NOT NULL,
-    status     TEXT NOT NULL,
-    ended_at   TEXT NULL
-);
-CREATE INDEX IF NOT EXISTS matches_by_created ON matches (created_at, match_id);
-CREATE INDEX IF NOT EXISTS matches_by_status ON matches (status, created_at, match_id);
-CREATE TABLE IF NOT EXISTS seats (
-    match_id   TEXT NOT NULL,
-    seat       INT  NOT NULL,
-    token_hash BLOB NOT NULL,
-    name       TEXT NOT NULL,
-    PRIMARY KEY (match_id, seat)
-);
-CREATE TABLE IF NOT EXISTS events (
-    match_id TEXT NOT NULL,
-    seq      INT  NOT NULL,
-    payload  BLOB NOT NULL,
-    hash     BLOB NOT NULL,
-    PRIMARY KEY (match_id, seq)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS requests (
-    match_id   TEXT NOT NULL,
-    request_id TEXT NOT NULL,
-    seat       INT  NULL,
-    first_seq  INT  NOT NULL,
-    last_seq   INT  NOT NULL,
-    PRIMARY KEY (match_id, request_id)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS leases (
-    match_id    TEXT PRIMARY KEY,
-    owner       TEXT NOT NULL,
-    address     TEXT NOT NULL,
-    epoch       INT  NOT NULL,
-    deadline_ms INT  NOT NULL
-);
-CREATE INDEX IF NOT EXISTS leases_by_owner ON leases (owner);
-"""
+_SCHEMA: Final = schema_statements(bytes_type="BLOB", int64="INTEGER", clustered="WITHOUT ROWID")
 
 _BUSY_TIMEOUT_MS: Final = 5000
 
@@ -99,9 +52,8 @@ class SqliteStore(EventStore):
             conn.execute("BEGIN IMMEDIATE")
             try:
                 # executescript() would COMMIT the open transaction first.
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
+                for statement in _SCHEMA:
+                    conn.execute(statement)
                 self._check_schema_version(conn)
                 conn.execute("COMMIT")
             except BaseException:

@@ -239,6 +239,65 @@ def verify_chain(match_id: str, events: Sequence[StoredEvent]) -> int | None:
     return first_break(match_id, events)
 
 
+# --------------------------------------------------------------------------- schema
+
+_SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS schema_version (
+    version INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS matches (
+    match_id   TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    game       TEXT NOT NULL,
+    players    INT  NOT NULL,
+    config     {bytes} NOT NULL,
+    seed       {bytes} NOT NULL,
+    commitment TEXT NOT NULL,
+    status     TEXT NOT NULL,
+    ended_at   TEXT NULL
+);
+CREATE INDEX IF NOT EXISTS matches_by_created ON matches (created_at, match_id);
+CREATE INDEX IF NOT EXISTS matches_by_status ON matches (status, created_at, match_id);
+CREATE TABLE IF NOT EXISTS seats (
+    match_id   TEXT NOT NULL,
+    seat       INT  NOT NULL,
+    token_hash {bytes} NOT NULL,
+    name       TEXT NOT NULL,
+    PRIMARY KEY (match_id, seat)
+);
+CREATE TABLE IF NOT EXISTS events (
+    match_id TEXT    NOT NULL,
+    seq      {int64} NOT NULL,
+    payload  {bytes} NOT NULL,
+    hash     {bytes} NOT NULL,
+    PRIMARY KEY (match_id, seq)
+) {clustered};
+CREATE TABLE IF NOT EXISTS requests (
+    match_id   TEXT    NOT NULL,
+    request_id TEXT    NOT NULL,
+    seat       INT     NULL,
+    first_seq  {int64} NOT NULL,
+    last_seq   {int64} NOT NULL,
+    PRIMARY KEY (match_id, request_id)
+) {clustered};
+CREATE TABLE IF NOT EXISTS leases (
+    match_id    TEXT    PRIMARY KEY,
+    owner       TEXT    NOT NULL,
+    address     TEXT    NOT NULL,
+    epoch       {int64} NOT NULL,
+    deadline_ms {int64} NOT NULL
+);
+CREATE INDEX IF NOT EXISTS leases_by_owner ON leases (owner);
+"""
+
+
+def schema_statements(*, bytes_type: str, int64: str, clustered: str = "") -> list[str]:
+    """The one schema, in a database's words for bytes and 64-bit integers (and SQLite's
+    ``WITHOUT ROWID`` for tables read by their primary key), one statement each."""
+    text = _SCHEMA.format(bytes=bytes_type, int64=int64, clustered=clustered)
+    return [statement for statement in text.split(";") if statement.strip()]
+
+
 # --------------------------------------------------------------------------- rows and tokens
 
 _MATCH_COLUMNS: Final = (

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
+from collections.abc import Awaitable
 from pathlib import Path
 
 import grpc
@@ -17,6 +18,7 @@ from cardarena.clients.matchaudit import audit_response
 from cardarena.clients.runner import TournamentConfig, run_tournament
 from cardarena.engine import PASS
 from cardarena.v1 import codec
+from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 from tests.stores import postgres_schema
 
@@ -135,46 +137,33 @@ def test_actions_reaching_a_non_owner_are_forwarded_and_streams_follow(tmp_path:
                             seat, choice = ticket.seat, opening.snapshot.legal_actions[0]
                     assert choice is not None
                     ticket = tickets[seat]
-                    # Refusals come back through the forwarder with the owner's codes.
-                    with pytest.raises(grpc.aio.AioRpcError) as wrong:
-                        await other.stub.SubmitAction(
+
+                    def through_other(
+                        action: pb.Action, expected_seq: int, request_id: str = ""
+                    ) -> Awaitable[spb.SubmitActionResponse]:
+                        return other.stub.SubmitAction(
                             spb.SubmitActionRequest(
                                 match_id=info.match_id,
                                 seat=seat,
-                                action=codec.action_to_pb(PASS),
-                                expected_seq=current.last_seq + 5,
+                                action=action,
+                                expected_seq=expected_seq,
+                                request_id=request_id,
                             ),
                             metadata=auth(ticket.token),
                             timeout=10,
                         )
+
+                    # Refusals come back through the forwarder with the owner's codes.
+                    with pytest.raises(grpc.aio.AioRpcError) as wrong:
+                        await through_other(codec.action_to_pb(PASS), current.last_seq + 5)
                     assert wrong.value.code() == grpc.StatusCode.ABORTED
                     assert "stale" in (wrong.value.details() or "")
                     # A legal action through the non-owner: applied once, streamed there.
-                    done = await other.stub.SubmitAction(
-                        spb.SubmitActionRequest(
-                            match_id=info.match_id,
-                            seat=seat,
-                            action=choice,
-                            expected_seq=current.last_seq,
-                            request_id="forwarded-1",
-                        ),
-                        metadata=auth(ticket.token),
-                        timeout=10,
-                    )
+                    done = await through_other(choice, current.last_seq, "forwarded-1")
                     assert done.first_seq == current.last_seq + 1
                     woke = await asyncio.wait_for(anext(aiter(watch)), 10)
                     assert woke.event.seq == done.first_seq
-                    repeat = await other.stub.SubmitAction(
-                        spb.SubmitActionRequest(
-                            match_id=info.match_id,
-                            seat=seat,
-                            action=choice,
-                            expected_seq=current.last_seq,
-                            request_id="forwarded-1",
-                        ),
-                        metadata=auth(ticket.token),
-                        timeout=10,
-                    )
+                    repeat = await through_other(choice, current.last_seq, "forwarded-1")
                     assert (repeat.first_seq, repeat.last_seq) == (done.first_seq, done.last_seq)
                     assert (await owner.get_match(info.match_id)).last_seq == done.last_seq
                     watch.cancel()
