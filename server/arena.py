@@ -231,6 +231,9 @@ class Arena:
         hosted.resumed = True
         if self.owner is not None:  # a replica follows until it holds the lease
             hosted.owned = False
+            # A notification that came while the log was being read found no follower to
+            # wake: read once more, now that later ones will find it.
+            await hosted.catch_up()
             return hosted
         hosted.last_hash = stored[-1].hash if stored else b""
         if not stored:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import pytest
 
@@ -110,5 +111,31 @@ def test_a_match_played_out_but_not_marked_ended_is_ended_by_the_taker(
         record = await b.store.get_match(hosted.match_id)
         assert record is not None and record.status == "ended"
         assert await b.store.orphaned_matches() == []
+
+    with_two_arenas(body)
+
+
+def test_an_append_while_a_follower_loads_is_not_missed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The owner appends between the follower reading the log and starting to follow it (so
+    the notification finds nobody): the follower still ends up at the owner's seq."""
+
+    async def body(a: Arena, b: Arena) -> None:
+        mine = await a.create("triathlon", 3, {})
+        await seat_everyone(mine)
+        real_read = b.store.read_events
+        interfered = False
+
+        async def read_then_owner_acts(match_id: str, *args: Any, **kwargs: Any) -> Any:
+            nonlocal interfered
+            events = await real_read(match_id, *args, **kwargs)
+            if not interfered:
+                interfered = True
+                await act(mine)
+            return events
+
+        monkeypatch.setattr(b.store, "read_events", read_then_owner_acts)
+        followed = await b.get(mine.match_id)
+        assert interfered
+        assert followed.last_seq == mine.last_seq
 
     with_two_arenas(body)

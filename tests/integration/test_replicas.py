@@ -36,6 +36,20 @@ def replicas(tmp_path: Path, url: str, count: int) -> list[ServerProcess]:
     ]
 
 
+async def to_act(client: ArenaClient, tickets: list[Ticket]) -> tuple[Ticket, pb.Action]:
+    """The seat to act (from the seats' own snapshots, through ``client``) and a legal action."""
+    for ticket in tickets:
+        opening = await client.stub.StreamEvents(
+            spb.StreamEventsRequest(match_id=ticket.match_id, seat=ticket.seat, after_seq=1 << 62),
+            metadata=auth(ticket.token),
+            timeout=10,
+        ).read()
+        assert isinstance(opening, spb.StreamEventsResponse)
+        if opening.snapshot.legal_actions:
+            return ticket, opening.snapshot.legal_actions[0]
+    raise AssertionError("nobody is to act")
+
+
 def test_a_tournament_survives_a_replica_killed_mid_way(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -123,20 +137,8 @@ def test_actions_reaching_a_non_owner_are_forwarded_and_streams_follow(tmp_path:
                     )
                     await anext(aiter(watch))  # its snapshot
                     current = await other.get_match(info.match_id)
-                    seat, choice = -1, None
-                    for ticket in tickets:  # who is to act, and what may they do?
-                        opening = await other.stub.StreamEvents(
-                            spb.StreamEventsRequest(
-                                match_id=info.match_id, seat=ticket.seat, after_seq=1 << 62
-                            ),
-                            metadata=auth(ticket.token),
-                            timeout=30,
-                        ).read()
-                        assert isinstance(opening, spb.StreamEventsResponse)
-                        if opening.snapshot.legal_actions:
-                            seat, choice = ticket.seat, opening.snapshot.legal_actions[0]
-                    assert choice is not None
-                    ticket = tickets[seat]
+                    ticket, choice = await to_act(other, tickets)
+                    seat = ticket.seat
 
                     def through_other(
                         action: pb.Action, expected_seq: int, request_id: str = ""
@@ -197,24 +199,11 @@ def test_a_draining_replica_hands_its_matches_over_at_once(tmp_path: Path) -> No
                     tickets = [await other.join(info.match_id) for _ in range(3)]
                     assert servers[0].terminate() == 0
                     current = await other.get_match(info.match_id)
-                    for ticket in tickets:
-                        opening = await other.stub.StreamEvents(
-                            spb.StreamEventsRequest(
-                                match_id=info.match_id, seat=ticket.seat, after_seq=1 << 62
-                            ),
-                            metadata=auth(ticket.token),
-                            timeout=10,
-                        ).read()
-                        assert isinstance(opening, spb.StreamEventsResponse)
-                        if opening.snapshot.legal_actions:
-                            done = await other.submit(
-                                ticket,
-                                codec.action_from_pb(opening.snapshot.legal_actions[0]),
-                                current.last_seq,
-                            )
-                            assert done.first_seq == current.last_seq + 1
-                            return
-                    raise AssertionError("nobody was to act")
+                    ticket, choice = await to_act(other, tickets)
+                    done = await other.submit(
+                        ticket, codec.action_from_pb(choice), current.last_seq
+                    )
+                    assert done.first_seq == current.last_seq + 1
 
             asyncio.run(asyncio.wait_for(main(), 20))
         finally:
