@@ -219,6 +219,10 @@ class HostedMatch:
             self.seats[seat] = Seat(digest, name)  # before publishing: it may start the match
             try:
                 await self._persist([joined], request_id=None, seat=None, join=record)
+            except LeaseLost:  # now a follower: read what the new owner wrote meanwhile
+                self.seats[seat] = Seat()
+                await self._follow_store()
+                raise
             except BaseException:
                 self.seats[seat] = Seat()
                 raise
