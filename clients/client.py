@@ -78,14 +78,29 @@ def channel_target(address: str) -> str:
     return "ipv4:" + ",".join(parts)
 
 
+class _Quiet(Exception):
+    """A seat's stream said nothing for ``quiet_reopen`` seconds: reopen it."""
+
+
 class ArenaClient:
     """One channel to a server, or to several replicas (``"h1:p1,h2:p2"``), spreading calls
     round robin. Use as ``async with ArenaClient(address) as client``."""
 
-    def __init__(self, address: str, *, timeout: float = 10.0, retry_for: float = 30.0) -> None:
+    def __init__(
+        self,
+        address: str,
+        *,
+        timeout: float = 10.0,
+        retry_for: float = 30.0,
+        quiet_reopen: float = 60.0,
+    ) -> None:
         self.address = address
         self.timeout = timeout
         self.retry_for = retry_for
+        self.quiet_reopen = quiet_reopen
+        """A seat's stream silent this long is reopened from the last seq: a fresh snapshot
+        costs little, and it recovers from anything that left the stream waiting for
+        nothing (a quiet stream is no failure: opponents may think for long)."""
         self._channel: grpc.aio.Channel | None = None
         self._stub: MatchServiceAsyncStub | None = None
 
@@ -218,6 +233,9 @@ class ArenaClient:
             seen = state.seq
             try:
                 await self._follow(ticket, decide, state, on_event)
+            except _Quiet:
+                deadline, delay = loop.time() + self.retry_for, 0.05
+                continue
             except grpc.aio.AioRpcError as error:
                 if error.code() not in RETRYABLE:
                     raise
@@ -243,7 +261,16 @@ class ArenaClient:
         )
         stream = self.stub.StreamEvents(request, metadata=ticket.metadata)
         turn: tuple[int, list[pb.Action]] | None = None
-        async for message in stream:
+        messages = aiter(stream)
+        while True:
+            try:
+                async with asyncio.timeout(self.quiet_reopen):
+                    message = await anext(messages)
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                stream.cancel()
+                raise _Quiet from None
             kind = message.WhichOneof("kind")
             if kind == "event":
                 self._observe(state, message.event, on_event)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cardarena.clients.bots import RandomBot
 from cardarena.clients.client import ArenaClient
+from cardarena.clients.seatstate import SeatState
 from cardarena.v1 import service_pb2 as spb
 
 from .serverproc import ServerProcess
@@ -59,3 +61,45 @@ def test_play_resumes_across_a_server_restart(tmp_path: Path) -> None:
                 second.kill()
 
     asyncio.run(scenario())
+
+
+def test_quiet_streams_are_reopened_and_play_goes_on(tmp_path: Path) -> None:
+    """A slow thinker leaves the other seats' streams silent for longer than ``quiet_reopen``:
+    they reopen from their last seq (over and over), lose nothing and never give up, since a
+    quiet stream is no failure however long it lasts (``retry_for`` is shorter still)."""
+    reopened = 0
+
+    async def scenario(address: str) -> None:
+        nonlocal reopened
+        async with ArenaClient(address, quiet_reopen=0.1, retry_for=0.2) as client:
+            real_follow = client._follow
+
+            async def counting_follow(*args: Any) -> None:
+                nonlocal reopened
+                reopened += 1
+                await real_follow(*args)
+
+            client._follow = counting_follow  # type: ignore[method-assign,assignment]
+            info = await client.create_match("triathlon", players=3, seed=bytes(32))
+            tickets = [await client.join(info.match_id) for _ in range(3)]
+            bot = RandomBot(seed=1)
+            moves = 0
+
+            async def slow_thinker(state: SeatState) -> int:
+                nonlocal moves
+                moves += 1
+                if moves <= 3:
+                    await asyncio.sleep(0.5)
+                return bot.choose(state)
+
+            states = await asyncio.gather(
+                client.play(tickets[0], decide=slow_thinker),
+                *(client.play(t, RandomBot(seed=t.seat)) for t in tickets[1:]),
+            )
+            assert all(s.over for s in states)
+            final = await client.get_match(info.match_id)
+            assert all(s.seq == final.last_seq for s in states)
+
+    with ServerProcess(tmp_path / "data") as server:
+        asyncio.run(asyncio.wait_for(scenario(server.address), 60))
+    assert reopened > 3 + 6  # three seats' first streams, and reopenings while seat 0 thought
