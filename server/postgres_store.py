@@ -46,14 +46,23 @@ _CONNECT_TIMEOUT_S: Final = 5
 _RELISTEN_PAUSE_S: Final = 0.5
 
 
+_SECRET_PARAMETERS: Final = frozenset({"password", "sslpassword"})
+_USERINFO_PASSWORD: Final = re.compile(r"(//[^/:@]*):[^@/]*@")
+
+
 def redact(url: str) -> str:
-    """``url`` with its password replaced, fit for logs and error messages."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    user = parts.username or ""
-    return urllib.parse.urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
+    """``url`` with every password replaced (in the user part and in the query), fit for
+    logs and error messages; also for a URL too malformed to parse."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        query = [
+            (key, "***" if key.lower() in _SECRET_PARAMETERS else value)
+            for key, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+        ]
+        url = urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(query, safe="*")))
+    except ValueError:
+        return "<a store URL that does not parse>"
+    return _USERINFO_PASSWORD.sub(r"\1:***@", url)
 
 
 def split_schema(url: str) -> tuple[str, str]:

@@ -40,13 +40,15 @@ from .hosting import (
     project_for,
 )
 from .peers import FORWARD_TIMEOUT, OwnerUnreachable, Peers, forwarded
-from .store import LeaseLost, StoreConflict
+from .store import LeaseLost, StoreConflict, StoreError
+from .store import UnknownMatch as UnknownStoredMatch
 
 log = structlog.get_logger(__name__)
 
 REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,64}$")
 CLIENT_TOKEN = re.compile(r"^[\x21-\x7e]{32,128}$")
 MAX_PAGE = 1000
+STORE_DOWN = "the event store is unavailable: retry shortly, with the same request id"
 FELL_BEHIND = "the stream fell behind or the server is draining: resume from your last seq"
 STATUS_OF = {
     "waiting": spb.MATCH_STATUS_WAITING,
@@ -81,8 +83,10 @@ def status_for(error: BaseException) -> grpc.StatusCode | None:
         return grpc.StatusCode.FAILED_PRECONDITION
     if isinstance(error, Stale | StoreConflict):
         return grpc.StatusCode.ABORTED
-    if isinstance(error, UnknownMatch):
+    if isinstance(error, UnknownMatch | UnknownStoredMatch):
         return grpc.StatusCode.NOT_FOUND
+    if isinstance(error, StoreError):  # the database is away: nothing was acknowledged
+        return grpc.StatusCode.UNAVAILABLE
     if isinstance(error, SeatTaken | DifferentRequest):
         return grpc.StatusCode.ALREADY_EXISTS
     if isinstance(error, Draining):
@@ -102,8 +106,15 @@ def refusals() -> Iterator[None]:
         if code is None:
             log.exception("unexpected_error", error_type=type(error).__name__)
             raise
-        message = error.details() if isinstance(error, grpc.aio.AioRpcError) else str(error)
-        raise Refused(code, message or code.name) from error
+        if isinstance(error, grpc.aio.AioRpcError):
+            message = error.details() or code.name
+        elif isinstance(error, StoreError) and code == grpc.StatusCode.UNAVAILABLE:
+            # Where the database is and what it said is for the operator's log, not a client.
+            log.warning("store_unavailable", error=str(error))
+            message = STORE_DOWN
+        else:
+            message = str(error)
+        raise Refused(code, message) from error
 
 
 def authorization_of(context: grpc.aio.ServicerContext[Any, Any]) -> str | None:

@@ -198,6 +198,11 @@ def test_store_urls() -> None:
     )
     assert redact("postgresql://u:pw@h:5/db") == "postgresql://u:***@h:5/db"
     assert redact("postgresql://h/db") == "postgresql://h/db"
+    assert redact("postgresql://u@db/app?password=hunter2&sslmode=require") == (
+        "postgresql://u@db/app?password=***&sslmode=require"
+    )
+    assert "pw" not in redact("postgresql//u:pw@h/db")  # a typo'd scheme: no netloc
+    assert redact("postgresql://[::1") == "<a store URL that does not parse>"
     with pytest.raises(ValueError, match="unknown store 'mysql://u:\\*\\*\\*@h/db'"):
         open_store("mysql://u:pw@h/db", data_dir=Path())
     with pytest.raises(ValueError, match="schema must be"):
