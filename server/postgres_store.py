@@ -139,6 +139,7 @@ class PostgresStore(EventStore):
     shared: ClassVar[bool] = True
     _no_limit: ClassVar[object] = None
     _now_ms: ClassVar[str] = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+    _share_lock: ClassVar[str] = " FOR SHARE"
 
     def __init__(
         self,

@@ -392,6 +392,9 @@ class EventStore(ABC):
     """The ``LIMIT`` parameter that means no limit."""
     _now_ms: ClassVar[str] = ""
     """SQL for the database clock in Unix milliseconds (lease deadlines)."""
+    _share_lock: ClassVar[str] = ""
+    """The locking clause that keeps a read lease row from changing until commit (none where
+    the database serialises writers anyway, as SQLite does)."""
 
     def __init__(
         self,
@@ -604,7 +607,7 @@ class EventStore(ABC):
             players, status = _match_row(conn, match_id)
             if status == ENDED:
                 raise StoreConflict(f"match {match_id!r} has ended")
-            _check_fence(conn, match_id, fence)
+            _check_fence(conn, match_id, fence, self._share_lock)
             self._insert_seat(conn, players, SeatRecord(match_id, seat, token_hash, name))
 
         await self._submit(work)
@@ -659,16 +662,24 @@ class EventStore(ABC):
 
         def work(conn: Connection) -> list[StoredEvent]:
             # Everything the append must check, in one statement: one round trip to a server.
+            # The lease row is read with a share lock where the database has one: a take-over
+            # then waits for this append to commit, and reads the log with it.
             state = conn.execute(
-                "SELECT m.players, m.status, r.first_seq, r.last_seq, r.seat, l.epoch,"
+                "SELECT m.players, m.status, r.first_seq, r.last_seq, r.seat,"
+                f" (SELECT epoch FROM leases WHERE match_id = ? AND owner = ?{self._share_lock}),"
                 " t.seq, t.hash"
                 " FROM matches m"
                 " LEFT JOIN requests r ON r.match_id = m.match_id AND r.request_id = ?"
-                " LEFT JOIN leases l ON l.match_id = m.match_id AND l.owner = ?"
                 " LEFT JOIN (SELECT seq, hash FROM events WHERE match_id = ?"
                 "            ORDER BY seq DESC LIMIT 1) t ON 1 = 1"
                 " WHERE m.match_id = ?",
-                (request_id, None if fence is None else fence.owner, match_id, match_id),
+                (
+                    match_id,
+                    None if fence is None else fence.owner,
+                    request_id,
+                    match_id,
+                    match_id,
+                ),
             ).fetchone()
             if state is None:
                 raise UnknownMatch(match_id)
@@ -712,7 +723,7 @@ class EventStore(ABC):
             _players, status = _match_row(conn, match_id)
             if status == ENDED:
                 raise StoreConflict(f"match {match_id!r} has already ended")
-            _check_fence(conn, match_id, fence)
+            _check_fence(conn, match_id, fence, self._share_lock)
             conn.execute(
                 "UPDATE matches SET status = ?, ended_at = ? WHERE match_id = ?",
                 (ENDED, ended_at, match_id),
@@ -1101,11 +1112,11 @@ def _match_row(conn: Connection, match_id: str) -> tuple[int, str]:
     return row[0], row[1]
 
 
-def _check_fence(conn: Connection, match_id: str, fence: Fence | None) -> None:
+def _check_fence(conn: Connection, match_id: str, fence: Fence | None, lock: str) -> None:
     if fence is None:
         return
     row = conn.execute(
-        "SELECT 1 FROM leases WHERE match_id = ? AND owner = ? AND epoch = ?",
+        f"SELECT 1 FROM leases WHERE match_id = ? AND owner = ? AND epoch = ?{lock}",
         (match_id, fence.owner, fence.epoch),
     ).fetchone()
     if row is None:

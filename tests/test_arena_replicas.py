@@ -4,6 +4,7 @@ how a lease moves, and the takeovers that finish what a dead owner left half don
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -139,3 +140,39 @@ def test_an_append_while_a_follower_loads_is_not_missed(monkeypatch: pytest.Monk
         assert followed.last_seq == mine.last_seq
 
     with_two_arenas(body)
+
+
+class _SlowWrites(PostgresStore):
+    """Holds its writer thread inside the batch transaction, after the append's checks."""
+
+    slow = False
+
+    def _insert_events(self, conn: Any, events: Any, request: Any) -> None:
+        if self.slow:
+            time.sleep(1.0)
+        super()._insert_events(conn, events, request)
+
+
+def test_a_take_over_waits_for_the_old_owners_append_in_flight() -> None:
+    """The old owner's lease has run out but its append passed the fence check and is still
+    committing when another replica takes over: the taker waits for that commit and carries
+    on from it, instead of reading the log before it and falling behind for good."""
+    with postgres_schema() as url:
+
+        async def main() -> None:
+            async with _SlowWrites(url) as left, make_store(url) as right:
+                a, b = Arena(left, owner=A), Arena(right, owner=B)
+                mine = await a.create("triathlon", 3, {})
+                await left.renew_leases(LAPSED)
+                left.slow = True
+                joining = asyncio.create_task(mine.join(None, "ann"))
+                await asyncio.sleep(0.3)  # the join is inside its transaction now
+                taken = await b.writer_of(mine.match_id)
+                assert isinstance(taken, HostedMatch) and taken.owned
+                seat, _ = await joining
+                assert seat == 0
+                assert taken.last_seq == await right.last_seq(mine.match_id)
+                assert [s.name for s in taken.seats][:1] == ["ann"]
+                assert (await taken.join(None, "bob"))[0] == 1
+
+        asyncio.run(asyncio.wait_for(main(), 30))
