@@ -149,6 +149,8 @@ class HostedMatch:
         own from the store (:meth:`catch_up`) and forwards their actions to the owner."""
         self.fence: Fence | None = None
         """The lease this process's writes carry (replicas only)."""
+        self._out_of_step = False
+        """A write failed and the log could not be read back: resync before the next one."""
         self.log = log.bind(match_id=self.match_id)
 
     # -- state ---------------------------------------------------------------------------
@@ -195,6 +197,8 @@ class HostedMatch:
 
     async def _join(self, seat: int | None, name: str, token: str | None) -> tuple[int, str]:
         async with self.lock:
+            if self._out_of_step:
+                await self._resync()
             if not self.owned:
                 raise Moved(self.match_id)
             if token:
@@ -219,12 +223,9 @@ class HostedMatch:
             self.seats[seat] = Seat(digest, name)  # before publishing: it may start the match
             try:
                 await self._persist([joined], request_id=None, seat=None, join=record)
-            except LeaseLost:  # now a follower: read what the new owner wrote meanwhile
+            except Exception:  # fenced off, or unknown: go back to (and follow) the log
                 self.seats[seat] = Seat()
-                await self._follow_store()
-                raise
-            except BaseException:
-                self.seats[seat] = Seat()
+                await self._recover()
                 raise
             self.log.info("seat_joined", seat=seat)
             return seat, token
@@ -237,6 +238,8 @@ class HostedMatch:
         self, seat: int, action: int, expected_seq: int, request_id: str
     ) -> Submitted:
         async with self.lock:
+            if self._out_of_step:
+                await self._resync()
             if request_id:
                 done = self.requests.get(request_id)
                 if done is None and self.resumed:
@@ -289,14 +292,14 @@ class HostedMatch:
         try:
             await self._persist(encoded, request_id=request_id, seat=seat)
         except DuplicateRequest as done:
-            await self._rebuild()  # the engine moved on from a state the store had not
+            await self._recover()  # the engine moved on from a state the store had not
             return done.first_seq, done.last_seq, []
         except LeaseLost:  # not a fault: another replica owns the match now
-            await self._rebuild()
+            await self._recover()
             raise
         except Exception:
             self.log.exception("persist_failed")
-            await self._rebuild()
+            await self._recover()
             raise
         if self.engine.over:
             await self._end()
@@ -415,8 +418,29 @@ class HostedMatch:
         except LeaseLost:
             return
 
+    async def _recover(self) -> None:
+        """After a write whose outcome this process cannot know (refused, fenced off, or lost
+        with the connection), go back to the log; if the store cannot be read now either,
+        the next change does it first (``_out_of_step``)."""
+        self._out_of_step = True
+        try:
+            await self._resync()
+        except StoreError as error:
+            self.log.warning("resync_failed", error=str(error))
+
+    async def _resync(self) -> None:
+        """Replay the log up to the last seq subscribers have seen, then follow it from
+        there: whatever the store holds beyond (a write that did commit, another owner's
+        events) is applied *and published*, so no stream is left with a gap. Request ids
+        may now be known only to the store."""
+        seen = await self.store.read_events(self.match_id, limit=self.last_seq)
+        self.engine = rebuild_engine(self.record, seen)
+        self.resumed = True
+        await self._follow_store()
+        self._out_of_step = False
+
     async def _rebuild(self) -> None:
-        """After a failed write, return to what the store holds: the log is the truth."""
+        """Return to what the store holds, all of it: the log is the truth."""
         stored = await self.store.read_events(self.match_id)
         self.engine = rebuild_engine(self.record, stored)
         self.last_seq = stored[-1].seq if stored else 0

@@ -14,6 +14,7 @@ from cardarena.server.arena import Arena
 from cardarena.server.hosting import HostedMatch, Moved
 from cardarena.server.postgres_store import PostgresStore
 from cardarena.server.store import Fence, LeaseLost, MatchRecord, Owner
+from cardarena.v1 import game_pb2 as pb
 from tests.stores import make_store, postgres_schema
 
 A = Owner("replica-a", "127.0.0.1:1", lease_ms=60_000)
@@ -176,3 +177,28 @@ def test_a_take_over_waits_for_the_old_owners_append_in_flight() -> None:
                 assert (await taken.join(None, "bob"))[0] == 1
 
         asyncio.run(asyncio.wait_for(main(), 30))
+
+
+def test_a_fenced_off_owner_streams_what_the_new_owner_wrote_without_a_gap() -> None:
+    async def body(a: Arena, b: Arena) -> None:
+        mine = await a.create("triathlon", 3, {})
+        await seat_everyone(mine)
+        watcher = mine.subscribe(None)
+        while not watcher.queue.empty():
+            watcher.queue.get_nowait()
+        seen = mine.last_seq
+        await a.store.renew_leases(LAPSED)
+        taken = await b.writer_of(mine.match_id)
+        assert isinstance(taken, HostedMatch)
+        for _ in range(3):
+            await act(taken)
+        with pytest.raises(LeaseLost):  # A did not know; its next write is fenced off
+            await act(mine)
+        streamed = []
+        while not watcher.queue.empty():
+            item = watcher.queue.get_nowait()
+            if isinstance(item, pb.Event):
+                streamed.append(item.seq)
+        assert streamed == list(range(seen + 1, taken.last_seq + 1))
+
+    with_two_arenas(body)

@@ -1,5 +1,5 @@
-"""A caller cancelled in the middle of a write (a client hanging up, a forwarding replica
-dying) must not leave the match in memory out of step with its log."""
+"""A write interrupted on the way (its caller cancelled, its answer lost) must not leave the
+match in memory out of step with its log, nor its streams with a gap."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import pytest
 
 from cardarena.server.arena import Arena
 from cardarena.server.sqlite_store import SqliteStore
+from cardarena.server.store import StoreError
+from cardarena.v1 import game_pb2 as pb
 
 
 def test_a_submit_cancelled_during_its_write_still_lands_whole(tmp_path: Path) -> None:
@@ -52,5 +54,45 @@ def test_a_submit_cancelled_during_its_write_still_lands_whole(tmp_path: Path) -
             assert nxt is not None
             done = await hosted.submit(nxt, hosted.engine.legal_actions()[0], hosted.last_seq, "")
             assert done.applied and done.first_seq == again.last_seq + 1
+
+    asyncio.run(asyncio.wait_for(main(), 30))
+
+
+def test_a_write_that_committed_but_failed_to_answer_is_recognised_on_retry(
+    tmp_path: Path,
+) -> None:
+    """The store commits, then the answer is lost (the connection drops): the hosted match
+    goes back to the log, streams get the committed events, and the retry of the request is
+    answered with the original seqs rather than refused as stale."""
+
+    async def main() -> None:
+        async with SqliteStore(tmp_path / "store.db") as store:
+            arena = Arena(store)
+            hosted = await arena.create("triathlon", 3, {})
+            for _ in range(3):
+                await hosted.join(None, "bot")
+            watcher = hosted.subscribe(None)
+            real_append = store.append
+
+            async def commits_then_fails(*args: Any, **kwargs: Any) -> Any:
+                await real_append(*args, **kwargs)
+                raise StoreError("connection lost after COMMIT")
+
+            store.append = commits_then_fails  # type: ignore[method-assign]
+            seat = hosted.engine.to_act
+            assert seat is not None
+            before = hosted.last_seq
+            with pytest.raises(StoreError):
+                await hosted.submit(seat, hosted.engine.legal_actions()[0], before, "r1")
+            store.append = real_append  # type: ignore[method-assign]
+            assert hosted.last_seq == await store.last_seq(hosted.match_id) > before
+            published = []
+            while not watcher.queue.empty():
+                item = watcher.queue.get_nowait()
+                if isinstance(item, pb.Event):
+                    published.append(item.seq)
+            assert published == list(range(before + 1, hosted.last_seq + 1))
+            again = await hosted.submit(seat, 0, before, "r1")  # any action: it is a retry
+            assert (again.applied, again.first_seq) == (False, before + 1)
 
     asyncio.run(asyncio.wait_for(main(), 30))
