@@ -229,13 +229,13 @@ class Arena:
         last_seq = stored[-1].seq if stored else 0
         hosted = self._host(record, engine, seats, last_seq, voluntary_pass=tracker.voluntary_pass)
         hosted.resumed = True
+        hosted.last_hash = stored[-1].hash if stored else b""
         if self.owner is not None:  # a replica follows until it holds the lease
             hosted.owned = False
             # A notification that came while the log was being read found no follower to
             # wake: read once more, now that later ones will find it.
             await hosted.catch_up()
             return hosted
-        hosted.last_hash = stored[-1].hash if stored else b""
         if not stored:
             await self._write_opening(hosted)
         return hosted
@@ -275,7 +275,20 @@ class Arena:
             hosted = self.matches.get(match_id)
             followed = [] if hosted is None or hosted.owned or seq <= hosted.last_seq else [hosted]
         for hosted in followed:
-            self._spawn(hosted.catch_up())
+            self._spawn(self._follow(hosted))
+
+    async def _follow(self, hosted: HostedMatch) -> None:
+        """Catch a follower up, retrying while the store is away: no later notification may
+        come (the owner may be waiting on a seat that streams from here)."""
+        pause = 0.1
+        while not hosted.owned:
+            try:
+                await hosted.catch_up()
+                return
+            except StoreError as error:
+                log.warning("follow_retry", match_id=hosted.match_id, error=str(error))
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 5.0)
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.create_task(work)
@@ -302,13 +315,14 @@ class Arena:
         assert self.owner is not None
         # Only what was owned before renewing can have been lost: a match created meanwhile
         # is owned but was not there to be renewed.
-        owned = [h for h in self.matches.values() if h.owned and not h.ended]
+        owned = [(h, h.fence) for h in self.matches.values() if h.owned and not h.ended]
         held = await self.store.renew_leases(self.owner)
         metrics.LEASES.set(len(held))
-        for hosted in owned:
-            if hosted.owned and hosted.match_id not in held:
+        for hosted, fence in owned:
+            # Lost, unless it was taken back meanwhile (a new fence: that lease is current).
+            if hosted.owned and hosted.fence == fence and hosted.match_id not in held:
                 hosted.demote()
-                self._spawn(hosted.catch_up())
+                self._spawn(self._follow(hosted))
         orphans = await self.store.orphaned_matches(limit=4 * CLAIMS_PER_ROUND)
         random.shuffle(orphans)  # replicas claiming at once mostly pick different ones
         claimed = 0
@@ -317,10 +331,19 @@ class Arena:
                 lease = await self.store.acquire_lease(match_id, self.owner)
             except (StoreConflict, UnknownStoredMatch):
                 continue
-            if lease.owner == self.owner.replica:
+            if lease.owner != self.owner.replica:
+                continue
+            try:
                 hosted = await self.get(match_id)
                 await hosted.take_over(lease.fence)
-                claimed += 1
+            except StoreError as error:  # let another replica (or a later round) have it
+                log.warning("take_over_failed", match_id=match_id, error=str(error))
+                if match_id in self.matches:
+                    self.matches[match_id].demote()
+                with contextlib.suppress(StoreError):
+                    await self.store.release_lease(match_id, self.owner)
+                continue
+            claimed += 1
         return claimed
 
     async def shutdown(self) -> None:

@@ -406,6 +406,13 @@ class MatchService(service_pb2_grpc.MatchServiceServicer):
                     await out.put(error)
 
             async def act() -> None:
+                try:
+                    await act_on_each()
+                except Exception as error:  # a bug: end the call, never leave a bot waiting
+                    log.exception("play_action_failed", match_id=opening.match_id)
+                    await out.put(error)
+
+            async def act_on_each() -> None:
                 async for request in requests:
                     act = request.act
                     result = spb.ActionResult(request_id=act.request_id)

@@ -797,6 +797,16 @@ class EventStore(ABC):
 
         return await self._submit(work)
 
+    async def release_lease(self, match_id: str, owner: Owner) -> None:
+        """Give up one lease, if ``owner`` holds it."""
+
+        def work(conn: Connection) -> None:
+            conn.execute(
+                "DELETE FROM leases WHERE match_id = ? AND owner = ?", (match_id, owner.replica)
+            )
+
+        await self._submit(work)
+
     async def orphaned_matches(self, limit: int = 100) -> list[str]:
         """Unfinished matches that nobody holds a live lease on, oldest first: what a replica
         should take over (their owner died or drained)."""

@@ -13,7 +13,7 @@ import pytest
 from cardarena.server.arena import Arena
 from cardarena.server.hosting import HostedMatch, Moved
 from cardarena.server.postgres_store import PostgresStore
-from cardarena.server.store import Fence, LeaseLost, MatchRecord, Owner
+from cardarena.server.store import Fence, LeaseLost, MatchRecord, Owner, StoreError
 from cardarena.v1 import game_pb2 as pb
 from tests.stores import make_store, postgres_schema
 
@@ -53,6 +53,7 @@ def test_the_owner_writes_others_forward_and_a_lapsed_lease_moves() -> None:
         assert await b.writer_of(mine.match_id) == A.address  # B forwards to A
         followed = await b.get(mine.match_id)
         assert (followed.owned, followed.last_seq) == (False, mine.last_seq)
+        assert followed.last_hash == mine.last_hash != b""  # MatchInfo.last_hash, for audits
         with pytest.raises(Moved):
             await act(followed)  # a follower never writes
         await a.store.renew_leases(LAPSED)
@@ -200,5 +201,35 @@ def test_a_fenced_off_owner_streams_what_the_new_owner_wrote_without_a_gap() -> 
             if isinstance(item, pb.Event):
                 streamed.append(item.seq)
         assert streamed == list(range(seen + 1, taken.last_seq + 1))
+
+    with_two_arenas(body)
+
+
+def test_a_follower_retries_a_catch_up_the_store_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No later notification may come (the owner may wait on a seat streaming from the
+    follower), so a catch-up that fails is retried until it succeeds."""
+
+    async def body(a: Arena, b: Arena) -> None:
+        mine = await a.create("triathlon", 3, {})
+        await seat_everyone(mine)
+        followed = await b.get(mine.match_id)
+        await act(mine)
+        real_read = b.store.read_events
+        failures = 2
+
+        async def flaky_read(*args: Any, **kwargs: Any) -> Any:
+            nonlocal failures
+            if failures:
+                failures -= 1
+                raise StoreError("postgresql …: the connection was reset")
+            return await real_read(*args, **kwargs)
+
+        monkeypatch.setattr(b.store, "read_events", flaky_read)
+        b._changed_elsewhere(mine.match_id, mine.last_seq)  # the notification arrives
+        for _ in range(100):
+            if followed.last_seq == mine.last_seq:
+                break
+            await asyncio.sleep(0.05)
+        assert (failures, followed.last_seq) == (0, mine.last_seq)
 
     with_two_arenas(body)
