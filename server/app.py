@@ -176,6 +176,12 @@ class Server:
                 host = socket.gethostbyname(socket.gethostname())
             except OSError:
                 host = "127.0.0.1"
+            if host.startswith("127."):
+                structlog.get_logger("cardarena.server").warning(
+                    "advertise_loopback",
+                    advertise=host,
+                    hint="replicas on other hosts cannot forward here: set --advertise",
+                )
         return f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
 
     async def drain(self) -> None:

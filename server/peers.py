@@ -27,6 +27,8 @@ T = TypeVar("T")
 
 FORWARDED_BY = "x-cardarena-forwarded-by"
 FORWARD_TIMEOUT = 10.0
+MAX_PEERS = 64
+"""Channels kept open; the least recently used beyond this are closed."""
 _GONE = frozenset(
     {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED}
 )
@@ -42,12 +44,19 @@ class Peers:
     def __init__(self, replica: str) -> None:
         self.replica = replica
         self._channels: dict[str, tuple[grpc.aio.Channel, MatchServiceAsyncStub]] = {}
+        self._closing: set[asyncio.Future[None]] = set()
 
     def stub(self, address: str) -> MatchServiceAsyncStub:
-        known = self._channels.get(address)
+        known = self._channels.pop(address, None)
         if known is None:
             channel = grpc.aio.insecure_channel(address)
-            known = self._channels[address] = (channel, service_pb2_grpc.MatchServiceStub(channel))
+            known = (channel, service_pb2_grpc.MatchServiceStub(channel))
+            if len(self._channels) >= MAX_PEERS:  # replicas come and go with new addresses
+                oldest = next(iter(self._channels))
+                stale, _ = self._channels.pop(oldest)
+                self._closing.add(asyncio.ensure_future(stale.close(grace=FORWARD_TIMEOUT)))
+                self._closing = {task for task in self._closing if not task.done()}
+        self._channels[address] = known  # the most recently used last
         return known[1]
 
     async def forward(
@@ -74,7 +83,7 @@ class Peers:
 
     async def close(self) -> None:
         channels, self._channels = self._channels, {}
-        await asyncio.gather(*(channel.close() for channel, _ in channels.values()))
+        await asyncio.gather(*(channel.close() for channel, _ in channels.values()), *self._closing)
 
 
 def forwarded(metadata: Any) -> bool:
