@@ -39,6 +39,9 @@ from .store import UnknownMatch as UnknownStoredMatch
 log = structlog.get_logger(__name__)
 
 MAX_MOVE_MS = 3_600_000
+MAX_ENDED_IN_MEMORY = 1000
+"""Ended matches kept in memory beyond this are dropped, oldest first (and reloaded from the
+store if asked for): a long competition would otherwise grow without bound."""
 CLAIMS_PER_ROUND = 50
 """How many orphaned matches one lease-keeper round takes at most, so replicas share them."""
 
@@ -78,7 +81,9 @@ class Arena:
         self.owner = owner
         """This replica as a lease holder; ``None``: alone, owning every match."""
         self.matches: dict[str, HostedMatch] = {}
-        self._on_change = on_change or (lambda hosted: None)
+        self._report = on_change or (lambda hosted: None)
+        self.ended: dict[str, None] = {}
+        """Ended matches still in memory, oldest first (a dict as an ordered set)."""
         self._keeper: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -172,10 +177,28 @@ class Arena:
             self.store,
             move_ms=int(config.get("move_ms", 0)),
             voluntary_pass=voluntary_pass,
-            on_change=self._on_change,
+            on_change=self._changed,
         )
         self.matches[record.match_id] = hosted
+        if hosted.ended:  # loaded from the store to be read: it counts towards the bound
+            hosted._reported_status = hosted.status
+            self._changed(hosted)
         return hosted
+
+    def _changed(self, hosted: HostedMatch) -> None:
+        """A hosted match changed status: report it, and keep few ended matches in memory
+        (their logs are final and in the store; ``get`` loads one again on demand)."""
+        if hosted.ended:
+            self.ended[hosted.match_id] = None
+            for match_id in list(self.ended):
+                if len(self.ended) <= MAX_ENDED_IN_MEMORY:
+                    break
+                old = self.matches.get(match_id)
+                if old is not None and old.subscribers:
+                    continue  # someone is still reading it
+                del self.ended[match_id]
+                self.matches.pop(match_id, None)
+        self._report(hosted)
 
     async def get(self, match_id: str) -> HostedMatch:
         """The hosted match, loading it from the store if this process has not seen it. A

@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
+from cardarena.server import arena as arena_module
 from cardarena.server.arena import Arena
+from cardarena.server.hosting import HostedMatch
 from cardarena.server.sqlite_store import SqliteStore
 from cardarena.server.store import StoreError
 from cardarena.v1 import game_pb2 as pb
@@ -96,3 +98,35 @@ def test_a_write_that_committed_but_failed_to_answer_is_recognised_on_retry(
             assert (again.applied, again.first_seq) == (False, before + 1)
 
     asyncio.run(asyncio.wait_for(main(), 30))
+
+
+def test_ended_matches_leave_memory_beyond_a_bound_and_come_back_on_demand(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(arena_module, "MAX_ENDED_IN_MEMORY", 2)
+
+    async def main() -> None:
+        async with SqliteStore(tmp_path / "store.db") as store:
+            arena = Arena(store)
+            played: list[HostedMatch] = []
+            for _ in range(4):
+                hosted = await arena.create("triathlon", 3, {})
+                for _ in range(3):
+                    await hosted.join(None, "bot")
+                if not played:
+                    reader = hosted.subscribe(None)  # the first one is still being read
+                while not hosted.ended:
+                    seat = hosted.engine.to_act
+                    assert seat is not None
+                    await hosted.submit(seat, hosted.engine.legal_actions()[0], hosted.last_seq, "")
+                played.append(hosted)
+            kept = [h.match_id for h in played if h.match_id in arena.matches]
+            # At most two ended in memory, oldest out first, but not one still being read.
+            assert kept == [played[0].match_id, played[3].match_id]
+            played[0].unsubscribe(reader)
+            again = await arena.get(played[1].match_id)  # from the store, whole
+            assert again is not played[1] and again.ended
+            assert (again.last_seq, again.last_hash) == (played[1].last_seq, played[1].last_hash)
+            assert again.engine.totals == played[1].engine.totals
+
+    asyncio.run(asyncio.wait_for(main(), 60))
