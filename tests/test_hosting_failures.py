@@ -17,13 +17,17 @@ from cardarena.server.store import StoreError
 from cardarena.v1 import game_pb2 as pb
 
 
+async def seated_triathlon(arena: Arena) -> HostedMatch:
+    hosted = await arena.create("triathlon", 3, {})
+    for _ in range(3):
+        await hosted.join(None, "bot")
+    return hosted
+
+
 def test_a_submit_cancelled_during_its_write_still_lands_whole(tmp_path: Path) -> None:
     async def main() -> None:
         async with SqliteStore(tmp_path / "store.db") as store:
-            arena = Arena(store)
-            hosted = await arena.create("triathlon", 3, {})
-            for _ in range(3):
-                await hosted.join(None, "bot")
+            hosted = await seated_triathlon(Arena(store))
             real_append = store.append
             writing, release = asyncio.Event(), asyncio.Event()
 
@@ -69,10 +73,7 @@ def test_a_write_that_committed_but_failed_to_answer_is_recognised_on_retry(
 
     async def main() -> None:
         async with SqliteStore(tmp_path / "store.db") as store:
-            arena = Arena(store)
-            hosted = await arena.create("triathlon", 3, {})
-            for _ in range(3):
-                await hosted.join(None, "bot")
+            hosted = await seated_triathlon(Arena(store))
             watcher = hosted.subscribe(None)
             real_append = store.append
 
@@ -110,9 +111,7 @@ def test_ended_matches_leave_memory_beyond_a_bound_and_come_back_on_demand(
             arena = Arena(store)
             played: list[HostedMatch] = []
             for _ in range(4):
-                hosted = await arena.create("triathlon", 3, {})
-                for _ in range(3):
-                    await hosted.join(None, "bot")
+                hosted = await seated_triathlon(arena)
                 if not played:
                     reader = hosted.subscribe(None)  # the first one is still being read
                 while not hosted.ended:
