@@ -210,3 +210,37 @@ def test_a_draining_replica_hands_its_matches_over_at_once(tmp_path: Path) -> No
             for server in servers:
                 server.kill()
         assert '"lease_taken"' in servers[1].stderr_path.read_text()
+
+
+def test_clocks_move_to_the_replica_that_takes_over(tmp_path: Path) -> None:
+    """Nobody plays: the clock plays every move. The owner is killed after a few of them and
+    the match still runs to its end, timed out move by move by the replica that took over."""
+    with postgres_schema() as url:
+        servers = [s.start() for s in replicas(tmp_path, url, 2)]
+        try:
+
+            async def main() -> None:
+                async with (
+                    ArenaClient(servers[0].address) as owner,
+                    ArenaClient(servers[1].address) as other,
+                ):
+                    info = await owner.create_match("triathlon", players=3, move_ms=20)
+                    for _ in range(3):
+                        await owner.join(info.match_id)
+                    while (await other.get_match(info.match_id)).last_seq < info.last_seq + 15:
+                        await asyncio.sleep(0.05)
+                    servers[0].kill()
+                    while (final := await other.get_match(info.match_id)).status != (
+                        spb.MATCH_STATUS_ENDED
+                    ):
+                        await asyncio.sleep(0.1)
+                    log = await other.match_log(info.match_id)
+                    assert audit_response(log, info.match_id, head=final.last_hash) is None
+                    kinds = [pb.Event.FromString(e.event).WhichOneof("kind") for e in log.entries]
+                    assert kinds.count("timed_out") > 50
+
+            asyncio.run(asyncio.wait_for(main(), 90))
+        finally:
+            for server in servers:
+                server.kill()
+        assert '"lease_taken"' in servers[1].stderr_path.read_text()
