@@ -134,7 +134,9 @@ class SeatState:
         else:
             led = self.trick[0][1]
             led_suit = suit_of(led)
-            if not bit & JOKER_MASK and not (1 << led) & JOKER_MASK and suit_of(card) != led_suit:
+            # A Joker answers a led suit only from a hand without it (RULES.md, Triathlon),
+            # so it shows a void as plainly as a card of another suit does.
+            if not (1 << led) & JOKER_MASK and suit_of(card) != led_suit:
                 self.void[seat] |= 1 << led_suit
         self.trick.append((seat, card))
 
