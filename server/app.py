@@ -27,7 +27,7 @@ from .hosting import HostedMatch
 from .peers import Peers
 from .service import MatchService
 from .sqlite_store import SqliteStore
-from .store import Owner
+from .store import Owner, StoreError
 from .stores import open_store
 
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
@@ -123,7 +123,15 @@ class Server:
     async def start(self) -> None:
         if isinstance(self.store, SqliteStore):
             self.config.data_dir.mkdir(parents=True, exist_ok=True)
-        await self.store.open()
+        try:
+            await self.store.open()
+        except StoreError:
+            raise
+        except Exception as error:  # the driver's own: name the store, keep its first line
+            first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+            raise StoreError(
+                f"cannot open {self.store.where}: {first or type(error).__name__}"
+            ) from None
         self.port = self.grpc.add_insecure_port(self.config.listen)
         if self.port == 0:
             raise OSError(f"could not listen on {self.config.listen}")

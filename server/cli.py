@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from .app import ServeConfig, run
+from .store import StoreError
 from .stores import open_store
 
 LEVELS = ("debug", "info", "warning", "error")
@@ -124,5 +126,9 @@ def serve(args: argparse.Namespace) -> int:
         advertise=args.advertise,
         lease_seconds=args.lease_seconds,
     )
-    asyncio.run(run(config))
+    try:
+        asyncio.run(run(config))
+    except (StoreError, OSError) as error:  # cannot start: say why in one line, no traceback
+        print(f"cardarena serve: {error}", file=sys.stderr)
+        return 1
     return 0

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
+import structlog
 
 from cardarena.clients.cli import main
 
@@ -63,3 +65,22 @@ def test_several_replicas_become_one_round_robin_target() -> None:
     assert channel_target("127.0.0.1:5") == "127.0.0.1:5"
     assert channel_target("dns:///replicas:50051") == "dns:///replicas:50051"
     assert channel_target(" 10.0.0.1:1, 10.0.0.2:2 ,") == "ipv4:10.0.0.1:1,10.0.0.2:2"
+
+
+def test_serve_says_in_one_line_why_it_cannot_start(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    try:
+        code = main(
+            ["serve", "--store", "postgresql://u:hunter2@127.0.0.1:1/x", "--metrics-port", "-1"]
+        )
+        assert code == 1
+        err = capsys.readouterr().err
+        assert "cannot open postgresql postgresql://u:***@127.0.0.1:1/x" in err
+        assert "hunter2" not in err and "Traceback" not in err
+        blocked = tmp_path / "file"
+        blocked.write_text("")
+        assert main(["serve", "--data-dir", str(blocked / "sub"), "--metrics-port", "-1"]) == 1
+        assert "Not a directory" in capsys.readouterr().err
+    finally:
+        structlog.reset_defaults()
