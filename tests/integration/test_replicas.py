@@ -5,6 +5,7 @@ nothing acknowledged is lost, and every log audits clean."""
 from __future__ import annotations
 
 import asyncio
+import random
 from collections import defaultdict
 from collections.abc import Awaitable
 from pathlib import Path
@@ -244,3 +245,70 @@ def test_clocks_move_to_the_replica_that_takes_over(tmp_path: Path) -> None:
             for server in servers:
                 server.kill()
         assert '"lease_taken"' in servers[1].stderr_path.read_text()
+
+
+def test_chaos_replicas_killed_and_restarted_again_and_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bounded chaos on loopback: every 1 to 2.5 s a random replica is SIGKILLed and started
+    again on its address, all through a tournament with move clocks on. Every match finishes
+    without error, nothing acknowledged is lost, every log audits."""
+    acknowledged: dict[str, int] = defaultdict(int)
+    real_submit = ArenaClient.submit
+
+    async def recording_submit(
+        self: ArenaClient, ticket: Ticket, action: int, expected_seq: int
+    ) -> spb.SubmitActionResponse:
+        response = await real_submit(self, ticket, action, expected_seq)
+        acknowledged[ticket.match_id] = max(acknowledged[ticket.match_id], response.last_seq)
+        return response
+
+    monkeypatch.setattr(ArenaClient, "submit", recording_submit)
+
+    with postgres_schema() as url:
+        servers = [s.start() for s in replicas(tmp_path, url, 3)]
+        addresses = [s.address for s in servers]
+        kills = 0
+        try:
+            config = TournamentConfig(
+                address=",".join(addresses),
+                game="hexathlon",
+                bots=[parse_bot(b) for b in ("random", "rules", "random:7", "rules:3")],
+                players=4,
+                deals=2,
+                concurrency=8,
+                move_ms=2000,
+            )
+
+            async def main() -> list[tuple[str, bytes]]:
+                nonlocal kills
+                rng = random.Random(7)
+                tournament = asyncio.create_task(run_tournament(config))
+                while not tournament.done():
+                    await asyncio.sleep(rng.uniform(1.0, 2.5))
+                    if tournament.done():
+                        break
+                    victim = rng.randrange(len(servers))
+                    servers[victim].kill()
+                    kills += 1
+                    await asyncio.sleep(0.3)
+                    servers[victim] = ServerProcess(
+                        tmp_path / f"replica{victim}",
+                        listen=addresses[victim],
+                        extra=["--store", url, "--lease-seconds", LEASE],
+                    ).start()
+                result = await tournament
+                failed = [m.error for m in result.matches if m.error is not None]
+                assert not failed, failed
+                async with ArenaClient(",".join(addresses)) as client:
+                    for match in result.matches:
+                        log = await client.match_log(match.match_id)
+                        assert log.entries[-1].seq >= acknowledged[match.match_id]
+                        assert audit_response(log, match.match_id, head=match.last_hash) is None
+                return [(m.match_id, m.last_hash) for m in result.matches]
+
+            played = asyncio.run(asyncio.wait_for(main(), 240))
+        finally:
+            for server in servers:
+                server.kill()
+    assert len(played) == 4 * 2 and kills >= 3
