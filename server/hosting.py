@@ -405,6 +405,12 @@ class HostedMatch:
                 self.seats[seat.seat] = Seat(seat.token_hash, seat.name)
         self.last_seq = stored[-1].seq
         self.last_hash = stored[-1].hash
+        if not self.owned:
+            # Only the owner runs the clock; a follower tells its readers the deadline the
+            # owner set when it wrote these events, as near as it knows (it reads them
+            # milliseconds later, so the estimate errs late by that much).
+            waiting = self.move_ms > 0 and self.running and self.engine.to_act is not None
+            self.deadline = time.time() + self.move_ms / 1000 if waiting else 0.0
         self._publish(encoded)
         if self.status != self._reported_status:
             self._reported_status = self.status

@@ -233,3 +233,18 @@ def test_a_follower_retries_a_catch_up_the_store_refused(monkeypatch: pytest.Mon
         assert (failures, followed.last_seq) == (0, mine.last_seq)
 
     with_two_arenas(body)
+
+
+def test_a_follower_tells_its_readers_the_move_deadline() -> None:
+    async def body(a: Arena, b: Arena) -> None:
+        mine = await a.create("triathlon", 3, {}, move_ms=60_000)
+        await seat_everyone(mine)
+        followed = await b.get(mine.match_id)
+        await act(mine)
+        await followed.catch_up()
+        turn = followed.your_turn()
+        assert turn.seq == mine.last_seq
+        assert abs(turn.deadline_unix_ms - mine.your_turn().deadline_unix_ms) < 2_000
+        assert followed.snapshot(None).deadline_unix_ms == turn.deadline_unix_ms
+
+    with_two_arenas(body)
