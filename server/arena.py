@@ -14,7 +14,6 @@ import hashlib
 import json
 import random
 import secrets
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -33,7 +32,7 @@ from .hosting import (
     rebuild_engine,
     to_completion,
 )
-from .store import EventStore, MatchRecord, Owner, StoreConflict, StoreError
+from .store import EventStore, MatchRecord, Owner, StoreConflict, StoreError, now_iso
 from .store import UnknownMatch as UnknownStoredMatch
 
 log = structlog.get_logger(__name__)
@@ -127,7 +126,7 @@ class Arena:
         match_id = new_match_id() if request_id is None else match_id_for(request_id)
         record = MatchRecord(
             match_id=match_id,
-            created_at=_now_iso(),
+            created_at=now_iso(),
             game=prepared.game,
             players=prepared.players,
             config=json.dumps(config, sort_keys=True).encode(),
@@ -388,8 +387,3 @@ class Arena:
             await hosted.close_streams()
         for task in list(self._tasks):
             task.cancel()
-
-
-def _now_iso() -> str:
-    now = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"

@@ -44,6 +44,7 @@ from .store import (
     StoreConflict,
     StoredEvent,
     StoreError,
+    now_iso,
 )
 
 log = structlog.get_logger(__name__)
@@ -420,7 +421,7 @@ class HostedMatch:
         """Mark the match ended in the store. The action that ended it is already durable, so
         losing the lease here is no failure: the next owner finishes the job."""
         try:
-            await self.store.end_match(self.match_id, _now_iso(), fence=self.fence)
+            await self.store.end_match(self.match_id, now_iso(), fence=self.fence)
         except LeaseLost:
             return
 
@@ -603,13 +604,6 @@ def _retrieve(task: asyncio.Future[Any]) -> None:
     whatever went wrong was logged where it happened."""
     if not task.cancelled():
         task.exception()
-
-
-def _now_iso() -> str:
-    return (
-        time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
-        + f".{int(time.time() * 1000) % 1000:03d}Z"
-    )
 
 
 __all__ = [

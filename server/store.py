@@ -69,6 +69,7 @@ __all__ = [
     "UnknownMatch",
     "chain_hash",
     "genesis_hash",
+    "now_iso",
     "verify_chain",
 ]
 
@@ -148,6 +149,13 @@ class InvalidPageToken(StoreError, ValueError):
 
 
 # --------------------------------------------------------------------------- records
+
+
+def now_iso() -> str:
+    """The current UTC time in the one text format of ``created_at``/``ended_at``:
+    ``2026-11-30T08:00:00.123Z`` (fixed width, so text order is time order)."""
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
 
 
 @dataclass(frozen=True, slots=True)
