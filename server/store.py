@@ -782,12 +782,10 @@ class EventStore(ABC):
         matches it still holds (a lease taken over meanwhile is not renewed, and not listed)."""
 
         def work(conn: Connection) -> set[str]:
-            conn.execute(
-                f"UPDATE leases SET deadline_ms = {self._now_ms} + ? WHERE owner = ?",
-                (owner.lease_ms, owner.replica),
-            )
             rows = conn.execute(
-                "SELECT match_id FROM leases WHERE owner = ?", (owner.replica,)
+                f"UPDATE leases SET deadline_ms = {self._now_ms} + ? WHERE owner = ?"
+                " RETURNING match_id",
+                (owner.lease_ms, owner.replica),
             ).fetchall()
             return {r[0] for r in rows}
 
@@ -798,9 +796,8 @@ class EventStore(ABC):
 
         def work(conn: Connection) -> int:
             rows = conn.execute(
-                "SELECT match_id FROM leases WHERE owner = ?", (owner.replica,)
+                "DELETE FROM leases WHERE owner = ? RETURNING match_id", (owner.replica,)
             ).fetchall()
-            conn.execute("DELETE FROM leases WHERE owner = ?", (owner.replica,))
             return len(rows)
 
         return await self._submit(work)
