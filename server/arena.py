@@ -32,8 +32,7 @@ from .hosting import (
     rebuild_engine,
     to_completion,
 )
-from .store import EventStore, MatchRecord, Owner, StoreConflict, StoreError, now_iso
-from .store import UnknownMatch as UnknownStoredMatch
+from .store import EventStore, MatchRecord, Owner, StoreConflict, StoreError, UnknownMatch, now_iso
 
 log = structlog.get_logger(__name__)
 
@@ -43,15 +42,6 @@ MAX_ENDED_IN_MEMORY = 1000
 store if asked for): a long competition would otherwise grow without bound."""
 CLAIMS_PER_ROUND = 50
 """How many orphaned matches one lease-keeper round takes at most, so replicas share them."""
-
-
-class UnknownMatch(KeyError):
-    def __init__(self, match_id: str) -> None:
-        super().__init__(match_id)
-        self.match_id = match_id
-
-    def __str__(self) -> str:
-        return f"no match {self.match_id!r}"
 
 
 class DifferentRequest(Exception):
@@ -351,7 +341,7 @@ class Arena:
         for match_id in orphans[:CLAIMS_PER_ROUND]:
             try:
                 lease = await self.store.acquire_lease(match_id, self.owner)
-            except (StoreConflict, UnknownStoredMatch):
+            except (StoreConflict, UnknownMatch):
                 continue
             if lease.owner != self.owner.replica:
                 continue

@@ -28,7 +28,7 @@ from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
 from . import metrics
-from .arena import Arena, DifferentRequest, UnknownMatch
+from .arena import Arena, DifferentRequest
 from .hosting import (
     HostedMatch,
     Moved,
@@ -40,8 +40,7 @@ from .hosting import (
     project_for,
 )
 from .peers import FORWARD_TIMEOUT, OwnerUnreachable, Peers, forwarded
-from .store import LeaseLost, StoreConflict, StoreError
-from .store import UnknownMatch as UnknownStoredMatch
+from .store import LeaseLost, StoreConflict, StoreError, UnknownMatch
 
 log = structlog.get_logger(__name__)
 
@@ -83,9 +82,9 @@ def status_for(error: BaseException) -> grpc.StatusCode | None:
         return grpc.StatusCode.FAILED_PRECONDITION
     if isinstance(error, Stale | StoreConflict):
         return grpc.StatusCode.ABORTED
-    if isinstance(error, UnknownMatch | UnknownStoredMatch):
+    if isinstance(error, UnknownMatch):
         return grpc.StatusCode.NOT_FOUND
-    if isinstance(error, StoreError):  # the database is away: nothing was acknowledged
+    if isinstance(error, StoreError):  # the database is away (a write may or may not stand)
         return grpc.StatusCode.UNAVAILABLE
     if isinstance(error, SeatTaken | DifferentRequest):
         return grpc.StatusCode.ALREADY_EXISTS
@@ -115,6 +114,12 @@ def refusals() -> Iterator[None]:
         else:
             message = str(error)
         raise Refused(code, message) from error
+
+
+def check_request_id(request_id: str) -> None:
+    """Empty (none), or 1..64 printable ASCII characters without spaces."""
+    if request_id and not REQUEST_ID.match(request_id):
+        raise ValueError("request_id is 1..64 printable ASCII characters without spaces")
 
 
 def authorization_of(context: grpc.aio.ServicerContext[Any, Any]) -> str | None:
@@ -251,10 +256,7 @@ class MatchService(service_pb2_grpc.MatchServiceServicer):
             with refusals():
                 if request.seed and len(request.seed) != 32:
                     raise ValueError(f"seed must be exactly 32 bytes, got {len(request.seed)}")
-                if request.request_id and not REQUEST_ID.match(request.request_id):
-                    raise ValueError(
-                        "request_id is 1..64 printable ASCII characters without spaces"
-                    )
+                check_request_id(request.request_id)
                 options = codec.dict_of(request.options) if request.HasField("options") else {}
                 hosted = await self.arena.create(
                     request.game,
@@ -367,8 +369,7 @@ class MatchService(service_pb2_grpc.MatchServiceServicer):
         started: float,
     ) -> Submitted:
         """Validate and apply one action (both SubmitAction and Play come through here)."""
-        if request_id and not REQUEST_ID.match(request_id):
-            raise ValueError("request_id is 1..64 printable ASCII characters without spaces")
+        check_request_id(request_id)
         done = await hosted.submit(seat, codec.action_from_pb(action), expected_seq, request_id)
         if done.applied:
             metrics.ACTIONS.inc()
