@@ -399,7 +399,7 @@ class HostedMatch:
                 seats_changed |= entry.WhichOneof("kind") == "seat_joined"
         except ActionError:  # cannot happen with a sound log; never leave a follower stuck
             self.log.exception("follow_diverged")
-            await self._rebuild()
+            await self._replay_to(stored[-1].seq)
             seats_changed = True
         if seats_changed:
             for seat in await self.store.get_seats(self.match_id):
@@ -440,18 +440,16 @@ class HostedMatch:
         there: whatever the store holds beyond (a write that did commit, another owner's
         events) is applied *and published*, so no stream is left with a gap. Request ids
         may now be known only to the store."""
-        seen = await self.store.read_events(self.match_id, limit=self.last_seq)
-        self.engine = rebuild_engine(self.record, seen)
+        await self._replay_to(self.last_seq)
         self.resumed = True
         await self._follow_store()
         self._out_of_step = False
 
-    async def _rebuild(self) -> None:
-        """Return to what the store holds, all of it: the log is the truth."""
-        stored = await self.store.read_events(self.match_id)
-        self.engine = rebuild_engine(self.record, stored)
-        self.last_seq = stored[-1].seq if stored else 0
-        self.last_hash = stored[-1].hash if stored else b""
+    async def _replay_to(self, seq: int) -> None:
+        """The engine as the log has it at ``seq``, replayed from the seed: the log is the truth."""
+        self.engine = rebuild_engine(
+            self.record, await self.store.read_events(self.match_id, limit=seq)
+        )
 
     # -- subscribers ---------------------------------------------------------------------
 
