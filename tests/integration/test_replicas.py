@@ -37,6 +37,23 @@ def replicas(tmp_path: Path, url: str, count: int) -> list[ServerProcess]:
     ]
 
 
+@pytest.fixture
+def acknowledged(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """The highest seq the server acknowledged to ``ArenaClient.submit``, per match."""
+    acked: dict[str, int] = defaultdict(int)
+    real_submit = ArenaClient.submit
+
+    async def recording_submit(
+        self: ArenaClient, ticket: Ticket, action: int, expected_seq: int
+    ) -> spb.SubmitActionResponse:
+        response = await real_submit(self, ticket, action, expected_seq)
+        acked[ticket.match_id] = max(acked[ticket.match_id], response.last_seq)
+        return response
+
+    monkeypatch.setattr(ArenaClient, "submit", recording_submit)
+    return acked
+
+
 async def to_act(client: ArenaClient, tickets: list[Ticket]) -> tuple[Ticket, pb.Action]:
     """The seat to act (from the seats' own snapshots, through ``client``) and a legal action."""
     for ticket in tickets:
@@ -52,20 +69,8 @@ async def to_act(client: ArenaClient, tickets: list[Ticket]) -> tuple[Ticket, pb
 
 
 def test_a_tournament_survives_a_replica_killed_mid_way(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, acknowledged: dict[str, int]
 ) -> None:
-    acknowledged: dict[str, int] = defaultdict(int)
-    real_submit = ArenaClient.submit
-
-    async def recording_submit(
-        self: ArenaClient, ticket: Ticket, action: int, expected_seq: int
-    ) -> spb.SubmitActionResponse:
-        response = await real_submit(self, ticket, action, expected_seq)
-        acknowledged[ticket.match_id] = max(acknowledged[ticket.match_id], response.last_seq)
-        return response
-
-    monkeypatch.setattr(ArenaClient, "submit", recording_submit)
-
     with postgres_schema() as url:
         servers = [s.start() for s in replicas(tmp_path, url, 3)]
         try:
@@ -248,23 +253,11 @@ def test_clocks_move_to_the_replica_that_takes_over(tmp_path: Path) -> None:
 
 
 def test_chaos_replicas_killed_and_restarted_again_and_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, acknowledged: dict[str, int]
 ) -> None:
     """Bounded chaos on loopback: every 1 to 2.5 s a random replica is SIGKILLed and started
     again on its address, all through a tournament with move clocks on. Every match finishes
     without error, nothing acknowledged is lost, every log audits."""
-    acknowledged: dict[str, int] = defaultdict(int)
-    real_submit = ArenaClient.submit
-
-    async def recording_submit(
-        self: ArenaClient, ticket: Ticket, action: int, expected_seq: int
-    ) -> spb.SubmitActionResponse:
-        response = await real_submit(self, ticket, action, expected_seq)
-        acknowledged[ticket.match_id] = max(acknowledged[ticket.match_id], response.last_seq)
-        return response
-
-    monkeypatch.setattr(ArenaClient, "submit", recording_submit)
-
     with postgres_schema() as url:
         servers = [s.start() for s in replicas(tmp_path, url, 3)]
         addresses = [s.address for s in servers]
