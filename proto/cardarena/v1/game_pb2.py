@@ -25,17 +25,17 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x63\x61rdarena/v1/game.proto\x12\x0c\x63\x61rdarena.v1\x1a\x1cgoogle/protobuf/struct.proto\"D\n\x04\x43\x61rd\x12 \n\x04suit\x18\x01 \x01(\x0e\x32\x12.cardarena.v1.Suit\x12\x0c\n\x04rank\x18\x02 \x01(\r\x12\x0c\n\x04\x63ode\x18\x03 \x01(\t\"-\n\x08\x43\x61rdList\x12!\n\x05\x63\x61rds\x18\x01 \x03(\x0b\x32\x12.cardarena.v1.Card\"/\n\x05Score\x12\x11\n\tnumerator\x18\x01 \x01(\x03\x12\x13\n\x0b\x64\x65nominator\x18\x02 \x01(\x03\"\x06\n\x04Pass\"\xb0\x01\n\x06\x41\x63tion\x12\"\n\x04play\x18\x01 \x01(\x0b\x32\x12.cardarena.v1.CardH\x00\x12\"\n\x04pass\x18\x02 \x01(\x0b\x32\x12.cardarena.v1.PassH\x00\x12*\n\x0c\x65xclude_suit\x18\x03 \x01(\x0e\x32\x12.cardarena.v1.SuitH\x00\x12*\n\x0c\x63hoose_trump\x18\x04 \x01(\x0e\x32\x12.cardarena.v1.SuitH\x00\x42\x06\n\x04kind\"G\n\x04Hand\x12\x0e\n\x06hidden\x18\x01 \x01(\x08\x12\x0c\n\x04size\x18\x02 \x01(\r\x12!\n\x05\x63\x61rds\x18\x03 \x03(\x0b\x32\x12.cardarena.v1.Card\"\x82\x01\n\x0cMatchStarted\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0f\n\x07players\x18\x03 \x01(\r\x12(\n\x07options\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x17\n\x0fseed_commitment\x18\x05 \x01(\t\"(\n\nSeatJoined\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\"\x1b\n\x0b\x44\x65\x61lerDrawn\x12\x0c\n\x04seat\x18\x01 \x01(\r\"\x8a\x01\n\x0cRoundStarted\x12\r\n\x05round\x18\x01 \x01(\r\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0e\n\x06\x64\x65\x61ler\x18\x03 \x01(\r\x12!\n\x05trump\x18\x04 \x01(\x0e\x32\x12.cardarena.v1.Suit\x12\x12\n\nmultiplier\x18\x05 \x01(\r\x12\x16\n\x0evoluntary_pass\x18\x06 \x01(\x08\"=\n\nTrumpDrawn\x12\r\n\x05round\x18\x01 \x01(\r\x12 \n\x04suit\x18\x02 \x01(\x0e\x32\x12.cardarena.v1.Suit\"9\n\x05\x44\x65\x61lt\x12\r\n\x05round\x18\x01 \x01(\r\x12!\n\x05hands\x18\x02 \x03(\x0b\x32\x12.cardarena.v1.Hand\">\n\x0cSuitExcluded\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12 \n\x04suit\x18\x02 \x01(\x0e\x32\x12.cardarena.v1.Suit\"=\n\x0bTrumpChosen\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12 \n\x04suit\x18\x02 \x01(\x0e\x32\x12.cardarena.v1.Suit\"<\n\nCardPlayed\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12 \n\x04\x63\x61rd\x18\x02 \x01(\x0b\x32\x12.cardarena.v1.Card\"@\n\x06Passed\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12(\n\x06reason\x18\x02 \x01(\x0e\x32\x18.cardarena.v1.PassReason\"Z\n\x08TrickWon\x12\r\n\x05trick\x18\x01 \x01(\r\x12\x0e\n\x06leader\x18\x02 \x01(\r\x12!\n\x05\x63\x61rds\x18\x03 \x03(\x0b\x32\x12.cardarena.v1.Card\x12\x0c\n\x04seat\x18\x04 \x01(\r\"<\n\tCardsDead\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12!\n\x05\x63\x61rds\x18\x02 \x03(\x0b\x32\x12.cardarena.v1.Card\"\x1a\n\tSeatFeats\x12\r\n\x05\x66\x65\x61ts\x18\x01 \x03(\t\"D\n\x0b\x46\x65\x61tsEarned\x12\r\n\x05round\x18\x01 \x01(\r\x12&\n\x05seats\x18\x02 \x03(\x0b\x32\x17.cardarena.v1.SeatFeats\"f\n\x0bRoundScored\x12\r\n\x05round\x18\x01 \x01(\r\x12#\n\x06scores\x18\x02 \x03(\x0b\x32\x13.cardarena.v1.Score\x12#\n\x06totals\x18\x03 \x03(\x0b\x32\x13.cardarena.v1.Score\"B\n\nMatchEnded\x12#\n\x06totals\x18\x01 \x03(\x0b\x32\x13.cardarena.v1.Score\x12\x0f\n\x07winners\x18\x02 \x03(\r\"\x18\n\x08TimedOut\x12\x0c\n\x04seat\x18\x01 \x01(\r\"\x1c\n\x0cSeedRevealed\x12\x0c\n\x04seed\x18\x01 \x01(\x0c\"\xd7\x06\n\x05\x45vent\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x33\n\rmatch_started\x18\n \x01(\x0b\x32\x1a.cardarena.v1.MatchStartedH\x00\x12/\n\x0bseat_joined\x18\x0b \x01(\x0b\x32\x18.cardarena.v1.SeatJoinedH\x00\x12\x31\n\x0c\x64\x65\x61ler_drawn\x18\x0c \x01(\x0b\x32\x19.cardarena.v1.DealerDrawnH\x00\x12\x33\n\rround_started\x18\r \x01(\x0b\x32\x1a.cardarena.v1.RoundStartedH\x00\x12/\n\x0btrump_drawn\x18\x0e \x01(\x0b\x32\x18.cardarena.v1.TrumpDrawnH\x00\x12$\n\x05\x64\x65\x61lt\x18\x0f \x01(\x0b\x32\x13.cardarena.v1.DealtH\x00\x12\x33\n\rsuit_excluded\x18\x10 \x01(\x0b\x32\x1a.cardarena.v1.SuitExcludedH\x00\x12\x31\n\x0ctrump_chosen\x18\x11 \x01(\x0b\x32\x19.cardarena.v1.TrumpChosenH\x00\x12/\n\x0b\x63\x61rd_played\x18\x12 \x01(\x0b\x32\x18.cardarena.v1.CardPlayedH\x00\x12&\n\x06passed\x18\x13 \x01(\x0b\x32\x14.cardarena.v1.PassedH\x00\x12+\n\ttrick_won\x18\x14 \x01(\x0b\x32\x16.cardarena.v1.TrickWonH\x00\x12-\n\ncards_dead\x18\x15 \x01(\x0b\x32\x17.cardarena.v1.CardsDeadH\x00\x12\x31\n\x0c\x66\x65\x61ts_earned\x18\x16 \x01(\x0b\x32\x19.cardarena.v1.FeatsEarnedH\x00\x12\x31\n\x0cround_scored\x18\x17 \x01(\x0b\x32\x19.cardarena.v1.RoundScoredH\x00\x12/\n\x0bmatch_ended\x18\x18 \x01(\x0b\x32\x18.cardarena.v1.MatchEndedH\x00\x12+\n\ttimed_out\x18\x19 \x01(\x0b\x32\x16.cardarena.v1.TimedOutH\x00\x12\x33\n\rseed_revealed\x18\x1a \x01(\x0b\x32\x1a.cardarena.v1.SeedRevealedH\x00\x42\x06\n\x04kind\"^\n\x08YourTurn\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12+\n\rlegal_actions\x18\x02 \x03(\x0b\x32\x14.cardarena.v1.Action\x12\x18\n\x10\x64\x65\x61\x64line_unix_ms\x18\x03 \x01(\x03\":\n\x05Trick\x12\x0e\n\x06leader\x18\x01 \x01(\r\x12!\n\x05\x63\x61rds\x18\x02 \x03(\x0b\x32\x12.cardarena.v1.Card\"\xa3\x05\n\x08Snapshot\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0f\n\x07players\x18\x03 \x01(\r\x12\x18\n\x0bviewer_seat\x18\x04 \x01(\rH\x00\x88\x01\x01\x12\x0b\n\x03seq\x18\x05 \x01(\x04\x12\r\n\x05round\x18\x06 \x01(\r\x12\x12\n\nround_kind\x18\x07 \x01(\t\x12\x0e\n\x06\x64\x65\x61ler\x18\x08 \x01(\r\x12!\n\x05trump\x18\t \x01(\x0e\x32\x12.cardarena.v1.Suit\x12\x13\n\x06to_act\x18\n \x01(\rH\x01\x88\x01\x01\x12!\n\x05hands\x18\x0b \x03(\x0b\x32\x12.cardarena.v1.Hand\x12+\n\rlegal_actions\x18\x0c \x03(\x0b\x32\x14.cardarena.v1.Action\x12#\n\x06totals\x18\r \x03(\x0b\x32\x13.cardarena.v1.Score\x12\x0c\n\x04over\x18\x0e \x01(\x08\x12\x0f\n\x07winners\x18\x0f \x03(\r\x12\"\n\x05trick\x18\x10 \x01(\x0b\x32\x13.cardarena.v1.Trick\x12\x12\n\ntricks_won\x18\x11 \x03(\r\x12%\n\x05taken\x18\x12 \x03(\x0b\x32\x16.cardarena.v1.CardList\x12*\n\x0e\x65xcluded_suits\x18\x13 \x03(\x0e\x32\x12.cardarena.v1.Suit\x12!\n\x05table\x18\x14 \x03(\x0b\x32\x12.cardarena.v1.Card\x12\x0e\n\x06passes\x18\x15 \x03(\r\x12$\n\x04\x64\x65\x61\x64\x18\x16 \x03(\x0b\x32\x16.cardarena.v1.CardList\x12\x0e\n\x06placed\x18\x17 \x03(\r\x12\x17\n\x0fseed_commitment\x18\x18 \x01(\t\x12\x18\n\x10\x64\x65\x61\x64line_unix_ms\x18\x19 \x01(\x03\x42\x0e\n\x0c_viewer_seatB\t\n\x07_to_act*\xb3\x01\n\x04Suit\x12\x14\n\x10SUIT_UNSPECIFIED\x10\x00\x12\x0e\n\nSUIT_CLUBS\x10\x01\x12\x11\n\rSUIT_DIAMONDS\x10\x02\x12\x0f\n\x0bSUIT_HEARTS\x10\x03\x12\x0f\n\x0bSUIT_SPADES\x10\x04\x12\r\n\tSUIT_OROS\x10\x05\x12\x0e\n\nSUIT_COPAS\x10\x06\x12\x10\n\x0cSUIT_ESPADAS\x10\x07\x12\x0f\n\x0bSUIT_BASTOS\x10\x08\x12\x0e\n\nSUIT_JOKER\x10\t*q\n\nPassReason\x12\x1b\n\x17PASS_REASON_UNSPECIFIED\x10\x00\x12\x16\n\x12PASS_REASON_FORCED\x10\x01\x12\x16\n\x12PASS_REASON_CHOSEN\x10\x02\x12\x16\n\x12PASS_REASON_HIDDEN\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x63\x61rdarena/v1/game.proto\x12\x0c\x63\x61rdarena.v1\x1a\x1cgoogle/protobuf/struct.proto\"D\n\x04\x43\x61rd\x12 \n\x04suit\x18\x01 \x01(\x0e\x32\x12.cardarena.v1.Suit\x12\x0c\n\x04rank\x18\x02 \x01(\r\x12\x0c\n\x04\x63ode\x18\x03 \x01(\t\"-\n\x08\x43\x61rdList\x12!\n\x05\x63\x61rds\x18\x01 \x03(\x0b\x32\x12.cardarena.v1.Card\"/\n\x05Score\x12\x11\n\tnumerator\x18\x01 \x01(\x03\x12\x13\n\x0b\x64\x65nominator\x18\x02 \x01(\x03\"\x06\n\x04Pass\"\xb0\x01\n\x06\x41\x63tion\x12\"\n\x04play\x18\x01 \x01(\x0b\x32\x12.cardarena.v1.CardH\x00\x12\"\n\x04pass\x18\x02 \x01(\x0b\x32\x12.cardarena.v1.PassH\x00\x12*\n\x0c\x65xclude_suit\x18\x03 \x01(\x0e\x32\x12.cardarena.v1.SuitH\x00\x12*\n\x0c\x63hoose_trump\x18\x04 \x01(\x0e\x32\x12.cardarena.v1.SuitH\x00\x42\x06\n\x04kind\"G\n\x04Hand\x12\x0e\n\x06hidden\x18\x01 \x01(\x08\x12\x0c\n\x04size\x18\x02 \x01(\r\x12!\n\x05\x63\x61rds\x18\x03 \x03(\x0b\x32\x12.cardarena.v1.Card\"\xab\x01\n\x0cMatchStarted\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0f\n\x07players\x18\x03 \x01(\r\x12(\n\x07options\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x17\n\x0fseed_commitment\x18\x05 \x01(\t\x12\x0f\n\x07move_ms\x18\x06 \x01(\r\x12\x16\n\x0ereserved_seats\x18\x07 \x03(\x08\"(\n\nSeatJoined\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\"\x1b\n\x0b\x44\x65\x61lerDrawn\x12\x0c\n\x04seat\x18\x01 \x01(\r\"\x8a\x01\n\x0cRoundStarted\x12\r\n\x05round\x18\x01 \x01(\r\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0e\n\x06\x64\x65\x61ler\x18\x03 \x01(\r\x12!\n\x05trump\x18\x04 \x01(\x0e\x32\x12.cardarena.v1.Suit\x12\x12\n\nmultiplier\x18\x05 \x01(\r\x12\x16\n\x0evoluntary_pass\x18\x06 \x01(\x08\"=\n\nTrumpDrawn\x12\r\n\x05round\x18\x01 \x01(\r\x12 \n\x04suit\x18\x02 \x01(\x0e\x32\x12.cardarena.v1.Suit\"9\n\x05\x44\x65\x61lt\x12\r\n\x05round\x18\x01 \x01(\r\x12!\n\x05hands\x18\x02 \x03(\x0b\x32\x12.cardarena.v1.Hand\">\n\x0cSuitExcluded\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12 \n\x04suit\x18\x02 \x01(\x0e\x32\x12.cardarena.v1.Suit\"=\n\x0bTrumpChosen\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12 \n\x04suit\x18\x02 \x01(\x0e\x32\x12.cardarena.v1.Suit\"<\n\nCardPlayed\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12 \n\x04\x63\x61rd\x18\x02 \x01(\x0b\x32\x12.cardarena.v1.Card\"@\n\x06Passed\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12(\n\x06reason\x18\x02 \x01(\x0e\x32\x18.cardarena.v1.PassReason\"Z\n\x08TrickWon\x12\r\n\x05trick\x18\x01 \x01(\r\x12\x0e\n\x06leader\x18\x02 \x01(\r\x12!\n\x05\x63\x61rds\x18\x03 \x03(\x0b\x32\x12.cardarena.v1.Card\x12\x0c\n\x04seat\x18\x04 \x01(\r\"<\n\tCardsDead\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12!\n\x05\x63\x61rds\x18\x02 \x03(\x0b\x32\x12.cardarena.v1.Card\"\x1a\n\tSeatFeats\x12\r\n\x05\x66\x65\x61ts\x18\x01 \x03(\t\"D\n\x0b\x46\x65\x61tsEarned\x12\r\n\x05round\x18\x01 \x01(\r\x12&\n\x05seats\x18\x02 \x03(\x0b\x32\x17.cardarena.v1.SeatFeats\"f\n\x0bRoundScored\x12\r\n\x05round\x18\x01 \x01(\r\x12#\n\x06scores\x18\x02 \x03(\x0b\x32\x13.cardarena.v1.Score\x12#\n\x06totals\x18\x03 \x03(\x0b\x32\x13.cardarena.v1.Score\"B\n\nMatchEnded\x12#\n\x06totals\x18\x01 \x03(\x0b\x32\x13.cardarena.v1.Score\x12\x0f\n\x07winners\x18\x02 \x03(\r\"\x18\n\x08TimedOut\x12\x0c\n\x04seat\x18\x01 \x01(\r\"\x1c\n\x0cSeedRevealed\x12\x0c\n\x04seed\x18\x01 \x01(\x0c\" \n\x0eMatchCancelled\x12\x0e\n\x06reason\x18\x01 \x01(\t\"\x90\x07\n\x05\x45vent\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x33\n\rmatch_started\x18\n \x01(\x0b\x32\x1a.cardarena.v1.MatchStartedH\x00\x12/\n\x0bseat_joined\x18\x0b \x01(\x0b\x32\x18.cardarena.v1.SeatJoinedH\x00\x12\x31\n\x0c\x64\x65\x61ler_drawn\x18\x0c \x01(\x0b\x32\x19.cardarena.v1.DealerDrawnH\x00\x12\x33\n\rround_started\x18\r \x01(\x0b\x32\x1a.cardarena.v1.RoundStartedH\x00\x12/\n\x0btrump_drawn\x18\x0e \x01(\x0b\x32\x18.cardarena.v1.TrumpDrawnH\x00\x12$\n\x05\x64\x65\x61lt\x18\x0f \x01(\x0b\x32\x13.cardarena.v1.DealtH\x00\x12\x33\n\rsuit_excluded\x18\x10 \x01(\x0b\x32\x1a.cardarena.v1.SuitExcludedH\x00\x12\x31\n\x0ctrump_chosen\x18\x11 \x01(\x0b\x32\x19.cardarena.v1.TrumpChosenH\x00\x12/\n\x0b\x63\x61rd_played\x18\x12 \x01(\x0b\x32\x18.cardarena.v1.CardPlayedH\x00\x12&\n\x06passed\x18\x13 \x01(\x0b\x32\x14.cardarena.v1.PassedH\x00\x12+\n\ttrick_won\x18\x14 \x01(\x0b\x32\x16.cardarena.v1.TrickWonH\x00\x12-\n\ncards_dead\x18\x15 \x01(\x0b\x32\x17.cardarena.v1.CardsDeadH\x00\x12\x31\n\x0c\x66\x65\x61ts_earned\x18\x16 \x01(\x0b\x32\x19.cardarena.v1.FeatsEarnedH\x00\x12\x31\n\x0cround_scored\x18\x17 \x01(\x0b\x32\x19.cardarena.v1.RoundScoredH\x00\x12/\n\x0bmatch_ended\x18\x18 \x01(\x0b\x32\x18.cardarena.v1.MatchEndedH\x00\x12+\n\ttimed_out\x18\x19 \x01(\x0b\x32\x16.cardarena.v1.TimedOutH\x00\x12\x33\n\rseed_revealed\x18\x1a \x01(\x0b\x32\x1a.cardarena.v1.SeedRevealedH\x00\x12\x37\n\x0fmatch_cancelled\x18\x1b \x01(\x0b\x32\x1c.cardarena.v1.MatchCancelledH\x00\x42\x06\n\x04kind\"^\n\x08YourTurn\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12+\n\rlegal_actions\x18\x02 \x03(\x0b\x32\x14.cardarena.v1.Action\x12\x18\n\x10\x64\x65\x61\x64line_unix_ms\x18\x03 \x01(\x03\":\n\x05Trick\x12\x0e\n\x06leader\x18\x01 \x01(\r\x12!\n\x05\x63\x61rds\x18\x02 \x03(\x0b\x32\x12.cardarena.v1.Card\"\xa3\x05\n\x08Snapshot\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0f\n\x07players\x18\x03 \x01(\r\x12\x18\n\x0bviewer_seat\x18\x04 \x01(\rH\x00\x88\x01\x01\x12\x0b\n\x03seq\x18\x05 \x01(\x04\x12\r\n\x05round\x18\x06 \x01(\r\x12\x12\n\nround_kind\x18\x07 \x01(\t\x12\x0e\n\x06\x64\x65\x61ler\x18\x08 \x01(\r\x12!\n\x05trump\x18\t \x01(\x0e\x32\x12.cardarena.v1.Suit\x12\x13\n\x06to_act\x18\n \x01(\rH\x01\x88\x01\x01\x12!\n\x05hands\x18\x0b \x03(\x0b\x32\x12.cardarena.v1.Hand\x12+\n\rlegal_actions\x18\x0c \x03(\x0b\x32\x14.cardarena.v1.Action\x12#\n\x06totals\x18\r \x03(\x0b\x32\x13.cardarena.v1.Score\x12\x0c\n\x04over\x18\x0e \x01(\x08\x12\x0f\n\x07winners\x18\x0f \x03(\r\x12\"\n\x05trick\x18\x10 \x01(\x0b\x32\x13.cardarena.v1.Trick\x12\x12\n\ntricks_won\x18\x11 \x03(\r\x12%\n\x05taken\x18\x12 \x03(\x0b\x32\x16.cardarena.v1.CardList\x12*\n\x0e\x65xcluded_suits\x18\x13 \x03(\x0e\x32\x12.cardarena.v1.Suit\x12!\n\x05table\x18\x14 \x03(\x0b\x32\x12.cardarena.v1.Card\x12\x0e\n\x06passes\x18\x15 \x03(\r\x12$\n\x04\x64\x65\x61\x64\x18\x16 \x03(\x0b\x32\x16.cardarena.v1.CardList\x12\x0e\n\x06placed\x18\x17 \x03(\r\x12\x17\n\x0fseed_commitment\x18\x18 \x01(\t\x12\x18\n\x10\x64\x65\x61\x64line_unix_ms\x18\x19 \x01(\x03\x42\x0e\n\x0c_viewer_seatB\t\n\x07_to_act*\xb3\x01\n\x04Suit\x12\x14\n\x10SUIT_UNSPECIFIED\x10\x00\x12\x0e\n\nSUIT_CLUBS\x10\x01\x12\x11\n\rSUIT_DIAMONDS\x10\x02\x12\x0f\n\x0bSUIT_HEARTS\x10\x03\x12\x0f\n\x0bSUIT_SPADES\x10\x04\x12\r\n\tSUIT_OROS\x10\x05\x12\x0e\n\nSUIT_COPAS\x10\x06\x12\x10\n\x0cSUIT_ESPADAS\x10\x07\x12\x0f\n\x0bSUIT_BASTOS\x10\x08\x12\x0e\n\nSUIT_JOKER\x10\t*q\n\nPassReason\x12\x1b\n\x17PASS_REASON_UNSPECIFIED\x10\x00\x12\x16\n\x12PASS_REASON_FORCED\x10\x01\x12\x16\n\x12PASS_REASON_CHOSEN\x10\x02\x12\x16\n\x12PASS_REASON_HIDDEN\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'cardarena.v1.game_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SUIT']._serialized_start=3392
-  _globals['_SUIT']._serialized_end=3571
-  _globals['_PASSREASON']._serialized_start=3573
-  _globals['_PASSREASON']._serialized_end=3686
+  _globals['_SUIT']._serialized_start=3524
+  _globals['_SUIT']._serialized_end=3703
+  _globals['_PASSREASON']._serialized_start=3705
+  _globals['_PASSREASON']._serialized_end=3818
   _globals['_CARD']._serialized_start=71
   _globals['_CARD']._serialized_end=139
   _globals['_CARDLIST']._serialized_start=141
@@ -49,47 +49,49 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_HAND']._serialized_start=424
   _globals['_HAND']._serialized_end=495
   _globals['_MATCHSTARTED']._serialized_start=498
-  _globals['_MATCHSTARTED']._serialized_end=628
-  _globals['_SEATJOINED']._serialized_start=630
-  _globals['_SEATJOINED']._serialized_end=670
-  _globals['_DEALERDRAWN']._serialized_start=672
-  _globals['_DEALERDRAWN']._serialized_end=699
-  _globals['_ROUNDSTARTED']._serialized_start=702
-  _globals['_ROUNDSTARTED']._serialized_end=840
-  _globals['_TRUMPDRAWN']._serialized_start=842
-  _globals['_TRUMPDRAWN']._serialized_end=903
-  _globals['_DEALT']._serialized_start=905
-  _globals['_DEALT']._serialized_end=962
-  _globals['_SUITEXCLUDED']._serialized_start=964
-  _globals['_SUITEXCLUDED']._serialized_end=1026
-  _globals['_TRUMPCHOSEN']._serialized_start=1028
-  _globals['_TRUMPCHOSEN']._serialized_end=1089
-  _globals['_CARDPLAYED']._serialized_start=1091
-  _globals['_CARDPLAYED']._serialized_end=1151
-  _globals['_PASSED']._serialized_start=1153
-  _globals['_PASSED']._serialized_end=1217
-  _globals['_TRICKWON']._serialized_start=1219
-  _globals['_TRICKWON']._serialized_end=1309
-  _globals['_CARDSDEAD']._serialized_start=1311
-  _globals['_CARDSDEAD']._serialized_end=1371
-  _globals['_SEATFEATS']._serialized_start=1373
-  _globals['_SEATFEATS']._serialized_end=1399
-  _globals['_FEATSEARNED']._serialized_start=1401
-  _globals['_FEATSEARNED']._serialized_end=1469
-  _globals['_ROUNDSCORED']._serialized_start=1471
-  _globals['_ROUNDSCORED']._serialized_end=1573
-  _globals['_MATCHENDED']._serialized_start=1575
-  _globals['_MATCHENDED']._serialized_end=1641
-  _globals['_TIMEDOUT']._serialized_start=1643
-  _globals['_TIMEDOUT']._serialized_end=1667
-  _globals['_SEEDREVEALED']._serialized_start=1669
-  _globals['_SEEDREVEALED']._serialized_end=1697
-  _globals['_EVENT']._serialized_start=1700
-  _globals['_EVENT']._serialized_end=2555
-  _globals['_YOURTURN']._serialized_start=2557
-  _globals['_YOURTURN']._serialized_end=2651
-  _globals['_TRICK']._serialized_start=2653
-  _globals['_TRICK']._serialized_end=2711
-  _globals['_SNAPSHOT']._serialized_start=2714
-  _globals['_SNAPSHOT']._serialized_end=3389
+  _globals['_MATCHSTARTED']._serialized_end=669
+  _globals['_SEATJOINED']._serialized_start=671
+  _globals['_SEATJOINED']._serialized_end=711
+  _globals['_DEALERDRAWN']._serialized_start=713
+  _globals['_DEALERDRAWN']._serialized_end=740
+  _globals['_ROUNDSTARTED']._serialized_start=743
+  _globals['_ROUNDSTARTED']._serialized_end=881
+  _globals['_TRUMPDRAWN']._serialized_start=883
+  _globals['_TRUMPDRAWN']._serialized_end=944
+  _globals['_DEALT']._serialized_start=946
+  _globals['_DEALT']._serialized_end=1003
+  _globals['_SUITEXCLUDED']._serialized_start=1005
+  _globals['_SUITEXCLUDED']._serialized_end=1067
+  _globals['_TRUMPCHOSEN']._serialized_start=1069
+  _globals['_TRUMPCHOSEN']._serialized_end=1130
+  _globals['_CARDPLAYED']._serialized_start=1132
+  _globals['_CARDPLAYED']._serialized_end=1192
+  _globals['_PASSED']._serialized_start=1194
+  _globals['_PASSED']._serialized_end=1258
+  _globals['_TRICKWON']._serialized_start=1260
+  _globals['_TRICKWON']._serialized_end=1350
+  _globals['_CARDSDEAD']._serialized_start=1352
+  _globals['_CARDSDEAD']._serialized_end=1412
+  _globals['_SEATFEATS']._serialized_start=1414
+  _globals['_SEATFEATS']._serialized_end=1440
+  _globals['_FEATSEARNED']._serialized_start=1442
+  _globals['_FEATSEARNED']._serialized_end=1510
+  _globals['_ROUNDSCORED']._serialized_start=1512
+  _globals['_ROUNDSCORED']._serialized_end=1614
+  _globals['_MATCHENDED']._serialized_start=1616
+  _globals['_MATCHENDED']._serialized_end=1682
+  _globals['_TIMEDOUT']._serialized_start=1684
+  _globals['_TIMEDOUT']._serialized_end=1708
+  _globals['_SEEDREVEALED']._serialized_start=1710
+  _globals['_SEEDREVEALED']._serialized_end=1738
+  _globals['_MATCHCANCELLED']._serialized_start=1740
+  _globals['_MATCHCANCELLED']._serialized_end=1772
+  _globals['_EVENT']._serialized_start=1775
+  _globals['_EVENT']._serialized_end=2687
+  _globals['_YOURTURN']._serialized_start=2689
+  _globals['_YOURTURN']._serialized_end=2783
+  _globals['_TRICK']._serialized_start=2785
+  _globals['_TRICK']._serialized_end=2843
+  _globals['_SNAPSHOT']._serialized_start=2846
+  _globals['_SNAPSHOT']._serialized_end=3521
 # @@protoc_insertion_point(module_scope)

@@ -244,14 +244,26 @@ class MatchStarted(_message.Message):
     PLAYERS_FIELD_NUMBER: _builtins.int
     OPTIONS_FIELD_NUMBER: _builtins.int
     SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
+    MOVE_MS_FIELD_NUMBER: _builtins.int
+    RESERVED_SEATS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     game: _builtins.str
     players: _builtins.int
     seed_commitment: _builtins.str
     """SHA-256("cardarena-seed-v1" || seed), hex: fixed before the first card is dealt."""
+    move_ms: _builtins.int
+    """The match's other settings, hashed with the log so that none can be edited unseen:
+    the per-move clock in milliseconds (0: none) ...
+    """
     @_builtins.property
     def options(self) -> _struct_pb2.Struct:
         """Fully normalised options (every default filled in)."""
+
+    @_builtins.property
+    def reserved_seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bool]:
+        """... and which seats were reserved at creation (only those holding the seat's join
+        secret may take them), one flag per seat.
+        """
 
     def __init__(
         self,
@@ -261,10 +273,12 @@ class MatchStarted(_message.Message):
         players: _builtins.int = ...,
         options: _struct_pb2.Struct | None = ...,
         seed_commitment: _builtins.str = ...,
+        move_ms: _builtins.int = ...,
+        reserved_seats: _abc.Iterable[_builtins.bool] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "match_id", b"match_id", "options", b"options", "players", b"players", "seed_commitment", b"seed_commitment"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "match_id", b"match_id", "move_ms", b"move_ms", "options", b"options", "players", b"players", "reserved_seats", b"reserved_seats", "seed_commitment", b"seed_commitment"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -671,6 +685,33 @@ class SeedRevealed(_message.Message):
 Global___SeedRevealed: _TypeAlias = SeedRevealed  # noqa: Y015
 
 @_typing.final
+class MatchCancelled(_message.Message):
+    """The match ended before its rules ended it: cancelled by the operator or its creator, or
+    expired while waiting for seats. No winners; the totals stand as they were. A log whose
+    last entries are MatchCancelled and SeedRevealed audits clean.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REASON_FIELD_NUMBER: _builtins.int
+    reason: _builtins.str
+    """Why, in words: "cancelled by the operator", "cancelled by its creator",
+    "expired: seats still free after 3600 s". A reason given with CancelMatch follows a colon.
+    """
+    def __init__(
+        self,
+        *,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MatchCancelled: _TypeAlias = MatchCancelled  # noqa: Y015
+
+@_typing.final
 class Event(_message.Message):
     """One entry of a match log. `seq` starts at 1 and has no gaps."""
 
@@ -694,6 +735,7 @@ class Event(_message.Message):
     MATCH_ENDED_FIELD_NUMBER: _builtins.int
     TIMED_OUT_FIELD_NUMBER: _builtins.int
     SEED_REVEALED_FIELD_NUMBER: _builtins.int
+    MATCH_CANCELLED_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     @_builtins.property
     def match_started(self) -> Global___MatchStarted: ...
@@ -729,6 +771,8 @@ class Event(_message.Message):
     def timed_out(self) -> Global___TimedOut: ...
     @_builtins.property
     def seed_revealed(self) -> Global___SeedRevealed: ...
+    @_builtins.property
+    def match_cancelled(self) -> Global___MatchCancelled: ...
     def __init__(
         self,
         *,
@@ -750,12 +794,13 @@ class Event(_message.Message):
         match_ended: Global___MatchEnded | None = ...,
         timed_out: Global___TimedOut | None = ...,
         seed_revealed: Global___SeedRevealed | None = ...,
+        match_cancelled: Global___MatchCancelled | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_dead", b"cards_dead", "dealer_drawn", b"dealer_drawn", "dealt", b"dealt", "feats_earned", b"feats_earned", "kind", b"kind", "match_ended", b"match_ended", "match_started", b"match_started", "passed", b"passed", "round_scored", b"round_scored", "round_started", b"round_started", "seat_joined", b"seat_joined", "seed_revealed", b"seed_revealed", "suit_excluded", b"suit_excluded", "timed_out", b"timed_out", "trick_won", b"trick_won", "trump_chosen", b"trump_chosen", "trump_drawn", b"trump_drawn"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_dead", b"cards_dead", "dealer_drawn", b"dealer_drawn", "dealt", b"dealt", "feats_earned", b"feats_earned", "kind", b"kind", "match_cancelled", b"match_cancelled", "match_ended", b"match_ended", "match_started", b"match_started", "passed", b"passed", "round_scored", b"round_scored", "round_started", b"round_started", "seat_joined", b"seat_joined", "seed_revealed", b"seed_revealed", "suit_excluded", b"suit_excluded", "timed_out", b"timed_out", "trick_won", b"trick_won", "trump_chosen", b"trump_chosen", "trump_drawn", b"trump_drawn"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_dead", b"cards_dead", "dealer_drawn", b"dealer_drawn", "dealt", b"dealt", "feats_earned", b"feats_earned", "kind", b"kind", "match_ended", b"match_ended", "match_started", b"match_started", "passed", b"passed", "round_scored", b"round_scored", "round_started", b"round_started", "seat_joined", b"seat_joined", "seed_revealed", b"seed_revealed", "seq", b"seq", "suit_excluded", b"suit_excluded", "timed_out", b"timed_out", "trick_won", b"trick_won", "trump_chosen", b"trump_chosen", "trump_drawn", b"trump_drawn"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_dead", b"cards_dead", "dealer_drawn", b"dealer_drawn", "dealt", b"dealt", "feats_earned", b"feats_earned", "kind", b"kind", "match_cancelled", b"match_cancelled", "match_ended", b"match_ended", "match_started", b"match_started", "passed", b"passed", "round_scored", b"round_scored", "round_started", b"round_started", "seat_joined", b"seat_joined", "seed_revealed", b"seed_revealed", "seq", b"seq", "suit_excluded", b"suit_excluded", "timed_out", b"timed_out", "trick_won", b"trick_won", "trump_chosen", b"trump_chosen", "trump_drawn", b"trump_drawn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["match_started", "seat_joined", "dealer_drawn", "round_started", "trump_drawn", "dealt", "suit_excluded", "trump_chosen", "card_played", "passed", "trick_won", "cards_dead", "feats_earned", "round_scored", "match_ended", "timed_out", "seed_revealed"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["match_started", "seat_joined", "dealer_drawn", "round_started", "trump_drawn", "dealt", "suit_excluded", "trump_chosen", "card_played", "passed", "trick_won", "cards_dead", "feats_earned", "round_scored", "match_ended", "timed_out", "seed_revealed", "match_cancelled"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 

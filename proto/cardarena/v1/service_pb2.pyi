@@ -3,11 +3,17 @@
 isort:skip_file
 The match service: commands are unary calls, events arrive on server streams.
 
-A seat's secret token travels as call metadata `authorization: Bearer <token>`, never in
-a message. Errors: INVALID_ARGUMENT (malformed), FAILED_PRECONDITION (illegal or out of
+Credentials travel as call metadata `authorization: Bearer <secret>`, never in a message:
+a seat's token for the calls of a seat; the operator token (`serve --admin-token`) for
+CreateMatch and CancelMatch when the server has one; a match's creator secret for
+CancelMatch. Errors: INVALID_ARGUMENT (malformed), FAILED_PRECONDITION (illegal or out of
 turn), ABORTED (stale expected_seq), NOT_FOUND (unknown match), UNAUTHENTICATED (no or
-unknown token), PERMISSION_DENIED (a token for another seat), ALREADY_EXISTS (seat taken),
-UNAVAILABLE (the server is draining: reconnect and resume from your last seq).
+unknown credential), PERMISSION_DENIED (a credential that does not allow this),
+ALREADY_EXISTS (seat taken, or a request id reused for something else),
+RESOURCE_EXHAUSTED (too many calls from one peer: trailing metadata
+`cardarena-retry-after-ms` says when to retry; or a message over 256 KiB), INTERNAL (a
+fault of the server: the message names an error id to report), UNAVAILABLE (the server is
+draining or its store is away: reconnect and resume from your last seq).
 """
 
 from cardarena.v1 import game_pb2 as _game_pb2
@@ -80,19 +86,23 @@ class SeatInfo(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     TAKEN_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
+    RESERVED_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     taken: _builtins.bool
     name: _builtins.str
+    reserved: _builtins.bool
+    """Only the holder of the seat's join secret may take it."""
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
         taken: _builtins.bool = ...,
         name: _builtins.str = ...,
+        reserved: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "seat", b"seat", "taken", b"taken"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "reserved", b"reserved", "seat", b"seat", "taken", b"taken"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -116,6 +126,7 @@ class MatchInfo(_message.Message):
     WINNERS_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
     LAST_HASH_FIELD_NUMBER: _builtins.int
+    CANCELLED_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     game: _builtins.str
     players: _builtins.int
@@ -129,6 +140,8 @@ class MatchInfo(_message.Message):
     """The chained hash of the entry at last_seq: keep it, and a later copy of the log can be
     checked against it (an auditor's --head).
     """
+    cancelled: _builtins.bool
+    """Ended by CancelMatch or by expiry rather than by its rules (status is ENDED)."""
     @_builtins.property
     def options(self) -> _struct_pb2.Struct: ...
     @_builtins.property
@@ -156,10 +169,11 @@ class MatchInfo(_message.Message):
         winners: _abc.Iterable[_builtins.int] | None = ...,
         seed: _builtins.bytes = ...,
         last_hash: _builtins.bytes = ...,
+        cancelled: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_unix_ms", b"created_unix_ms", "game", b"game", "last_hash", b"last_hash", "last_seq", b"last_seq", "match_id", b"match_id", "options", b"options", "players", b"players", "seats", b"seats", "seed", b"seed", "seed_commitment", b"seed_commitment", "status", b"status", "time_control", b"time_control", "totals", b"totals", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancelled", b"cancelled", "created_unix_ms", b"created_unix_ms", "game", b"game", "last_hash", b"last_hash", "last_seq", b"last_seq", "match_id", b"match_id", "options", b"options", "players", b"players", "seats", b"seats", "seed", b"seed", "seed_commitment", b"seed_commitment", "status", b"status", "time_control", b"time_control", "totals", b"totals", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -255,6 +269,8 @@ class CreateMatchRequest(_message.Message):
     TIME_CONTROL_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    RESERVED_SEATS_FIELD_NUMBER: _builtins.int
+    CREATOR_SECRET_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     players: _builtins.int
     """0: the game's default player count."""
@@ -265,10 +281,18 @@ class CreateMatchRequest(_message.Message):
     retry. A repeat with the same request_id and the same game, players, options and time
     control returns the match the first one created; with anything else, ALREADY_EXISTS.
     """
+    creator_secret: _builtins.str
+    """Optional, 32 to 128 printable ASCII characters: whoever holds it may cancel the match.
+    Kept only as a hash.
+    """
     @_builtins.property
     def options(self) -> _struct_pb2.Struct: ...
     @_builtins.property
     def time_control(self) -> Global___TimeControl: ...
+    @_builtins.property
+    def reserved_seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatReservation]:
+        """Seats only a chosen client may take; the others stay open to anyone."""
+
     def __init__(
         self,
         *,
@@ -278,14 +302,45 @@ class CreateMatchRequest(_message.Message):
         time_control: Global___TimeControl | None = ...,
         seed: _builtins.bytes = ...,
         request_id: _builtins.str = ...,
+        reserved_seats: _abc.Iterable[Global___SeatReservation] | None = ...,
+        creator_secret: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "options", b"options", "players", b"players", "request_id", b"request_id", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["creator_secret", b"creator_secret", "game", b"game", "options", b"options", "players", b"players", "request_id", b"request_id", "reserved_seats", b"reserved_seats", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CreateMatchRequest: _TypeAlias = CreateMatchRequest  # noqa: Y015
+
+@_typing.final
+class SeatReservation(_message.Message):
+    """Who may take a seat."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    JOIN_SECRET_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    join_secret: _builtins.str
+    """32 to 128 printable ASCII characters; JoinMatch must carry it as join_secret. Kept only
+    as a hash; it is not the seat's token (the creator cannot act for the seat).
+    """
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        join_secret: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["holder", b"holder", "join_secret", b"join_secret"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["holder", b"holder", "join_secret", b"join_secret", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_holder: _TypeAlias = _typing.Literal["join_secret"]  # noqa: Y015
+    _WhichOneofArgType_holder: _TypeAlias = _typing.Literal["holder", b"holder"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_holder) -> _WhichOneofReturnType_holder | None: ...
+
+Global___SeatReservation: _TypeAlias = SeatReservation  # noqa: Y015
 
 @_typing.final
 class CreateMatchResponse(_message.Message):
@@ -404,6 +459,7 @@ class JoinMatchRequest(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
     TOKEN_FIELD_NUMBER: _builtins.int
+    JOIN_SECRET_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     seat: _builtins.int
     """Absent: the lowest free seat."""
@@ -414,6 +470,10 @@ class JoinMatchRequest(_message.Message):
     lost answer, or through another replica) is answered with the seat it already holds.
     Empty: the server chooses the token.
     """
+    join_secret: _builtins.str
+    """The secret of a reserved seat (see CreateMatchRequest.reserved_seats). With no seat
+    named, the seat this secret reserves (else the lowest free open seat).
+    """
     def __init__(
         self,
         *,
@@ -421,10 +481,11 @@ class JoinMatchRequest(_message.Message):
         seat: _builtins.int | None = ...,
         name: _builtins.str = ...,
         token: _builtins.str = ...,
+        join_secret: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "match_id", b"match_id", "name", b"name", "seat", b"seat", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "join_secret", b"join_secret", "match_id", b"match_id", "name", b"name", "seat", b"seat", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
@@ -473,7 +534,10 @@ class SubmitActionRequest(_message.Message):
     expected_seq: _builtins.int
     """The last seq the client saw when it decided; anything newer makes the call ABORTED."""
     request_id: _builtins.str
-    """Up to 64 printable ASCII characters; the same id on a retry returns the first result."""
+    """Up to 64 printable ASCII characters, scoped to (match, seat): the same id on a retry by
+    the same seat returns the first result; reused with another action or expected_seq it
+    is ALREADY_EXISTS. Another seat's ids never touch this seat's. Use unguessable ids.
+    """
     @_builtins.property
     def action(self) -> _game_pb2.Action: ...
     def __init__(
@@ -820,6 +884,49 @@ class LogEntry(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___LogEntry: _TypeAlias = LogEntry  # noqa: Y015
+
+@_typing.final
+class CancelMatchRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    reason: _builtins.str
+    """Optional, at most 200 characters: recorded in the MatchCancelled event."""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CancelMatchRequest: _TypeAlias = CancelMatchRequest  # noqa: Y015
+
+@_typing.final
+class CancelMatchResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def match(self) -> Global___MatchInfo: ...
+    def __init__(
+        self,
+        *,
+        match: Global___MatchInfo | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["match", b"match"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match", b"match"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CancelMatchResponse: _TypeAlias = CancelMatchResponse  # noqa: Y015
 
 @_typing.final
 class GetMatchLogResponse(_message.Message):

@@ -84,6 +84,11 @@ class MatchServiceStub:
                 request_serializer=cardarena_dot_v1_dot_service__pb2.PlayRequest.SerializeToString,
                 response_deserializer=cardarena_dot_v1_dot_service__pb2.PlayResponse.FromString,
                 _registered_method=True)
+        self.CancelMatch = channel.unary_unary(
+                '/cardarena.v1.MatchService/CancelMatch',
+                request_serializer=cardarena_dot_v1_dot_service__pb2.CancelMatchRequest.SerializeToString,
+                response_deserializer=cardarena_dot_v1_dot_service__pb2.CancelMatchResponse.FromString,
+                _registered_method=True)
 
 
 class MatchServiceServicer:
@@ -97,7 +102,8 @@ class MatchServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def CreateMatch(self, request, context):
-        """Create a match; the seed commitment is public from now on.
+        """Create a match; the seed commitment is public from now on. Needs the operator token
+        when the server has one.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -159,6 +165,14 @@ class MatchServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CancelMatch(self, request, context):
+        """End a match that has not ended: logged as MatchCancelled, then the seed is revealed.
+        Needs the operator token or the match's creator secret.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MatchServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -211,6 +225,11 @@ def add_MatchServiceServicer_to_server(servicer, server):
                     servicer.Play,
                     request_deserializer=cardarena_dot_v1_dot_service__pb2.PlayRequest.FromString,
                     response_serializer=cardarena_dot_v1_dot_service__pb2.PlayResponse.SerializeToString,
+            ),
+            'CancelMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelMatch,
+                    request_deserializer=cardarena_dot_v1_dot_service__pb2.CancelMatchRequest.FromString,
+                    response_serializer=cardarena_dot_v1_dot_service__pb2.CancelMatchResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -483,6 +502,33 @@ class MatchService:
             '/cardarena.v1.MatchService/Play',
             cardarena_dot_v1_dot_service__pb2.PlayRequest.SerializeToString,
             cardarena_dot_v1_dot_service__pb2.PlayResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cardarena.v1.MatchService/CancelMatch',
+            cardarena_dot_v1_dot_service__pb2.CancelMatchRequest.SerializeToString,
+            cardarena_dot_v1_dot_service__pb2.CancelMatchResponse.FromString,
             options,
             channel_credentials,
             insecure,

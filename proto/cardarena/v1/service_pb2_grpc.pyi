@@ -3,11 +3,17 @@
 isort:skip_file
 The match service: commands are unary calls, events arrive on server streams.
 
-A seat's secret token travels as call metadata `authorization: Bearer <token>`, never in
-a message. Errors: INVALID_ARGUMENT (malformed), FAILED_PRECONDITION (illegal or out of
+Credentials travel as call metadata `authorization: Bearer <secret>`, never in a message:
+a seat's token for the calls of a seat; the operator token (`serve --admin-token`) for
+CreateMatch and CancelMatch when the server has one; a match's creator secret for
+CancelMatch. Errors: INVALID_ARGUMENT (malformed), FAILED_PRECONDITION (illegal or out of
 turn), ABORTED (stale expected_seq), NOT_FOUND (unknown match), UNAUTHENTICATED (no or
-unknown token), PERMISSION_DENIED (a token for another seat), ALREADY_EXISTS (seat taken),
-UNAVAILABLE (the server is draining: reconnect and resume from your last seq).
+unknown credential), PERMISSION_DENIED (a credential that does not allow this),
+ALREADY_EXISTS (seat taken, or a request id reused for something else),
+RESOURCE_EXHAUSTED (too many calls from one peer: trailing metadata
+`cardarena-retry-after-ms` says when to retry; or a message over 256 KiB), INTERNAL (a
+fault of the server: the message names an error id to report), UNAVAILABLE (the server is
+draining or its store is away: reconnect and resume from your last seq).
 """
 
 from cardarena.v1 import service_pb2 as _service_pb2
@@ -41,7 +47,9 @@ class MatchServiceStub:
     ListGames: _grpc.UnaryUnaryMultiCallable[_service_pb2.ListGamesRequest, _service_pb2.ListGamesResponse]
     """Every game with its player counts and a JSON Schema of its options (types, defaults, allowed values)."""
     CreateMatch: _grpc.UnaryUnaryMultiCallable[_service_pb2.CreateMatchRequest, _service_pb2.CreateMatchResponse]
-    """Create a match; the seed commitment is public from now on."""
+    """Create a match; the seed commitment is public from now on. Needs the operator token
+    when the server has one.
+    """
     GetMatch: _grpc.UnaryUnaryMultiCallable[_service_pb2.GetMatchRequest, _service_pb2.GetMatchResponse]
     ListMatches: _grpc.UnaryUnaryMultiCallable[_service_pb2.ListMatchesRequest, _service_pb2.ListMatchesResponse]
     JoinMatch: _grpc.UnaryUnaryMultiCallable[_service_pb2.JoinMatchRequest, _service_pb2.JoinMatchResponse]
@@ -59,6 +67,10 @@ class MatchServiceStub:
     what StreamEvents sends, plus one ActionResult per action (errors included: the stream
     stays open). Cheaper per action than unary SubmitAction; browsers use the unary calls.
     """
+    CancelMatch: _grpc.UnaryUnaryMultiCallable[_service_pb2.CancelMatchRequest, _service_pb2.CancelMatchResponse]
+    """End a match that has not ended: logged as MatchCancelled, then the seed is revealed.
+    Needs the operator token or the match's creator secret.
+    """
 
 @_typing.type_check_only
 class MatchServiceAsyncStub(MatchServiceStub):
@@ -66,7 +78,9 @@ class MatchServiceAsyncStub(MatchServiceStub):
     ListGames: _aio.UnaryUnaryMultiCallable[_service_pb2.ListGamesRequest, _service_pb2.ListGamesResponse]  # type: ignore[assignment]
     """Every game with its player counts and a JSON Schema of its options (types, defaults, allowed values)."""
     CreateMatch: _aio.UnaryUnaryMultiCallable[_service_pb2.CreateMatchRequest, _service_pb2.CreateMatchResponse]  # type: ignore[assignment]
-    """Create a match; the seed commitment is public from now on."""
+    """Create a match; the seed commitment is public from now on. Needs the operator token
+    when the server has one.
+    """
     GetMatch: _aio.UnaryUnaryMultiCallable[_service_pb2.GetMatchRequest, _service_pb2.GetMatchResponse]  # type: ignore[assignment]
     ListMatches: _aio.UnaryUnaryMultiCallable[_service_pb2.ListMatchesRequest, _service_pb2.ListMatchesResponse]  # type: ignore[assignment]
     JoinMatch: _aio.UnaryUnaryMultiCallable[_service_pb2.JoinMatchRequest, _service_pb2.JoinMatchResponse]  # type: ignore[assignment]
@@ -84,6 +98,10 @@ class MatchServiceAsyncStub(MatchServiceStub):
     what StreamEvents sends, plus one ActionResult per action (errors included: the stream
     stays open). Cheaper per action than unary SubmitAction; browsers use the unary calls.
     """
+    CancelMatch: _aio.UnaryUnaryMultiCallable[_service_pb2.CancelMatchRequest, _service_pb2.CancelMatchResponse]  # type: ignore[assignment]
+    """End a match that has not ended: logged as MatchCancelled, then the seed is revealed.
+    Needs the operator token or the match's creator secret.
+    """
 
 class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -100,7 +118,9 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _service_pb2.CreateMatchRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_service_pb2.CreateMatchResponse, _abc.Awaitable[_service_pb2.CreateMatchResponse]]:
-        """Create a match; the seed commitment is public from now on."""
+        """Create a match; the seed commitment is public from now on. Needs the operator token
+        when the server has one.
+        """
 
     @_abc_1.abstractmethod
     def GetMatch(
@@ -165,6 +185,16 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         """For bots: one bidirectional stream per seat. Send PlayOpen first, then actions; receive
         what StreamEvents sends, plus one ActionResult per action (errors included: the stream
         stays open). Cheaper per action than unary SubmitAction; browsers use the unary calls.
+        """
+
+    @_abc_1.abstractmethod
+    def CancelMatch(
+        self,
+        request: _service_pb2.CancelMatchRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_service_pb2.CancelMatchResponse, _abc.Awaitable[_service_pb2.CancelMatchResponse]]:
+        """End a match that has not ended: logged as MatchCancelled, then the seed is revealed.
+        Needs the operator token or the match's creator secret.
         """
 
 def add_MatchServiceServicer_to_server(servicer: MatchServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
