@@ -33,6 +33,11 @@ function sha256(...parts) {
   return hash.digest();
 }
 
+// Request ids are unguessable: another seat must not be able to spend this seat's next id.
+function requestId() {
+  return crypto.randomBytes(16).toString("hex");
+}
+
 function loadService() {
   const definition = protoLoader.loadSync("cardarena/v1/service.proto", {
     includeDirs: [PROTO_ROOT],
@@ -112,7 +117,7 @@ function playSeat(client, matchId, seat, token, streams) {
             seat,
             action: legal[0],
             expected_seq: seq,
-            request_id: `js-s${seat}-q${seq}`,
+            request_id: requestId(),
           },
           authMetadata(token),
         );

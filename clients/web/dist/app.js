@@ -513,13 +513,17 @@ async function logView(matchId) {
   show();
   ready();
 }
+function requestId() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
 function submit(matchId, seat2, token, seq, action) {
   return unary("SubmitAction", "SubmitActionRequest", "SubmitActionResponse", {
     match_id: matchId,
     seat: seat2,
     action,
     expected_seq: seq,
-    request_id: `web-${seat2}-${seq}-${Math.random().toString(36).slice(2)}`
+    request_id: requestId()
   }, { token });
 }
 function runBot(matchId, seat2, token, signal) {

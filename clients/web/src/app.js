@@ -125,9 +125,16 @@ async function logView(matchId) {
 
 // --- playing against bots --------------------------------------------------------------------
 
+// 16 random bytes in hex: another seat must not be able to guess and spend this seat's next
+// id. getRandomValues, unlike randomUUID, also works on a page served over plain http.
+function requestId() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 function submit(matchId, seat, token, seq, action) {
   return unary("SubmitAction", "SubmitActionRequest", "SubmitActionResponse", {
-    match_id: matchId, seat, action, expected_seq: seq, request_id: `web-${seat}-${seq}-${Math.random().toString(36).slice(2)}`,
+    match_id: matchId, seat, action, expected_seq: seq, request_id: requestId(),
   }, { token });
 }
 
