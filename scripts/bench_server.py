@@ -308,6 +308,12 @@ class NoopService(service_pb2_grpc.MatchServiceServicer):
     ) -> spb.GetMatchLogResponse:
         return spb.GetMatchLogResponse()
 
+    async def CancelMatch(  # noqa: N802 - the protocol's name
+        self, request: spb.CancelMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spb.CancelMatchResponse:
+        self.tables.pop(request.match_id, None)
+        return spb.CancelMatchResponse()
+
     async def Play(  # noqa: N802 - the protocol's name
         self,
         request_iterator: AsyncIterator[spb.PlayRequest],

@@ -8,7 +8,7 @@ import secrets
 import signal
 import socket
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
@@ -18,17 +18,18 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 
-from cardarena.v1 import service_pb2, service_pb2_grpc
+from cardarena.v1 import service_pb2
 
 from . import metrics
-from .arena import Arena
+from .arena import WAITING_EXPIRY_SECONDS, Arena
 from .grpcweb import GrpcWebGateway
 from .hosting import HostedMatch
 from .peers import Peers
-from .service import MatchService
+from .service import Access, MatchService
 from .sqlite_store import SqliteStore
 from .store import Owner, StoreError
 from .stores import open_store
+from .wire import add_service
 
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
 MAX_MESSAGE_BYTES = 256 * 1024
@@ -64,6 +65,11 @@ class ServeConfig:
     # HOST:PORT other replicas forward to; None: the listen address (its host if concrete).
     advertise: str | None = None
     lease_seconds: float = 5.0
+    # Who may create and cancel (the operator token; None: anyone, for local use) and the
+    # per-peer rates of creating and joining.
+    access: Access = field(default_factory=Access)
+    # A match still waiting for seats this long after its creation is cancelled; 0: never.
+    waiting_expiry_seconds: float = WAITING_EXPIRY_SECONDS
 
 
 def configure_logging(level: str) -> None:
@@ -89,10 +95,8 @@ def configure_logging(level: str) -> None:
 
 
 def count_matches(arena: Arena) -> None:
-    states = {"waiting": 0, "running": 0, "ended": 0}
-    for hosted in arena.matches.values():
-        states["ended" if hosted.ended else "running" if hosted.running else "waiting"] += 1
-    for state, count in states.items():
+    """The matches gauge, from the counts the arena keeps as statuses change (O(1))."""
+    for state, count in arena.counts.items():
         metrics.MATCHES.labels(state).set(count)
 
 
@@ -108,7 +112,7 @@ class Server:
         """This process's identity as a lease holder: new at every start."""
         self.peers = Peers(self.replica) if self.store.shared else None
         self.arena = Arena(self.store, on_change=self._changed)
-        self.service = MatchService(self.arena, self.peers)
+        self.service = MatchService(self.arena, self.peers, config.access)
         self.health = health.aio.HealthServicer()
         self.grpc = grpc.aio.server(options=GRPC_OPTIONS)
         self.port = 0
@@ -121,6 +125,15 @@ class Server:
         count_matches(self.arena)
 
     async def start(self) -> None:
+        logger = structlog.get_logger("cardarena.server")
+        if self.config.access.operator_token is None:
+            logger.warning(
+                "server_open",
+                hint="anyone who reaches this port may create matches; set --admin-token"
+                " (env CARDARENA_ADMIN_TOKEN) on a server others can reach",
+            )
+        else:
+            logger.info("server_locked", hint="creating and cancelling need the operator token")
         if isinstance(self.store, SqliteStore):
             self.config.data_dir.mkdir(parents=True, exist_ok=True)
         try:
@@ -140,8 +153,14 @@ class Server:
                 self.replica, self.advertised(), int(self.config.lease_seconds * 1000)
             )
         resumed = await self.arena.resume_unfinished()
+        self.arena.expire_waiting_after(self.config.waiting_expiry_seconds)
         count_matches(self.arena)
-        service_pb2_grpc.add_MatchServiceServicer_to_server(self.service, self.grpc)
+        add_service(
+            self.grpc,
+            service_pb2.DESCRIPTOR.services_by_name["MatchService"],
+            self.service,
+            self.service.refuse_undecodable,
+        )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc)
         names = (
             SERVICE_NAME,
@@ -163,7 +182,7 @@ class Server:
             web_host, web_port = self.config.web.rsplit(":", 1)
             self.web = GrpcWebGateway(f"{local}:{self.port}", self.config.web_root)
             self.web_port = await self.web.start(web_host.strip("[]"), int(web_port))
-        structlog.get_logger("cardarena.server").info(
+        logger.info(
             "listening",
             address=f"{host}:{self.port}",
             metrics_port=self.metrics_port,

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import hashlib
+import hmac
 import json
 import random
 import secrets
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -24,12 +27,14 @@ from cardarena.engine.match import setup
 from cardarena.v1 import game_pb2 as pb
 
 from . import metrics
+from .errors import BadRequest, RequestReused
 from .hosting import (
     HostedMatch,
     PbProjector,
     Seat,
     new_match_id,
     rebuild_engine,
+    secret_hash,
     to_completion,
 )
 from .store import EventStore, MatchRecord, Owner, StoreConflict, StoreError, UnknownMatch, now_iso
@@ -44,11 +49,9 @@ CLAIMS_PER_ROUND = 50
 """How many orphaned matches one lease-keeper round takes at most, so replicas share them."""
 
 
-class DifferentRequest(Exception):
-    """A create request id reused for a different match."""
-
-    def __init__(self, request_id: str) -> None:
-        super().__init__(f"request_id {request_id!r} already created a match with other settings")
+WAITING_EXPIRY_SECONDS = 3600.0
+"""A match whose seats are still free this long after its creation is cancelled."""
+STATUSES = ("waiting", "running", "ended")
 
 
 def match_id_for(request_id: str) -> str:
@@ -74,7 +77,11 @@ class Arena:
         self.ended: dict[str, None] = {}
         """Ended matches still in memory, oldest first (a dict as an ordered set)."""
         self._keeper: asyncio.Task[None] | None = None
+        self._sweeper: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self.counts = dict.fromkeys(STATUSES, 0)
+        """Hosted matches by status, kept as they change (never recounted)."""
+        self._counted: dict[str, str] = {}
 
     async def create(
         self,
@@ -85,13 +92,21 @@ class Arena:
         move_ms: int = 0,
         seed: bytes | None = None,
         request_id: str | None = None,
+        reserved: Mapping[int, str] | None = None,
+        creator_secret: str | None = None,
     ) -> HostedMatch:
         """Validate, persist the match and its first events, and host it. Raises ``OptionError``.
 
-        With a ``request_id`` the match id is derived from it, so a retried request finds the
-        match its first attempt created (:class:`DifferentRequest` if the retry asks for
-        something else)."""
-        return await to_completion(self._create(game, players, options, move_ms, seed, request_id))
+        ``reserved`` maps seats to the join secrets that alone may take them; whoever holds
+        ``creator_secret`` may cancel the match. Both are kept only as hashes. With a
+        ``request_id`` the match id is derived from it, so a retried request finds the match
+        its first attempt created (:class:`RequestReused` if the retry asks for something
+        else)."""
+        return await to_completion(
+            self._create(
+                game, players, options, move_ms, seed, request_id, reserved or {}, creator_secret
+            )
+        )
 
     async def _create(
         self,
@@ -101,18 +116,29 @@ class Arena:
         move_ms: int,
         seed: bytes | None,
         request_id: str | None,
+        reserved: Mapping[int, str],
+        creator_secret: str | None,
     ) -> HostedMatch:
         if not 0 <= move_ms <= MAX_MOVE_MS:
-            raise ValueError(f"time_control.move_ms must be 0..{MAX_MOVE_MS}, got {move_ms}")
+            raise BadRequest(f"time_control.move_ms must be 0..{MAX_MOVE_MS}, got {move_ms}")
         prepared = setup(game, players=players, options=options)
+        for seat in reserved:
+            if not 0 <= seat < prepared.players:
+                raise BadRequest(
+                    f"reserved_seats: seat {seat} does not exist (0..{prepared.players - 1})"
+                )
         seed = seed if seed is not None else secrets.token_bytes(32)
         engine = prepared.start(seed)
-        config = {
+        config: dict[str, Any] = {
             "game": prepared.game,
             "players": prepared.players,
             "options": prepared.options,
             "move_ms": move_ms,
         }
+        if reserved:  # only when given, so that older matches' settings compare equal
+            config["reserved"] = {str(s): secret_hash(x).hex() for s, x in sorted(reserved.items())}
+        if creator_secret:
+            config["creator"] = secret_hash(creator_secret).hex()
         match_id = new_match_id() if request_id is None else match_id_for(request_id)
         record = MatchRecord(
             match_id=match_id,
@@ -132,7 +158,7 @@ class Arena:
                 raise
             existing = await self.get(match_id)
             if json.loads(existing.record.config) != config:
-                raise DifferentRequest(request_id) from None
+                raise RequestReused(request_id, "to create a match with other settings") from None
             return existing
         hosted = self._host(
             record, engine, [Seat() for _ in range(prepared.players)], 0, voluntary_pass=False
@@ -156,8 +182,11 @@ class Arena:
         last_seq: int,
         *,
         voluntary_pass: bool,
+        cancelled: bool = False,
     ) -> HostedMatch:
         config = json.loads(record.config)
+        for seat, digest in config.get("reserved", {}).items():
+            seats[int(seat)].reserved = bytes.fromhex(digest)
         hosted = HostedMatch(
             record,
             engine,
@@ -168,15 +197,16 @@ class Arena:
             voluntary_pass=voluntary_pass,
             on_change=self._changed,
         )
+        hosted.cancelled = cancelled
         self.matches[record.match_id] = hosted
-        if hosted.ended:  # loaded from the store to be read: it counts towards the bound
-            hosted._reported_status = hosted.status
-            self._changed(hosted)
+        hosted._reported_status = hosted.status
+        self._changed(hosted)  # counted; an ended one counts towards the bound in memory
         return hosted
 
     def _changed(self, hosted: HostedMatch) -> None:
         """A hosted match changed status: report it, and keep few ended matches in memory
         (their logs are final and in the store; ``get`` loads one again on demand)."""
+        self._count(hosted.match_id, hosted.status)
         if hosted.ended:
             self.ended[hosted.match_id] = None
             for match_id in list(self.ended):
@@ -187,7 +217,18 @@ class Arena:
                     continue  # someone is still reading it
                 del self.ended[match_id]
                 self.matches.pop(match_id, None)
+                self._count(match_id, None)
         self._report(hosted)
+
+    def _count(self, match_id: str, status: str | None) -> None:
+        """Move one match between the status counts (``None``: no longer hosted): O(1), so
+        a status change costs the same with 20 matches hosted or 20,000."""
+        before = self._counted.pop(match_id, None)
+        if before is not None:
+            self.counts[before] -= 1
+        if status is not None:
+            self._counted[match_id] = status
+            self.counts[status] += 1
 
     async def get(self, match_id: str) -> HostedMatch:
         """The hosted match, loading it from the store if this process has not seen it. A
@@ -233,13 +274,23 @@ class Arena:
         for seat in await self.store.get_seats(record.match_id):
             seats[seat.seat] = Seat(seat.token_hash, seat.name)
         tracker = PbProjector()
+        cancelled = False
         for item in stored:
-            tracker.track(pb.Event.FromString(item.payload))
+            entry = pb.Event.FromString(item.payload)
+            tracker.track(entry)
+            cancelled |= entry.WhichOneof("kind") == "match_cancelled"
         hosted = self.matches.get(record.match_id)
         if hosted is not None:  # loaded concurrently
             return hosted
         last_seq = stored[-1].seq if stored else 0
-        hosted = self._host(record, engine, seats, last_seq, voluntary_pass=tracker.voluntary_pass)
+        hosted = self._host(
+            record,
+            engine,
+            seats,
+            last_seq,
+            voluntary_pass=tracker.voluntary_pass,
+            cancelled=cancelled,
+        )
         hosted.resumed = True
         hosted.last_hash = stored[-1].hash if stored else b""
         if self.owner is not None:  # a replica follows until it holds the lease
@@ -251,6 +302,34 @@ class Arena:
         if not stored:
             await self._write_opening(hosted)
         return hosted
+
+    def may_cancel(self, hosted: HostedMatch, secret: str) -> bool:
+        """Whether ``secret`` is the creator secret of ``hosted`` (constant time)."""
+        digest = json.loads(hosted.record.config).get("creator")
+        return digest is not None and hmac.compare_digest(
+            bytes.fromhex(digest), secret_hash(secret)
+        )
+
+    def expire_waiting_after(self, seconds: float) -> None:
+        """Cancel matches still waiting for seats ``seconds`` after their creation, checking
+        a few times per period (matches loaded after a restart included)."""
+        if seconds > 0 and self._sweeper is None:
+            self._sweeper = asyncio.create_task(self._sweep_waiting(seconds))
+
+    async def _sweep_waiting(self, seconds: float) -> None:
+        period = min(max(seconds / 4, 0.05), 30.0)
+        while True:
+            await asyncio.sleep(period)
+            now = time.time()
+            for hosted in list(self.matches.values()):
+                if hosted.status != "waiting" or not hosted.owned:
+                    continue
+                if now - _unix(hosted.record.created_at) < seconds:
+                    continue
+                try:
+                    await hosted.cancel(f"expired: seats still free after {seconds:g} s")
+                except Exception as error:  # it started, moved or ended meanwhile: fine
+                    log.info("expiry_skipped", match_id=hosted.match_id, error=str(error))
 
     async def resume_unfinished(self) -> int:
         """Alone: reload every unfinished match from its log and restart its clock. As a
@@ -361,11 +440,12 @@ class Arena:
     async def shutdown(self) -> None:
         """Stop clocks and streams; a replica hands its leases back so others take over at
         once instead of after the lease runs out."""
-        if self._keeper is not None:
-            self._keeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._keeper
-            self._keeper = None
+        for task in (self._keeper, self._sweeper):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._keeper = self._sweeper = None
         for hosted in self.matches.values():
             hosted.stop_clock()
         if self.owner is not None:
@@ -377,3 +457,8 @@ class Arena:
             await hosted.close_streams()
         for task in list(self._tasks):
             task.cancel()
+
+
+def _unix(iso: str) -> float:
+    """Seconds since the epoch of a stored ``created_at``."""
+    return datetime.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()

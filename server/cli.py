@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .app import ServeConfig, run
+from .limits import Rate
+from .service import SECRET, SECRET_RULE, Access
 from .store import StoreError
 from .stores import open_store
 
@@ -40,6 +42,29 @@ def lease_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
     if not 0.5 <= value <= 300:
         raise argparse.ArgumentTypeError(f"a lease lasts 0.5..300 seconds, got {value:g}")
+    return value
+
+
+def admin_token(text: str) -> str:
+    if not SECRET.match(text):
+        raise argparse.ArgumentTypeError(f"an operator token is {SECRET_RULE}")
+    return text
+
+
+def rate(text: str) -> Rate:
+    try:
+        return Rate.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def expiry_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not 0 <= value <= 30 * 86400:
+        raise argparse.ArgumentTypeError(f"expiry is 0 (never) to 2592000 seconds, got {value:g}")
     return value
 
 
@@ -106,6 +131,36 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         help="serve the web app and a gRPC-Web gateway on HOST:PORT (env CARDARENA_WEB; default off)",
     )
     parser.add_argument(
+        "--admin-token",
+        type=admin_token,
+        default=env("CARDARENA_ADMIN_TOKEN") or None,
+        help="the operator token: when set, creating and cancelling matches need it as"
+        " 'authorization: Bearer <token>'; prefer the env CARDARENA_ADMIN_TOKEN, which other"
+        " users of the machine cannot read in the process list (default: none, an open"
+        " server for local use)",
+    )
+    parser.add_argument(
+        "--create-rate",
+        type=rate,
+        default=env("CARDARENA_CREATE_RATE", "50/s,500"),
+        help="CreateMatch calls per client address, CALLS/s[,BURST], 0 for no limit; the"
+        " operator is never limited (env CARDARENA_CREATE_RATE; default 50/s,500)",
+    )
+    parser.add_argument(
+        "--join-rate",
+        type=rate,
+        default=env("CARDARENA_JOIN_RATE", "200/s,2000"),
+        help="JoinMatch calls per client address, as --create-rate (env CARDARENA_JOIN_RATE;"
+        " default 200/s,2000)",
+    )
+    parser.add_argument(
+        "--waiting-expiry",
+        type=expiry_seconds,
+        default=env("CARDARENA_WAITING_EXPIRY", "3600"),
+        help="cancel a match whose seats are still free this many seconds after its creation,"
+        " 0 for never (env CARDARENA_WAITING_EXPIRY; default 3600)",
+    )
+    parser.add_argument(
         "--log-level",
         choices=LEVELS,
         default=env("CARDARENA_LOG_LEVEL", "info"),
@@ -125,6 +180,12 @@ def serve(args: argparse.Namespace) -> int:
         store=args.store,
         advertise=args.advertise,
         lease_seconds=args.lease_seconds,
+        access=Access(
+            operator_token=args.admin_token,
+            create_rate=args.create_rate,
+            join_rate=args.join_rate,
+        ),
+        waiting_expiry_seconds=args.waiting_expiry,
     )
     try:
         asyncio.run(run(config))

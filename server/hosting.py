@@ -23,17 +23,20 @@ from typing import Any, TypeVar
 import structlog
 
 from cardarena.engine import (
+    PASS,
     ActionError,
     Match,
     NotYourTurn,
     view,
 )
 from cardarena.engine import events as ev
+from cardarena.engine.cards import is_joker
 from cardarena.engine.match import MatchSetup, action_of, setup
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
 from . import metrics
+from .errors import Forbidden, RequestReused
 from .store import (
     DuplicateRequest,
     EventStore,
@@ -79,6 +82,14 @@ class SeatTaken(Exception):
     pass
 
 
+class Throttled(Exception):
+    """Too many calls from one peer: retry after ``retry_after_ms``."""
+
+    def __init__(self, message: str, retry_after_ms: int) -> None:
+        super().__init__(message)
+        self.retry_after_ms = retry_after_ms
+
+
 class Moved(Exception):
     """Another replica owns the match now; the client should retry (it will be forwarded)."""
 
@@ -88,6 +99,23 @@ class Moved(Exception):
 
 def token_hash(token: str) -> bytes:
     return hashlib.sha256(b"cardarena-token-v1" + token.encode()).digest()
+
+
+def secret_hash(secret: str) -> bytes:
+    """How a join secret or a creator secret is kept: never the secret itself."""
+    return hashlib.sha256(b"cardarena-secret-v1" + secret.encode()).digest()
+
+
+def request_key(seat: int, request_id: str) -> str:
+    """The store's key of a seat's request id: ids are scoped to (match, seat), so one seat
+    can neither answer nor block another's requests by guessing its ids."""
+    return f"{seat}:{request_id}"
+
+
+def same_action(a: int, b: int) -> bool:
+    """Whether a retry asks for the action the first request made; the three Triathlon
+    Jokers are one action (any Joker id plays the lowest held)."""
+    return a == b or (is_joker(a) and is_joker(b))
 
 
 def new_match_id() -> str:
@@ -103,12 +131,32 @@ class Subscriber:
         default_factory=lambda: asyncio.Queue(SUBSCRIBER_QUEUE)
     )
     dropped: bool = False
+    on_drop: Callable[[], None] | None = None
+    """Called once when the reader falls behind: the stream ends at once (UNAVAILABLE),
+    even while it waits for a client that stopped reading."""
+
+    def offer(self, item: pb.Event | pb.YourTurn) -> bool:
+        """Queue ``item``; ``False`` (and dropped) if the reader fell a whole queue behind."""
+        try:
+            self.queue.put_nowait(item)
+        except asyncio.QueueFull:
+            self.drop()
+            return False
+        return True
+
+    def drop(self) -> None:
+        if not self.dropped:
+            self.dropped = True
+            if self.on_drop is not None:
+                self.on_drop()
 
 
 @dataclass
 class Seat:
     token_hash: bytes | None = None
     name: str = ""
+    reserved: bytes | None = None
+    """The hash of the join secret that alone may take this seat; ``None``: open to anyone."""
 
 
 class HostedMatch:
@@ -140,8 +188,11 @@ class HostedMatch:
         self._clock: asyncio.Task[None] | None = None
         self._on_change = on_change
         self._reported_status = ""
-        self.requests: dict[str, tuple[int, int]] = {}
-        """Request ids answered by this process; the store has the older ones."""
+        self.requests: dict[tuple[int, str], tuple[int, int, int]] = {}
+        """``(seat, request id) -> (first_seq, last_seq, action)`` answered by this process;
+        the store has the older ones."""
+        self.cancelled = False
+        """Ended by CancelMatch or expiry rather than by the rules."""
         self.resumed = False
         """Loaded from the store: request ids from before this process are only there."""
         self.voluntary_pass = voluntary_pass
@@ -162,7 +213,7 @@ class HostedMatch:
 
     @property
     def ended(self) -> bool:
-        return self.engine.over
+        return self.cancelled or self.engine.over
 
     @property
     def status(self) -> str:
@@ -191,12 +242,21 @@ class HostedMatch:
 
     # -- changes -------------------------------------------------------------------------
 
-    async def join(self, seat: int | None, name: str, token: str | None = None) -> tuple[int, str]:
-        """Take ``seat`` (or the lowest free one) with ``token`` (or a new one). A repeat of a
-        join with the same client-chosen token answers with the seat that token holds."""
-        return await to_completion(self._join(seat, name, token))
+    async def join(
+        self,
+        seat: int | None,
+        name: str,
+        token: str | None = None,
+        join_secret: str | None = None,
+    ) -> tuple[int, str]:
+        """Take ``seat`` (or the lowest free one) with ``token`` (or a new one); a reserved
+        seat only with its ``join_secret``. A repeat of a join with the same client-chosen
+        token answers with the seat that token holds."""
+        return await to_completion(self._join(seat, name, token, join_secret))
 
-    async def _join(self, seat: int | None, name: str, token: str | None) -> tuple[int, str]:
+    async def _join(
+        self, seat: int | None, name: str, token: str | None, join_secret: str | None
+    ) -> tuple[int, str]:
         async with self.lock:
             if self._out_of_step:
                 await self._resync()
@@ -208,28 +268,55 @@ class HostedMatch:
                     if seat is None or seat == held:
                         return held, token
                     raise SeatTaken(f"this token already holds seat {held}")
-            if seat is None:
-                free = [i for i, s in enumerate(self.seats) if s.token_hash is None]
-                if not free:
-                    raise SeatTaken("every seat is taken")
-                seat = free[0]
-            if self.seats[seat].token_hash is not None:
-                raise SeatTaken(f"seat {seat} is taken")
+            if self.ended:
+                raise NotRunning("the match has ended")
+            seat = self._seat_for(seat, join_secret)
             token = token or secrets.token_urlsafe(32)
             digest = token_hash(token)
             joined = pb.Event(
                 seq=self.last_seq + 1, seat_joined=pb.SeatJoined(seat=seat, name=name)
             )
             record = SeatRecord(self.match_id, seat, digest, name)
-            self.seats[seat] = Seat(digest, name)  # before publishing: it may start the match
+            taken = self.seats[seat]
+            taken.token_hash, taken.name = digest, name  # before publishing: it may start
             try:
                 await self._persist([joined], request_id=None, seat=None, join=record)
             except Exception:  # fenced off, or unknown: go back to (and follow) the log
-                self.seats[seat] = Seat()
+                taken.token_hash, taken.name = None, ""
                 await self._recover()
                 raise
             self.log.info("seat_joined", seat=seat)
             return seat, token
+
+    def _seat_for(self, seat: int | None, join_secret: str | None) -> int:
+        """The seat a join may take: a reserved one only with its join secret (compared in
+        constant time), otherwise an open one."""
+        if join_secret:
+            digest = secret_hash(join_secret)
+            mine = [
+                i
+                for i, s in enumerate(self.seats)
+                if hmac.compare_digest(s.reserved or b"", digest)
+            ]
+            if seat is not None and seat not in mine:
+                raise Forbidden(f"the join secret does not reserve seat {seat}")
+            if not mine:
+                raise Forbidden("the join secret reserves no seat of this match")
+            candidates = [seat] if seat is not None else mine
+        elif seat is not None:
+            if self.seats[seat].reserved is not None:
+                raise Forbidden(f"seat {seat} is reserved: join it with its join_secret")
+            candidates = [seat]
+        else:
+            candidates = [i for i, s in enumerate(self.seats) if s.reserved is None]
+            if not candidates:
+                raise Forbidden("every seat is reserved: join with a join_secret")
+        free = [i for i in candidates if self.seats[i].token_hash is None]
+        if not free:
+            if len(candidates) == 1:
+                raise SeatTaken(f"seat {candidates[0]} is taken")
+            raise SeatTaken("every open seat is taken")
+        return free[0]
 
     async def submit(self, seat: int, action: int, expected_seq: int, request_id: str) -> Submitted:
         """Apply ``seat``'s action, once per request id."""
@@ -242,11 +329,14 @@ class HostedMatch:
             if self._out_of_step:
                 await self._resync()
             if request_id:
-                done = self.requests.get(request_id)
-                if done is None and self.resumed:
-                    done = await self.store.request_result(self.match_id, request_id)
+                done = await self._answered(seat, request_id)
                 if done is not None:
-                    return Submitted(*done, applied=False, events=[], voluntary_before=False)
+                    first, last, recorded = done
+                    if expected_seq != first - 1 or not same_action(recorded, action):
+                        raise RequestReused(
+                            request_id, "by this seat for another action or expected_seq"
+                        )
+                    return Submitted(first, last, applied=False, events=[], voluntary_before=False)
             if not self.owned:
                 raise Moved(self.match_id)
             if not self.running:
@@ -260,13 +350,54 @@ class HostedMatch:
             voluntary_before = self.voluntary_pass
             events = self.engine.apply(seat, action)
             first, last, encoded = await self._record(
-                events, request_id=request_id or None, seat=seat
+                events, request_id=request_key(seat, request_id) if request_id else None, seat=seat
             )
             if request_id:
-                self.requests[request_id] = (first, last)
+                self.requests[seat, request_id] = (first, last, action)
             return Submitted(
                 first, last, applied=True, events=encoded, voluntary_before=voluntary_before
             )
+
+    async def _answered(self, seat: int, request_id: str) -> tuple[int, int, int] | None:
+        """``(first_seq, last_seq, action)`` of this seat's earlier request with this id: from
+        memory, or (for a match loaded from the store) from the store and the logged event."""
+        done = self.requests.get((seat, request_id))
+        if done is not None or not self.resumed:
+            return done
+        seqs = await self.store.request_result(self.match_id, request_key(seat, request_id))
+        if seqs is None:
+            return None
+        first, last = seqs
+        (stored,) = await self.store.read_events(self.match_id, after_seq=first - 1, limit=1)
+        recorded = logged_action(pb.Event.FromString(stored.payload))
+        return first, last, -1 if recorded is None else recorded
+
+    async def cancel(self, reason: str) -> None:
+        """End the match now: ``MatchCancelled`` and the seed revealed, in one write."""
+        await to_completion(self._cancel(reason))
+
+    async def _cancel(self, reason: str) -> None:
+        async with self.lock:
+            if self._out_of_step:
+                await self._resync()
+            if not self.owned:
+                raise Moved(self.match_id)
+            if self.ended:
+                raise NotRunning("the match has ended")
+            first = self.last_seq + 1
+            encoded = [
+                pb.Event(seq=first, match_cancelled=pb.MatchCancelled(reason=reason)),
+                pb.Event(seq=first + 1, seed_revealed=pb.SeedRevealed(seed=self.record.seed)),
+            ]
+            self.cancelled = True  # before publishing: streams end when they see it
+            try:
+                await self._persist(encoded, request_id=None, seat=None)
+            except Exception:
+                self.cancelled = False
+                await self._recover()
+                raise
+            await self._end()
+            self.log.info("match_cancelled", reason=reason)
 
     async def _record(
         self,
@@ -342,6 +473,11 @@ class HostedMatch:
         with the lock held."""
         events = self.engine.log
         encoded = [codec.event_to_pb(e, i + 1, self.match_id) for i, e in enumerate(events)]
+        # The server's settings go into the hashed start event too, so none can be edited
+        # unseen: the clock, and which seats only a join secret may take.
+        started = encoded[0].match_started
+        started.move_ms = self.move_ms
+        started.reserved_seats.extend(seat.reserved is not None for seat in self.seats)
         await self._persist(encoded, request_id=None, seat=None)
 
     # -- ownership (replicas) ------------------------------------------------------------
@@ -396,14 +532,17 @@ class HostedMatch:
                 recorded = None if decoded is None else action_of(decoded)
                 if recorded is not None:
                     self.engine.apply(*recorded)
-                seats_changed |= entry.WhichOneof("kind") == "seat_joined"
+                kind = entry.WhichOneof("kind")
+                seats_changed |= kind == "seat_joined"
+                self.cancelled |= kind == "match_cancelled"
         except ActionError:  # cannot happen with a sound log; never leave a follower stuck
             self.log.exception("follow_diverged")
             await self._replay_to(stored[-1].seq)
             seats_changed = True
         if seats_changed:
             for seat in await self.store.get_seats(self.match_id):
-                self.seats[seat.seat] = Seat(seat.token_hash, seat.name)
+                taken = self.seats[seat.seat]
+                taken.token_hash, taken.name = seat.token_hash, seat.name
         self.last_seq = stored[-1].seq
         self.last_hash = stored[-1].hash
         if not self.owned:
@@ -453,8 +592,8 @@ class HostedMatch:
 
     # -- subscribers ---------------------------------------------------------------------
 
-    def subscribe(self, seat: int | None) -> Subscriber:
-        sub = Subscriber(seat)
+    def subscribe(self, seat: int | None, on_drop: Callable[[], None] | None = None) -> Subscriber:
+        sub = Subscriber(seat, on_drop=on_drop)
         self.subscribers.add(sub)
         return sub
 
@@ -472,10 +611,7 @@ class HostedMatch:
                     project_for(e, sub.seat, projector) for e in encoded
                 ]
             for event in events:
-                try:
-                    sub.queue.put_nowait(event)
-                except asyncio.QueueFull:
-                    sub.dropped = True
+                if not sub.offer(event):
                     self.subscribers.discard(sub)
                     self.log.warning("subscriber_dropped", seat=sub.seat)
                     break
@@ -495,11 +631,9 @@ class HostedMatch:
             if sub.seat == seat:
                 if turn is None:
                     turn = self.your_turn()
-                try:
-                    sub.queue.put_nowait(turn)
-                except asyncio.QueueFull:
-                    sub.dropped = True
+                if not sub.offer(turn):
                     self.subscribers.discard(sub)
+                    self.log.warning("subscriber_dropped", seat=sub.seat)
 
     def your_turn(self) -> pb.YourTurn:
         return pb.YourTurn(
@@ -562,6 +696,15 @@ class PbProjector:
 def project_for(event: pb.Event, seat: int | None, projector: PbProjector) -> pb.Event:
     projector.track(event)
     return codec.project_pb(event, seat, voluntary_pass=projector.voluntary_pass)
+
+
+def logged_action(event: pb.Event) -> int | None:
+    """The action a log entry records a seat taking (a pass whether forced or not), if any."""
+    decoded = codec.event_from_pb(event)
+    if isinstance(decoded, ev.Passed):
+        return PASS
+    recorded = None if decoded is None else action_of(decoded)
+    return None if recorded is None else recorded[1]
 
 
 def engine_setup(record: MatchRecord) -> MatchSetup:

@@ -145,7 +145,7 @@ class DuplicateRequest(StoreError):
 
 
 class InvalidPageToken(StoreError, ValueError):
-    """A page token that this store did not produce (a ``ValueError``: it is bad input)."""
+    """A page token that this store did not produce: the client's mistake."""
 
 
 # --------------------------------------------------------------------------- records
@@ -914,6 +914,20 @@ class EventStore(ABC):
                 (match_id, after_seq, self._no_limit if limit is None else limit),
             ).fetchall()
             return [StoredEvent(match_id, r[0], bytes(r[1]), bytes(r[2])) for r in rows]
+
+        return await self._read(work)
+
+    async def read_tail(self, match_id: str, count: int) -> list[StoredEvent]:
+        """The last ``count`` events in order: how an ended match is listed without reading
+        (and replaying) its whole log."""
+
+        def work(conn: Connection) -> list[StoredEvent]:
+            rows = conn.execute(
+                "SELECT seq, payload, hash FROM events WHERE match_id = ?"
+                " ORDER BY seq DESC LIMIT ?",
+                (match_id, count),
+            ).fetchall()
+            return [StoredEvent(match_id, r[0], bytes(r[1]), bytes(r[2])) for r in reversed(rows)]
 
         return await self._read(work)
 

@@ -11,6 +11,7 @@ import pytest
 
 from cardarena.server import arena as arena_module
 from cardarena.server.arena import Arena
+from cardarena.server.errors import RequestReused
 from cardarena.server.hosting import HostedMatch
 from cardarena.server.sqlite_store import SqliteStore
 from cardarena.server.store import StoreError
@@ -40,9 +41,8 @@ def test_a_submit_cancelled_during_its_write_still_lands_whole(tmp_path: Path) -
             seat = hosted.engine.to_act
             assert seat is not None
             before = hosted.last_seq
-            caller = asyncio.create_task(
-                hosted.submit(seat, hosted.engine.legal_actions()[0], before, "r1")
-            )
+            action = hosted.engine.legal_actions()[0]
+            caller = asyncio.create_task(hosted.submit(seat, action, before, "r1"))
             await writing.wait()
             caller.cancel()
             with pytest.raises(asyncio.CancelledError):
@@ -54,7 +54,7 @@ def test_a_submit_cancelled_during_its_write_still_lands_whole(tmp_path: Path) -
             assert hosted.last_seq == await store.last_seq(hosted.match_id) > before
             assert hosted.last_hash == await store.last_hash(hosted.match_id)
             # The retry is recognised, and play goes on from the right seq.
-            again = await hosted.submit(seat, hosted.engine.legal_actions()[0], before, "r1")
+            again = await hosted.submit(seat, action, before, "r1")
             assert not again.applied and again.first_seq == before + 1
             nxt = hosted.engine.to_act
             assert nxt is not None
@@ -85,8 +85,9 @@ def test_a_write_that_committed_but_failed_to_answer_is_recognised_on_retry(
             seat = hosted.engine.to_act
             assert seat is not None
             before = hosted.last_seq
+            action = hosted.engine.legal_actions()[0]
             with pytest.raises(StoreError):
-                await hosted.submit(seat, hosted.engine.legal_actions()[0], before, "r1")
+                await hosted.submit(seat, action, before, "r1")
             store.append = real_append  # type: ignore[method-assign]
             assert hosted.last_seq == await store.last_seq(hosted.match_id) > before
             published = []
@@ -95,8 +96,10 @@ def test_a_write_that_committed_but_failed_to_answer_is_recognised_on_retry(
                 if isinstance(item, pb.Event):
                     published.append(item.seq)
             assert published == list(range(before + 1, hosted.last_seq + 1))
-            again = await hosted.submit(seat, 0, before, "r1")  # any action: it is a retry
+            again = await hosted.submit(seat, action, before, "r1")
             assert (again.applied, again.first_seq) == (False, before + 1)
+            with pytest.raises(RequestReused):  # the same id for another action is no retry
+                await hosted.submit(seat, action + 1, before, "r1")
 
     asyncio.run(asyncio.wait_for(main(), 30))
 

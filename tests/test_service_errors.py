@@ -3,9 +3,12 @@ brought: each has its code, and none tells a client where the database is."""
 
 from __future__ import annotations
 
+import re
+
 import grpc
 import pytest
 
+from cardarena.server.errors import BadRequest
 from cardarena.server.hosting import Moved
 from cardarena.server.service import STORE_DOWN, Refused, refusals
 from cardarena.server.store import LeaseLost, StoreClosed, StoreConflict, StoreError, UnknownMatch
@@ -33,6 +36,23 @@ def test_store_and_replica_errors_have_their_codes(error: Exception, code: str) 
         assert str(refused.value) == STORE_DOWN
 
 
-def test_a_bug_is_not_dressed_up_as_a_refusal() -> None:
-    with pytest.raises(ZeroDivisionError), refusals():
-        raise ZeroDivisionError
+@pytest.mark.parametrize(
+    "bug", [ZeroDivisionError("division by zero"), ValueError("seat token abc123 is odd")]
+)
+def test_a_bug_is_internal_with_an_error_id_and_nothing_else(bug: Exception) -> None:
+    """A fault of the server (a ValueError from deep inside included) is never blamed on the
+    client as INVALID_ARGUMENT, and its text stays in the log."""
+    with pytest.raises(Refused) as refused, refusals():
+        raise bug
+    assert refused.value.code == grpc.StatusCode.INTERNAL
+    assert str(bug) not in str(refused.value) and type(bug).__name__ not in str(refused.value)
+    assert re.fullmatch(
+        r"internal error [0-9a-f]{12}: the server's log has the details", str(refused.value)
+    )
+
+
+def test_only_the_validators_error_is_invalid_argument() -> None:
+    with pytest.raises(Refused) as refused, refusals():
+        raise BadRequest("page_size is at most 1000, got 5000")
+    assert refused.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert str(refused.value) == "page_size is at most 1000, got 5000"
