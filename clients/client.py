@@ -61,6 +61,11 @@ class Ticket:
         return (("authorization", f"Bearer {self.token}"),)
 
 
+def new_secret() -> str:
+    """A fresh join secret or creator secret (43 URL-safe characters)."""
+    return secrets.token_urlsafe(32)
+
+
 def channel_target(address: str) -> str:
     """The gRPC target for ``address``: one ``HOST:PORT`` (or any gRPC target such as
     ``dns:///replicas:50051``), or several comma-separated IPv4 ``HOST:PORT``s of replicas,
@@ -93,8 +98,13 @@ class ArenaClient:
         timeout: float = 10.0,
         retry_for: float = 30.0,
         quiet_reopen: float = 60.0,
+        operator_token: str | None = None,
     ) -> None:
         self.address = address
+        self._operator = (
+            () if not operator_token else (("authorization", f"Bearer {operator_token}"),)
+        )
+        """Sent with creating and cancelling: the server's operator token, if it has one."""
         self.timeout = timeout
         self.retry_for = retry_for
         self.quiet_reopen = quiet_reopen
@@ -148,7 +158,11 @@ class ArenaClient:
         options: Mapping[str, Any] | None = None,
         move_ms: int = 0,
         seed: bytes = b"",
+        reserved: Mapping[int, str] | None = None,
+        creator_secret: str = "",
     ) -> spb.MatchInfo:
+        """Create a match. ``reserved`` maps seats to the join secrets that alone may take
+        them (see :func:`new_secret`); whoever holds ``creator_secret`` may cancel it."""
         struct = struct_pb2.Struct()
         struct.update(dict(options or {}))
         request = spb.CreateMatchRequest(
@@ -158,17 +172,36 @@ class ArenaClient:
             time_control=spb.TimeControl(move_ms=move_ms),
             seed=seed,
             request_id=secrets.token_hex(16),  # a retry finds the match, not a second one
+            reserved_seats=[
+                spb.SeatReservation(seat=s, join_secret=x)
+                for s, x in sorted((reserved or {}).items())
+            ],
+            creator_secret=creator_secret,
         )
         response: spb.CreateMatchResponse = await self._retrying(
-            lambda: self.stub.CreateMatch(request, timeout=self.timeout)
+            lambda: self.stub.CreateMatch(request, metadata=self._operator, timeout=self.timeout)
         )
         return response.match
 
-    async def join(self, match_id: str, *, seat: int | None = None, name: str = "") -> Ticket:
-        """Take a seat. The token is chosen here, so a join whose answer was lost is retried
-        safely: the server answers a repeat with the seat the token already holds."""
+    async def cancel_match(
+        self, match_id: str, *, reason: str = "", secret: str | None = None
+    ) -> spb.MatchInfo:
+        """End a match that has not ended, as the operator or with its creator ``secret``."""
+        metadata = self._operator if secret is None else (("authorization", f"Bearer {secret}"),)
+        request = spb.CancelMatchRequest(match_id=match_id, reason=reason)
+        response: spb.CancelMatchResponse = await self._retrying(
+            lambda: self.stub.CancelMatch(request, metadata=metadata, timeout=self.timeout)
+        )
+        return response.match
+
+    async def join(
+        self, match_id: str, *, seat: int | None = None, name: str = "", join_secret: str = ""
+    ) -> Ticket:
+        """Take a seat (a reserved one with its ``join_secret``). The token is chosen here, so
+        a join whose answer was lost is retried safely: the server answers a repeat with the
+        seat the token already holds."""
         request = spb.JoinMatchRequest(
-            match_id=match_id, name=name, token=secrets.token_urlsafe(32)
+            match_id=match_id, name=name, token=secrets.token_urlsafe(32), join_secret=join_secret
         )
         if seat is not None:
             request.seat = seat
@@ -192,13 +225,14 @@ class ArenaClient:
     async def submit(
         self, ticket: Ticket, action: int, expected_seq: int
     ) -> spb.SubmitActionResponse:
-        """Submit idempotently: the request id names the seat and the seq it answers."""
+        """Submit idempotently: every retry of this call carries the same request id, drawn
+        at random so that nobody can guess (and spend) it first."""
         request = spb.SubmitActionRequest(
             match_id=ticket.match_id,
             seat=ticket.seat,
             action=codec.action_to_pb(action),
             expected_seq=expected_seq,
-            request_id=f"seat{ticket.seat}-seq{expected_seq}",
+            request_id=secrets.token_hex(16),
         )
         response: spb.SubmitActionResponse = await self._retrying(
             lambda: self.stub.SubmitAction(request, metadata=ticket.metadata, timeout=self.timeout)

@@ -17,6 +17,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
+import secrets
 import signal
 import sys
 import tempfile
@@ -64,7 +66,10 @@ def reference_bots(mc_budget_ms: int) -> list[BotEntry]:
 
 
 async def main_job(args: argparse.Namespace, data_dir: Path) -> int:
-    server = await start_server(data_dir)
+    # Locked, as a tournament host should run it: only the operator token creates matches,
+    # and every seat of every match is reserved for the bot the schedule puts there.
+    token = secrets.token_urlsafe(32)
+    server = await start_server(data_dir, token)
     failures = 0
     try:
         address = server.address
@@ -84,6 +89,7 @@ async def main_job(args: argparse.Namespace, data_dir: Path) -> int:
                 deals=args.deals,
                 concurrency=args.concurrency,
                 seed=args.seed,
+                operator_token=token,
             )
             result, rows = await play(config, progress=not args.no_progress)
             print_table(result, rows, sys.stdout)
@@ -135,7 +141,7 @@ class Server:
         return self.process.returncode
 
 
-async def start_server(data_dir: Path) -> Server:
+async def start_server(data_dir: Path, admin_token: str) -> Server:
     log = (data_dir / "server.log").open("ab")
     process = await asyncio.create_subprocess_exec(
         str(CARDARENA),
@@ -148,6 +154,7 @@ async def start_server(data_dir: Path) -> Server:
         "-1",
         stdout=asyncio.subprocess.PIPE,
         stderr=log,
+        env={**os.environ, "CARDARENA_ADMIN_TOKEN": admin_token},  # not in the process list
     )
     log.close()
     assert process.stdout is not None

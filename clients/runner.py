@@ -15,6 +15,7 @@ away, say) is recorded with its error and the tournament goes on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from cardarena.v1 import service_pb2 as spb
 
 from .bots.base import Bot
 from .botspec import BotEntry, make_python_bot
-from .client import ArenaClient
+from .client import ArenaClient, new_secret
 from .extbot import ExternalDecider
 from .outcomes import MatchResult, TournamentResult
 from .pairings import MatchPlan, bot_seed, schedule
@@ -55,6 +56,8 @@ class TournamentConfig:
     """0: ``move_ms`` plus a grace when there is a time control, else 10 s."""
     seed: bytes = bytes(32)
     bot_logs: Path | None = None
+    operator_token: str | None = None
+    """The server's operator token, for a server that needs one to create matches."""
 
     @property
     def decision_s(self) -> float:
@@ -75,7 +78,7 @@ async def run_tournament(
     """Play every planned match; return the results in schedule order."""
     names = [b.name for b in config.bots]
     started = time.monotonic()
-    client = ArenaClient(config.address)
+    client = ArenaClient(config.address, operator_token=config.operator_token)
     async with client:
         players, lowest_wins = await _game_setup(client, config)
         plans = schedule(config.seed, deals=config.deals, bots=len(names), players=players)
@@ -143,8 +146,13 @@ async def _play_match(
     started = time.monotonic()
     seats = [_seat(config, config.bots[b], plan, s) for s, b in enumerate(plan.seats)]
     states: list[SeatState] = []
+    # Every seat is reserved for the bot the plan puts there (nobody else can take it), and
+    # the runner can cancel the match if it cannot finish it.
+    secrets_by_seat = {s: new_secret() for s in range(players)}
+    creator = new_secret()
+    info: spb.MatchInfo | None = None
     try:
-        info = await _create(client, config, plan, players)
+        info = await _create(client, config, plan, players, secrets_by_seat, creator)
         outcome.match_id = info.match_id
         options = codec.dict_of(info.options)
         contexts = [
@@ -161,7 +169,10 @@ async def _play_match(
             for s in range(players)
         ]
         await asyncio.gather(*(seat.start(c) for seat, c in zip(seats, contexts, strict=True)))
-        tickets = [await client.join(info.match_id, seat=s, name=bots[s]) for s in range(players)]
+        tickets = [
+            await client.join(info.match_id, seat=s, name=bots[s], join_secret=secrets_by_seat[s])
+            for s in range(players)
+        ]
         async with asyncio.TaskGroup() as group:
             plays = [
                 group.create_task(client.play(t, decide=s.decide, on_event=s.observe))
@@ -176,6 +187,8 @@ async def _play_match(
         raise
     except Exception as error:  # a failed match is reported, the rest go on
         outcome.error = _error_text(error)
+        if info is not None:
+            await _abandon(client, info.match_id, creator, outcome.error)
     finally:
         if not states:
             states = [SeatState(outcome.match_id, s) for s in range(players)]
@@ -188,9 +201,15 @@ async def _play_match(
 
 
 async def _create(
-    client: ArenaClient, config: TournamentConfig, plan: MatchPlan, players: int
+    client: ArenaClient,
+    config: TournamentConfig,
+    plan: MatchPlan,
+    players: int,
+    reserved: dict[int, str],
+    creator: str,
 ) -> spb.MatchInfo:
-    """Create the match; a refused configuration ends the tournament (every match would fail)."""
+    """Create the match; a refused configuration or credential ends the tournament (every
+    match would fail)."""
     try:
         return await client.create_match(
             config.game,
@@ -198,11 +217,30 @@ async def _create(
             options=config.options,
             move_ms=config.move_ms,
             seed=plan.seed,
+            reserved=reserved,
+            creator_secret=creator,
         )
     except grpc.aio.AioRpcError as error:
-        if error.code() == grpc.StatusCode.INVALID_ARGUMENT:
+        if error.code() in REFUSED_FOR_GOOD:
             raise TournamentError(f"the server refused the match: {error.details()}") from None
         raise
+
+
+REFUSED_FOR_GOOD = frozenset(
+    {
+        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.UNAUTHENTICATED,
+        grpc.StatusCode.PERMISSION_DENIED,
+    }
+)
+
+
+async def _abandon(client: ArenaClient, match_id: str, creator: str, why: str) -> None:
+    """Cancel a match the runner could not finish, so that it does not stay running on the
+    server; it may have ended or be unreachable already, which is fine."""
+    reason = " ".join(f"the runner gave up: {why}".split())[:200]
+    with contextlib.suppress(grpc.aio.AioRpcError, TimeoutError):
+        await asyncio.wait_for(client.cancel_match(match_id, reason=reason, secret=creator), 5)
 
 
 def _seat(config: TournamentConfig, entry: BotEntry, plan: MatchPlan, seat: int) -> GuardedSeat:

@@ -45,6 +45,12 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         help="HOST:PORT of the server, or several replicas' comma-separated (calls are spread"
         " round robin; default: $CARDARENA_SERVER or 127.0.0.1:50051)",
     )
+    parser.add_argument(
+        "--admin-token",
+        default=os.environ.get("CARDARENA_ADMIN_TOKEN") or None,
+        help="the server's operator token, if it has one (default: $CARDARENA_ADMIN_TOKEN;"
+        " prefer the variable: a flag shows in the process list)",
+    )
     parser.add_argument("--game", required=True, help="the game, e.g. hexathlon")
     parser.add_argument(
         "--players", type=positive_int, default=0, help="seats per match (default: one per bot)"
@@ -103,6 +109,7 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
             decision_ms=args.decision_ms,
             seed=seed,
             bot_logs=args.bot_logs,
+            operator_token=args.admin_token,
         )
         print(f"tournament seed {seed.hex()} (--seed reproduces the deals)", file=sys.stderr)
         try:
