@@ -72,3 +72,43 @@ def test_projection_hides_other_hands_and_private_pass_reasons() -> None:
     forced = pb.Event(seq=9, passed=pb.Passed(seat=2, reason=pb.PASS_REASON_FORCED))
     assert codec.project_pb(forced, 0, voluntary_pass=True).passed.reason == pb.PASS_REASON_HIDDEN
     assert codec.project_pb(forced, 0, voluntary_pass=False).passed.reason == pb.PASS_REASON_FORCED
+
+
+def test_every_event_kind_is_the_engine_s_or_the_server_s() -> None:
+    """Nothing that enumerates kinds may miss one: a kind is either produced by the engine's
+    events or one of the server's own (MatchCancelled included), which decode to ``None``."""
+    kinds = {f.name for f in pb.Event.DESCRIPTOR.oneofs_by_name["kind"].fields}
+    engine_kinds = set()
+    for game, players in GAME_PLAYERS:
+        log = play_out(
+            new_match(game, players=players, seed=bytes(32), options={"first_dealer": "random"})
+        )
+        engine_kinds |= {codec.event_to_pb(e, 1, "m").WhichOneof("kind") for e in log}
+    assert engine_kinds | codec.SERVER_KINDS == kinds
+    assert not engine_kinds & codec.SERVER_KINDS
+    for kind in codec.SERVER_KINDS:
+        event = pb.Event(seq=7)
+        getattr(event, kind).SetInParent()
+        assert codec.event_from_pb(event) is None, kind
+
+
+def test_a_cancellation_decodes_to_no_engine_event_and_every_reader_sees_it_whole() -> None:
+    cancelled = pb.Event(
+        seq=40, match_cancelled=pb.MatchCancelled(reason="cancelled by the operator")
+    )
+    assert codec.event_from_pb(cancelled) is None
+    for seat in (None, 0, 3):
+        for voluntary_pass in (False, True):
+            assert codec.project_pb(cancelled, seat, voluntary_pass=voluntary_pass) == cancelled
+
+
+def test_match_started_carries_the_settings_the_rules_do_not_know() -> None:
+    started = new_match("crazy_sixes", players=3, seed=bytes(32)).log[0]
+    wire = codec.event_to_pb(started, 1, "m", move_ms=1500, reserved_seats=[False, True, False])
+    assert wire.match_started.move_ms == 1500
+    assert list(wire.match_started.reserved_seats) == [False, True, False]
+    assert codec.event_from_pb(pb.Event.FromString(wire.SerializeToString())) == started
+    seen = codec.project_pb(wire, None, voluntary_pass=False)
+    assert seen.match_started.move_ms == 1500 and list(seen.match_started.reserved_seats)[1]
+    plain = codec.event_to_pb(started, 1, "m")
+    assert plain.match_started.move_ms == 0 and not plain.match_started.reserved_seats

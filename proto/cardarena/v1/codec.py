@@ -6,9 +6,9 @@ raises :class:`ValueError` with a message fit for an INVALID_ARGUMENT status.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, Final
 
 from google.protobuf import json_format, struct_pb2
 
@@ -19,6 +19,10 @@ from cardarena.engine.cards import JOKERS, cards_of, french, rank_of, spanish, s
 from cardarena.v1 import game_pb2 as pb
 
 JOKER_PB = pb.SUIT_JOKER
+
+SERVER_KINDS: Final = frozenset({"seat_joined", "timed_out", "seed_revealed", "match_cancelled"})
+"""The Event kinds the server writes on its own account (seats, clocks, the reveal, a
+cancellation): the rules know nothing of them, so :func:`event_from_pb` gives ``None``."""
 
 
 def suit_to_pb(suit: int) -> pb.Suit.ValueType:
@@ -112,8 +116,20 @@ def _pass_reason(forced: bool | None) -> pb.PassReason.ValueType:
     return pb.PASS_REASON_FORCED if forced else pb.PASS_REASON_CHOSEN
 
 
-def event_to_pb(event: ev.Event, seq: int, match_id: str) -> pb.Event:
-    """One engine event as a log entry at ``seq``."""
+def event_to_pb(
+    event: ev.Event,
+    seq: int,
+    match_id: str,
+    *,
+    move_ms: int = 0,
+    reserved_seats: Sequence[bool] = (),
+) -> pb.Event:
+    """One engine event as a log entry at ``seq``.
+
+    ``move_ms`` and ``reserved_seats`` are the match's settings that the rules do not know
+    (the clock, which seats were reserved): only a MatchStarted carries them, so that they
+    are hashed with the log; every other event ignores them.
+    """
     out = pb.Event(seq=seq)
     match event:
         case ev.MatchStarted():
@@ -124,6 +140,8 @@ def event_to_pb(event: ev.Event, seq: int, match_id: str) -> pb.Event:
                     players=event.players,
                     options=struct_of(event.options),
                     seed_commitment=event.commitment,
+                    move_ms=move_ms,
+                    reserved_seats=list(reserved_seats),
                 )
             )
         case ev.DealerDrawn():
@@ -202,7 +220,9 @@ def _suit_or_none(suit: int) -> int | None:
 
 def event_from_pb(event: pb.Event) -> ev.Event | None:
     """The engine event a log entry records; ``None`` for the server's own entries
-    (seats joining, time-outs, the seed reveal). Raises ``ValueError`` on nonsense."""
+    (:data:`SERVER_KINDS`: seats joining, time-outs, the seed reveal, a cancellation).
+    A MatchStarted's ``move_ms`` and ``reserved_seats`` are not part of the engine's event:
+    read them from the message. Raises ``ValueError`` on nonsense."""
     kind = event.WhichOneof("kind")
     if kind == "match_started":
         m = event.match_started
@@ -250,7 +270,7 @@ def event_from_pb(event: pb.Event) -> ev.Event | None:
     if kind == "match_ended":
         ended = event.match_ended
         return ev.MatchEnded(tuple(score_from_pb(s) for s in ended.totals), tuple(ended.winners))
-    if kind in ("seat_joined", "timed_out", "seed_revealed"):
+    if kind in SERVER_KINDS:
         return None
     raise ValueError(f"event {event.seq} has no kind")
 
@@ -268,7 +288,9 @@ def _normal_options(value: Any) -> Any:
 
 def project_pb(event: pb.Event, seat: int | None, *, voluntary_pass: bool) -> pb.Event:
     """``event`` as ``seat`` (``None``: a spectator) may see it: other hands hidden, and the
-    reason of a pass hidden where voluntary passes make it private."""
+    reason of a pass hidden where voluntary passes make it private. Every other event (a
+    MatchStarted's settings, a MatchCancelled's reason included) is public, and returned
+    as it is."""
     kind = event.WhichOneof("kind")
     if kind == "dealt":
         out = pb.Event()
