@@ -4,13 +4,20 @@ Why a fixed order and the first discrepancy only: each check relies on the ones 
 (the chain is only meaningful over entries that decode, the replay only over a chain that
 holds), so the first failure is the one that explains the others. Every check works on the
 log alone plus the published rules; nothing here trusts the server that wrote it.
+
+MatchInfo is the server's summary, not part of the hashed log, so every field of it is
+checked against the log (where it first can be: the settings and seats against MatchStarted
+and SeatJoined, the last hash against the chain, the totals against the replay), and a
+mismatch names the field, what MatchInfo says and what the log says. The one exception is
+``created_unix_ms``: the log records no time, so nothing can vouch for it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from google.protobuf.message import DecodeError
 
@@ -31,18 +38,22 @@ COMMITMENT_PREFIX: Final = b"cardarena-seed-v1"
 CHECKS: Final = (
     ("decode", "every entry decodes to one canonical event"),
     ("sequence", "seq runs from 1 without gaps, up to MatchInfo's last seq"),
-    ("chain", "the hash chain holds from this match's genesis hash"),
-    ("start", "MatchStarted opens the log for this match, as MatchInfo describes it"),
+    ("chain", "the hash chain holds from this match's genesis hash to MatchInfo's last hash"),
+    ("start", "MatchStarted opens the log; MatchInfo's settings, seats and state agree with it"),
     ("seed", "the seed is 32 bytes and matches its commitment"),
-    ("reveal", "SeedRevealed closes the log with the same seed"),
+    ("reveal", "SeedRevealed closes the log with the same seed; one MatchCancelled may precede it"),
     ("replay", "every deal, draw, action and result follows from the seed and the rules"),
     ("server", "every seat joined before play; each time-out is followed by the default action"),
-    ("result", "MatchEnded agrees with MatchInfo's totals and winners"),
+    ("result", "MatchInfo's totals and winners are the replay's (no winners if cancelled)"),
 )
+
+NOT_IN_LOG: Final = frozenset({"created_unix_ms"})
+"""MatchInfo's fields that the log cannot vouch for (it records no time), so not checked."""
 
 
 class Discrepancy(Exception):
-    """A check failed at ``seq`` (``None`` when the fault is in MatchInfo or the seed field)."""
+    """A check failed at ``seq``: the entry at fault, or the entry a MatchInfo field disagrees
+    with (``None`` when there is none: the seed field, or a seat that never joined)."""
 
     def __init__(self, seq: int | None, reason: str) -> None:
         super().__init__(reason)
@@ -130,6 +141,13 @@ class _Audit:
         self.events: list[pb.Event] = []
         self.decoded: list[ev.Event | None] = []
         self.seed = bytes(resp.seed)
+        self.replayed: Match | None = None
+
+    def _seq_of(self, kind: str) -> int | None:
+        """The seq of the first entry of ``kind``, if any."""
+        return next(
+            (n for n, e in enumerate(self.events, start=1) if e.WhichOneof("kind") == kind), None
+        )
 
     # -- 1. decode -------------------------------------------------------------------------
 
@@ -144,7 +162,7 @@ class _Audit:
                 raise Discrepancy(n, "the entry's bytes are not an Event message") from None
             self.events.append(event)
             try:
-                self.decoded.append(decode_entry(event, entry.event))
+                self.decoded.append(decode_entry(_without_settings(event), entry.event))
             except NotCanonical as error:
                 raise Discrepancy(n, str(error)) from None
 
@@ -184,6 +202,13 @@ class _Audit:
                 f"the chain ends at {last.hash.hex()}, not at the trusted head "
                 f"{self.head.hex()}: the log was re-signed, cut or extended",
             )
+        if self.info.last_hash != last.hash:
+            raise _mismatch(
+                "last_hash",
+                self.info.last_hash.hex() or "empty",
+                f"{last.hash.hex()} (the chained hash of seq {last.seq})",
+                last.seq,
+            )
 
     # -- 4. start --------------------------------------------------------------------------
 
@@ -202,23 +227,67 @@ class _Audit:
             raise Discrepancy(
                 None, f"MatchInfo names match {info.match_id!r}, not {self.match_id!r}"
             )
-        if (info.game, info.players) != (started.game, started.players):
-            raise Discrepancy(
-                1,
-                f"MatchInfo says {info.game} for {info.players}, "
-                f"MatchStarted says {started.game} for {started.players}",
-            )
+        if info.game != started.game:
+            raise _mismatch("game", repr(info.game), repr(started.game), 1)
+        if info.players != started.players:
+            raise _mismatch("players", info.players, started.players, 1)
         if info.options != started.options:
-            raise Discrepancy(1, "MatchInfo's options differ from MatchStarted's")
-        if info.status != spb.MATCH_STATUS_ENDED:
-            raise Discrepancy(
-                None, f"MatchInfo's status is {spb.MatchStatus.Name(info.status)}, not ENDED"
+            path, mine, theirs = _first_difference(
+                codec.dict_of(info.options), codec.dict_of(started.options), "options"
             )
-        seats = sorted((s.seat, s.taken) for s in info.seats)
-        if seats != [(s, True) for s in range(info.players)]:
-            raise Discrepancy(
-                None, f"MatchInfo's seats are not seats 0..{info.players - 1}, all taken"
+            raise _mismatch(path, mine, theirs, 1)
+        if info.time_control.move_ms != started.move_ms:
+            old = " (a log that predates clocks in MatchStarted)" if started.move_ms == 0 else ""
+            raise _mismatch(
+                "time_control.move_ms", info.time_control.move_ms, f"{started.move_ms}{old}", 1
             )
+        self._check_state()
+        self._check_seats(started)
+
+    def _check_state(self) -> None:
+        """``status`` and ``cancelled``; the end itself is the reveal's and the replay's."""
+        last = len(self.events)
+        if self.events[-1].WhichOneof("kind") == "seed_revealed":
+            if self.info.status != spb.MATCH_STATUS_ENDED:
+                shown = spb.MatchStatus.Name(self.info.status)
+                raise _mismatch("status", shown, "MATCH_STATUS_ENDED (the seed is revealed)", last)
+        elif self.info.status != spb.MATCH_STATUS_ENDED:  # the reveal check will say why
+            raise Discrepancy(
+                None,
+                f"MatchInfo.status is {spb.MatchStatus.Name(self.info.status)}: only an ended "
+                "match can be audited",
+            )
+        cancelled = self._seq_of("match_cancelled")
+        if self.info.cancelled != (cancelled is not None):
+            log_says = f"True (MatchCancelled at seq {cancelled})" if cancelled else "False"
+            raise _mismatch("cancelled", self.info.cancelled, log_says, cancelled)
+
+    def _check_seats(self, started: pb.MatchStarted) -> None:
+        """One SeatInfo per seat: reserved as MatchStarted says, taken and named as the seat's
+        first SeatJoined says (the server check judges the SeatJoined entries themselves)."""
+        players, flags = started.players, list(started.reserved_seats)
+        if flags and len(flags) != players:
+            raise Discrepancy(
+                1, f"MatchStarted has {len(flags)} reserved_seats flags for {players} seats"
+            )
+        reserved = flags or [False] * players  # a log from before reservations: none reserved
+        joined: dict[int, tuple[int, str]] = {}
+        for n, event in enumerate(self.events, start=1):
+            if event.WhichOneof("kind") == "seat_joined":
+                joined.setdefault(event.seat_joined.seat, (n, event.seat_joined.name))
+        numbers = sorted(s.seat for s in self.info.seats)
+        if numbers != list(range(players)):
+            raise _mismatch("seats", f"seats {numbers}", f"seats 0..{players - 1}", 1)
+        for info in sorted(self.info.seats, key=lambda s: s.seat):
+            seat = info.seat
+            if info.reserved != reserved[seat]:
+                raise _mismatch(f"seats[{seat}].reserved", info.reserved, reserved[seat], 1)
+            at, name = joined.get(seat, (None, ""))
+            if info.taken != (at is not None):
+                log_says = f"True (SeatJoined at seq {at})" if at else "False (it never joined)"
+                raise _mismatch(f"seats[{seat}].taken", info.taken, log_says, at)
+            if info.name != name:
+                raise _mismatch(f"seats[{seat}].name", repr(info.name), repr(name), at)
 
     # -- 5. seed ---------------------------------------------------------------------------
 
@@ -231,17 +300,39 @@ class _Audit:
                 1, f"the seed's commitment is {expected}, MatchStarted published another"
             )
         if self.info.seed_commitment != expected:
-            raise Discrepancy(None, f"the seed's commitment is {expected}, MatchInfo says another")
+            raise _mismatch(
+                "seed_commitment",
+                self.info.seed_commitment or "empty",
+                f"{expected} (the seed's)",
+                1,
+            )
         if self.info.seed != self.seed:
-            raise Discrepancy(None, "MatchInfo's seed differs from the log's revealed seed")
+            raise _mismatch("seed", self.info.seed.hex() or "empty", self.seed.hex(), None)
 
     # -- 6. reveal -------------------------------------------------------------------------
 
     def check_reveal(self) -> None:
         last = len(self.events)
-        for n, event in enumerate(self.events, start=1):
-            if event.WhichOneof("kind") == "seed_revealed" and n < last:
+        kinds = [e.WhichOneof("kind") for e in self.events]
+        for n, kind in enumerate(kinds, start=1):
+            if kind == "seed_revealed" and n < last:
                 raise Discrepancy(n + 1, f"an entry follows the seed's reveal at seq {n}")
+        cancels = [n for n, kind in enumerate(kinds, start=1) if kind == "match_cancelled"]
+        if len(cancels) > 1:
+            raise Discrepancy(
+                cancels[1], f"a second MatchCancelled (the match was cancelled at seq {cancels[0]})"
+            )
+        if cancels:
+            at = cancels[0]
+            ended = self._seq_of("match_ended")
+            if ended is not None and ended < at:
+                raise Discrepancy(at, f"MatchCancelled after the match ended at seq {ended}")
+            if at == last:
+                raise Discrepancy(at, "MatchCancelled is not followed by SeedRevealed")
+            if kinds[at] != "seed_revealed":
+                raise Discrepancy(
+                    at, f"MatchCancelled is followed by {kinds[at]}, not SeedRevealed"
+                )
         final = self.events[-1]
         if final.WhichOneof("kind") != "seed_revealed":
             raise Discrepancy(last + 1, f"the log ends at seq {last} without revealing the seed")
@@ -260,8 +351,11 @@ class _Audit:
             raise Discrepancy(at, explain_replay(engine_log, error, self.seed)) from None
         except Exception as error:  # untrusted input must never crash the auditor
             raise Discrepancy(None, f"the rules could not replay the log: {error!r}") from None
-        if not match.over:
+        # A cancelled match stops where it was cancelled (the reveal check put the
+        # MatchCancelled there): the replay above has checked everything up to it.
+        if not match.over and self._seq_of("match_cancelled") is None:
             raise Discrepancy(seqs[-1] + 1, "the log stops before the match is over")
+        self.replayed = match
 
     # -- 8. server events ------------------------------------------------------------------
 
@@ -269,7 +363,7 @@ class _Audit:
         started = self.decoded[0]
         assert isinstance(started, ev.MatchStarted)  # the replay check holds
         match = Match(started, seed=self.seed)
-        names = {s.seat: s.name for s in self.info.seats}
+        clocked = self.events[0].match_started.move_ms > 0  # the log's clock, not MatchInfo's
         joined: set[int] = set()
         timed_out: tuple[int, int, int] | None = None  # (seq, seat, default action)
         for n, (event, decoded) in enumerate(zip(self.events, self.decoded, strict=True), 1):
@@ -279,9 +373,9 @@ class _Audit:
                 _check_default(n, recorded, timed_out)
                 timed_out = None
             if kind == "seat_joined":
-                self._joined(n, event.seat_joined, joined, names)
+                self._joined(n, event.seat_joined.seat, joined, started.players)
             elif kind == "timed_out":
-                timed_out = self._timed_out(n, event.timed_out.seat, match)
+                timed_out = self._timed_out(n, event.timed_out.seat, match, clocked=clocked)
             elif recorded is not None:
                 if len(joined) < started.players:
                     missing = sorted(set(range(started.players)) - joined)
@@ -291,21 +385,16 @@ class _Audit:
                 except ActionError as error:  # the replay check makes this unreachable
                     raise Discrepancy(n, str(error)) from None
 
-    def _joined(
-        self, n: int, seat_joined: pb.SeatJoined, joined: set[int], names: dict[int, str]
-    ) -> None:
-        seat = seat_joined.seat
-        if seat >= self.info.players or seat in joined:
+    @staticmethod
+    def _joined(n: int, seat: int, joined: set[int], players: int) -> None:
+        if seat >= players or seat in joined:
             raise Discrepancy(n, f"seat {seat} cannot join: no such seat, or it joined before")
-        if seat_joined.name != names.get(seat):
-            raise Discrepancy(
-                n, f"seat {seat} joined as {seat_joined.name!r}, MatchInfo says {names.get(seat)!r}"
-            )
         joined.add(seat)
 
-    def _timed_out(self, n: int, seat: int, match: Match) -> tuple[int, int, int]:
-        if self.info.time_control.move_ms == 0:
-            raise Discrepancy(n, "a time-out in a match without a clock")
+    @staticmethod
+    def _timed_out(n: int, seat: int, match: Match, *, clocked: bool) -> tuple[int, int, int]:
+        if not clocked:
+            raise Discrepancy(n, "a time-out in a match without a clock (MatchStarted.move_ms 0)")
         if match.to_act != seat:
             raise Discrepancy(n, f"seat {seat} timed out, but seat {match.to_act} was to act")
         return n, seat, match.default_action()
@@ -313,22 +402,66 @@ class _Audit:
     # -- 9. result -------------------------------------------------------------------------
 
     def check_result(self) -> None:
-        ends = [(n, e) for n, e in enumerate(self.decoded, 1) if isinstance(e, ev.MatchEnded)]
-        if not ends:  # the replay check makes this unreachable
-            raise Discrepancy(None, "the log has no MatchEnded")
-        n, ended = ends[-1]
+        match = self.replayed
+        assert match is not None  # the replay check holds
+        cancelled = self._seq_of("match_cancelled")
+        ended = self._seq_of("match_ended")
+        at = cancelled if cancelled is not None else ended
+        where = f"MatchCancelled at seq {cancelled}" if cancelled else f"MatchEnded at seq {ended}"
         totals = tuple(codec.score_from_pb(t) for t in self.info.totals)
-        if totals != ended.totals:
-            shown = ", ".join(map(str, ended.totals))
-            raise Discrepancy(
-                n,
-                f"MatchInfo's totals {', '.join(map(str, totals))} differ from MatchEnded's {shown}",
+        if totals != match.totals:
+            shown = ", ".join(map(str, match.totals))
+            raise _mismatch(
+                "totals", ", ".join(map(str, totals)) or "none", f"{shown} ({where})", at
             )
-        if tuple(self.info.winners) != ended.winners:
-            raise Discrepancy(
-                n,
-                f"MatchInfo's winners {list(self.info.winners)} differ from MatchEnded's {list(ended.winners)}",
+        if tuple(self.info.winners) != match.winners:
+            raise _mismatch(
+                "winners", list(self.info.winners), f"{list(match.winners)} ({where})", at
             )
+
+
+def _mismatch(name: str, info_says: object, log_says: object, seq: int | None) -> Discrepancy:
+    """A MatchInfo field that disagrees with the log, in the words every such failure uses."""
+    return Discrepancy(seq, f"MatchInfo.{name} is {info_says}, the log says {log_says}")
+
+
+def _first_difference(mine: Any, theirs: Any, path: str) -> tuple[str, str, str]:
+    """The first place two JSON values differ: its path and each side there, as JSON."""
+    if isinstance(mine, dict) and isinstance(theirs, dict):
+        for key in sorted(set(mine) | set(theirs)):
+            if mine.get(key, _ABSENT) != theirs.get(key, _ABSENT):
+                return _first_difference(
+                    mine.get(key, _ABSENT), theirs.get(key, _ABSENT), f"{path}.{key}"
+                )
+    if isinstance(mine, list) and isinstance(theirs, list) and len(mine) == len(theirs):
+        for index, (a, b) in enumerate(zip(mine, theirs, strict=True)):
+            if a != b:
+                return _first_difference(a, b, f"{path}[{index}]")
+    return path, _json(mine), _json(theirs)
+
+
+_ABSENT: Final = object()
+
+
+def _json(value: Any) -> str:
+    return "absent" if value is _ABSENT else json.dumps(value, sort_keys=True)
+
+
+def _without_settings(event: pb.Event) -> pb.Event:
+    """``event``, with a MatchStarted's ``move_ms`` and ``reserved_seats`` cleared.
+
+    Why: the canonical-form check re-encodes the engine's event, which knows nothing of the
+    server's settings; they are plain scalars (nothing to be non-canonical about beyond the
+    bytes, which a MatchStarted is not compared by anyway) and the start check compares
+    them with MatchInfo.
+    """
+    if event.WhichOneof("kind") != "match_started":
+        return event
+    bare = pb.Event()
+    bare.CopyFrom(event)
+    bare.match_started.ClearField("move_ms")
+    bare.match_started.ClearField("reserved_seats")
+    return bare
 
 
 def _check_default(

@@ -116,33 +116,53 @@ def log_from_engine(
     timed_out: Collection[int] = (),
     move_ms: int = 0,
     created_unix_ms: int = 0,
+    reserved: Sequence[bool] | None = None,
+    cancelled: str | None = None,
+    seated: Collection[int] | None = None,
 ) -> spb.GetMatchLogResponse:
     """The log a server would return for the finished engine ``match``, built the server's way.
 
     Why: tests and offline tools need real logs without a server. The order of entries is the
-    server's: the events of match creation, one ``SeatJoined`` per seat (``names``, default
-    ``seat N``), every later event at ``seq`` from 1 on, a ``TimedOut`` before each action
-    whose index in ``match.log`` is in ``timed_out``, and ``SeedRevealed`` last.
+    server's: the events of match creation (MatchStarted carrying ``move_ms`` and one
+    ``reserved`` flag per seat, default none reserved; ``reserved=()`` writes no flags, as a
+    log from before reservations), one ``SeatJoined`` per seat of ``seated`` (default every
+    seat; ``names``, default ``seat N``), every later event at ``seq`` from 1 on, a
+    ``TimedOut`` before each action whose index in ``match.log`` is in ``timed_out``, then
+    ``MatchCancelled`` if ``cancelled`` gives its reason (the match need not be over then),
+    and ``SeedRevealed`` last.
     """
-    if not match.over:
+    if cancelled is None and not match.over:
         raise ValueError("the match has not ended: its log and seed are not public yet")
+    if cancelled is not None and match.over:
+        raise ValueError("the match has ended: it cannot be cancelled")
     seat_names = list(names) if names is not None else [f"seat {s}" for s in range(match.players)]
     if len(seat_names) != match.players:
         raise ValueError(f"{len(seat_names)} names for {match.players} seats")
-    first_action = next(i for i, e in enumerate(match.log) if action_of(e) is not None)
+    flags = [False] * match.players if reserved is None else list(reserved)
+    if flags and len(flags) != match.players:
+        raise ValueError(f"{len(flags)} reserved flags for {match.players} seats")
+    joined = sorted(set(range(match.players) if seated is None else seated))
+    actions = [i for i, e in enumerate(match.log) if action_of(e) is not None]
+    if actions and len(joined) < match.players:
+        raise ValueError("play cannot start before every seat has joined")
+    # Seats join before the first action, or after the opening events if there is none.
+    joins_at = actions[0] if actions else len(match.log)
     events: list[pb.Event] = []
-    for index, event in enumerate(match.log):
-        if index == first_action:
+    for index, event in enumerate([*match.log, None]):
+        if index == joins_at:
             events += [
-                pb.Event(seat_joined=pb.SeatJoined(seat=s, name=n))
-                for s, n in enumerate(seat_names)
+                pb.Event(seat_joined=pb.SeatJoined(seat=s, name=seat_names[s])) for s in joined
             ]
+        if event is None:
+            break
         if index in timed_out:
             recorded = action_of(event)
             if recorded is None:
                 raise ValueError(f"event {index} is not an action: it cannot follow a time-out")
             events.append(pb.Event(timed_out=pb.TimedOut(seat=recorded[0])))
-        events.append(codec.event_to_pb(event, 0, match_id))
+        events.append(codec.event_to_pb(event, 0, match_id, move_ms=move_ms, reserved_seats=flags))
+    if cancelled is not None:
+        events.append(pb.Event(match_cancelled=pb.MatchCancelled(reason=cancelled)))
     events.append(pb.Event(seed_revealed=pb.SeedRevealed(seed=seed)))
     entries: list[spb.LogEntry] = []
     prev = genesis_hash(match_id)
@@ -152,13 +172,22 @@ def log_from_engine(
         prev = chain_hash(prev, payload)
         entries.append(spb.LogEntry(seq=seq, event=payload, hash=prev))
     started = events[0].match_started
+    seats = [
+        spb.SeatInfo(
+            seat=s,
+            taken=s in joined,
+            name=seat_names[s] if s in joined else "",
+            reserved=bool(flags) and flags[s],
+        )
+        for s in range(match.players)
+    ]
     info = spb.MatchInfo(
         match_id=match_id,
         game=started.game,
         players=started.players,
         options=started.options,
         status=spb.MATCH_STATUS_ENDED,
-        seats=[spb.SeatInfo(seat=s, taken=True, name=n) for s, n in enumerate(seat_names)],
+        seats=seats,
         created_unix_ms=created_unix_ms,
         seed_commitment=started.seed_commitment,
         last_seq=len(entries),
@@ -166,5 +195,7 @@ def log_from_engine(
         totals=[codec.score_to_pb(t) for t in match.totals],
         winners=list(match.winners),
         seed=seed,
+        last_hash=entries[-1].hash,
+        cancelled=cancelled is not None,
     )
     return spb.GetMatchLogResponse(match=info, entries=entries, seed=seed)

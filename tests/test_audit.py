@@ -19,7 +19,13 @@ from typing import Any
 import pytest
 from google.protobuf import struct_pb2
 
-from cardarena.clients.auditing import CHECKS, AuditReport, audit_log, seed_commitment
+from cardarena.clients.auditing import (
+    CHECKS,
+    NOT_IN_LOG,
+    AuditReport,
+    audit_log,
+    seed_commitment,
+)
 from cardarena.clients.cli import main
 from cardarena.clients.logfile import LogUnavailable, load_log, log_from_engine, save_log
 from cardarena.engine import AUDITOR, GAMES, Match, new_match, view
@@ -87,11 +93,14 @@ def clone(resp: spb.GetMatchLogResponse) -> spb.GetMatchLogResponse:
 
 
 def resign(resp: spb.GetMatchLogResponse, start: int = 1) -> spb.GetMatchLogResponse:
-    """Recompute every hash from seq ``start`` on: an internally valid chain."""
+    """Recompute every hash from seq ``start`` on: an internally valid chain, and MatchInfo's
+    last hash to match (a forger who re-signs edits MatchInfo too)."""
     prev = genesis_hash(resp.match.match_id) if start == 1 else resp.entries[start - 2].hash
     for entry in resp.entries[start - 1 :]:
         prev = chain_hash(prev, entry.event)
         entry.hash = prev
+    if resp.entries:
+        resp.match.last_hash = resp.entries[-1].hash
     return resp
 
 
@@ -217,11 +226,20 @@ def _truncate() -> Expected:
 
 
 @mutation("truncate and fix MatchInfo's last seq")
-def _truncate_fixed() -> Expected:
+def _truncate_seq_fixed() -> Expected:
     b, k = hexa(), a_play(hexa())
     out = clone(b.resp)
     del out.entries[k:]
     out.match.last_seq = k
+    return out, "chain", k  # MatchInfo's last hash is still the real end's
+
+
+@mutation("truncate and fix MatchInfo's last seq and last hash")
+def _truncate_fixed() -> Expected:
+    b, k = hexa(), a_play(hexa())
+    out = clone(b.resp)
+    del out.entries[k:]
+    out.match.last_seq, out.match.last_hash = k, out.entries[-1].hash
     return out, "reveal", k + 1
 
 
@@ -384,7 +402,7 @@ def _commitment() -> Expected:
 def _info_commitment() -> Expected:
     out = clone(hexa().resp)
     out.match.seed_commitment = "f" * 64
-    return out, "seed", None
+    return out, "seed", 1
 
 
 @mutation("MatchInfo's seed")
@@ -412,7 +430,7 @@ def _no_reveal() -> Expected:
     b = hexa()
     out = clone(b.resp)
     del out.entries[-1]
-    out.match.last_seq = b.last - 1
+    out.match.last_seq, out.match.last_hash = b.last - 1, out.entries[-1].hash
     return out, "reveal", b.last
 
 
@@ -472,19 +490,38 @@ def _timeout_seat() -> Expected:
     )
 
 
-@mutation("a time-out in a match without a clock")
+@mutation("re-signed: a time-out in a match without a clock")
 def _timeout_no_clock() -> Expected:
     b = hexa()
-    out = clone(b.resp)
+    out = edit(b, 1, lambda e: setattr(e.match_started, "move_ms", 0))
     out.match.time_control.move_ms = 0
     return out, "server", b.seqs("timed_out")[0]
+
+
+@mutation("re-signed: MatchStarted's clock")
+def _started_clock() -> Expected:
+    return edit(hexa(), 1, lambda e: setattr(e.match_started, "move_ms", 60_000)), "start", 1
+
+
+@mutation("re-signed: MatchStarted's seat reservations")
+def _started_reserved() -> Expected:
+    return (
+        edit(hexa(), 1, lambda e: e.match_started.reserved_seats.__setitem__(2, True)),
+        "start",
+        1,
+    )
+
+
+@mutation("re-signed: MatchStarted's reservations for too few seats")
+def _started_reserved_short() -> Expected:
+    return edit(hexa(), 1, lambda e: e.match_started.reserved_seats.pop()), "start", 1
 
 
 @mutation("re-signed: a seat's name")
 def _seat_name() -> Expected:
     b = hexa()
     k = b.seqs("seat_joined")[2]
-    return edit(b, k, lambda e: setattr(e.seat_joined, "name", "mallory")), "server", k
+    return edit(b, k, lambda e: setattr(e.seat_joined, "name", "mallory")), "start", k
 
 
 @mutation("re-signed: a seat joins after play starts")
@@ -630,7 +667,7 @@ def _no_start() -> Expected:
 def _status() -> Expected:
     out = clone(hexa().resp)
     out.match.status = spb.MATCH_STATUS_RUNNING
-    return out, "start", None
+    return out, "start", hexa().last
 
 
 @mutation("re-signed: dead cards (Crazy Sixes)")
@@ -697,6 +734,7 @@ def test_a_clean_log_of_every_game_passes_every_check(game: str, players: int) -
 def test_a_log_without_time_outs_or_clock_passes() -> None:
     b = base("crazy_sixes", 3)
     events = [e for e in b.events() if e.WhichOneof("kind") != "timed_out"]
+    events[0].match_started.move_ms = 0
     out = forge(b, events)
     out.match.time_control.move_ms = 0
     assert audit_log(out).ok
@@ -723,6 +761,354 @@ def test_every_mutation_is_caught_at_the_right_seq(
         "seq": seq,
         "reason": report.failure.reason,
     }
+
+
+# -- MatchInfo, field by field ---------------------------------------------------------------
+
+InfoEdit = tuple[Callable[[spb.MatchInfo], object], str, Callable[[Base], int | None], str]
+
+
+def _loser(b: Base) -> int:
+    return next(s for s in range(b.match.players) if s not in b.match.winners)
+
+
+def _set(name: str, value: object) -> Callable[[object], None]:
+    return lambda message: setattr(message, name, value)
+
+
+def _seat(n: int, name: str, value: object) -> Callable[[spb.MatchInfo], None]:
+    return lambda info: setattr(next(s for s in info.seats if s.seat == n), name, value)
+
+
+# field edited: (the edit, the check that must fail, at which seq, what the reason names)
+INFO_EDITS: dict[str, InfoEdit] = {
+    "match_id": (_set("match_id", "other"), "chain", lambda b: 1, "does not chain"),
+    "game": (_set("game", "triathlon"), "start", lambda b: 1, "MatchInfo.game is 'triathlon'"),
+    "players": (_set("players", 5), "start", lambda b: 1, "MatchInfo.players is 5"),
+    "options": (
+        lambda info: more_points(info.options),
+        "start",
+        lambda b: 1,
+        "MatchInfo.options.queens.points_per_queen is 5",
+    ),
+    "status": (
+        _set("status", spb.MATCH_STATUS_RUNNING),
+        "start",
+        lambda b: b.last,
+        "MatchInfo.status is MATCH_STATUS_RUNNING",
+    ),
+    "seats": (lambda info: info.seats.pop(), "start", lambda b: 1, "MatchInfo.seats is seats"),
+    "seats.seat": (_seat(1, "seat", 9), "start", lambda b: 1, "MatchInfo.seats is seats"),
+    "seats.taken": (
+        _seat(2, "taken", False),
+        "start",
+        lambda b: b.seqs("seat_joined")[2],
+        "MatchInfo.seats[2].taken is False",
+    ),
+    "seats.name": (
+        _seat(0, "name", "mallory"),
+        "start",
+        lambda b: b.seqs("seat_joined")[0],
+        "MatchInfo.seats[0].name is 'mallory', the log says 'ann'",
+    ),
+    "seats.reserved": (
+        _seat(3, "reserved", True),
+        "start",
+        lambda b: 1,
+        "MatchInfo.seats[3].reserved is True, the log says False",
+    ),
+    "seed_commitment": (
+        _set("seed_commitment", "f" * 64),
+        "seed",
+        lambda b: 1,
+        "MatchInfo.seed_commitment is ffff",
+    ),
+    "last_seq": (
+        lambda info: setattr(info, "last_seq", info.last_seq - 1),
+        "sequence",
+        lambda b: b.last,
+        "MatchInfo's last seq",
+    ),
+    "time_control": (
+        lambda info: setattr(info.time_control, "move_ms", 501),
+        "start",
+        lambda b: 1,
+        "MatchInfo.time_control.move_ms is 501, the log says 500",
+    ),
+    "time_control (none)": (
+        lambda info: info.ClearField("time_control"),
+        "start",
+        lambda b: 1,
+        "MatchInfo.time_control.move_ms is 0, the log says 500",
+    ),
+    "totals": (
+        lambda info: setattr(info.totals[0], "numerator", info.totals[0].numerator + 1),
+        "result",
+        lambda b: b.seqs("match_ended")[0],
+        "MatchInfo.totals is",
+    ),
+    "winners": (
+        lambda info: info.winners.append(0 if 0 not in info.winners else 3),
+        "result",
+        lambda b: b.seqs("match_ended")[0],
+        "MatchInfo.winners is",
+    ),
+    "seed": (_set("seed", bytes(32)), "seed", lambda b: None, "MatchInfo.seed is 0000"),
+    "last_hash": (
+        lambda info: setattr(info, "last_hash", flip(info.last_hash, 0)),
+        "chain",
+        lambda b: b.last,
+        "MatchInfo.last_hash is",
+    ),
+    "last_hash (empty)": (
+        _set("last_hash", b""),
+        "chain",
+        lambda b: b.last,
+        "MatchInfo.last_hash is empty",
+    ),
+    "cancelled": (
+        _set("cancelled", True),
+        "start",
+        lambda b: None,
+        "MatchInfo.cancelled is True, the log says False",
+    ),
+}
+
+
+def test_every_field_of_match_info_has_an_edit_or_is_named_as_not_in_the_log() -> None:
+    edited = {name.split(" ")[0] for name in INFO_EDITS}
+    fields = {f.name for f in spb.MatchInfo.DESCRIPTOR.fields}
+    assert {n for n in edited if "." not in n} == fields - NOT_IN_LOG
+    seat_fields = {f.name for f in spb.SeatInfo.DESCRIPTOR.fields}
+    assert {n.split(".")[1] for n in edited if n.startswith("seats.")} == seat_fields
+    assert {"created_unix_ms"} == NOT_IN_LOG
+
+
+@pytest.mark.parametrize("name", list(INFO_EDITS))
+def test_an_edited_match_info_field_fails_even_against_a_trusted_head(name: str) -> None:
+    b = hexa()
+    change, check, seq_of, says = INFO_EDITS[name]
+    out = clone(b.resp)
+    change(out.match)
+    seq = seq_of(b)
+    for head in (None, b.resp.entries[-1].hash):  # the head vouches for the log, not MatchInfo
+        report = audit_log(out, head=head)
+        assert report.failure is not None, f"{name}: not caught"
+        assert (report.failure.check, report.failure.seq) == (check, seq), report.failure
+        assert says in report.failure.reason, report.failure
+
+
+def test_created_unix_ms_is_not_in_the_log_and_not_checked() -> None:
+    out = clone(hexa().resp)
+    out.match.created_unix_ms = 1_234_567
+    assert audit_log(out).ok
+
+
+@pytest.mark.parametrize("field", ["last_hash", "time_control"])
+def test_the_command_with_a_trusted_head_fails_an_edited_match_info(
+    field: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The issue's two gaps: each edit used to pass ``audit --head``."""
+    b = hexa()
+    out = clone(b.resp)
+    INFO_EDITS[field][0](out.match)
+    path = tmp_path / "edited.json"
+    save_log(out, path)
+    assert main(["audit", str(path), "--head", b.resp.entries[-1].hash.hex()]) == 1
+    assert f"MatchInfo.{field}" in capsys.readouterr().out
+
+
+def test_a_re_signed_clock_passes_only_without_a_trusted_head() -> None:
+    """MatchStarted carries the clock: changing it there and in MatchInfo alike re-signs the
+    chain, which the head gives away."""
+    b = hexa()
+    out = edit(b, 1, lambda e: setattr(e.match_started, "move_ms", 60_000))
+    out.match.time_control.move_ms = 60_000
+    assert audit_log(out).ok
+    report = audit_log(out, head=b.resp.entries[-1].hash)
+    assert report.failure is not None
+    assert (report.failure.check, report.failure.seq) == ("chain", b.last)
+
+
+def test_a_log_from_before_the_settings_audits_clean_as_what_it_says() -> None:
+    """No move_ms and no reserved_seats in MatchStarted: no clock, no seat reserved."""
+    old = log_from_engine(base_one_deal().match, SEED, "old", reserved=(), move_ms=0)
+    started = pb.Event.FromString(old.entries[0].event).match_started
+    assert started.move_ms == 0 and not started.reserved_seats
+    report = audit_log(old)
+    assert report.ok, report.failure
+    clocked = clone(old)
+    clocked.match.time_control.move_ms = 500
+    report = audit_log(clocked)
+    assert report.failure is not None and (report.failure.check, report.failure.seq) == ("start", 1)
+    assert "predates clocks" in report.failure.reason
+    reserved = clone(old)
+    reserved.match.seats[0].reserved = True
+    report = audit_log(reserved)
+    assert report.failure is not None and (report.failure.check, report.failure.seq) == ("start", 1)
+
+
+# -- cancelled matches -------------------------------------------------------------------------
+
+CANCELLED = "cancelled by the operator: the room closes"
+
+
+@cache
+def cancelled_base(actions: int = 60) -> Base:
+    """A Hexathlon cancelled after ``actions`` actions (every 11th a time-out), two seats
+    reserved."""
+    match = new_match("hexathlon", players=4, seed=SEED)
+    rng = random.Random("cancelled")
+    timed_out: list[int] = []
+    for _ in range(actions):
+        seat = match.to_act
+        assert seat is not None
+        if len(match.log) % 11 == 0:
+            timed_out.append(len(match.log))
+            match.apply(seat, match.default_action())
+        else:
+            match.apply(seat, rng.choice(match.legal_actions()))
+    resp = log_from_engine(
+        match,
+        SEED,
+        "cancelled",
+        names=NAMES[:4],
+        timed_out=timed_out,
+        move_ms=500,
+        reserved=[True, False, False, True],
+        cancelled=CANCELLED,
+    )
+    return Base(match, resp)
+
+
+def test_a_cancelled_match_audits_clean() -> None:
+    b = cancelled_base()
+    assert [e.WhichOneof("kind") for e in b.events()[-2:]] == ["match_cancelled", "seed_revealed"]
+    assert not b.seqs("match_ended") and b.seqs("timed_out")
+    report = audit_log(b.resp, head=b.resp.entries[-1].hash)
+    assert report.ok, report.failure
+    assert report.passed == [name for name, _ in CHECKS]
+    assert report.totals == [str(t) for t in b.match.totals] and report.winners == []
+    assert any(t != 0 for t in b.match.totals), "cancelled after some rounds were scored"
+
+
+def test_a_match_cancelled_while_waiting_for_seats_audits_clean() -> None:
+    match = new_match("triathlon", seed=SEED)
+    resp = log_from_engine(
+        match, SEED, "expired", seated={1}, cancelled="expired: seats still free after 3600 s"
+    )
+    assert [(s.taken, s.name) for s in resp.match.seats] == [
+        (False, ""),
+        (True, "seat 1"),
+        (False, ""),
+    ]
+    report = audit_log(resp)
+    assert report.ok, report.failure
+    taken = clone(resp)
+    taken.match.seats[0].taken = True
+    report = audit_log(taken)
+    assert report.failure is not None and (report.failure.check, report.failure.seq) == (
+        "start",
+        None,
+    )
+    assert "MatchInfo.seats[0].taken is True, the log says False" in report.failure.reason
+
+
+def _kind_seqs(events: list[pb.Event], kind: str) -> list[int]:
+    return [n for n, e in enumerate(events, start=1) if e.WhichOneof("kind") == kind]
+
+
+def _cancel_followed_by_play() -> tuple[spb.GetMatchLogResponse, int]:
+    b = cancelled_base()
+    events = b.events()
+    events[-3], events[-2] = events[-2], events[-3]  # the last event after the cancellation
+    return forge(b, events), len(events) - 2
+
+
+def _cancel_unrevealed() -> tuple[spb.GetMatchLogResponse, int]:
+    b = cancelled_base()
+    out = forge(b, b.events()[:-1])  # MatchInfo fixed to end at the cancellation
+    return out, b.last - 1
+
+
+def _cancel_twice() -> tuple[spb.GetMatchLogResponse, int]:
+    b = cancelled_base()
+    events = b.events()
+    events.insert(-1, pb.Event.FromString(events[-2].SerializeToString()))
+    return forge(b, events), len(events) - 1
+
+
+def _cancel_after_the_end() -> tuple[spb.GetMatchLogResponse, int]:
+    b = hexa()
+    events = b.events()
+    events.insert(-1, pb.Event(match_cancelled=pb.MatchCancelled(reason=CANCELLED)))
+    out = forge(b, events)
+    out.match.cancelled = True
+    return out, len(events) - 1
+
+
+def _cancel_before_the_end() -> tuple[spb.GetMatchLogResponse, int]:
+    b = hexa()
+    events = b.events()
+    events.insert(-2, pb.Event(match_cancelled=pb.MatchCancelled(reason=CANCELLED)))
+    out = forge(b, events)
+    out.match.cancelled = True
+    return out, len(events) - 2
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        _cancel_followed_by_play,
+        _cancel_unrevealed,
+        _cancel_twice,
+        _cancel_after_the_end,
+        _cancel_before_the_end,
+    ],
+    ids=["followed by a play", "not revealed", "twice", "after MatchEnded", "before MatchEnded"],
+)
+def test_a_misplaced_match_cancelled_fails_at_its_seq(
+    build: Callable[[], tuple[spb.GetMatchLogResponse, int]],
+) -> None:
+    out, seq = build()
+    assert pb.Event.FromString(out.entries[seq - 1].event).WhichOneof("kind") == "match_cancelled"
+    report = audit_log(out)
+    assert report.failure is not None
+    assert (report.failure.check, report.failure.seq) == ("reveal", seq), report.failure
+    assert "MatchCancelled" in report.failure.reason
+
+
+def test_a_cancellation_amid_an_action_s_consequences_fails_the_replay() -> None:
+    b = hexa()
+    events = b.events()
+    k = b.seqs("trick_won")[5]  # the trick's last card is played, its winner not yet recorded
+    cut = [*events[: k - 1], pb.Event(match_cancelled=pb.MatchCancelled()), events[-1]]
+    out = forge(b, cut)
+    out.match.cancelled = True
+    report = audit_log(out)
+    assert report.failure is not None
+    assert (report.failure.check, report.failure.seq) == ("replay", k), report.failure
+
+
+@pytest.mark.parametrize(
+    ("field", "change"),
+    [
+        ("winners", lambda info: info.winners.append(0)),
+        ("totals", lambda info: setattr(info.totals[1], "numerator", 999)),
+        ("cancelled", lambda info: setattr(info, "cancelled", False)),
+    ],
+)
+def test_a_cancelled_match_s_match_info_is_checked_too(
+    field: str, change: Callable[[spb.MatchInfo], object]
+) -> None:
+    b = cancelled_base()
+    out = clone(b.resp)
+    change(out.match)
+    report = audit_log(out)
+    assert report.failure is not None
+    check = "start" if field == "cancelled" else "result"
+    assert (report.failure.check, report.failure.seq) == (check, b.last - 1), report.failure
+    assert f"MatchInfo.{field} is" in report.failure.reason
 
 
 def test_a_re_signed_alternative_history_is_caught_by_a_trusted_head() -> None:
@@ -994,3 +1380,74 @@ def test_real_server_logs_audit_clean_from_the_wire_and_from_a_file(
         assert "FAILED_PRECONDITION" in capsys.readouterr().err
         assert main(["audit", "--server", server.address, "--match", "nope"]) == 2
         assert "NOT_FOUND" in capsys.readouterr().err
+
+
+@pytest.mark.integration
+def test_real_server_cancelled_matches_audit_clean(tmp_path: Path) -> None:
+    """A match cancelled by its creator while waiting (one seat reserved, one free) and one
+    cancelled mid-play, with a clock: both logs end MatchCancelled, SeedRevealed and audit
+    clean against the last hash the server reported, every MatchInfo field checked."""
+    import asyncio
+
+    import grpc
+
+    from cardarena.clients.logfile import fetch_log
+
+    from .integration.serverproc import ServerProcess, auth, first_snapshot, stub
+
+    creator, joiner = "c" * 40, "j" * 40
+
+    async def create(api: Any, game: str, move_ms: int) -> str:
+        request = spb.CreateMatchRequest(
+            game=game,
+            players=3,
+            time_control=spb.TimeControl(move_ms=move_ms),
+            reserved_seats=[spb.SeatReservation(seat=1, join_secret=joiner)],
+            creator_secret=creator,
+        )
+        return str((await api.CreateMatch(request, timeout=10)).match.match_id)
+
+    async def scenario(address: str) -> list[tuple[str, bytes]]:
+        async with grpc.aio.insecure_channel(address) as channel:
+            api = stub(channel)
+            waiting = await create(api, "triathlon", 0)
+            await api.JoinMatch(spb.JoinMatchRequest(match_id=waiting, name="ann"), timeout=10)
+            playing = await create(api, "pentathlon", 60_000)
+            tokens = []
+            for seat in range(3):
+                join = spb.JoinMatchRequest(
+                    match_id=playing,
+                    seat=seat,
+                    name=f"bot{seat}",
+                    join_secret=joiner if seat == 1 else "",
+                )
+                tokens.append((await api.JoinMatch(join, timeout=10)).token)
+            for n in range(12):
+                seat = (await first_snapshot(api, playing, None)).to_act
+                snap = await first_snapshot(api, playing, seat, tokens[seat])
+                submit = spb.SubmitActionRequest(
+                    match_id=playing,
+                    seat=seat,
+                    action=snap.legal_actions[0],
+                    expected_seq=snap.seq,
+                    request_id=f"a{n}",
+                )
+                await api.SubmitAction(submit, metadata=auth(tokens[seat]), timeout=10)
+            heads = []
+            for match_id in (waiting, playing):
+                cancel = spb.CancelMatchRequest(match_id=match_id, reason="rain")
+                done = await api.CancelMatch(cancel, metadata=auth(creator), timeout=10)
+                assert done.match.cancelled and done.match.status == spb.MATCH_STATUS_ENDED
+                heads.append((match_id, done.match.last_hash))
+            return heads
+
+    with ServerProcess(tmp_path / "data") as server:
+        for match_id, head in asyncio.run(scenario(server.address)):
+            resp = asyncio.run(fetch_log(server.address, match_id))
+            kinds = [pb.Event.FromString(e.event).WhichOneof("kind") for e in resp.entries]
+            assert kinds[-2:] == ["match_cancelled", "seed_revealed"] and "match_ended" not in kinds
+            started = pb.Event.FromString(resp.entries[0].event).match_started
+            assert list(started.reserved_seats) == [False, True, False]
+            report = audit_log(resp, match_id=match_id, head=head)
+            assert report.ok, report.failure
+            assert report.winners == []
