@@ -136,7 +136,8 @@ SCRIPT: Final = r"""
       document.querySelector('#totals td[data-seat="' + seat + '"]').textContent = v;
     });
     $("winners").textContent = s.what === "end"
-      ? "Won by " + s.winners.map(function (w) { return names[w]; }).join(", ") : "";
+      ? "Won by " + s.winners.map(function (w) { return names[w]; }).join(", ")
+      : s.what === "cancelled" ? "Cancelled: no winners" : "";
   }
   function show(i) {
     current = Math.max(0, Math.min(steps.length - 1, i));

@@ -123,6 +123,8 @@ def _step_json(index: int, step: Step) -> dict[str, Any]:
 def _label(index: int, step: Step) -> str:
     if step.what == "end":
         return "the end"
+    if step.what == "cancelled":
+        return "the match is cancelled"
     what = {
         "deal": "the deal",
         "trick": f"trick {step.trick.number if step.trick else '?'}",

@@ -102,6 +102,13 @@ def _lines(timeline: Timeline, report: AuditReport) -> Iterator[str]:
                 f"{n} {t}" for n, t in zip(names, step.totals, strict=True)
             )
             yield "won by " + ", ".join(names[w] for w in step.winners)
+        elif step.what == "cancelled":
+            yield ""
+            yield from step.lines
+            yield "totals at cancellation: " + ", ".join(
+                f"{n} {t}" for n, t in zip(names, step.totals, strict=True)
+            )
+            yield "no winners"
 
 
 def _round_title(step: Step, names: list[str]) -> str:

@@ -6,7 +6,7 @@ after a round's last trick the engine has already dealt the next one. The fold i
 
 Steps: a deal (with its trump draw), each trick of a trick round, each play or pass of a
 Fan Tan round or a Crazy Sixes hand (with the cards it kills), each Triathlon trump call,
-each round's scores, and the end.
+each round's scores, and the end (or the cancellation, for a match that was cancelled).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class Trick:
 class Step:
     """What one step shows; the lists are copies, so later steps never change it."""
 
-    what: str  # deal, trick, turn, call, scores, end
+    what: str  # deal, trick, turn, call, scores, end, cancelled
     round: int
     kind: str
     dealer: int
@@ -79,14 +79,22 @@ def decoded_entries(resp: spb.GetMatchLogResponse) -> list[tuple[pb.Event, ev.Ev
     return out
 
 
+def cancelled_text(reason: str) -> str:
+    """The line of a MatchCancelled (a server event: no engine event to put in words)."""
+    return f"match cancelled: {reason}" if reason else "match cancelled"
+
+
 def build_timeline(resp: spb.GetMatchLogResponse) -> Timeline:
     info = resp.match
     players = info.players
     names = seat_names([s.name for s in sorted(info.seats, key=lambda s: s.seat)], players)
     fold = _Fold(players, names)
     for event, decoded in decoded_entries(resp):
-        if event.WhichOneof("kind") == "timed_out":
+        kind = event.WhichOneof("kind")
+        if kind == "timed_out":
             fold.timed_out = event.timed_out.seat
+        elif kind == "match_cancelled":
+            fold.cancel(event.match_cancelled.reason)
         elif decoded is not None:
             fold.take(decoded)
     return Timeline(info.game, players, info.match_id, names, fold.finish())
@@ -138,6 +146,10 @@ class _Fold:
             step.trick = replace(step.trick, cards=list(step.trick.cards))
         self.steps.append(step)
         self.current = None
+
+    def cancel(self, reason: str) -> None:
+        """The match stops here: no winners, the totals as they stand."""
+        self._open("cancelled").lines.append(cancelled_text(reason))
 
     def finish(self) -> list[Step]:
         self._close()

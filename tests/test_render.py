@@ -165,3 +165,42 @@ def test_the_timeline_has_a_step_per_trick_and_per_solitaire_turn() -> None:
     assert whats.count("turn") == len(fan_tan_actions)
     sizes = [sum(len(h) for h in s.hands) for s in timeline.steps if s.round == 0]
     assert sizes[0] == 52 and sizes == sorted(sizes, reverse=True) and sizes[-1] == 0
+
+
+def cancelled_log() -> spb.GetMatchLogResponse:
+    """A Triathlon cancelled by its creator after 20 actions."""
+    match = new_match("triathlon", players=3, seed=SEED)
+    rng = random.Random("cancel")
+    for _ in range(20):
+        seat = match.to_act
+        assert seat is not None
+        match.apply(seat, rng.choice(match.legal_actions()))
+    return log_from_engine(
+        match, SEED, "tri-c", names=["ann", "bob", "cy"], cancelled="cancelled by its creator: rain"
+    )
+
+
+def test_a_cancelled_match_shows_its_cancellation_in_text_and_html(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    resp = cancelled_log()
+    timeline = build_timeline(resp)
+    last = timeline.steps[-1]
+    assert last.what == "cancelled" and last.lines == [
+        "match cancelled: cancelled by its creator: rain"
+    ]
+    assert "end" not in [s.what for s in timeline.steps]
+    assert main(["replay", write(resp, tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "audit: clean" in out
+    lines = out.rstrip().splitlines()
+    assert lines[-3] == "match cancelled: cancelled by its creator: rain"
+    assert lines[-2].startswith("totals at cancellation: ann ") and lines[-1] == "no winners"
+    page = tmp_path / "cancelled.html"
+    assert main(["replay", write(resp, tmp_path), "--html", str(page)]) == 0
+    capsys.readouterr()
+    steps = page_data(page.read_text())["steps"]
+    assert isinstance(steps, list)
+    assert steps[-1]["what"] == "cancelled" and steps[-1]["label"] == "the match is cancelled"
+    assert steps[-1]["lines"] == ["match cancelled: cancelled by its creator: rain"]
+    assert steps[-1]["winners"] == []
