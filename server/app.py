@@ -22,7 +22,7 @@ from cardarena.v1 import service_pb2
 
 from . import metrics
 from .arena import WAITING_EXPIRY_SECONDS, Arena
-from .grpcweb import GrpcWebGateway
+from .grpcweb import MAX_MESSAGE_BYTES, GrpcWebGateway
 from .hosting import HostedMatch
 from .peers import Peers
 from .service import Access, MatchService
@@ -32,7 +32,6 @@ from .stores import open_store
 from .wire import add_service
 
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
-MAX_MESSAGE_BYTES = 256 * 1024
 # The browser app (clients/web), served by the gRPC-Web gateway.
 WEB_ROOT = Path(__file__).resolve().parents[1] / "clients" / "web"
 

@@ -51,8 +51,8 @@ METHODS: dict[str, bool] = {
 }
 ALL_METHODS = {f"/{SERVICE.full_name}/{method.name}" for method in SERVICE.methods}
 MAX_MESSAGE_BYTES = 256 * 1024
-"""The server's message limit. ``server.app`` (which imports this module, so it cannot be
-imported from there) has the same constant; a test keeps the two equal."""
+"""The largest message the server reads, on the gRPC port (``server.app`` imports it) and
+here: one limit for both."""
 MAX_REQUEST_LINE = 4096
 MAX_HEAD_BYTES = 16 * 1024
 MAX_HEADER_LINES = 100
