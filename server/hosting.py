@@ -504,7 +504,9 @@ class HostedMatch:
             self.resumed = True  # request ids answered elsewhere are only in the store
             if self.last_seq == 0:  # its creator died before writing the first deal
                 await self.write_opening()
-            if self.engine.over:  # its owner died between the last event and marking it ended
+            if (
+                self.ended
+            ):  # its owner died between the last event (or a cancel) and marking it ended
                 with contextlib.suppress(StoreConflict):
                     await self._end()
             self._rearm_clock()
