@@ -331,6 +331,8 @@ class ArenaClient:
             state.observe(decoded)
         elif event.WhichOneof("kind") == "seed_revealed":
             state.seed = event.seed_revealed.seed
+        elif event.WhichOneof("kind") == "match_cancelled":
+            state.over = True  # ended early: GetMatch says so (cancelled), with no winners
         if on_event is not None:
             on_event(state, event)
 

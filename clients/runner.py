@@ -68,6 +68,10 @@ class TournamentConfig:
         return DEFAULT_DECISION_MS / 1000
 
 
+class MatchCancelled(Exception):
+    """The server ended a match before its rules did: it is reported as failed."""
+
+
 class TournamentError(Exception):
     """The tournament cannot run at all (unknown game, bad player count, no server)."""
 
@@ -180,6 +184,8 @@ async def _play_match(
             ]
         states = [task.result() for task in plays]
         final = await client.get_match(info.match_id)
+        if final.cancelled:  # by the operator, or by expiry: no result to count
+            raise MatchCancelled(f"match {info.match_id} was cancelled before its end")
         outcome.totals = tuple(codec.score_from_pb(t) for t in final.totals)
         outcome.winners = tuple(final.winners)
         outcome.last_hash = final.last_hash

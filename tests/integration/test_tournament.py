@@ -16,9 +16,12 @@ from typing import Any
 import pytest
 
 from cardarena.clients import mainjob
+from cardarena.clients.botspec import parse_bot
 from cardarena.clients.cli import main
 from cardarena.clients.client import ArenaClient
 from cardarena.clients.matchaudit import audit_response
+from cardarena.clients.runner import TournamentConfig, TournamentError, run_tournament
+from cardarena.v1 import service_pb2 as spb
 
 from .serverproc import ServerProcess
 
@@ -138,3 +141,40 @@ def test_the_main_job_plays_audits_and_stops_the_server(
     assert "triathlon, 3 players" in out and "95% CI" in out
     assert "6 matches audited: all clean" in out
     assert "exit code 0" in out and out.rstrip().endswith("all well")
+
+
+def test_a_locked_server_plays_only_for_its_operator_and_a_cancelled_match_is_no_result(
+    tmp_path: Path,
+) -> None:
+    """Without the operator token the runner stops at once (every match would be refused);
+    with it every match is played, and one that the operator cancels midway is reported as
+    failed instead of being counted with the totals it had reached."""
+    token = "operator-" + "x" * 40
+    bots = [parse_bot(f"s{i}=tests.integration.tournament_bots:Slow") for i in range(3)]
+
+    async def scenario(address: str) -> None:
+        stranger = TournamentConfig(address=address, game="triathlon", bots=bots, deals=1)
+        with pytest.raises(TournamentError, match="operator"):
+            await run_tournament(stranger)
+        config = TournamentConfig(
+            address=address, game="triathlon", bots=bots, deals=1, operator_token=token
+        )
+        playing = asyncio.create_task(run_tournament(config))
+        async with ArenaClient(address, operator_token=token) as client:
+            running: list[str] = []
+            while not running:
+                await asyncio.sleep(0.05)
+                listed = await client.stub.ListMatches(
+                    spb.ListMatchesRequest(status=spb.MATCH_STATUS_RUNNING), timeout=10
+                )
+                running = [m.match_id for m in listed.matches]
+            cancelled = await client.cancel_match(running[0], reason="the test says so")
+            assert cancelled.cancelled and cancelled.status == spb.MATCH_STATUS_ENDED
+        result = await asyncio.wait_for(playing, 120)
+        failed = {m.match_id: m.error for m in result.matches if not m.ok}
+        assert list(failed) == [running[0]] and "cancelled" in (failed[running[0]] or "")
+        assert sum(m.ok for m in result.matches) == len(result.matches) - 1
+
+    with ServerProcess(tmp_path / "data", extra=["--admin-token", token]) as server:
+        asyncio.run(scenario(server.address))
+        assert token not in server.stderr_path.read_text()

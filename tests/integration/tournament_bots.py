@@ -63,3 +63,16 @@ def hang() -> None:
 
 if __name__ == "__main__":
     hang()
+
+
+class Slow:
+    """Thinks a little before its first legal action: matches last long enough to be seen."""
+
+    name = "slow"
+
+    def __init__(self, seed: int | None = None) -> None:
+        pass
+
+    def choose(self, state: SeatState) -> int:
+        threading.Event().wait(0.02)
+        return state.legal[0]
