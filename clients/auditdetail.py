@@ -40,8 +40,14 @@ def decode_entry(event: pb.Event, raw: bytes) -> ev.Event | None:
     except (ValueError, ArithmeticError) as error:
         raise NotCanonical(f"the {kind} event does not decode: {error}") from None
     if decoded is not None:
-        match_id = event.match_started.match_id  # checked by the start check, not here
-        canonical = codec.event_to_pb(decoded, event.seq, match_id)
+        started = event.match_started  # its match id and settings: the start check's to judge
+        canonical = codec.event_to_pb(
+            decoded,
+            event.seq,
+            started.match_id,
+            move_ms=started.move_ms,
+            reserved_seats=started.reserved_seats,
+        )
         if canonical != event:
             raise NotCanonical(
                 f"the {kind} event is not in canonical form: recorded {_short(event)}; "

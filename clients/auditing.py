@@ -162,7 +162,7 @@ class _Audit:
                 raise Discrepancy(n, "the entry's bytes are not an Event message") from None
             self.events.append(event)
             try:
-                self.decoded.append(decode_entry(_without_settings(event), entry.event))
+                self.decoded.append(decode_entry(event, entry.event))
             except NotCanonical as error:
                 raise Discrepancy(n, str(error)) from None
 
@@ -445,23 +445,6 @@ _ABSENT: Final = object()
 
 def _json(value: Any) -> str:
     return "absent" if value is _ABSENT else json.dumps(value, sort_keys=True)
-
-
-def _without_settings(event: pb.Event) -> pb.Event:
-    """``event``, with a MatchStarted's ``move_ms`` and ``reserved_seats`` cleared.
-
-    Why: the canonical-form check re-encodes the engine's event, which knows nothing of the
-    server's settings; they are plain scalars (nothing to be non-canonical about beyond the
-    bytes, which a MatchStarted is not compared by anyway) and the start check compares
-    them with MatchInfo.
-    """
-    if event.WhichOneof("kind") != "match_started":
-        return event
-    bare = pb.Event()
-    bare.CopyFrom(event)
-    bare.match_started.ClearField("move_ms")
-    bare.match_started.ClearField("reserved_seats")
-    return bare
 
 
 def _check_default(

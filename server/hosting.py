@@ -471,13 +471,15 @@ class HostedMatch:
     async def write_opening(self) -> None:
         """Persist the events the match starts with (the first deal): once, at seq 1. Call
         with the lock held."""
-        events = self.engine.log
-        encoded = [codec.event_to_pb(e, i + 1, self.match_id) for i, e in enumerate(events)]
         # The server's settings go into the hashed start event too, so none can be edited
         # unseen: the clock, and which seats only a join secret may take.
-        started = encoded[0].match_started
-        started.move_ms = self.move_ms
-        started.reserved_seats.extend(seat.reserved is not None for seat in self.seats)
+        reserved = [seat.reserved is not None for seat in self.seats]
+        encoded = [
+            codec.event_to_pb(
+                e, i + 1, self.match_id, move_ms=self.move_ms, reserved_seats=reserved
+            )
+            for i, e in enumerate(self.engine.log)
+        ]
         await self._persist(encoded, request_id=None, seat=None)
 
     # -- ownership (replicas) ------------------------------------------------------------
