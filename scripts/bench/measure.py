@@ -1,0 +1,98 @@
+"""What the parent reads of the servers while the clients play: memory, CPU and counters.
+
+Why: the report's steadier figures come from outside the clients: server CPU per action (all
+threads, from ``/proc``, summed over the server processes), the CPU of the local PostgreSQL's
+processes, VmRSS, and a few Prometheus counters of the replicas (forwarded actions, group
+commits). The machine is shared, so CPU per action is disturbed less by other load than
+actions/s is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import urllib.request
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .common import LOOPBACK
+
+if TYPE_CHECKING:
+    from .procs import ServerProc
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def vm_rss_kb(pids: Sequence[int]) -> int:
+    """VmRSS of the processes ``pids``, summed."""
+    return sum(_vm_rss_kb(pid) for pid in pids)
+
+
+def _vm_rss_kb(pid: int) -> int:
+    with Path(f"/proc/{pid}/status").open() as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def stat_cpu(stat: str) -> float:
+    """User + system CPU seconds of every thread, from the text of a ``/proc/PID/stat``."""
+    fields = stat.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def cpu_seconds(pids: Sequence[int]) -> float:
+    """User + system CPU of every thread of the processes ``pids``, summed."""
+    return sum(stat_cpu(Path(f"/proc/{pid}/stat").read_text()) for pid in pids)
+
+
+def postgres_cpu() -> dict[int, float]:
+    """CPU seconds of every ``postgres`` process visible in /proc (the local database server:
+    its backends, one per connection of the replicas, and its writers), by pid."""
+    out: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            text = (entry / "stat").read_text()
+            if text[text.index("(") + 1 : text.rindex(")")] == "postgres":
+                out[int(entry.name)] = stat_cpu(text)
+    return out
+
+
+SCRAPED = {
+    'cardarena_forwarded_total{method="SubmitAction"}': "forwarded",
+    "cardarena_store_commit_batch_size_count": "commits",
+    "cardarena_store_commit_batch_size_sum": "requests",
+}
+
+
+def scrape(servers: Sequence[ServerProc]) -> Counter[str]:
+    """The few counters the report uses, summed over the servers' Prometheus endpoints."""
+    total: Counter[str] = Counter()
+    for server in servers:
+        if not server.metrics_port:
+            continue
+        url = f"http://{LOOPBACK}:{server.metrics_port}/metrics"
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                text = response.read().decode()
+        except OSError:
+            total["failed"] += 1
+            continue
+        for line in text.splitlines():
+            name, _, value = line.rpartition(" ")
+            if name in SCRAPED:
+                total[SCRAPED[name]] += int(float(value))
+        total["scraped"] += 1
+    return total
+
+
+def percentile(sorted_values: Sequence[float], fraction: float) -> float:
+    if not sorted_values:
+        return float("nan")
+    index = min(len(sorted_values) - 1, max(0, round(fraction * (len(sorted_values) - 1))))
+    return sorted_values[index]

@@ -1,0 +1,234 @@
+"""The no-op ceiling: the RPCs the load uses, answered instantly from memory.
+
+Why: the issue asks for the real server's throughput as a fraction of what gRPC itself can
+carry. This servicer has no store, no engine and no checks, so driving it with the same clients
+at the same concurrency measures that ceiling. It runs in a process of its own, started as the
+benchmark's entry point with ``--noop-server``.
+
+SubmitAction answers with the action's event on every stream of the match and a ``YourTurn``
+(six canned legal actions) to the next seat round the table; with ``--noop-match-actions`` it
+ends each match with ``MatchEnded`` after that many actions, so matches turn over as with the
+real server. Its snapshots and prompts are canned, so the replica patterns do not check them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+
+from cardarena.engine.cards import french
+from cardarena.server.app import GRPC_OPTIONS
+from cardarena.v1 import game_pb2 as pb
+from cardarena.v1 import service_pb2 as spb
+from cardarena.v1 import service_pb2_grpc
+from cardarena.v1.codec import action_to_pb
+
+Prompt = pb.Event | pb.YourTurn | None
+
+
+class NoopTable:
+    """What the no-op server keeps per match: a seq, whose turn it is, the open streams."""
+
+    def __init__(self, players: int) -> None:
+        self.players = players
+        self.seq = 0
+        self.joined = 0
+        self.actions = 0
+        self.to_act = 0
+        self.queues: dict[int, set[asyncio.Queue[Prompt]]] = {s: set() for s in range(players)}
+
+    def push(self, item: Prompt, seat: int | None = None) -> None:
+        for s, queues in self.queues.items():
+            if seat is None or s == seat:
+                for queue in queues:
+                    queue.put_nowait(item)
+
+    def open_streams(self) -> int:
+        return sum(len(q) for q in self.queues.values())
+
+
+def event_of_action(seat: int, action: pb.Action, seq: int) -> pb.Event:
+    """The log entry an action would make, built without an engine (no rules, no checks)."""
+    event = pb.Event(seq=seq)
+    kind = action.WhichOneof("kind")
+    if kind == "play":
+        event.card_played.seat = seat
+        event.card_played.card.CopyFrom(action.play)
+    elif kind == "exclude_suit":
+        event.suit_excluded.seat = seat
+        event.suit_excluded.suit = action.exclude_suit
+    elif kind == "choose_trump":
+        event.trump_chosen.seat = seat
+        event.trump_chosen.suit = action.choose_trump
+    else:
+        event.passed.seat = seat
+        event.passed.reason = pb.PASS_REASON_CHOSEN
+    return event
+
+
+# What the no-op server offers as legal: six clubs, about what a hexathlon seat is offered.
+CANNED_LEGAL = [action_to_pb(french(0, rank)) for rank in range(2, 8)]
+
+
+class NoopService(service_pb2_grpc.MatchServiceServicer):
+    """The RPCs the load uses, answered instantly from memory: the ceiling of gRPC itself.
+
+    SubmitAction trusts the client: the action becomes the event at ``expected_seq + 1``, sent
+    to every open stream of the match, followed by a YourTurn (six canned legal actions) to the
+    next seat round the table, as the real server sends; after ``match_actions`` actions (0:
+    never) a MatchEnded event ends the match and its streams. No store, no engine, no token or
+    turn check.
+    """
+
+    def __init__(self, match_actions: int) -> None:
+        self.tables: dict[str, NoopTable] = {}
+        self.created = 0
+        self.match_actions = match_actions
+
+    async def ListGames(  # noqa: N802 - the protocol's name
+        self, request: spb.ListGamesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spb.ListGamesResponse:
+        return spb.ListGamesResponse()
+
+    async def CreateMatch(  # noqa: N802 - the protocol's name
+        self, request: spb.CreateMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spb.CreateMatchResponse:
+        self.created += 1
+        match_id = f"noop{self.created:08x}"
+        players = request.players or 4
+        self.tables[match_id] = NoopTable(players)
+        return spb.CreateMatchResponse(
+            match=spb.MatchInfo(
+                match_id=match_id,
+                game=request.game,
+                players=players,
+                status=spb.MATCH_STATUS_WAITING,
+            )
+        )
+
+    async def GetMatch(  # noqa: N802 - the protocol's name
+        self, request: spb.GetMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spb.GetMatchResponse:
+        return spb.GetMatchResponse(match=spb.MatchInfo(match_id=request.match_id))
+
+    async def ListMatches(  # noqa: N802 - the protocol's name
+        self, request: spb.ListMatchesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spb.ListMatchesResponse:
+        return spb.ListMatchesResponse()
+
+    async def JoinMatch(  # noqa: N802 - the protocol's name
+        self, request: spb.JoinMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spb.JoinMatchResponse:
+        table = self.tables.get(request.match_id)
+        if table is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, "no such match")
+        table.joined += 1
+        seat = request.seat if request.HasField("seat") else table.joined - 1
+        return spb.JoinMatchResponse(
+            seat=seat,
+            token=f"{request.match_id}-{seat}",
+            match=spb.MatchInfo(match_id=request.match_id, last_seq=table.seq),
+        )
+
+    async def SubmitAction(  # noqa: N802 - the protocol's name
+        self, request: spb.SubmitActionRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spb.SubmitActionResponse:
+        table = self.tables.get(request.match_id)
+        seq = request.expected_seq + 1
+        event = event_of_action(request.seat, request.action, seq)
+        if table is not None:
+            table.seq = seq
+            table.actions += 1
+            table.push(event)
+            if self.match_actions and table.actions >= self.match_actions:
+                table.seq += 1
+                table.push(pb.Event(seq=table.seq, match_ended=pb.MatchEnded()))
+                table.push(None)
+            else:
+                table.to_act = (request.seat + 1) % table.players
+                table.push(pb.YourTurn(seq=seq, legal_actions=CANNED_LEGAL), table.to_act)
+        return spb.SubmitActionResponse(first_seq=seq, last_seq=seq, events=[event])
+
+    async def StreamEvents(  # noqa: N802 - the protocol's name
+        self, request: spb.StreamEventsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[spb.StreamEventsResponse]:
+        table = self.tables.get(request.match_id)
+        if table is None or request.seat not in table.queues:
+            context.set_code(grpc.StatusCode.NOT_FOUND)
+            context.set_details("no such match or seat")
+            return
+        queue: asyncio.Queue[Prompt] = asyncio.Queue()
+        table.queues[request.seat].add(queue)
+        try:
+            snapshot = pb.Snapshot(
+                match_id=request.match_id,
+                players=table.players,
+                viewer_seat=request.seat,
+                seq=table.seq,
+                to_act=table.to_act,
+            )
+            if request.seat == table.to_act:
+                snapshot.legal_actions.extend(CANNED_LEGAL)
+            yield spb.StreamEventsResponse(snapshot=snapshot)
+            while True:
+                item = await queue.get()
+                if item is None:
+                    return
+                if isinstance(item, pb.YourTurn):
+                    yield spb.StreamEventsResponse(your_turn=item)
+                else:
+                    yield spb.StreamEventsResponse(event=item)
+        finally:
+            table.queues[request.seat].discard(queue)
+            if table.seq > 0 and not table.open_streams():
+                self.tables.pop(request.match_id, None)  # the match is over or abandoned
+
+    async def WatchMatch(  # noqa: N802 - the protocol's name
+        self, request: spb.WatchMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[spb.WatchMatchResponse]:
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details("the no-op server has no spectators")
+        for _ in ():  # an async generator that yields nothing
+            yield spb.WatchMatchResponse()
+
+    async def GetMatchLog(  # noqa: N802 - the protocol's name
+        self, request: spb.GetMatchLogRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spb.GetMatchLogResponse:
+        return spb.GetMatchLogResponse()
+
+    async def CancelMatch(  # noqa: N802 - the protocol's name
+        self, request: spb.CancelMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spb.CancelMatchResponse:
+        self.tables.pop(request.match_id, None)
+        return spb.CancelMatchResponse()
+
+    async def Play(  # noqa: N802 - the protocol's name
+        self,
+        request_iterator: AsyncIterator[spb.PlayRequest],
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> AsyncIterator[spb.PlayResponse]:
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details("the benchmark drives the unary pattern; Play is not measured yet")
+        for _ in ():  # an async generator that yields nothing
+            yield spb.PlayResponse()
+
+
+async def serve_noop(listen: str, match_actions: int) -> None:
+    """Run the no-op server until SIGTERM/SIGINT; print the same first line as ``cardarena``."""
+    server = grpc.aio.server(options=GRPC_OPTIONS)
+    service_pb2_grpc.add_MatchServiceServicer_to_server(NoopService(match_actions), server)
+    port = server.add_insecure_port(listen)
+    if port == 0:
+        raise OSError(f"could not listen on {listen}")
+    await server.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    print(f"noop listening on {listen.rsplit(':', 1)[0]}:{port}", flush=True)
+    await stop.wait()
+    await server.stop(0)

@@ -1,0 +1,191 @@
+"""The printed tables: the SQLite server next to the no-op ceiling, and the replica comparison.
+
+Why apart from the runs: what is measured and how it is shown change for different reasons.
+Each figure is the median over ``--repeats`` runs; errors, the first divergence and (with
+repeats) each run's actions/s follow the table, per configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from .common import Configuration
+from .run import RunResult
+
+TARGET_RATIO = 0.60
+
+PATTERNS = {
+    "turns": "one StreamEvents stream per seat for the whole match; act on each YourTurn "
+    "(random legal action, expected_seq = its seq)",
+    "replica": "one StreamEvents stream per seat for the whole match; turn and legal "
+    "actions from a client-side engine replica (the bench chose each seed)",
+    "resnapshot": "one stream per seat, reopened for a fresh snapshot before every action; "
+    "random choice among snapshot.legal_actions",
+}
+
+
+def median_of(runs: Sequence[RunResult], name: str) -> float:
+    return float(statistics.median(getattr(r, name) for r in runs))
+
+
+def medians_note(args: argparse.Namespace) -> str:
+    return " (medians)" if args.repeats > 1 else ""
+
+
+def cell(value: float, digits: int, width: int, suffix: str = "") -> str:
+    text = "-" if math.isnan(value) else f"{value:,.{digits}f}{suffix}"  # NaN: not measured
+    return f"{text:>{width}}"
+
+
+def print_outcome(label: str, results: Sequence[RunResult], *, say_none: bool) -> None:
+    """The errors of ``label``'s runs (``none`` if there were none and ``say_none``), and the
+    first divergence the clients saw."""
+    errors: Counter[str] = Counter()
+    for result in results:
+        errors.update(result.errors)
+    if errors or say_none:
+        text = ", ".join(f"{k}: {v}" for k, v in sorted(errors.items())) or "none"
+        print(f"errors ({label}): {text}")
+    failures = [r.failure for r in results if r.failure]
+    if failures:
+        print(f"first divergence ({label}): {failures[0]}")
+
+
+def print_per_run(label: str, results: Sequence[RunResult]) -> None:
+    each = ", ".join(f"{r.actions_per_s:,.0f}" for r in results)
+    print(f"actions/s per run ({label}): {each}")
+
+
+ROWS: list[tuple[str, str, int]] = [
+    ("player actions/s", "actions_per_s", 0),
+    ("SubmitAction p50 (ms)", "p50_ms", 2),
+    ("SubmitAction p99 (ms)", "p99_ms", 2),
+    ("stream messages per action per seat", "messages_per_action", 2),
+    ("matches completed", "completed", 0),
+    ("matches abandoned", "abandoned", 0),
+    ("server CPU per action (us)", "server_cpu_us_per_action", 0),
+    ("server CPU (cores busy)", "server_cpu_share", 2),
+    ("client CPU (cores busy)", "client_cpu_share", 2),
+    ("server RSS idle (MB)", "rss_idle_mb", 1),
+    ("RSS per hosted match (KB)", "rss_per_match_kb", 1),
+    ("RSS per match + 4 streams (KB)", "rss_per_match_streams_kb", 1),
+    ("server RSS at end (MB)", "rss_end_mb", 1),
+    ("setup: create+join (s)", "setup_seconds", 1),
+    ("setup: open streams (s)", "stream_seconds", 1),
+]
+
+
+def report_noop(
+    args: argparse.Namespace, runs: Mapping[str, Sequence[RunResult]], window: float
+) -> None:
+    """The default comparison: ``runs`` of the ``durable`` and the ``noop`` server."""
+    durable, noop = runs["durable"], runs["noop"]
+    print(
+        f"cardarena server load: {args.game}, {args.players} players, {args.matches} concurrent "
+        f"matches, {args.client_procs} client process(es) x {args.channels} channels, "
+        f"{window:.1f} s per run, {args.repeats} repeat(s)" + medians_note(args)
+    )
+    print(f"pattern: {PATTERNS[args.pattern]}")
+    print(f"{'':36}{'durable (SQLite)':>18}{'no-op ceiling':>18}")
+    for label, name, digits in ROWS:
+        print(
+            f"{label:36}{median_of(durable, name):>18,.{digits}f}"
+            f"{median_of(noop, name):>18,.{digits}f}"
+        )
+    for kind, results in runs.items():
+        print_outcome(kind, results, say_none=True)
+    if args.repeats > 1:
+        for kind, results in runs.items():
+            print_per_run(kind, results)
+    ratio = median_of(durable, "actions_per_s") / max(median_of(noop, "actions_per_s"), 1e-9)
+    verdict = "meets" if ratio >= TARGET_RATIO else "below"
+    print(
+        f"durable / no-op actions/s: {ratio:.2f} "
+        f"({verdict} the issue's target of {TARGET_RATIO:.2f})"
+    )
+    # Less sensitive to other load on the machine: what each action costs the server's CPU.
+    cost = median_of(noop, "server_cpu_us_per_action") / max(
+        median_of(durable, "server_cpu_us_per_action"), 1e-9
+    )
+    print(f"no-op / durable server CPU per action: {cost:.2f} (the ratio if both were CPU-bound)")
+
+
+def report_replicas(
+    args: argparse.Namespace,
+    configs: Sequence[Configuration],
+    runs: Mapping[str, Sequence[RunResult]],
+    window: float,
+) -> None:
+    print(
+        f"cardarena replicas on one PostgreSQL vs the SQLite single process: {args.game}, "
+        f"{args.players} players, {args.matches} concurrent matches, {args.client_procs} client "
+        f"process(es) x {args.channels} channels per server, {window:.1f} s per run, "
+        f"{args.repeats} repeat(s)" + medians_note(args)
+    )
+    print(
+        "clients: each match is created on a random replica (which owns it); each seat joins, "
+        "streams and submits through a random replica, so with N replicas about (N-1)/N of the "
+        "actions are forwarded to the owner"
+    )
+    base = runs[configs[0].label]
+    base_rate = median_of(base, "actions_per_s")
+    base_cpu = median_of(base, "server_cpu_us_per_action")
+    base_all = base_cpu + median_of(base, "postgres_cpu_us_per_action")
+    print(
+        f"{'configuration':24}{'actions/s':>10}{'p50 ms':>9}{'p99 ms':>10}{'server us/act':>15}"
+        f"{'x actions/s':>13}{'x server CPU':>14}{'errors':>8}"
+    )
+    for config in configs:
+        results = runs[config.label]
+        failed = sum(sum(r.errors.values()) for r in results)
+        print(
+            f"{config.label:24}{cell(median_of(results, 'actions_per_s'), 0, 10)}"
+            f"{cell(median_of(results, 'p50_ms'), 2, 9)}{cell(median_of(results, 'p99_ms'), 2, 10)}"
+            f"{cell(median_of(results, 'server_cpu_us_per_action'), 0, 15)}"
+            f"{cell(median_of(results, 'actions_per_s') / base_rate, 2, 13)}"
+            f"{cell(median_of(results, 'server_cpu_us_per_action') / base_cpu, 2, 14)}"
+            f"{failed:>8}"
+        )
+    print(
+        "where the CPU goes (server = all replica processes; PG = every postgres process on "
+        "this machine, so other users of the database show in it: see the SQLite row; "
+        "PG reads = table scans in the run's schema)"
+    )
+    print(
+        f"{'configuration':24}{'PG us/act':>10}{'srv+PG us/act':>14}{'x srv+PG':>10}"
+        f"{'cores: srv':>11}{'PG':>6}{'clients':>8}{'forwarded':>10}{'commits/act':>12}"
+        f"{'req/commit':>11}{'PG reads/act':>13}{'RSS MB':>8}"
+    )
+    for config in configs:
+        results = runs[config.label]
+        pg = median_of(results, "postgres_cpu_us_per_action")
+        both = statistics.median(
+            r.server_cpu_us_per_action + r.postgres_cpu_us_per_action for r in results
+        )
+        print(
+            f"{config.label:24}{cell(pg, 0, 10)}{cell(both, 0, 14)}"
+            f"{cell(both / base_all, 2, 10)}"
+            f"{cell(median_of(results, 'server_cpu_share'), 2, 11)}"
+            f"{cell(median_of(results, 'postgres_cpu_share'), 2, 6)}"
+            f"{cell(median_of(results, 'client_cpu_share'), 2, 8)}"
+            f"{cell(median_of(results, 'forwarded_fraction') * 100, 0, 10, '%')}"
+            f"{cell(median_of(results, 'commits_per_action'), 2, 12)}"
+            f"{cell(median_of(results, 'requests_per_commit'), 1, 11)}"
+            f"{cell(median_of(results, 'postgres_scans_per_action'), 2, 13)}"
+            f"{cell(median_of(results, 'rss_end_mb'), 0, 8)}"
+        )
+    expected = ", ".join(
+        f"{c.count} replica(s) {100 * (c.count - 1) / c.count:.0f}%"
+        for c in configs
+        if c.kind == "postgres"
+    )
+    print(f"forwarded SubmitActions expected: {expected}")
+    for config in configs:
+        results = runs[config.label]
+        print_outcome(config.label, results, say_none=False)
+        if args.repeats > 1:
+            print_per_run(config.label, results)
