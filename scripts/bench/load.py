@@ -230,7 +230,8 @@ def worker_main(config: WorkerConfig, barrier: Barrier, results: Queue[dict[str,
     prepared = setup(config.game, players=config.players, options={})
     try:
         stats = asyncio.run(Worker(config, prepared).run(barrier))
-        results.put(dataclasses.asdict(stats))
+        # asdict would rebuild the errors Counter from its items, keying it by (name, count)
+        results.put({**dataclasses.asdict(stats), "errors": dict(stats.errors)})
     except BaseException as error:  # the parent must hear about it, whatever it was
         with contextlib.suppress(Exception):
             barrier.abort()
