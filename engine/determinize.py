@@ -29,7 +29,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from .actions import PASS
 from .cards import JOKER_MASK, SPANISH_BASE, SUIT_MASKS, CardSet, cards_of
 from .events import (
     CardPlayed,
@@ -45,7 +44,7 @@ from .events import (
 )
 from .fantan import FAN_TAN_RANKS, row_ends
 from .fantan import suit_playable as fan_tan_playable
-from .match import Match, action_of
+from .match import Match
 from .norwegian import resolve_rounds
 from .sixes import suit_playable as sixes_playable
 
@@ -534,10 +533,10 @@ def _fold(
                 out = match.resolve(
                     Dealt(event.round, tuple(CardSet(h) for h in hands), event.hand_sizes)
                 )
-            elif isinstance(event, Passed) and event.forced is not True:
-                out = match.apply(event.seat, PASS)
             else:
-                recorded = action_of(event)
+                # In a round with voluntary passes every pass is the seat's action, a forced
+                # one too, whether the log shows ``forced`` (a full log) or hides it.
+                recorded = match.recorded_action(event)
                 if recorded is None:
                     raise InconsistentDeal(f"event {i}: the rules do not produce {event!r}")
                 out = match.apply(*recorded)

@@ -5,8 +5,9 @@ A match log is the sequence of these events. Three sources produce them:
 * ``chance``: the deal and every random draw, which come from the seed (or, on replay, from
   the log itself, so a replay never trusts a random generator);
 * ``action``: what a seat chose to do;
-* ``derived``: what the rules make of the above (forced passes, trick winners, dead cards,
-  scores, the end). On replay these are recomputed and must match the record.
+* ``derived``: what the rules make of the above (forced passes, except where passes may be
+  voluntary; trick winners, dead cards, scores, the end). On replay these are recomputed and
+  must match the record.
 
 Hands travel as :class:`~cardarena.engine.cards.CardSet`; a view for a seat or a spectator
 replaces the hands it may not see with ``None`` (see :mod:`views`).
@@ -102,10 +103,12 @@ class CardPlayed:
 
 @dataclass(frozen=True, slots=True)
 class Passed:
-    """A pass; ``forced`` when it was the seat's only legal action and so applied automatically.
+    """A pass; ``forced`` when it was the seat's only legal action (no card it could play).
 
-    In a view of a round where voluntary passes are allowed, ``forced`` is ``None``: whether a
-    seat could have played is hidden information there.
+    A forced pass is applied automatically (derived), except in a round where voluntary passes
+    are allowed: there the seat is asked like any other and its pass, forced or not, is its own
+    action (RULES.md, "Forced pass"; see :func:`~cardarena.engine.match.action_of`). In a view
+    of such a round ``forced`` is ``None``: whether a seat could have played is hidden there.
     """
 
     seat: int
@@ -113,6 +116,8 @@ class Passed:
 
     @property
     def source(self) -> Source:
+        """As far as the event alone can tell: a forced pass of a round with voluntary passes
+        is an action all the same (only its round says so)."""
         return "derived" if self.forced else "action"
 
 

@@ -195,31 +195,40 @@ class FanTanRound:
         return action
 
     def play(self, action: int, out: list[Event]) -> None:
-        """Apply a legal ``action``, then move on to the next seat that can play.
+        """Apply a legal ``action``, then move on to the next seat (the next that can play,
+        where passes are never voluntary).
 
         Every Fan Tan card passes here, so the table update and the turn order are written
         out in place rather than spread over helpers.
         """
         seat: int = self.to_act  # type: ignore[assignment]  # a round that is played has a seat to act
+        hands, players = self.hands, self.players
         if action == PASS:
-            self._pass(seat, out, forced=False)
+            # Only a voluntary-pass round asks a seat that cannot play; its pass is forced.
+            self._pass(seat, out, forced=not hands[seat] & self.playable)
         else:
             self._place(seat, action, out)
             if self.finished:
                 return
-        # The next seat in play order; a seat with no playable card passes automatically.
-        hands, playable, players = self.hands, self.playable, self.players
+        playable = self.playable
         seat = (seat + 1) % players
+        if self.voluntary_pass:
+            # Every seat is asked, even one whose only legal action is the pass (RULES.md,
+            # "Forced pass"): a pass applied here, inside the previous seat's action, would
+            # tell everyone by its grouping and timing that it was forced.
+            self.to_act = seat
+            cards = hands[seat] & playable
+            if not cards or self.consecutive_passes < players:
+                cards |= 1 << PASS
+            self.legal = cards
+            return
+        # The next seat in play order; a seat with no playable card passes automatically.
         while not hands[seat] & playable:
             self._pass(seat, out, forced=True)
             seat = (seat + 1) % players
         self.to_act = seat
-        # _compute_legal() for a seat that can play, after the opening 7H: its playable cards,
-        # and the pass too where passing is voluntary and not everyone has just passed.
-        cards = hands[seat] & playable
-        if self.voluntary_pass and self.consecutive_passes < players:
-            cards |= 1 << PASS
-        self.legal = cards
+        # _compute_legal() for a seat that can play, after the opening 7H: its playable cards.
+        self.legal = hands[seat] & playable
 
     def _place(self, seat: int, card: int, out: list[Event]) -> None:
         """Put ``card`` on the table and move its suit's end; an empty hand ends the round."""

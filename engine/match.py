@@ -200,6 +200,16 @@ class Match:
         self.log.extend(out)
         return out
 
+    def recorded_action(self, event: Event) -> tuple[int, int] | None:
+        """The ``(seat, action)`` that ``event``, the next event of a log being fed to this
+        match, records; ``None`` for chance and derived events (see :func:`action_of`).
+
+        The match knows the round the event belongs to: every event up to the next action is
+        already produced when an action event is read, so the round in play is the action's.
+        """
+        plan = self.plan
+        return action_of(event, voluntary_pass=plan is not None and plan.voluntary_pass)
+
     def clone(self) -> Match:
         return copy.deepcopy(self)
 
@@ -390,14 +400,42 @@ def new_match(
     return setup(game, players=players, options=options).start(seed)
 
 
-def action_of(event: Event) -> tuple[int, int] | None:
-    """The ``(seat, action)`` an event records, or ``None`` for chance and derived events."""
+def action_of(event: Event, *, voluntary_pass: bool = False) -> tuple[int, int] | None:
+    """The ``(seat, action)`` an event records, or ``None`` for chance and derived events.
+
+    ``voluntary_pass`` says whether the event belongs to a round with voluntary passes
+    (its ``RoundStarted.voluntary_pass``). There every pass is the seat's own action, a forced
+    one too: the seat was asked (RULES.md, "Forced pass"). Elsewhere a forced pass is derived,
+    applied by the rules within the action before it. A pass whose ``forced`` is hidden
+    (``None``: a seat's or a spectator's view) only occurs in such a round, so it is an action.
+    A full log read without its rounds needs :class:`ActionReader` or
+    :meth:`Match.recorded_action`, which supply ``voluntary_pass``.
+    """
     if isinstance(event, CardPlayed):
         return event.seat, event.card
-    if isinstance(event, Passed) and event.forced is False:
+    if isinstance(event, Passed) and (event.forced is not True or voluntary_pass):
         return event.seat, PASS
     if isinstance(event, SuitExcluded):
         return event.seat, exclude(event.suit)
     if isinstance(event, TrumpChosen):
         return event.seat, choose_trump(event.suit)
     return None
+
+
+class ActionReader:
+    """:func:`action_of` for a log read in order from its start: it follows ``RoundStarted``
+    to know which passes are actions (all of them, in a round with voluntary passes).
+
+    ``voluntary_pass`` is the state to start from when reading begins mid-round.
+    """
+
+    __slots__ = ("voluntary_pass",)
+
+    def __init__(self, *, voluntary_pass: bool = False) -> None:
+        self.voluntary_pass = voluntary_pass
+
+    def __call__(self, event: Event) -> tuple[int, int] | None:
+        if isinstance(event, RoundStarted):
+            self.voluntary_pass = event.voluntary_pass
+            return None
+        return action_of(event, voluntary_pass=self.voluntary_pass)

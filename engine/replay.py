@@ -1,7 +1,9 @@
 """Replay a recorded log through the rules, checking every recorded result.
 
 Actions and deals are taken from the log; every derived event (forced passes, trick winners,
-dead cards, scores, the end) is recomputed and must equal the record. Given the revealed
+dead cards, scores, the end) is recomputed and must equal the record. In a round with voluntary
+passes a forced pass is the seat's action (it was asked), replayed and checked like any other:
+the rules must find that the seat could not play, as the record says. Given the revealed
 seed, the deals and draws are recomputed too and must equal the record, so a replay with the
 seed is a full audit of the rules' side of a log.
 """
@@ -15,7 +17,7 @@ from .errors import ActionError, EngineError, ReplayError
 from .events import DealerDrawn, Dealt, Event, MatchStarted, TrumpDrawn
 from .fairdeal import commitment
 from .games import get_game
-from .match import Match, action_of, validate_options
+from .match import Match, validate_options
 
 
 def replay(log: Sequence[Event], *, seed: bytes | None = None) -> Match:
@@ -61,7 +63,7 @@ def _feed(match: Match, event: Event, index: int) -> list[Event]:
             return match.resolve(event)
         except ValueError as error:
             raise ReplayError(index, str(error)) from None
-    recorded = action_of(event)
+    recorded = match.recorded_action(event)
     if recorded is None:
         raise ReplayError(index, f"seat {match.to_act} is to act; {event!r} is not an action")
     seat, action = recorded

@@ -4,8 +4,9 @@ Each example draws a 32-byte match seed and a seed for the random player, plays 
 its end with random legal actions, and checks properties that every match must have:
 
 * cards are conserved at every step (hands, table, trick, tricks taken, dead piles);
-* the legal actions are sorted, never empty for the seat to act, never a lone (forced) pass,
-  equal to what RULES.md allows, and anything else is refused without touching the match;
+* the legal actions are sorted, never empty for the seat to act, never a lone (forced) pass
+  except where passes may be voluntary (a seat that cannot play is asked there), equal to
+  what RULES.md allows, and anything else is refused without touching the match;
 * the whole log follows the rules, checked by a small independent model of RULES.md: the
   deals and draws of §4, turn order, follow suit, trick winners, forced passes, dead cards,
   every round's scores (§1.3, §1.4, §2.3, §3.4) and the end of the match;
@@ -1047,8 +1048,9 @@ def test_cards_conserved_and_state_matches_the_rules(
 @given(seed=SEEDS, rng_seed=RNG_SEEDS)
 def test_legal_actions_and_refusals(config: Config, seed: bytes, rng_seed: int) -> None:
     """(h) legal_actions() is sorted, duplicate-free, non-empty, never a lone pass (a forced pass
-    is applied automatically); an action outside it raises the right ActionError subclass and
-    changes nothing; apply returns exactly the new log events, starting with the action."""
+    is applied automatically) except where passes may be voluntary (then a seat that cannot
+    play is asked); an action outside it raises the right ActionError subclass and changes
+    nothing; apply returns exactly the new log events, starting with the action."""
     rng = random.Random(rng_seed)
     match = config.new(seed)
     model = RulesModel(config, seed)
@@ -1063,7 +1065,9 @@ def test_legal_actions_and_refusals(config: Config, seed: bytes, rng_seed: int) 
         legal = match.legal_actions()
         assert legal, "the seat to act always has a legal action"
         assert legal == sorted(set(legal)), "legal actions are sorted and distinct"
-        assert legal != [PASS], "a lone pass is forced: it must be applied automatically"
+        voluntary = model.round.voluntary_pass
+        if not voluntary:
+            assert legal != [PASS], "a lone pass is forced: it must be applied automatically"
         if steps % 3 == 1:
             # Every action outside legal_actions now and then, a few at random otherwise.
             count = None if steps % 60 == 1 else 3
@@ -1081,17 +1085,22 @@ def test_legal_actions_and_refusals(config: Config, seed: bytes, rng_seed: int) 
             assert alias_events == events
         first = events[0]
         if action == PASS:
-            assert first == Passed(seat, False)
+            # Only a round with voluntary passes asks a seat that cannot play (RULES.md).
+            assert first == Passed(seat, legal == [PASS])
         elif action >= CHOOSE_TRUMP:
             assert first == TrumpChosen(seat, action - CHOOSE_TRUMP)
         elif action >= EXCLUDE:
             assert first == SuitExcluded(seat, action - EXCLUDE)
         else:
             assert first == CardPlayed(seat, action)
+        in_round = True
         for later in events[1:]:
-            # Nothing is ever played or chosen for a seat; only forced passes are automatic.
+            # Nothing is ever played or chosen for a seat; only forced passes are automatic,
+            # and none where passes may be voluntary (its grouping would show it was forced).
             assert not isinstance(later, CardPlayed | SuitExcluded | TrumpChosen), later
             assert not (isinstance(later, Passed) and not later.forced), later
+            assert not (in_round and voluntary and isinstance(later, Passed)), later
+            in_round = in_round and not isinstance(later, RoundScored)
     assert match.to_act is None and match.legal_actions() == []
     length = len(match.log)
     last_deal = [e for e in match.log if isinstance(e, Dealt)][-1]
@@ -1307,11 +1316,16 @@ def test_replay_reproduces_the_match(
     )
     assert partial.log == match.log[:cut]
     assert (partial.to_act, partial.legal_actions()) == (to_act, legal)
-    for event in match.log[cut:]:
+    voluntary = False
+    for index, event in enumerate(match.log):
+        if isinstance(event, RoundStarted):
+            voluntary = event.voluntary_pass
+        if index < cut:
+            continue
         if isinstance(event, DealerDrawn | TrumpDrawn | Dealt) and partial.pending is not None:
             partial.resolve(event)  # without the seed, a replayed match waits for each deal
         seat = getattr(event, "seat", None)
-        action = action_event(event)
+        action = action_event(event, voluntary=voluntary)
         if action is not None and seat is not None:
             partial.apply(seat, action)
     assert partial.log == match.log
@@ -1331,11 +1345,13 @@ def test_replay_reproduces_the_match(
     assert info.value.index == where
 
 
-def action_event(event: Event) -> int | None:
-    """The seat action an event records (None for chance and derived events)."""
+def action_event(event: Event, *, voluntary: bool) -> int | None:
+    """The seat action an event records (None for chance and derived events); ``voluntary``:
+    the event's round allows voluntary passes, so that every pass in it, forced or not, was
+    asked of its seat (RULES.md, "Forced pass")."""
     if isinstance(event, CardPlayed):
         return event.card
-    if isinstance(event, Passed) and event.forced is False:
+    if isinstance(event, Passed) and (event.forced is False or voluntary):
         return PASS
     if isinstance(event, SuitExcluded):
         return EXCLUDE + event.suit

@@ -9,7 +9,7 @@ import pytest
 
 from cardarena.engine import IllegalAction, new_match
 from cardarena.engine.cards import CardSet, parse_card, parse_cards
-from cardarena.engine.events import RoundScored, RoundStarted, TrickWon, TrumpDrawn
+from cardarena.engine.events import Passed, RoundScored, RoundStarted, TrickWon, TrumpDrawn
 from cardarena.engine.fairdeal import RandomStream
 from cardarena.engine.fantan import FanTanRound, suit_playable
 from cardarena.engine.norwegian import TRICK_SCORERS, resolve_rounds
@@ -195,15 +195,17 @@ def test_fan_tan_voluntary_pass_but_not_on_the_opening_and_not_forever() -> None
     match = _fan_tan_match(voluntary_pass=True)
     assert match.legal_actions() == [parse_card("7H")]
     match.apply(match.to_act, parse_card("7H"))
-    passes_in_a_row = 0
-    while passes_in_a_row < 4:
+    forced = 0
+    for _ in range(4):
         legal = match.legal_actions()
         assert 120 in legal, "a seat that can play may pass voluntarily until everyone passed"
-        before = len(match.log)
-        match.apply(match.to_act, 120)
-        passes_in_a_row += 1 + sum(
-            1 for e in match.log[before + 1 :] if getattr(e, "forced", False)
-        )
+        # Every pass, forced or chosen, is asked of its seat here: one pass per action.
+        (passed,) = match.apply(match.to_act, 120)
+        assert isinstance(passed, Passed) and passed.forced == (legal == [120])
+        forced += legal == [120]
+    assert forced, "the count of passes in succession includes a forced one"
+    while match.legal_actions() == [120]:
+        match.apply(match.to_act, 120)  # a seat that cannot play is still asked, and passes
     legal = match.legal_actions()
     assert 120 not in legal and legal, "after every seat passed in succession the next must play"
     with pytest.raises(IllegalAction, match="passed in succession"):
