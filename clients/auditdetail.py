@@ -17,7 +17,6 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from cardarena.engine import Match
 from cardarena.engine import events as ev
 from cardarena.engine.errors import ReplayError
-from cardarena.engine.match import action_of
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
@@ -116,7 +115,7 @@ def _expected_at(log: list[ev.Event], index: int, seed: bytes) -> ev.Event | Non
     pending = deque(match.log[1:])
     for event in log[1:index]:
         if not pending:
-            recorded = action_of(event)
+            recorded = match.recorded_action(event)
             assert recorded is not None
             pending.extend(match.apply(*recorded))
         pending.popleft()

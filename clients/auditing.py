@@ -24,7 +24,6 @@ from google.protobuf.message import DecodeError
 from cardarena.engine import Match, describe, replay
 from cardarena.engine import events as ev
 from cardarena.engine.errors import ActionError, ReplayError
-from cardarena.engine.match import action_of
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
@@ -368,7 +367,7 @@ class _Audit:
         timed_out: tuple[int, int, int] | None = None  # (seq, seat, default action)
         for n, (event, decoded) in enumerate(zip(self.events, self.decoded, strict=True), 1):
             kind = event.WhichOneof("kind")
-            recorded = action_of(decoded) if decoded is not None else None
+            recorded = match.recorded_action(decoded) if decoded is not None else None
             if timed_out is not None:
                 _check_default(n, recorded, timed_out)
                 timed_out = None

@@ -21,7 +21,7 @@ from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
 from cardarena.engine import Match
-from cardarena.engine.match import action_of
+from cardarena.engine.match import ActionReader
 from cardarena.v1 import codec, service_pb2_grpc
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
@@ -142,7 +142,9 @@ def log_from_engine(
     if flags and len(flags) != match.players:
         raise ValueError(f"{len(flags)} reserved flags for {match.players} seats")
     joined = sorted(set(range(match.players) if seated is None else seated))
-    actions = [i for i, e in enumerate(match.log) if action_of(e) is not None]
+    reader = ActionReader()
+    recorded_at = [reader(e) for e in match.log]
+    actions = [i for i, recorded in enumerate(recorded_at) if recorded is not None]
     if actions and len(joined) < match.players:
         raise ValueError("play cannot start before every seat has joined")
     # Seats join before the first action, or after the opening events if there is none.
@@ -156,7 +158,7 @@ def log_from_engine(
         if event is None:
             break
         if index in timed_out:
-            recorded = action_of(event)
+            recorded = recorded_at[index]
             if recorded is None:
                 raise ValueError(f"event {index} is not an action: it cannot follow a time-out")
             events.append(pb.Event(timed_out=pb.TimedOut(seat=recorded[0])))

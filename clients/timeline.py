@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from cardarena.engine import card_code
 from cardarena.engine import events as ev
-from cardarena.engine.match import action_of
+from cardarena.engine.match import ActionReader
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
@@ -107,6 +107,7 @@ class _Fold:
         self.steps: list[Step] = []
         self.current: Step | None = None
         self.timed_out: int | None = None
+        self.reader = ActionReader()
         self.round, self.kind, self.dealer = -1, "", 0
         self.trump: int | None = None
         self.hands: list[set[int]] = [set() for _ in range(players)]
@@ -160,7 +161,8 @@ class _Fold:
         step = self.current
         solitaire = self.kind in SOLITAIRE_KINDS
         late = ""
-        if self.timed_out is not None and action_of(event) is not None:
+        recorded = self.reader(event)  # fed every event, so it knows the round's passes
+        if self.timed_out is not None and recorded is not None:
             late, self.timed_out = " (timed out)", None
         match event:
             case ev.RoundStarted():

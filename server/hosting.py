@@ -533,7 +533,7 @@ class HostedMatch:
         try:
             for entry in encoded:
                 decoded = codec.event_from_pb(entry)
-                recorded = None if decoded is None else action_of(decoded)
+                recorded = None if decoded is None else self.engine.recorded_action(decoded)
                 if recorded is not None:
                     self.engine.apply(*recorded)
                 kind = entry.WhichOneof("kind")
@@ -724,7 +724,7 @@ def rebuild_engine(record: MatchRecord, stored: list[StoredEvent]) -> Match:
         decoded = codec.event_from_pb(entry)
         if decoded is None:
             continue
-        recorded = action_of(decoded)
+        recorded = match.recorded_action(decoded)
         if recorded is not None:
             seat, action = recorded
             match.apply(seat, action)
