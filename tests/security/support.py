@@ -1,0 +1,280 @@
+"""What the security tests share: an in-process server on 127.0.0.1:0, seated matches, a
+bounded runner, raw (undecoded) calls, and the server process's memory.
+
+In-process servers (``served``) run on the test's own event loop: they start in a fraction
+of the time a subprocess takes, and the test can look inside (``server.arena``). A test that
+reads the server's log or its memory uses ``ServerProcess`` from the integration helpers
+instead. Every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import grpc
+from google.protobuf import struct_pb2
+
+from cardarena.server.app import ServeConfig, Server
+from cardarena.server.hosting import HostedMatch
+from cardarena.v1 import codec, service_pb2_grpc
+from cardarena.v1 import service_pb2 as spb
+
+if TYPE_CHECKING:
+    from cardarena.server.service import Access
+    from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
+
+T = TypeVar("T")
+
+RPC = 10.0
+"""The deadline of every unary call the tests make."""
+SERVICE = "cardarena.v1.MatchService"
+LAST = 1 << 62
+"""``after_seq`` for a stream's snapshot and live events only."""
+
+
+def run(scenario: Coroutine[Any, Any, T], seconds: float = 30.0) -> T:
+    """Run one scenario on a fresh event loop, bounded in time."""
+    return asyncio.run(asyncio.wait_for(scenario, seconds))
+
+
+@contextlib.contextmanager
+def fast_dir(fallback: Path) -> Iterator[Path]:
+    """A data directory in memory (/dev/shm) where there is one, else ``fallback``: the store
+    syncs every write to disk, which would make the long matches here take seconds, not the
+    hostile clients they serve."""
+    shm = Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        yield fallback
+        return
+    path = Path(tempfile.mkdtemp(prefix="cardarena-security-", dir=shm))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def auth(secret: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {secret}"),)
+
+
+def secret() -> str:
+    """A fresh client-chosen secret (token, join secret or creator secret): 43 characters."""
+    return secrets.token_urlsafe(32)
+
+
+@contextlib.asynccontextmanager
+async def served(
+    data_dir: Path,
+    *,
+    access: Access | None = None,
+    waiting_expiry: float = 0.0,
+    store: str | None = None,
+) -> AsyncIterator[Server]:
+    """A server on 127.0.0.1:0 in this event loop, drained on the way out. (The settings
+    the hardening added are passed only when given, so that the same scenarios can be run
+    against the code from before it to see them fail.)"""
+    settings: dict[str, Any] = {}
+    if access is not None:
+        settings["access"] = access
+    if waiting_expiry:
+        settings["waiting_expiry_seconds"] = waiting_expiry
+    if store is not None:  # a replica, on a shared store
+        settings["store"] = store
+    server = Server(
+        ServeConfig(
+            listen="127.0.0.1:0",
+            data_dir=data_dir,
+            metrics_port=-1,
+            drain_seconds=0.5,
+            **settings,
+        )
+    )
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.drain()
+
+
+@contextlib.asynccontextmanager
+async def channel_to(
+    address: str, options: Sequence[tuple[str, Any]] = ()
+) -> AsyncIterator[tuple[grpc.aio.Channel, MatchServiceAsyncStub]]:
+    async with grpc.aio.insecure_channel(address, options=list(options)) as channel:
+        yield channel, service_pb2_grpc.MatchServiceStub(channel)
+
+
+def address_of(server: Server) -> str:
+    return f"127.0.0.1:{server.port}"
+
+
+@dataclass
+class Table:
+    """A created match and the tokens of the seats taken so far."""
+
+    match_id: str
+    players: int
+    tokens: list[str] = field(default_factory=list)
+    seed: bytes = b""
+
+
+async def create_table(
+    api: MatchServiceAsyncStub,
+    game: str = "triathlon",
+    players: int = 3,
+    *,
+    options: dict[str, Any] | None = None,
+    seed: bytes | None = None,
+    seat_all: bool = True,
+    metadata: tuple[tuple[str, str], ...] = (),
+    reserved: dict[int, str] | None = None,
+    creator_secret: str = "",
+    move_ms: int = 0,
+) -> Table:
+    """Create a match (a one-deal Triathlon by default) and take every seat unless not
+    ``seat_all``; each seat's token is chosen here."""
+    if options is None:
+        options = {"max_deals": 1} if game == "triathlon" else {}
+    struct = struct_pb2.Struct()
+    struct.update(options)
+    seed = secrets.token_bytes(32) if seed is None else seed
+    request = spb.CreateMatchRequest(
+        game=game,
+        players=players,
+        options=struct,
+        seed=seed,
+        time_control=spb.TimeControl(move_ms=move_ms),
+    )
+    for seat, join_secret in (reserved or {}).items():
+        request.reserved_seats.add(seat=seat, join_secret=join_secret)
+    if creator_secret:
+        request.creator_secret = creator_secret
+    created = await api.CreateMatch(request, metadata=metadata, timeout=RPC)
+    table = Table(created.match.match_id, created.match.players, seed=seed)
+    if seat_all:
+        for seat in range(table.players):
+            token = secret()
+            join = spb.JoinMatchRequest(
+                match_id=table.match_id, seat=seat, name=f"bot{seat}", token=token
+            )
+            if seat in (reserved or {}):
+                join.join_secret = (reserved or {})[seat]
+            joined = await api.JoinMatch(join, timeout=RPC)
+            assert joined.seat == seat
+            table.tokens.append(token)
+    return table
+
+
+def hosted_turn(server: Server, match_id: str) -> tuple[int, int, list[int]]:
+    """``(seat, seq, legal action ids)`` read from the in-process server's memory."""
+    hosted: HostedMatch = server.arena.matches[match_id]
+    seat = hosted.engine.to_act
+    assert seat is not None, "nobody is to act"
+    return seat, hosted.last_seq, list(hosted.engine.legal_actions())
+
+
+async def play_hosted_to_end(
+    server: Server, api: MatchServiceAsyncStub, table: Table, *, max_actions: int = 5000
+) -> int:
+    """Play the lowest legal action of whoever is to act, over SubmitAction, reading whose
+    turn it is from the in-process server; return the actions played."""
+    hosted = server.arena.matches[table.match_id]
+    for count in range(max_actions):
+        if hosted.ended:
+            return count
+        seat, seq, legal = hosted_turn(server, table.match_id)
+        await api.SubmitAction(
+            spb.SubmitActionRequest(
+                match_id=table.match_id,
+                seat=seat,
+                action=codec.action_to_pb(legal[0]),
+                expected_seq=seq,
+                request_id=secrets.token_hex(8),
+            ),
+            metadata=auth(table.tokens[seat]),
+            timeout=RPC,
+        )
+    raise AssertionError(f"match {table.match_id} did not end in {max_actions} actions")
+
+
+async def raw_unary(
+    channel: grpc.aio.Channel,
+    method: str,
+    payload: bytes,
+    *,
+    metadata: tuple[tuple[str, str], ...] = (),
+    timeout: float = RPC,
+) -> tuple[grpc.StatusCode, str, bytes]:
+    """Call ``method`` with ``payload`` as the request's bytes: ``(code, details, reply)``."""
+    call: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(
+        f"/{SERVICE}/{method}"
+    )
+    try:
+        reply = await call(payload, metadata=metadata, timeout=timeout)
+    except grpc.aio.AioRpcError as error:
+        return error.code(), error.details() or "", b""
+    assert isinstance(reply, bytes)
+    return grpc.StatusCode.OK, "", reply
+
+
+def rss_kib(pid: int) -> int:
+    """The resident set size of process ``pid``, in KiB (Linux)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no VmRSS for process {pid}")
+
+
+async def play_seat(
+    address: str, table: Table, seat: int
+) -> tuple[list[str], list[spb.ActionResult]]:
+    """Play one seat over Play with its lowest legal action on every prompt, until the
+    stream ends: the request ids sent, and the results received, in order."""
+    outgoing: asyncio.Queue[spb.PlayRequest | None] = asyncio.Queue()
+    outgoing.put_nowait(spb.PlayRequest(open=spb.PlayOpen(match_id=table.match_id, seat=seat)))
+
+    async def requests() -> AsyncIterator[spb.PlayRequest]:
+        while (request := await outgoing.get()) is not None:
+            yield request
+
+    sent: list[str] = []
+    results: list[spb.ActionResult] = []
+    async with channel_to(address) as (_, api):
+        call = api.Play(requests(), metadata=auth(table.tokens[seat]), timeout=60)
+        try:
+            async for response in call:
+                kind = response.WhichOneof("kind")
+                if kind == "result":
+                    results.append(response.result)
+                    continue
+                if kind == "your_turn":
+                    seq, legal = response.your_turn.seq, response.your_turn.legal_actions
+                elif kind == "snapshot" and response.snapshot.legal_actions:
+                    seq, legal = response.snapshot.seq, response.snapshot.legal_actions
+                else:
+                    continue
+                request_id = secrets.token_hex(8)
+                sent.append(request_id)
+                outgoing.put_nowait(
+                    spb.PlayRequest(
+                        act=spb.PlayAction(action=legal[0], expected_seq=seq, request_id=request_id)
+                    )
+                )
+        finally:
+            outgoing.put_nowait(None)
+        assert await call.code() == grpc.StatusCode.OK
+    return sent, results
+
+
+async def play_out_over_play(address: str, table: Table) -> None:
+    """Play every seat of ``table`` over Play until the match ends."""
+    await asyncio.gather(*(play_seat(address, table, s) for s in range(table.players)))
