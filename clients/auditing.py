@@ -352,8 +352,16 @@ class _Audit:
             raise Discrepancy(None, f"the rules could not replay the log: {error!r}") from None
         # A cancelled match stops where it was cancelled (the reveal check put the
         # MatchCancelled there): the replay above has checked everything up to it.
-        if not match.over and self._seq_of("match_cancelled") is None:
+        cancelled = self._seq_of("match_cancelled")
+        if not match.over and cancelled is None:
             raise Discrepancy(seqs[-1] + 1, "the log stops before the match is over")
+        if cancelled is not None:
+            recorded = self.events[cancelled - 1].match_cancelled.totals
+            if tuple(codec.score_from_pb(t) for t in recorded) != match.totals:
+                shown = ", ".join(map(str, match.totals))
+                raise Discrepancy(
+                    cancelled, f"MatchCancelled records totals that are not the replay's ({shown})"
+                )
         self.replayed = match
 
     # -- 8. server events ------------------------------------------------------------------

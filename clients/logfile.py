@@ -164,7 +164,8 @@ def log_from_engine(
             events.append(pb.Event(timed_out=pb.TimedOut(seat=recorded[0])))
         events.append(codec.event_to_pb(event, 0, match_id, move_ms=move_ms, reserved_seats=flags))
     if cancelled is not None:
-        events.append(pb.Event(match_cancelled=pb.MatchCancelled(reason=cancelled)))
+        totals = [codec.score_to_pb(t) for t in match.totals]
+        events.append(pb.Event(match_cancelled=pb.MatchCancelled(reason=cancelled, totals=totals)))
     events.append(pb.Event(seed_revealed=pb.SeedRevealed(seed=seed)))
     entries: list[spb.LogEntry] = []
     prev = genesis_hash(match_id)

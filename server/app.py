@@ -144,6 +144,8 @@ class Server:
             raise StoreError(
                 f"cannot open {self.store.where}: {first or type(error).__name__}"
             ) from None
+        if self.peers is not None:
+            self.peers.secret = (await self.store.peer_secret()).hex()
         self.port = self.grpc.add_insecure_port(self.config.listen)
         if self.port == 0:
             raise OSError(f"could not listen on {self.config.listen}")

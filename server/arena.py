@@ -30,7 +30,6 @@ from . import metrics
 from .errors import BadRequest, RequestReused
 from .hosting import (
     HostedMatch,
-    PbProjector,
     Seat,
     new_match_id,
     rebuild_engine,
@@ -127,6 +126,7 @@ class Arena:
                 raise BadRequest(
                     f"reserved_seats: seat {seat} does not exist (0..{prepared.players - 1})"
                 )
+        chosen_seed = seed
         seed = seed if seed is not None else secrets.token_bytes(32)
         engine = prepared.start(seed)
         config: dict[str, Any] = {
@@ -139,6 +139,8 @@ class Arena:
             config["reserved"] = {str(s): secret_hash(x).hex() for s, x in sorted(reserved.items())}
         if creator_secret:
             config["creator"] = secret_hash(creator_secret).hex()
+        if chosen_seed is not None:  # a retry must ask for the same seed, too
+            config["seed"] = commitment(chosen_seed)
         match_id = new_match_id() if request_id is None else match_id_for(request_id)
         record = MatchRecord(
             match_id=match_id,
@@ -273,12 +275,8 @@ class Arena:
         seats = [Seat() for _ in range(record.players)]
         for seat in await self.store.get_seats(record.match_id):
             seats[seat.seat] = Seat(seat.token_hash, seat.name)
-        tracker = PbProjector()
-        cancelled = False
-        for item in stored:
-            entry = pb.Event.FromString(item.payload)
-            tracker.track(entry)
-            cancelled |= entry.WhichOneof("kind") == "match_cancelled"
+        entries = [pb.Event.FromString(item.payload) for item in stored]
+        cancelled = any(e.WhichOneof("kind") == "match_cancelled" for e in entries)
         hosted = self.matches.get(record.match_id)
         if hosted is not None:  # loaded concurrently
             return hosted
@@ -288,9 +286,11 @@ class Arena:
             engine,
             seats,
             last_seq,
-            voluntary_pass=tracker.voluntary_pass,
+            voluntary_pass=False,
             cancelled=cancelled,
         )
+        for entry in entries:
+            hosted.note_round(entry)
         hosted.resumed = True
         hosted.last_hash = stored[-1].hash if stored else b""
         if self.owner is not None:  # a replica follows until it holds the lease

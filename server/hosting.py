@@ -10,6 +10,7 @@ client resumes from its last ``seq``) so that no reader can hold a match up.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import hashlib
 import hmac
@@ -196,6 +197,8 @@ class HostedMatch:
         self.resumed = False
         """Loaded from the store: request ids from before this process are only there."""
         self.voluntary_pass = voluntary_pass
+        self.rounds: list[tuple[int, bool]] = []
+        """``(seq, voluntary_pass)`` of each RoundStarted in the log, in order."""
         self.owned = True
         """Whether this process writes the match. A replica follows the matches it does not
         own from the store (:meth:`catch_up`) and forwards their actions to the owner."""
@@ -386,7 +389,12 @@ class HostedMatch:
                 raise NotRunning("the match has ended")
             first = self.last_seq + 1
             encoded = [
-                pb.Event(seq=first, match_cancelled=pb.MatchCancelled(reason=reason)),
+                pb.Event(
+                    seq=first,
+                    match_cancelled=pb.MatchCancelled(
+                        reason=reason, totals=[codec.score_to_pb(t) for t in self.engine.totals]
+                    ),
+                ),
                 pb.Event(seq=first + 1, seed_revealed=pb.SeedRevealed(seed=self.record.seed)),
             ]
             self.cancelled = True  # before publishing: streams end when they see it
@@ -619,11 +627,21 @@ class HostedMatch:
                     self.subscribers.discard(sub)
                     self.log.warning("subscriber_dropped", seat=sub.seat)
                     break
-        tracker = PbProjector(self.voluntary_pass)
         for event in encoded:
-            tracker.track(event)
-        self.voluntary_pass = tracker.voluntary_pass
+            self.note_round(event)
         self._prompt()
+
+    def note_round(self, event: pb.Event) -> None:
+        """Follow the rounds of the log as it grows: whether passes are private now, and since
+        which seq each round's rule holds (for projecting a stretch of the log on its own)."""
+        if event.WhichOneof("kind") == "round_started":
+            self.voluntary_pass = event.round_started.voluntary_pass
+            self.rounds.append((event.seq, self.voluntary_pass))
+
+    def voluntary_at(self, seq: int) -> bool:
+        """Whether the round the entry at ``seq`` belongs to allows voluntary passes."""
+        at = bisect.bisect_right(self.rounds, (seq, True)) - 1
+        return at >= 0 and self.rounds[at][1]
 
     def _prompt(self) -> None:
         """Tell the seat to act (on each of its open streams) what it may do."""

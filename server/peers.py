@@ -1,7 +1,9 @@
 """Channels to the other replicas: how an action reaching a non-owner gets to the owner.
 
-Forwarding is a plain gRPC call of the same method on the owner, carrying the caller's token
-and a marker naming the forwarding replica. A forwarded call is never forwarded again: if
+Forwarding is a plain gRPC call of the same method on the owner, carrying the caller's token,
+a marker naming the forwarding replica and the replicas' shared secret (kept in their shared
+database, so only a replica can present it: a client that copies the marker is no replica, and
+is limited like any other). A forwarded call is never forwarded again: if
 ownership moved meanwhile the owner answers UNAVAILABLE and the client retries, which lands on
 the new owner (or is forwarded to it) with the same request id, so nothing is applied twice.
 """
@@ -9,6 +11,7 @@ the new owner (or is forwarded to it) with the same request id, so nothing is ap
 from __future__ import annotations
 
 import asyncio
+import hmac
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -21,11 +24,12 @@ from . import metrics
 if TYPE_CHECKING:
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
 
-__all__ = ["FORWARDED_BY", "FORWARD_TIMEOUT", "OwnerUnreachable", "Peers"]
+__all__ = ["FORWARDED_BY", "FORWARD_TIMEOUT", "PEER_SECRET", "OwnerUnreachable", "Peers"]
 
 T = TypeVar("T")
 
 FORWARDED_BY = "x-cardarena-forwarded-by"
+PEER_SECRET = "x-cardarena-peer-secret"
 FORWARD_TIMEOUT = 10.0
 MAX_PEERS = 64
 """Channels kept open; the least recently used beyond this are closed."""
@@ -43,6 +47,9 @@ class Peers:
 
     def __init__(self, replica: str) -> None:
         self.replica = replica
+        self.secret = ""
+        """The replicas' shared secret (hex), from the store once it is open; empty: none yet,
+        and no call is taken for a replica's."""
         self._channels: dict[str, tuple[grpc.aio.Channel, MatchServiceAsyncStub]] = {}
         self._closing: set[asyncio.Future[None]] = set()
 
@@ -68,7 +75,10 @@ class Peers:
     ) -> T:
         """Run ``call(stub, metadata)`` on the owner at ``address``. Its refusals come back as
         ``grpc.aio.AioRpcError`` to pass on; silence becomes :class:`OwnerUnreachable`."""
-        metadata: tuple[tuple[str, str], ...] = ((FORWARDED_BY, self.replica),)
+        metadata: tuple[tuple[str, str], ...] = (
+            (FORWARDED_BY, self.replica),
+            (PEER_SECRET, self.secret),
+        )
         if authorization is not None:
             metadata += (("authorization", authorization),)
         metrics.FORWARDED.labels(method).inc()
@@ -84,6 +94,15 @@ class Peers:
     async def close(self) -> None:
         channels, self._channels = self._channels, {}
         await asyncio.gather(*(channel.close() for channel, _ in channels.values()), *self._closing)
+
+    def vouched(self, metadata: Any) -> bool:
+        """Whether a call comes from another replica: it carries the shared secret."""
+        offered = next((v for k, v in metadata or () if k == PEER_SECRET), None)
+        return (
+            bool(self.secret)
+            and isinstance(offered, str)
+            and hmac.compare_digest(offered.encode(), self.secret.encode())
+        )
 
 
 def forwarded(metadata: Any) -> bool:

@@ -397,10 +397,11 @@ class MatchService:
         )
 
     def _limit(self, limiter: RateLimiter, call: str, context: Any) -> None:
-        """Everyone but the operator, and but calls another replica forwards, is limited."""
+        """Everyone but the operator, and but calls another replica forwards, is limited (that
+        replica limited the client already)."""
         if self._is_operator(context):
             return
-        if self.peers is not None and forwarded(context.invocation_metadata()):
+        if self.peers is not None and self.peers.vouched(context.invocation_metadata()):
             return
         self.throttles.check(limiter, call, context)
 
@@ -499,9 +500,14 @@ class MatchService:
         kinds = {
             e.WhichOneof("kind"): e for e in map(pb.Event.FromString, (s.payload for s in tail))
         }
-        ending = kinds.get("match_ended")
-        if ending is None:
-            return match_info(await self.arena.get(record.match_id))  # cancelled: rare
+        if "match_ended" in kinds:
+            ended = kinds["match_ended"].match_ended
+            totals, winners, cancelled = list(ended.totals), list(ended.winners), False
+        elif "match_cancelled" in kinds:
+            totals, winners = list(kinds["match_cancelled"].match_cancelled.totals), []
+            cancelled = True
+        else:  # a log that predates totals in MatchCancelled
+            return match_info(await self.arena.get(record.match_id))
         seats = {s.seat: s for s in await self.arena.store.get_seats(record.match_id)}
         config = json.loads(record.config)
         reserved = config.get("reserved", {})
@@ -525,9 +531,10 @@ class MatchService:
             last_seq=tail[-1].seq,
             last_hash=tail[-1].hash,
             time_control=spb.TimeControl(move_ms=int(config.get("move_ms", 0))),
-            totals=ending.match_ended.totals,
-            winners=ending.match_ended.winners,
+            totals=totals,
+            winners=winners,
             seed=record.seed,
+            cancelled=cancelled,
         )
 
     async def JoinMatch(self, request: spb.JoinMatchRequest, context: Any) -> spb.JoinMatchResponse:
@@ -705,6 +712,8 @@ class MatchService:
                             send(spb.PlayResponse(result=result))
                         finally:
                             idle.set()
+                except grpc.aio.AbortError:
+                    return  # the call was ended (a dropped reader, a drain): nothing to answer
                 except Exception as error:  # ends the call: never leave a bot waiting
                     send(refusal_of(error))
 
@@ -731,7 +740,10 @@ class MatchService:
             self.throttles.warn(context, "undecodable_request", type=request.type_name)
             raise Refused(grpc.StatusCode.INVALID_ARGUMENT, request.message)
         act = request.act
-        result = spb.ActionResult(request_id=act.request_id)
+        # Echoed only once it is known to be an id (at most 64 characters): a huge one would
+        # otherwise sit in the call's queue as many times as the client sends it.
+        echo = act.request_id if REQUEST_ID.match(act.request_id) else ""
+        result = spb.ActionResult(request_id=echo)
         try:
             with refusals():
                 if request.WhichOneof("kind") != "act":
@@ -771,13 +783,11 @@ class MatchService:
         if done.applied:
             projector = PbProjector(done.voluntary_before)
             return [project_for(e, seat, projector) for e in done.events]
-        projector = PbProjector()
-        out = []
-        for item in await hosted.store.read_events(hosted.match_id, limit=done.last_seq):
-            event = project_for(pb.Event.FromString(item.payload), seat, projector)
-            if item.seq >= done.first_seq:
-                out.append(event)
-        return out
+        projector = PbProjector(hosted.voluntary_at(done.first_seq))
+        stored = await hosted.store.read_events(
+            hosted.match_id, after_seq=done.first_seq - 1, limit=done.last_seq - done.first_seq + 1
+        )
+        return [project_for(pb.Event.FromString(item.payload), seat, projector) for item in stored]
 
     async def StreamEvents(
         self, request: spb.StreamEventsRequest, context: Any

@@ -37,6 +37,7 @@ import concurrent.futures
 import contextlib
 import json
 import queue
+import secrets
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -296,6 +297,10 @@ CREATE TABLE IF NOT EXISTS leases (
     deadline_ms {int64} NOT NULL
 );
 CREATE INDEX IF NOT EXISTS leases_by_owner ON leases (owner);
+CREATE TABLE IF NOT EXISTS peer_secret (
+    id     INT     PRIMARY KEY,
+    secret {bytes} NOT NULL
+);
 """
 
 
@@ -916,6 +921,21 @@ class EventStore(ABC):
             return [StoredEvent(match_id, r[0], bytes(r[1]), bytes(r[2])) for r in rows]
 
         return await self._read(work)
+
+    async def peer_secret(self) -> bytes:
+        """The secret by which replicas sharing this store know each other's calls: drawn by
+        the first to ask and kept in the database, so that only those who can read it (the
+        replicas) can present it. Never logged."""
+        candidate = secrets.token_bytes(32)
+
+        def work(conn: Connection) -> bytes:
+            conn.execute(
+                "INSERT INTO peer_secret (id, secret) VALUES (1, ?) ON CONFLICT DO NOTHING",
+                (candidate,),
+            )
+            return bytes(conn.execute("SELECT secret FROM peer_secret WHERE id = 1").fetchone()[0])
+
+        return await self._submit(work)
 
     async def read_tail(self, match_id: str, count: int) -> list[StoredEvent]:
         """The last ``count`` events in order: how an ended match is listed without reading

@@ -128,13 +128,6 @@ def test_listing_ended_matches_after_a_restart_replays_no_log(
     run(scenario(), 60)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="server/service.py MatchService._listed builds an ended match from its record only "
-    "when the tail of its log has MatchEnded; a cancelled one (CancelMatch, or every waiting "
-    "match that expired) goes through arena.get: its whole log is replayed and it is loaded "
-    "into memory, one per listed match",
-)
 def test_listing_cancelled_matches_after_a_restart_replays_no_log(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -266,12 +266,6 @@ def test_an_open_server_says_so_limits_peers_and_expires_waiting_matches(data_di
     assert first["event"] == "server_open" and first["level"] == "warning", first
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="server/service.py MatchService._limit exempts any call whose metadata carries "
-    "x-cardarena-forwarded-by (server/peers.py forwarded()), a header any client can send: "
-    "on a replica the per-peer create and join limits are bypassed by adding it",
-)
 def test_a_client_cannot_pass_for_a_replica_to_escape_the_rate_limits(data_dir: Path) -> None:
     """Replicas forward calls to the owner unthrottled, marked with a header; a client that
     sends the header itself must still be limited. (A replica needs PostgreSQL.)"""

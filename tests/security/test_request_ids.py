@@ -11,13 +11,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import pytest
 
+from cardarena.engine import PASS
 from cardarena.server.app import Server
 from cardarena.v1 import codec
+from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
 from ..integration.clients import action_of_event
@@ -199,13 +201,6 @@ async def play_results(
     return results
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="server/arena.py Arena._create compares a CreateMatch repeat on its `config` (game, "
-    "players, options, move_ms, reservations, creator), which does not hold the seed: the "
-    "same request_id with another explicit seed answers OK with the first match, committed "
-    "to the other seed",
-)
 def test_a_create_request_id_reused_with_another_seed_is_already_exists(data_dir: Path) -> None:
     async def scenario() -> None:
         async with served(data_dir) as server, channel_to(address_of(server)) as (_, api):
@@ -225,5 +220,38 @@ def test_a_create_request_id_reused_with_another_seed_is_already_exists(data_dir
                 )
                 assert other.match.seed_commitment == first.match.seed_commitment
             assert refused.value.code() == grpc.StatusCode.ALREADY_EXISTS
+
+    run(scenario())
+
+
+def test_a_repeat_reads_only_its_own_events_and_projects_them_right(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A retry late in a long match costs the events it answers, not the whole log (a seat
+    could otherwise make the server reread its log as often as it likes), and is projected
+    under its own round's rule: in a voluntary-pass Fan Tan the pass reason stays hidden."""
+
+    async def scenario() -> None:
+        async with served(data_dir) as server, channel_to(address_of(server)) as (_, api):
+            options = {"rounds": ["pass", "fan_tan"], "fan_tan": {"voluntary_pass": True}}
+            table = await create_table(api, "pentathlon", 3, options=options, seed=bytes(32))
+            hosted = server.arena.matches[table.match_id]
+            while not (hosted.voluntary_pass and hosted.engine.legal_actions() == [PASS]):
+                seat, seq, legal = hosted_turn(server, table.match_id)
+                await submit(api, table, seat, legal[0], seq, f"walk-{seq}")
+            seat, seq, _ = hosted_turn(server, table.match_id)
+            first = await submit(api, table, seat, PASS, seq, "the-pass")
+            reads: list[tuple[int, int | None]] = []
+            real = hosted.store.read_events
+
+            async def counted(match_id: str, after_seq: int = 0, limit: int | None = None) -> Any:
+                reads.append((after_seq, limit))
+                return await real(match_id, after_seq, limit)
+
+            monkeypatch.setattr(hosted.store, "read_events", counted)
+            again = await submit(api, table, seat, PASS, seq, "the-pass")
+            assert again.events == first.events and first.events[0].HasField("passed")
+            assert first.events[0].passed.reason == pb.PASS_REASON_HIDDEN
+            assert reads == [(first.first_seq - 1, first.last_seq - first.first_seq + 1)]
 
     run(scenario())

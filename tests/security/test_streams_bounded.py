@@ -103,13 +103,6 @@ def test_a_play_client_that_never_reads_is_dropped_with_memory_bounded(data_dir:
     assert got < PLAY_QUEUE, f"{got} answers were kept for a client that did not read"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="server/service.py MatchService.Play: after the drop aborts the call, the act() "
-    "task's `async for request in requests` raises grpc's AbortError, which `except "
-    "Exception` hands to refusal_of as an unexpected fault: an ERROR `unexpected_error` "
-    "line with a traceback for every client that stops reading",
-)
 def test_a_dropped_play_client_is_not_logged_as_a_server_fault(data_dir: Path) -> None:
     with ServerProcess(data_dir) as server:
         assert server.process is not None
@@ -122,13 +115,6 @@ def test_a_dropped_play_client_is_not_logged_as_a_server_fault(data_dir: Path) -
     assert not faults, faults[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="server/service.py MatchService._play_action echoes the client's request_id into "
-    "ActionResult.request_id before checking it (up to the 256 KiB message limit) and "
-    "PLAY_QUEUE bounds the queue in messages, not bytes: 1,000 actions with 200 kB ids "
-    "that are never read keep ~240 MB in the server (2,048 would keep ~500 MB per call)",
-)
 def test_echoed_request_ids_cannot_fill_the_servers_memory(data_dir: Path) -> None:
     with ServerProcess(data_dir) as server:
         assert server.process is not None
@@ -185,13 +171,6 @@ def test_stalled_stream_readers_are_dropped_and_the_match_goes_on(data_dir: Path
     run(scenario(), 60)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="server/service.py MatchService.Play: when SIGTERM drains the server, each open "
-    "Play call is aborted (UNAVAILABLE), and its act() task's `except Exception` then hands "
-    "grpc's AbortError to refusal_of: an ERROR `unexpected_error` line with a traceback per "
-    "connected bot, at every drain",
-)
 def test_a_drain_does_not_log_open_play_streams_as_server_faults(data_dir: Path) -> None:
     async def scenario(server: ServerProcess) -> list[grpc.StatusCode]:
         assert server.process is not None

@@ -694,18 +694,24 @@ class MatchCancelled(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     REASON_FIELD_NUMBER: _builtins.int
+    TOTALS_FIELD_NUMBER: _builtins.int
     reason: _builtins.str
     """Why, in words: "cancelled by the operator", "cancelled by its creator",
     "expired: seats still free after 3600 s". A reason given with CancelMatch follows a colon.
     """
+    @_builtins.property
+    def totals(self) -> _containers.RepeatedCompositeFieldContainer[Global___Score]:
+        """The totals as they stood (nobody wins a cancelled match)."""
+
     def __init__(
         self,
         *,
         reason: _builtins.str = ...,
+        totals: _abc.Iterable[Global___Score] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason", "totals", b"totals"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
