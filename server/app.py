@@ -26,9 +26,7 @@ from .grpcweb import MAX_MESSAGE_BYTES, GrpcWebGateway
 from .hosting import HostedMatch
 from .peers import Peers
 from .service import Access, MatchService
-from .sqlite_store import SqliteStore
-from .store import Owner, StoreError
-from .stores import open_store
+from .store import Owner, SqliteStore, StoreError, open_store
 from .wire import add_service
 
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name

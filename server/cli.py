@@ -12,8 +12,7 @@ from pathlib import Path
 from .app import ServeConfig, run
 from .limits import Rate
 from .service import SECRET, SECRET_RULE, Access
-from .store import StoreError
-from .stores import open_store
+from .store import StoreError, open_store
 
 LEVELS = ("debug", "info", "warning", "error")
 

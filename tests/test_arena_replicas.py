@@ -12,7 +12,7 @@ import pytest
 
 from cardarena.server.arena import Arena
 from cardarena.server.hosting import HostedMatch, Moved
-from cardarena.server.postgres_store import PostgresStore
+from cardarena.server.store.postgres import PostgresStore
 from cardarena.server.store import Fence, LeaseLost, MatchRecord, Owner, StoreError
 from cardarena.v1 import game_pb2 as pb
 from tests.stores import make_store, postgres_schema

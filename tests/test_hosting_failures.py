@@ -13,7 +13,7 @@ from cardarena.server import arena as arena_module
 from cardarena.server.arena import Arena
 from cardarena.server.errors import RequestReused
 from cardarena.server.hosting import HostedMatch
-from cardarena.server.sqlite_store import SqliteStore
+from cardarena.server.store import SqliteStore
 from cardarena.server.store import StoreError
 from cardarena.v1 import game_pb2 as pb
 

@@ -438,7 +438,7 @@ CHILD = """
 import asyncio, sys
 from pathlib import Path
 from cardarena.server.store import MatchRecord
-from cardarena.server.stores import open_store
+from cardarena.server.store import open_store
 
 async def main() -> None:
     async with open_store(sys.argv[1], data_dir=Path(".")) as store:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cardarena.server.postgres_store import PostgresStore, redact, split_schema
-from cardarena.server.sqlite_store import SqliteStore
+from cardarena.server.store.postgres import PostgresStore, redact, split_schema
+from cardarena.server.store import SqliteStore
 from cardarena.server.store import (
     EventStore,
     LeaseLost,
@@ -23,7 +23,7 @@ from cardarena.server.store import (
     UnknownMatch,
     verify_chain,
 )
-from cardarena.server.stores import open_store
+from cardarena.server.store import open_store
 from tests.stores import BACKENDS, make_store, postgres_schema, store_url
 
 ALICE = Owner("replica-a", "10.0.0.1:50051", lease_ms=60_000)

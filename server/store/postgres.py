@@ -26,14 +26,10 @@ import structlog
 from psycopg import sql
 from psycopg.pq import TransactionStatus
 
-from .store import (
-    ChangeHook,
-    CommitHook,
-    Connection,
-    EventStore,
-    StoredEvent,
-    schema_statements,
-)
+from .events import EventStore
+from .records import StoredEvent
+from .schema import Connection, schema_statements
+from .threads import ChangeHook, CommitHook
 
 __all__ = ["PostgresStore", "redact"]
 

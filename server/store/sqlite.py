@@ -1,7 +1,7 @@
 """The embedded event store: SQLite in WAL mode, for one server process.
 
 ``synchronous=FULL`` makes every commit survive a power cut as well as a killed process; group
-commit (in :class:`~.store.EventStore`) keeps that cheap. Readers have their own connections,
+commit (in :class:`~.events.EventStore`) keeps that cheap. Readers have their own connections,
 which WAL lets read while the writer writes; ``BEGIN IMMEDIATE`` takes the write lock up front
 so a batch never fails half-way for want of it.
 """
@@ -12,7 +12,10 @@ import sqlite3
 from pathlib import Path
 from typing import ClassVar, Final
 
-from .store import CommitHook, Connection, EventStore, StoreError, schema_statements
+from .errors import StoreError
+from .events import EventStore
+from .schema import Connection, schema_statements
+from .threads import CommitHook
 
 __all__ = ["SqliteStore"]
 

@@ -1,0 +1,356 @@
+"""The event store's queries: matches, seats, the append-only logs, requests."""
+
+from __future__ import annotations
+
+import secrets
+from typing import TypeVar
+
+from cardarena.v1.chain import chain_hash, genesis_hash
+
+from .errors import DuplicateRequest, LeaseLost, StoreConflict, UnknownMatch
+from .leases import LeaseQueries
+from .records import Fence, MatchRecord, Owner, SeatRecord, StoredEvent
+from .schema import (
+    ENDED,
+    MATCH_COLUMNS,
+    Connection,
+    check_fence,
+    decode_page_token,
+    encode_page_token,
+    match_from_row,
+    match_row,
+)
+
+T = TypeVar("T")
+
+
+class EventStore(LeaseQueries):
+    """The event store. Open it once per process; share it across tasks; every write returns
+    once it is durable."""
+
+    # ------------------------------------------------------------------ writes
+
+    async def create_match(self, record: MatchRecord, owner: Owner | None = None) -> Fence | None:
+        """Insert a new match; :class:`StoreConflict` if its id exists. With an ``owner``, its
+        lease is taken in the same transaction (so no other replica can claim the match in
+        between) and its fence returned."""
+
+        def work(conn: Connection) -> Fence | None:
+            try:
+                conn.execute(
+                    f"INSERT INTO matches ({MATCH_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        record.match_id,
+                        record.created_at,
+                        record.game,
+                        record.players,
+                        record.config,
+                        record.seed,
+                        record.commitment,
+                        record.status,
+                        record.ended_at,
+                    ),
+                )
+            except Exception as exc:
+                if self._is_unique_violation(exc):
+                    raise StoreConflict(f"match {record.match_id!r} already exists") from exc
+                raise
+            if owner is None:
+                return None
+            return self._take_lease(conn, record.match_id, owner).fence
+
+        return await self._submit(work)
+
+    async def set_seat(
+        self,
+        match_id: str,
+        seat: int,
+        token_hash: bytes,
+        name: str,
+        *,
+        fence: Fence | None = None,
+    ) -> None:
+        """Record who sits in ``seat``. :class:`StoreConflict` if it is taken or the match has
+        ended, :class:`UnknownMatch` if there is no such match, ``ValueError`` if the seat
+        number is outside ``0 <= seat < players``."""
+
+        def work(conn: Connection) -> None:
+            players, status = match_row(conn, match_id)
+            if status == ENDED:
+                raise StoreConflict(f"match {match_id!r} has ended")
+            check_fence(conn, match_id, fence, self._share_lock)
+            self._insert_seat(conn, players, SeatRecord(match_id, seat, token_hash, name))
+
+        await self._submit(work)
+
+    def _insert_seat(self, conn: Connection, players: int, seat: SeatRecord) -> None:
+        if not 0 <= seat.seat < players:
+            raise ValueError(f"seat {seat.seat} out of range for {players} players")
+        try:
+            conn.execute(
+                "INSERT INTO seats (match_id, seat, token_hash, name) VALUES (?, ?, ?, ?)",
+                (seat.match_id, seat.seat, seat.token_hash, seat.name),
+            )
+        except Exception as exc:
+            if self._is_unique_violation(exc):
+                raise StoreConflict(
+                    f"seat {seat.seat} of match {seat.match_id!r} is taken"
+                ) from exc
+            raise
+
+    async def append(
+        self,
+        match_id: str,
+        payloads: list[bytes],
+        *,
+        expected_seq: int,
+        request_id: str | None = None,
+        seat: int | None = None,
+        fence: Fence | None = None,
+        join: SeatRecord | None = None,
+    ) -> list[StoredEvent]:
+        """Append ``payloads`` as events ``expected_seq + 1, expected_seq + 2, …``, durably.
+
+        ``expected_seq`` must be the current last seq (:class:`StoreConflict` otherwise): the
+        guard that makes a second writer of one match fail instead of forking its log; the
+        primary key ``(match_id, seq)`` backs it up against a writer in another process. With a
+        ``request_id`` the request is recorded in the same transaction as its events, and a
+        repeat of it raises :class:`DuplicateRequest` with the original seqs, writing nothing;
+        that check comes first, so a retry carrying its original, now stale, ``expected_seq``
+        is recognised rather than refused as a conflict. With a ``fence``, the append fails with
+        :class:`LeaseLost` unless that lease is still current. With ``join``, that seat is
+        taken in the same transaction (its event and its row are never seen one without the
+        other); a taken seat is a :class:`StoreConflict`. Appending to an ended match or
+        an unknown one fails (:class:`StoreConflict`, :class:`UnknownMatch`).
+
+        If the caller is cancelled while waiting, the append may still have been committed.
+        """
+        if not payloads:
+            raise ValueError("append needs at least one payload")
+        if expected_seq < 0:
+            raise ValueError("expected_seq must be >= 0")
+        blobs = [bytes(p) for p in payloads]
+
+        def work(conn: Connection) -> list[StoredEvent]:
+            # Everything the append must check, in one statement: one round trip to a server.
+            # The lease row is read with a share lock where the database has one: a take-over
+            # then waits for this append to commit, and reads the log with it.
+            state = conn.execute(
+                "SELECT m.players, m.status, r.first_seq, r.last_seq, r.seat,"
+                f" (SELECT epoch FROM leases WHERE match_id = ? AND owner = ?{self._share_lock}),"
+                " t.seq, t.hash"
+                " FROM matches m"
+                " LEFT JOIN requests r ON r.match_id = m.match_id AND r.request_id = ?"
+                " LEFT JOIN (SELECT seq, hash FROM events WHERE match_id = ?"
+                "            ORDER BY seq DESC LIMIT 1) t ON 1 = 1"
+                " WHERE m.match_id = ?",
+                (
+                    match_id,
+                    None if fence is None else fence.owner,
+                    request_id,
+                    match_id,
+                    match_id,
+                ),
+            ).fetchone()
+            if state is None:
+                raise UnknownMatch(match_id)
+            players, status, first_done, last_done, seat_done, epoch, tail_seq, tail_hash = state
+            if first_done is not None:
+                raise DuplicateRequest(first_done, last_done, seat_done)
+            if status == ENDED:
+                raise StoreConflict(f"match {match_id!r} has ended")
+            if fence is not None and epoch != fence.epoch:
+                raise LeaseLost(match_id)
+            last = 0 if tail_seq is None else tail_seq
+            if last != expected_seq:
+                raise StoreConflict(
+                    f"match {match_id!r} is at seq {last}, not the expected {expected_seq}"
+                )
+            if join is not None:
+                self._insert_seat(conn, players, join)
+            prev = genesis_hash(match_id) if tail_hash is None else bytes(tail_hash)
+            events = []
+            for seq, payload in enumerate(blobs, start=expected_seq + 1):
+                prev = chain_hash(prev, payload)
+                events.append(StoredEvent(match_id, seq, payload, prev))
+            request = None if request_id is None else (request_id, seat)
+            try:
+                self._insert_events(conn, events, request)
+            except Exception as exc:
+                if self._is_unique_violation(exc):  # another process got there first
+                    raise StoreConflict(
+                        f"match {match_id!r} moved past seq {expected_seq} meanwhile"
+                    ) from exc
+                raise
+            return events
+
+        return await self._submit(work)
+
+    async def end_match(self, match_id: str, ended_at: str, *, fence: Fence | None = None) -> None:
+        """Mark a match ended (its log is then final) and drop its lease. :class:`UnknownMatch`
+        if there is no such match, :class:`StoreConflict` if it has already ended."""
+
+        def work(conn: Connection) -> None:
+            _players, status = match_row(conn, match_id)
+            if status == ENDED:
+                raise StoreConflict(f"match {match_id!r} has already ended")
+            check_fence(conn, match_id, fence, self._share_lock)
+            conn.execute(
+                "UPDATE matches SET status = ?, ended_at = ? WHERE match_id = ?",
+                (ENDED, ended_at, match_id),
+            )
+            conn.execute("DELETE FROM leases WHERE match_id = ?", (match_id,))
+
+        await self._submit(work)
+
+    # ------------------------------------------------------------------ reads
+
+    async def get_match(self, match_id: str) -> MatchRecord | None:
+        """The match's row, or ``None``."""
+
+        def work(conn: Connection) -> MatchRecord | None:
+            row = conn.execute(
+                f"SELECT {MATCH_COLUMNS} FROM matches WHERE match_id = ?", (match_id,)
+            ).fetchone()
+            return None if row is None else match_from_row(row)
+
+        return await self._read(work)
+
+    async def list_matches(
+        self, *, status: str | None = None, page_size: int, page_token: str | None = None
+    ) -> tuple[list[MatchRecord], str | None]:
+        """One page of matches in ``(created_at, match_id)`` order, optionally of one status.
+
+        Keyset pagination: the token names the last row returned, so pages stay exact while
+        matches are being created (no skips, no repeats, unlike OFFSET). The token is opaque
+        text; ``None`` as the next token means this was the last page.
+        """
+        if page_size < 1:
+            raise ValueError("page_size must be at least 1")
+        after = None if page_token is None else decode_page_token(page_token)
+
+        def work(conn: Connection) -> tuple[list[MatchRecord], str | None]:
+            where: list[str] = []
+            args: list[object] = []
+            if status is not None:
+                where.append("status = ?")
+                args.append(status)
+            if after is not None:
+                where.append("(created_at, match_id) > (?, ?)")
+                args.extend(after)
+            sql = f"SELECT {MATCH_COLUMNS} FROM matches"
+            if where:
+                sql += " WHERE " + " AND ".join(where)
+            sql += " ORDER BY created_at, match_id LIMIT ?"
+            rows = conn.execute(sql, (*args, page_size + 1)).fetchall()
+            page = [match_from_row(r) for r in rows[:page_size]]
+            more = len(rows) > page_size
+            return page, (
+                encode_page_token(page[-1].created_at, page[-1].match_id) if more else None
+            )
+
+        return await self._read(work)
+
+    async def unfinished_matches(self) -> list[MatchRecord]:
+        """Every match not ended, oldest first: what a restarting server must replay."""
+
+        def work(conn: Connection) -> list[MatchRecord]:
+            rows = conn.execute(
+                f"SELECT {MATCH_COLUMNS} FROM matches WHERE status != ?"
+                " ORDER BY created_at, match_id",
+                (ENDED,),
+            ).fetchall()
+            return [match_from_row(r) for r in rows]
+
+        return await self._read(work)
+
+    async def get_seats(self, match_id: str) -> list[SeatRecord]:
+        """The taken seats of a match, by seat number (empty for an unknown match)."""
+
+        def work(conn: Connection) -> list[SeatRecord]:
+            rows = conn.execute(
+                "SELECT match_id, seat, token_hash, name FROM seats WHERE match_id = ?"
+                " ORDER BY seat",
+                (match_id,),
+            ).fetchall()
+            return [SeatRecord(r[0], r[1], bytes(r[2]), r[3]) for r in rows]
+
+        return await self._read(work)
+
+    async def read_events(
+        self, match_id: str, after_seq: int = 0, limit: int | None = None
+    ) -> list[StoredEvent]:
+        """Events with ``seq > after_seq`` in order, at most ``limit`` of them: what a client
+        resuming from its last seq needs. Only committed events are ever visible."""
+        if limit is not None and limit < 0:
+            raise ValueError("limit must be >= 0")
+
+        def work(conn: Connection) -> list[StoredEvent]:
+            rows = conn.execute(
+                "SELECT seq, payload, hash FROM events WHERE match_id = ? AND seq > ?"
+                " ORDER BY seq LIMIT ?",
+                (match_id, after_seq, self._no_limit if limit is None else limit),
+            ).fetchall()
+            return [StoredEvent(match_id, r[0], bytes(r[1]), bytes(r[2])) for r in rows]
+
+        return await self._read(work)
+
+    async def peer_secret(self) -> bytes:
+        """The secret by which replicas sharing this store know each other's calls: drawn by
+        the first to ask and kept in the database, so that only those who can read it (the
+        replicas) can present it. Never logged."""
+        candidate = secrets.token_bytes(32)
+
+        def work(conn: Connection) -> bytes:
+            conn.execute(
+                "INSERT INTO peer_secret (id, secret) VALUES (1, ?) ON CONFLICT DO NOTHING",
+                (candidate,),
+            )
+            return bytes(conn.execute("SELECT secret FROM peer_secret WHERE id = 1").fetchone()[0])
+
+        return await self._submit(work)
+
+    async def read_tail(self, match_id: str, count: int) -> list[StoredEvent]:
+        """The last ``count`` events in order: how an ended match is listed without reading
+        (and replaying) its whole log."""
+
+        def work(conn: Connection) -> list[StoredEvent]:
+            rows = conn.execute(
+                "SELECT seq, payload, hash FROM events WHERE match_id = ?"
+                " ORDER BY seq DESC LIMIT ?",
+                (match_id, count),
+            ).fetchall()
+            return [StoredEvent(match_id, r[0], bytes(r[1]), bytes(r[2])) for r in reversed(rows)]
+
+        return await self._read(work)
+
+    async def last_seq(self, match_id: str) -> int:
+        """The seq of the match's last event, 0 if it has none."""
+        return (await self._tail(match_id))[0]
+
+    async def last_hash(self, match_id: str) -> bytes:
+        """The hash of the match's last event, or its genesis hash if it has none: in both
+        cases the ``prev_hash`` its next event will chain from."""
+        return (await self._tail(match_id))[1]
+
+    async def request_result(self, match_id: str, request_id: str) -> tuple[int, int] | None:
+        """``(first_seq, last_seq)`` written by a recorded request, or ``None``."""
+
+        def work(conn: Connection) -> tuple[int, int] | None:
+            row = conn.execute(
+                "SELECT first_seq, last_seq FROM requests WHERE match_id = ? AND request_id = ?",
+                (match_id, request_id),
+            ).fetchone()
+            return None if row is None else (row[0], row[1])
+
+        return await self._read(work)
+
+    async def _tail(self, match_id: str) -> tuple[int, bytes]:
+        def work(conn: Connection) -> tuple[int, bytes]:
+            row = conn.execute(
+                "SELECT seq, hash FROM events WHERE match_id = ? ORDER BY seq DESC LIMIT 1",
+                (match_id,),
+            ).fetchone()
+            return (0, genesis_hash(match_id)) if row is None else (row[0], bytes(row[1]))
+
+        return await self._read(work)

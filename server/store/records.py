@@ -1,0 +1,106 @@
+"""What the store keeps, as Python values: matches, seats, events, leases; and the chain check.
+
+Seeds and token hashes are stored (the server needs them to resume a match and to check a
+seat's token) but never appear in a ``repr``, a log line or an error message.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from cardarena.v1.chain import first_break
+
+
+def now_iso() -> str:
+    """The current UTC time in the one text format of ``created_at``/``ended_at``:
+    ``2026-11-30T08:00:00.123Z`` (fixed width, so text order is time order)."""
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRecord:
+    """One row of ``matches``. ``created_at``/``ended_at`` are ISO-8601 UTC text in one fixed
+    format (pagination orders by the text). The seed stays out of ``repr`` so it never leaks
+    into a log or a traceback."""
+
+    match_id: str
+    created_at: str
+    game: str
+    players: int
+    config: bytes
+    seed: bytes = field(repr=False)
+    commitment: str
+    status: str
+    ended_at: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SeatRecord:
+    """One row of ``seats``; the token hash stays out of ``repr``."""
+
+    match_id: str
+    seat: int
+    token_hash: bytes = field(repr=False)
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """One durable event: the exact bytes that are streamed, and their chained hash."""
+
+    match_id: str
+    seq: int
+    payload: bytes
+    hash: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """A replica as a lease holder: its id (new at every start), the address other replicas
+    forward to, and how long its leases last without renewal."""
+
+    replica: str
+    address: str
+    lease_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """What an owner's writes carry: they fail once the lease has another epoch."""
+
+    owner: str
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """One row of ``leases``; ``live`` is judged by the database's clock, the only clock all
+    replicas share."""
+
+    match_id: str
+    owner: str
+    address: str
+    epoch: int
+    live: bool
+
+    @property
+    def fence(self) -> Fence:
+        return Fence(self.owner, self.epoch)
+
+
+def verify_chain(match_id: str, events: Sequence[StoredEvent]) -> int | None:
+    """Recompute a whole log from its payloads; return the first seq where it goes wrong.
+
+    ``events`` must be the log from its first event. Event number *n* (counting from 1) must
+    belong to ``match_id``, carry ``seq == n`` and ``hash == chain_hash(hash of n-1, payload)``.
+    The result is the *n* of the first event that breaks one of those rules (so a dropped
+    event 5 reports 5, as does a swap of events 5 and 6), or ``None`` if all hold. A truncated
+    tail cannot be detected from the events alone: compare the length with a trusted last seq.
+    """
+    for n, event in enumerate(events, start=1):
+        if event.match_id != match_id:
+            return n
+    return first_break(match_id, events)

@@ -1,0 +1,148 @@
+"""The one schema of both databases, the rows it is read from, and the page tokens of listings."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any, Final
+
+from .errors import InvalidPageToken, LeaseLost, UnknownMatch
+from .records import Fence, Lease, MatchRecord
+
+Connection = Any
+"""A DB-API style connection (``sqlite3`` or psycopg) whose ``execute`` takes ``?``
+placeholders; :mod:`.postgres` wraps psycopg's to translate them."""
+
+SCHEMA_VERSION: Final = 1
+"""Bumped on any incompatible schema change; a store refuses a database written by a newer one."""
+
+ENDED: Final = "ended"
+"""The status :meth:`EventStore.end_match` sets; every other status counts as unfinished."""
+
+
+_SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS schema_version (
+    version INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS matches (
+    match_id   TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    game       TEXT NOT NULL,
+    players    INT  NOT NULL,
+    config     {bytes} NOT NULL,
+    seed       {bytes} NOT NULL,
+    commitment TEXT NOT NULL,
+    status     TEXT NOT NULL,
+    ended_at   TEXT NULL
+);
+CREATE INDEX IF NOT EXISTS matches_by_created ON matches (created_at, match_id);
+CREATE INDEX IF NOT EXISTS matches_by_status ON matches (status, created_at, match_id);
+CREATE TABLE IF NOT EXISTS seats (
+    match_id   TEXT NOT NULL,
+    seat       INT  NOT NULL,
+    token_hash {bytes} NOT NULL,
+    name       TEXT NOT NULL,
+    PRIMARY KEY (match_id, seat)
+);
+CREATE TABLE IF NOT EXISTS events (
+    match_id TEXT    NOT NULL,
+    seq      {int64} NOT NULL,
+    payload  {bytes} NOT NULL,
+    hash     {bytes} NOT NULL,
+    PRIMARY KEY (match_id, seq)
+) {clustered};
+CREATE TABLE IF NOT EXISTS requests (
+    match_id   TEXT    NOT NULL,
+    request_id TEXT    NOT NULL,
+    seat       INT     NULL,
+    first_seq  {int64} NOT NULL,
+    last_seq   {int64} NOT NULL,
+    PRIMARY KEY (match_id, request_id)
+) {clustered};
+CREATE TABLE IF NOT EXISTS leases (
+    match_id    TEXT    PRIMARY KEY,
+    owner       TEXT    NOT NULL,
+    address     TEXT    NOT NULL,
+    epoch       {int64} NOT NULL,
+    deadline_ms {int64} NOT NULL
+);
+CREATE INDEX IF NOT EXISTS leases_by_owner ON leases (owner);
+CREATE TABLE IF NOT EXISTS peer_secret (
+    id     INT     PRIMARY KEY,
+    secret {bytes} NOT NULL
+);
+"""
+
+
+def schema_statements(*, bytes_type: str, int64: str, clustered: str = "") -> list[str]:
+    """The one schema, in a database's words for bytes and 64-bit integers (and SQLite's
+    ``WITHOUT ROWID`` for tables read by their primary key), one statement each."""
+    text = _SCHEMA.format(bytes=bytes_type, int64=int64, clustered=clustered)
+    return [statement for statement in text.split(";") if statement.strip()]
+
+
+MATCH_COLUMNS: Final = (
+    "match_id, created_at, game, players, config, seed, commitment, status, ended_at"
+)
+
+
+def match_from_row(row: tuple[Any, ...]) -> MatchRecord:
+    return MatchRecord(
+        match_id=row[0],
+        created_at=row[1],
+        game=row[2],
+        players=row[3],
+        config=bytes(row[4]),
+        seed=bytes(row[5]),
+        commitment=row[6],
+        status=row[7],
+        ended_at=row[8],
+    )
+
+
+def encode_page_token(created_at: str, match_id: str) -> str:
+    raw = json.dumps([created_at, match_id], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def decode_page_token(token: str) -> tuple[str, str]:
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        decoded = json.loads(raw)
+    except (binascii.Error, ValueError, TypeError, RecursionError) as exc:
+        raise InvalidPageToken("malformed page token") from exc
+    if not (
+        isinstance(decoded, list) and len(decoded) == 2 and all(isinstance(x, str) for x in decoded)
+    ):
+        raise InvalidPageToken("malformed page token")
+    return decoded[0], decoded[1]
+
+
+def match_row(conn: Connection, match_id: str) -> tuple[int, str]:
+    """``(players, status)`` of a match, or :class:`UnknownMatch`."""
+    row = conn.execute(
+        "SELECT players, status FROM matches WHERE match_id = ?", (match_id,)
+    ).fetchone()
+    if row is None:
+        raise UnknownMatch(match_id)
+    return row[0], row[1]
+
+
+def check_fence(conn: Connection, match_id: str, fence: Fence | None, lock: str) -> None:
+    if fence is None:
+        return
+    row = conn.execute(
+        f"SELECT 1 FROM leases WHERE match_id = ? AND owner = ? AND epoch = ?{lock}",
+        (match_id, fence.owner, fence.epoch),
+    ).fetchone()
+    if row is None:
+        raise LeaseLost(match_id)
+
+
+def lease_row(conn: Connection, match_id: str, now_ms: str) -> Lease | None:
+    row = conn.execute(
+        f"SELECT owner, address, epoch, deadline_ms >= {now_ms} FROM leases WHERE match_id = ?",
+        (match_id,),
+    ).fetchone()
+    return None if row is None else Lease(match_id, row[0], row[1], row[2], bool(row[3]))
