@@ -21,9 +21,9 @@ from prometheus_client import start_http_server
 from cardarena.v1 import service_pb2
 
 from . import metrics
-from .arena import WAITING_EXPIRY_SECONDS, Arena
 from .grpcweb import MAX_MESSAGE_BYTES, GrpcWebGateway
-from .hosting import HostedMatch
+from .hosting import Arena, HostedMatch
+from .hosting.arena import WAITING_EXPIRY_SECONDS
 from .peers import Peers
 from .service import Access, MatchService
 from .store import Owner, SqliteStore, StoreError, open_store

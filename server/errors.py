@@ -1,5 +1,21 @@
-"""Errors that say what was wrong with a request, raised below the servicer and mapped to a
-status code in one place (``service.status_for``)."""
+"""The server's own errors: what was wrong with a request, raised wherever it is found (the
+api, hosting) and mapped to a status code in one table (``api.status``).
+
+```
+Exception
+├── BadRequest        the request is malformed                       INVALID_ARGUMENT
+├── NotRunning        the match is waiting for seats, or has ended    FAILED_PRECONDITION
+├── Stale             expected_seq is behind the match                ABORTED
+├── SeatTaken         the seat (or every open seat) is taken          ALREADY_EXISTS
+├── RequestReused     a request id sent again for something else      ALREADY_EXISTS
+├── Forbidden         a credential that does not allow this           PERMISSION_DENIED
+├── Throttled         too many calls from one address                 RESOURCE_EXHAUSTED
+└── Moved             another replica owns the match now              UNAVAILABLE
+```
+
+The engine's errors (``OptionError``, ``MalformedAction``, ``IllegalAction``, ``NotYourTurn``)
+and the store's (``store.errors``) have rows of their own in the same table.
+"""
 
 from __future__ import annotations
 
@@ -19,3 +35,30 @@ class RequestReused(Exception):
 
 class Forbidden(Exception):
     """The credential is known but does not allow this (PERMISSION_DENIED)."""
+
+
+class Stale(Exception):
+    """The action was decided on an older ``seq`` than the match's."""
+
+
+class NotRunning(Exception):
+    """The match is waiting for seats, or has ended."""
+
+
+class SeatTaken(Exception):
+    """The seat asked for is taken, or every open seat is."""
+
+
+class Throttled(Exception):
+    """Too many calls from one peer: retry after ``retry_after_ms``."""
+
+    def __init__(self, message: str, retry_after_ms: int) -> None:
+        super().__init__(message)
+        self.retry_after_ms = retry_after_ms
+
+
+class Moved(Exception):
+    """Another replica owns the match now; the client should retry (it will be forwarded)."""
+
+    def __init__(self, match_id: str) -> None:
+        super().__init__(f"match {match_id!r} moved to another replica: retry")

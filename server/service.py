@@ -32,19 +32,17 @@ from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
 from . import metrics
-from .arena import Arena
-from .errors import BadRequest, Forbidden, RequestReused
-from .hosting import (
-    HostedMatch,
+from .errors import (
+    BadRequest,
+    Forbidden,
     Moved,
     NotRunning,
-    PbProjector,
+    RequestReused,
     SeatTaken,
     Stale,
-    Submitted,
     Throttled,
-    project_for,
 )
+from .hosting import Arena, HostedMatch, PbProjector, Submitted, project_for
 from .limits import Rate, RateLimiter, peer_host
 from .peers import FORWARD_TIMEOUT, OwnerUnreachable, Peers, forwarded
 from .store import InvalidPageToken, LeaseLost, StoreConflict, StoreError, UnknownMatch

@@ -18,8 +18,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from cardarena.server.store import CommitHook, EventStore
-from cardarena.server.store import open_store
+from cardarena.server.store import CommitHook, EventStore, open_store
 
 POSTGRES_URL = os.environ.get(
     "CARDARENA_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"

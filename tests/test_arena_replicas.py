@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from cardarena.server.arena import Arena
-from cardarena.server.hosting import HostedMatch, Moved
-from cardarena.server.store.postgres import PostgresStore
+from cardarena.server.errors import Moved
+from cardarena.server.hosting import Arena, HostedMatch
 from cardarena.server.store import Fence, LeaseLost, MatchRecord, Owner, StoreError
+from cardarena.server.store.postgres import PostgresStore
 from cardarena.v1 import game_pb2 as pb
 from tests.stores import make_store, postgres_schema
 

@@ -9,12 +9,10 @@ from typing import Any
 
 import pytest
 
-from cardarena.server import arena as arena_module
-from cardarena.server.arena import Arena
 from cardarena.server.errors import RequestReused
-from cardarena.server.hosting import HostedMatch
-from cardarena.server.store import SqliteStore
-from cardarena.server.store import StoreError
+from cardarena.server.hosting import Arena, HostedMatch
+from cardarena.server.hosting import arena as arena_module
+from cardarena.server.store import SqliteStore, StoreError
 from cardarena.v1 import game_pb2 as pb
 
 

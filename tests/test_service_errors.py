@@ -8,8 +8,7 @@ import re
 import grpc
 import pytest
 
-from cardarena.server.errors import BadRequest
-from cardarena.server.hosting import Moved
+from cardarena.server.errors import BadRequest, Moved
 from cardarena.server.service import STORE_DOWN, Refused, refusals
 from cardarena.server.store import LeaseLost, StoreClosed, StoreConflict, StoreError, UnknownMatch
 

@@ -11,19 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from cardarena.server.store.postgres import PostgresStore, redact, split_schema
-from cardarena.server.store import SqliteStore
 from cardarena.server.store import (
     EventStore,
     LeaseLost,
     MatchRecord,
     Owner,
     SeatRecord,
+    SqliteStore,
     StoreConflict,
     UnknownMatch,
+    open_store,
     verify_chain,
 )
-from cardarena.server.store import open_store
+from cardarena.server.store.postgres import PostgresStore, redact, split_schema
 from tests.stores import BACKENDS, make_store, postgres_schema, store_url
 
 ALICE = Owner("replica-a", "10.0.0.1:50051", lease_ms=60_000)

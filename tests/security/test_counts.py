@@ -16,12 +16,11 @@ from typing import Any
 import pytest
 
 from cardarena.clients.auditing import audit_log
-from cardarena.server import arena as arena_module
-from cardarena.server import hosting as hosting_module
 from cardarena.server import metrics
 from cardarena.server.app import Server
-from cardarena.server.arena import Arena
-from cardarena.server.hosting import HostedMatch
+from cardarena.server.hosting import Arena, HostedMatch, rebuild
+from cardarena.server.hosting import arena as arena_module
+from cardarena.server.hosting import match as hosting_module
 from cardarena.v1 import service_pb2 as spb
 
 from .support import (
@@ -93,7 +92,7 @@ def test_listing_ended_matches_after_a_restart_replays_no_log(
                 await create_table(api)
 
         rebuilt: list[str] = []
-        real = hosting_module.rebuild_engine
+        real = rebuild.rebuild_engine
 
         def counted(record: Any, stored: Any) -> Any:
             rebuilt.append(record.match_id)
@@ -140,7 +139,7 @@ def test_listing_cancelled_matches_after_a_restart_replays_no_log(
                 hosted = await server.arena.create("pentathlon", 3, SHORT)
                 await hosted.cancel("expired: seats still free after 3600 s")
         rebuilt: list[str] = []
-        real = hosting_module.rebuild_engine
+        real = rebuild.rebuild_engine
 
         def counted(record: Any, stored: Any) -> Any:
             rebuilt.append(record.match_id)

@@ -12,33 +12,27 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
-import hashlib
 import hmac
-import json
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import structlog
 
 from cardarena.engine import (
-    PASS,
     ActionError,
     Match,
-    NotYourTurn,
     view,
 )
 from cardarena.engine import events as ev
-from cardarena.engine.cards import is_joker
-from cardarena.engine.match import MatchSetup, action_of, setup
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
-from . import metrics
-from .errors import Forbidden, RequestReused
-from .store import (
+from .. import metrics
+from ..errors import Forbidden, Moved, NotRunning, RequestReused, SeatTaken, Stale
+from ..store import (
     DuplicateRequest,
     EventStore,
     Fence,
@@ -46,16 +40,15 @@ from .store import (
     MatchRecord,
     SeatRecord,
     StoreConflict,
-    StoredEvent,
     StoreError,
     now_iso,
 )
+from .completion import to_completion
+from .credentials import request_key, same_action, secret_hash, token_hash
+from .rebuild import logged_action, rebuild_engine
+from .subscribers import PbProjector, Subscriber, project_for
 
 log = structlog.get_logger(__name__)
-
-T = TypeVar("T")
-
-SUBSCRIBER_QUEUE = 1024
 
 
 @dataclass(frozen=True)
@@ -69,87 +62,6 @@ class Submitted:
     applied: bool
     events: list[pb.Event]
     voluntary_before: bool
-
-
-class Stale(Exception):
-    """The action was decided on an older ``seq`` than the match's."""
-
-
-class NotRunning(Exception):
-    """The match is waiting for seats, or has ended."""
-
-
-class SeatTaken(Exception):
-    pass
-
-
-class Throttled(Exception):
-    """Too many calls from one peer: retry after ``retry_after_ms``."""
-
-    def __init__(self, message: str, retry_after_ms: int) -> None:
-        super().__init__(message)
-        self.retry_after_ms = retry_after_ms
-
-
-class Moved(Exception):
-    """Another replica owns the match now; the client should retry (it will be forwarded)."""
-
-    def __init__(self, match_id: str) -> None:
-        super().__init__(f"match {match_id!r} moved to another replica: retry")
-
-
-def token_hash(token: str) -> bytes:
-    return hashlib.sha256(b"cardarena-token-v1" + token.encode()).digest()
-
-
-def secret_hash(secret: str) -> bytes:
-    """How a join secret or a creator secret is kept: never the secret itself."""
-    return hashlib.sha256(b"cardarena-secret-v1" + secret.encode()).digest()
-
-
-def request_key(seat: int, request_id: str) -> str:
-    """The store's key of a seat's request id: ids are scoped to (match, seat), so one seat
-    can neither answer nor block another's requests by guessing its ids."""
-    return f"{seat}:{request_id}"
-
-
-def same_action(a: int, b: int) -> bool:
-    """Whether a retry asks for the action the first request made; the three Triathlon
-    Jokers are one action (any Joker id plays the lowest held)."""
-    return a == b or (is_joker(a) and is_joker(b))
-
-
-def new_match_id() -> str:
-    return secrets.token_hex(8)
-
-
-@dataclass(eq=False)
-class Subscriber:
-    """One open event stream: who reads it, and a bounded queue of its next events."""
-
-    seat: int | None
-    queue: asyncio.Queue[pb.Event | pb.YourTurn | None] = field(
-        default_factory=lambda: asyncio.Queue(SUBSCRIBER_QUEUE)
-    )
-    dropped: bool = False
-    on_drop: Callable[[], None] | None = None
-    """Called once when the reader falls behind: the stream ends at once (UNAVAILABLE),
-    even while it waits for a client that stopped reading."""
-
-    def offer(self, item: pb.Event | pb.YourTurn) -> bool:
-        """Queue ``item``; ``False`` (and dropped) if the reader fell a whole queue behind."""
-        try:
-            self.queue.put_nowait(item)
-        except asyncio.QueueFull:
-            self.drop()
-            return False
-        return True
-
-    def drop(self) -> None:
-        if not self.dropped:
-            self.dropped = True
-            if self.on_drop is not None:
-                self.on_drop()
 
 
 @dataclass
@@ -702,85 +614,3 @@ class HostedMatch:
         if self._clock is not None:
             self._clock.cancel()
             self._clock = None
-
-
-class PbProjector:
-    """Follows the rounds of a stream of log entries so it knows which passes are private."""
-
-    def __init__(self, voluntary_pass: bool = False) -> None:
-        self.voluntary_pass = voluntary_pass
-
-    def track(self, event: pb.Event) -> None:
-        if event.WhichOneof("kind") == "round_started":
-            self.voluntary_pass = event.round_started.voluntary_pass
-
-
-def project_for(event: pb.Event, seat: int | None, projector: PbProjector) -> pb.Event:
-    projector.track(event)
-    return codec.project_pb(event, seat, voluntary_pass=projector.voluntary_pass)
-
-
-def logged_action(event: pb.Event) -> int | None:
-    """The action a log entry records a seat taking (a pass whether forced or not), if any."""
-    decoded = codec.event_from_pb(event)
-    if isinstance(decoded, ev.Passed):
-        return PASS
-    recorded = None if decoded is None else action_of(decoded)
-    return None if recorded is None else recorded[1]
-
-
-def engine_setup(record: MatchRecord) -> MatchSetup:
-    config = json.loads(record.config)
-    return setup(config["game"], players=config["players"], options=config["options"])
-
-
-def rebuild_engine(record: MatchRecord, stored: list[StoredEvent]) -> Match:
-    """Replay the stored log's actions through a fresh match dealt from the stored seed."""
-    match = engine_setup(record).start(record.seed)
-    for item in stored:
-        entry = pb.Event.FromString(item.payload)
-        decoded = codec.event_from_pb(entry)
-        if decoded is None:
-            continue
-        recorded = match.recorded_action(decoded)
-        if recorded is not None:
-            seat, action = recorded
-            match.apply(seat, action)
-    return match
-
-
-def to_completion(work: Coroutine[Any, Any, T]) -> Awaitable[T]:
-    """Run ``work`` to its end even if the caller is cancelled.
-
-    Why: gRPC cancels a handler when its client hangs up (or a forwarding replica dies), and a
-    handler cancelled between applying an action to the engine and recording what the store
-    committed would leave the match in memory out of step with its log. The caller still
-    gets the outcome, or its cancellation; the work finishes either way.
-    """
-    task = asyncio.ensure_future(work)
-    task.add_done_callback(_retrieve)
-    return asyncio.shield(task)
-
-
-def _retrieve(task: asyncio.Future[Any]) -> None:
-    """Mark a shielded task's exception as seen when its caller is gone (no asyncio warning);
-    whatever went wrong was logged where it happened."""
-    if not task.cancelled():
-        task.exception()
-
-
-__all__ = [
-    "HostedMatch",
-    "Moved",
-    "NotRunning",
-    "NotYourTurn",
-    "PbProjector",
-    "Seat",
-    "SeatTaken",
-    "Stale",
-    "Subscriber",
-    "new_match_id",
-    "project_for",
-    "rebuild_engine",
-    "token_hash",
-]

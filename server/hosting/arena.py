@@ -26,17 +26,13 @@ from cardarena.engine import commitment
 from cardarena.engine.match import setup
 from cardarena.v1 import game_pb2 as pb
 
-from . import metrics
-from .errors import BadRequest, RequestReused
-from .hosting import (
-    HostedMatch,
-    Seat,
-    new_match_id,
-    rebuild_engine,
-    secret_hash,
-    to_completion,
-)
-from .store import EventStore, MatchRecord, Owner, StoreConflict, StoreError, UnknownMatch, now_iso
+from .. import metrics
+from ..errors import BadRequest, RequestReused
+from ..store import EventStore, MatchRecord, Owner, StoreConflict, StoreError, UnknownMatch, now_iso
+from .completion import to_completion
+from .credentials import new_match_id, secret_hash
+from .match import HostedMatch, Seat
+from .rebuild import rebuild_engine
 
 log = structlog.get_logger(__name__)
 

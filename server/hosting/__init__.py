@@ -1,0 +1,37 @@
+"""Hosting matches: one writer per match, persist before publish, resume after a restart.
+
+The rooms: :mod:`.arena` (every hosted match: create, find, load after a restart, and as a
+replica keep leases and follow the others), :mod:`.match` (one match: its seats, its
+changes, its clock), :mod:`.subscribers` (its readers and what each may see), :mod:`.rebuild`
+(the engine from the log), :mod:`.credentials` (hashes of secrets, ids) and
+:mod:`.completion` (work that outlives a cancelled caller).
+"""
+
+from __future__ import annotations
+
+from .arena import Arena
+from .completion import to_completion
+from .credentials import new_match_id, request_key, same_action, secret_hash, token_hash
+from .match import HostedMatch, Seat, Submitted
+from .rebuild import engine_setup, logged_action, rebuild_engine
+from .subscribers import SUBSCRIBER_QUEUE, PbProjector, Subscriber, project_for
+
+__all__ = [
+    "SUBSCRIBER_QUEUE",
+    "Arena",
+    "HostedMatch",
+    "PbProjector",
+    "Seat",
+    "Submitted",
+    "Subscriber",
+    "engine_setup",
+    "logged_action",
+    "new_match_id",
+    "project_for",
+    "rebuild_engine",
+    "request_key",
+    "same_action",
+    "secret_hash",
+    "to_completion",
+    "token_hash",
+]

@@ -1,0 +1,48 @@
+"""A match's engine rebuilt from its stored log: the log is the truth."""
+
+from __future__ import annotations
+
+import json
+
+from cardarena.engine import (
+    PASS,
+    Match,
+)
+from cardarena.engine import events as ev
+from cardarena.engine.match import MatchSetup, action_of, setup
+from cardarena.v1 import codec
+from cardarena.v1 import game_pb2 as pb
+
+from ..store import (
+    MatchRecord,
+    StoredEvent,
+)
+
+
+def logged_action(event: pb.Event) -> int | None:
+    """The action a log entry records a seat taking (a pass whether forced or not), if any."""
+    decoded = codec.event_from_pb(event)
+    if isinstance(decoded, ev.Passed):
+        return PASS
+    recorded = None if decoded is None else action_of(decoded)
+    return None if recorded is None else recorded[1]
+
+
+def engine_setup(record: MatchRecord) -> MatchSetup:
+    config = json.loads(record.config)
+    return setup(config["game"], players=config["players"], options=config["options"])
+
+
+def rebuild_engine(record: MatchRecord, stored: list[StoredEvent]) -> Match:
+    """Replay the stored log's actions through a fresh match dealt from the stored seed."""
+    match = engine_setup(record).start(record.seed)
+    for item in stored:
+        entry = pb.Event.FromString(item.payload)
+        decoded = codec.event_from_pb(entry)
+        if decoded is None:
+            continue
+        recorded = match.recorded_action(decoded)
+        if recorded is not None:
+            seat, action = recorded
+            match.apply(seat, action)
+    return match
