@@ -21,13 +21,12 @@ from prometheus_client import start_http_server
 from cardarena.v1 import service_pb2
 
 from . import metrics
-from .grpcweb import MAX_MESSAGE_BYTES, GrpcWebGateway
+from .api import Access, MatchService, add_service
+from .api.grpcweb import MAX_MESSAGE_BYTES, GrpcWebGateway
+from .api.peers import Peers
 from .hosting import Arena, HostedMatch
 from .hosting.arena import WAITING_EXPIRY_SECONDS
-from .peers import Peers
-from .service import Access, MatchService
 from .store import Owner, SqliteStore, StoreError, open_store
-from .wire import add_service
 
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
 # The browser app (clients/web), served by the gRPC-Web gateway.

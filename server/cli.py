@@ -9,9 +9,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from .api.access import Access
+from .api.limits import Rate
+from .api.requests import SECRET, SECRET_RULE
 from .app import ServeConfig, run
-from .limits import Rate
-from .service import SECRET, SECRET_RULE, Access
 from .store import StoreError, open_store
 
 LEVELS = ("debug", "info", "warning", "error")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
-from cardarena.server import peers
-from cardarena.server.peers import Peers
+from cardarena.server.api import peers
+from cardarena.server.api.peers import Peers
 
 
 def test_peer_channels_are_reused_and_bounded() -> None:

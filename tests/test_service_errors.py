@@ -8,8 +8,8 @@ import re
 import grpc
 import pytest
 
+from cardarena.server.api.status import STORE_DOWN, Refused, refusals
 from cardarena.server.errors import BadRequest, Moved
-from cardarena.server.service import STORE_DOWN, Refused, refusals
 from cardarena.server.store import LeaseLost, StoreClosed, StoreConflict, StoreError, UnknownMatch
 
 WHERE = "postgresql postgresql://arena:***@db.internal:5432/prod schema public"

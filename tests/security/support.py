@@ -29,7 +29,7 @@ from cardarena.v1 import codec, service_pb2_grpc
 from cardarena.v1 import service_pb2 as spb
 
 if TYPE_CHECKING:
-    from cardarena.server.service import Access
+    from cardarena.server.api import Access
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
 
 T = TypeVar("T")

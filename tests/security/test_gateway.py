@@ -29,7 +29,7 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
-from cardarena.server.grpcweb import MAX_MESSAGE_BYTES, GrpcWebGateway, LogThrottle
+from cardarena.server.api.grpcweb import MAX_MESSAGE_BYTES, GrpcWebGateway, LogThrottle
 
 T = TypeVar("T")
 SERVICE = "cardarena.v1.MatchService"
@@ -339,7 +339,7 @@ def wait_for(condition: Any) -> None:
 FD_STARVED_GATEWAY = """
 import asyncio, os, resource, sys
 import structlog
-from cardarena.server.grpcweb import GrpcWebGateway
+from cardarena.server.api.grpcweb import GrpcWebGateway
 
 structlog.configure(
     processors=[structlog.processors.add_log_level, structlog.processors.JSONRenderer()],

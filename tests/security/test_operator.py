@@ -22,9 +22,9 @@ import grpc
 import pytest
 
 from cardarena.clients.auditing import audit_log
-from cardarena.server.limits import Rate
-from cardarena.server.peers import FORWARDED_BY
-from cardarena.server.service import Access
+from cardarena.server.api import Access
+from cardarena.server.api.limits import Rate
+from cardarena.server.api.peers import FORWARDED_BY
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb

@@ -20,8 +20,8 @@ from typing import Any
 import grpc
 import pytest
 
+from cardarena.server.api.service import PLAY_QUEUE
 from cardarena.server.hosting import SUBSCRIBER_QUEUE
-from cardarena.server.service import PLAY_QUEUE
 from cardarena.v1 import service_pb2 as spb
 
 from ..integration.clients import log_records

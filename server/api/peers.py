@@ -19,7 +19,7 @@ import grpc
 
 from cardarena.v1 import service_pb2_grpc
 
-from . import metrics
+from .. import metrics
 
 if TYPE_CHECKING:
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
