@@ -20,7 +20,7 @@ from typing import Any
 import grpc
 import pytest
 
-from cardarena.server.api.service import PLAY_QUEUE
+from cardarena.server.api.play import PLAY_QUEUE
 from cardarena.server.hosting import SUBSCRIBER_QUEUE
 from cardarena.v1 import service_pb2 as spb
 

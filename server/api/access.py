@@ -1,0 +1,115 @@
+"""Who may do what: the operator token and the per-address rate limits."""
+
+from __future__ import annotations
+
+import hmac
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+import structlog
+
+from ..errors import Forbidden, Throttled
+from ..hosting import Arena, HostedMatch
+from .limits import Rate, RateLimiter, peer_host
+from .peers import Peers
+from .requests import credential
+from .status import Context, Refused
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class Access:
+    """Who may do what: the operator token (``None``: an open server, for local use) and the
+    per-peer rates of creating and joining for everyone but the operator."""
+
+    operator_token: str | None = None
+    create_rate: Rate = field(default_factory=lambda: Rate(50.0, 500))
+    join_rate: Rate = field(default_factory=lambda: Rate(200.0, 2000))
+
+
+class Throttles:
+    """Per-peer limits, and a warning about a peer at most once a second."""
+
+    def __init__(self, access: Access) -> None:
+        self.create = RateLimiter(access.create_rate)
+        self.join = RateLimiter(access.join_rate)
+        self._warned: OrderedDict[str, float] = OrderedDict()
+
+    def check(self, limiter: RateLimiter, call: str, context: Any) -> None:
+        wait = limiter.wait_for(peer_host(context.peer() or ""))
+        if wait > 0:
+            retry_ms = max(1, int(wait * 1000 + 0.999))
+            raise Throttled(
+                f"too many {call} calls from this address: retry in {retry_ms} ms", retry_ms
+            )
+
+    def warn(self, context: Any, event: str, **fields: Any) -> None:
+        """Log ``event`` for this peer unless it was logged for it in the last second."""
+        peer = peer_host(context.peer() or "")
+        now = time.monotonic()
+        if now - self._warned.get(peer, -1.0) < 1.0:
+            return
+        self._warned[peer] = now
+        self._warned.move_to_end(peer)
+        while len(self._warned) > 10_000:
+            self._warned.popitem(last=False)
+        log.warning(event, peer=peer, **fields)
+
+
+class Guard:
+    """The checks of who is calling: the operator, a replica, or anyone (limited)."""
+
+    def __init__(self, access: Access, peers: Peers | None) -> None:
+        self.access = access
+        self.peers = peers
+        self.throttles = Throttles(access)
+
+    def is_operator(self, context: Context) -> bool:
+        """Whether the call carries the operator token (constant-time compare)."""
+        token = self.access.operator_token
+        offered = credential(context)
+        return (
+            token is not None
+            and offered is not None
+            and hmac.compare_digest(offered.encode(), token.encode())
+        )
+
+    def limit(self, limiter: RateLimiter, call: str, context: Context) -> None:
+        """Everyone but the operator, and but calls another replica forwards, is limited (that
+        replica limited the client already)."""
+        if self.is_operator(context):
+            return
+        if self.peers is not None and self.peers.vouched(context.invocation_metadata()):
+            return
+        self.throttles.check(limiter, call, context)
+
+    def may_create(self, context: Context) -> None:
+        """A locked server creates for its operator only; everyone is rate-limited."""
+        if self.access.operator_token is not None and not self.is_operator(context):
+            if credential(context) is None:
+                raise Refused(
+                    grpc.StatusCode.UNAUTHENTICATED,
+                    "this server creates matches for its operator only: send the operator"
+                    " token as metadata 'authorization: Bearer <token>'",
+                )
+            raise Forbidden("the credential is not this server's operator token")
+        self.limit(self.throttles.create, "CreateMatch", context)
+
+    def canceller(self, arena: Arena, hosted: HostedMatch, context: Context) -> str:
+        """Who is cancelling ``hosted``, in the words of its log: the operator or its creator."""
+        secret = credential(context)
+        if secret is None:
+            raise Refused(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "send the operator token or the match's creator secret as metadata"
+                " 'authorization: Bearer <secret>'",
+            )
+        if self.is_operator(context):
+            return "the operator"
+        if arena.may_cancel(hosted, secret):
+            return "its creator"
+        raise Forbidden("only the operator or the match's creator may cancel it")

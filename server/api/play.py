@@ -1,0 +1,158 @@
+"""The Play call: a seat's events and its actions on one bidirectional stream.
+
+Two tasks feed one bounded queue: the seat's events, and one result per action. A client
+that stops reading overflows it and the call ends (UNAVAILABLE; resume from the last seq).
+When the match ends, the result of the action in flight (the one that ended it) is sent
+before the stream closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+import grpc
+
+from cardarena.v1 import game_pb2 as pb
+from cardarena.v1 import service_pb2 as spb
+
+from .. import metrics
+from ..errors import BadRequest
+from ..hosting import HostedMatch
+from .requests import REQUEST_ID, authorize, check_seat
+from .status import Context, Refused, refusal_of, refusals
+from .wire import Undecodable
+
+if TYPE_CHECKING:
+    from .service import MatchService
+
+PLAY_QUEUE = 2048
+"""Messages a Play call may have waiting for its client; past that the client is not
+reading, and the call ends (UNAVAILABLE: resume from the last seq)."""
+
+Item = spb.PlayResponse | BaseException | None
+
+
+class PlayCall:
+    """One open Play call."""
+
+    def __init__(
+        self,
+        service: MatchService,
+        requests: AsyncIterator[spb.PlayRequest | Undecodable],
+        context: Context,
+    ) -> None:
+        self.service = service
+        self.requests = requests
+        self.context = context
+        self.out: asyncio.Queue[Item] = asyncio.Queue(PLAY_QUEUE)
+        self.drop = service.streams.dropper(context)
+        self.idle = asyncio.Event()
+        """Set while no action is being applied."""
+        self.idle.set()
+
+    def send(self, item: Item) -> None:
+        try:
+            self.out.put_nowait(item)
+        except asyncio.QueueFull:
+            self.drop()
+
+    async def run(self) -> AsyncIterator[spb.PlayResponse]:
+        opening = await self._opening()
+        hosted = await self.service.arena.get(opening.match_id)
+        check_seat(hosted, opening.seat)
+        authorize(hosted, opening.seat, self.context)
+        tasks = [
+            asyncio.create_task(self._pump(opening, hosted)),
+            asyncio.create_task(self._act(opening)),
+        ]
+        try:
+            while True:
+                item = await self.out.get()
+                if item is None:
+                    return
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            for task in tasks:
+                task.cancel()
+
+    async def _opening(self) -> spb.PlayOpen:
+        first = await anext(aiter(self.requests), None)
+        if isinstance(first, Undecodable):
+            self.service.guard.throttles.warn(
+                self.context, "undecodable_request", type=first.type_name
+            )
+            raise BadRequest(first.message)
+        if first is None or first.WhichOneof("kind") != "open":
+            raise BadRequest("send PlayOpen first, then actions")
+        return first.open
+
+    async def _pump(self, opening: spb.PlayOpen, hosted: HostedMatch) -> None:
+        try:
+            stream = self.service.streams.events(
+                hosted, opening.seat, opening.after_seq, on_drop=self.drop
+            )
+            async for item in stream:
+                if isinstance(item, pb.Snapshot):
+                    self.send(spb.PlayResponse(snapshot=item))
+                elif isinstance(item, pb.YourTurn):
+                    self.send(spb.PlayResponse(your_turn=item))
+                else:
+                    self.send(spb.PlayResponse(event=item))
+            await self.idle.wait()  # the answer to the action that ended the match first
+            self.send(None)
+        except BaseException as error:  # handed to the handler, which aborts with it
+            self.send(error)
+
+    async def _act(self, opening: spb.PlayOpen) -> None:
+        try:
+            async for request in self.requests:
+                self.idle.clear()
+                try:
+                    self.send(spb.PlayResponse(result=await self._result(opening, request)))
+                finally:
+                    self.idle.set()
+        except grpc.aio.AbortError:
+            return  # the call was ended (a dropped reader, a drain): nothing to answer
+        except Exception as error:  # ends the call: never leave a bot waiting
+            self.send(refusal_of(error))
+
+    async def _result(
+        self, opening: spb.PlayOpen, request: spb.PlayRequest | Undecodable
+    ) -> spb.ActionResult:
+        """One PlayAction, answered as its result (a refusal too: the stream stays open). An
+        undecodable message ends the call instead: nothing in it can be answered."""
+        if isinstance(request, Undecodable):
+            self.service.guard.throttles.warn(
+                self.context, "undecodable_request", type=request.type_name
+            )
+            raise Refused(grpc.StatusCode.INVALID_ARGUMENT, request.message)
+        act = request.act
+        # Echoed only once it is known to be an id (at most 64 characters): a huge one would
+        # otherwise sit in the call's queue as many times as the client sends it.
+        echo = act.request_id if REQUEST_ID.match(act.request_id) else ""
+        result = spb.ActionResult(request_id=echo)
+        try:
+            with refusals():
+                if request.WhichOneof("kind") != "act":
+                    raise BadRequest("after PlayOpen, send only PlayAction messages")
+                first, last = await self.service.act(
+                    spb.SubmitActionRequest(
+                        match_id=opening.match_id,
+                        seat=opening.seat,
+                        action=act.action,
+                        expected_seq=act.expected_seq,
+                        request_id=act.request_id,
+                    ),
+                    self.context,
+                    time.perf_counter(),
+                )
+                result.first_seq, result.last_seq = first, last
+        except Refused as refused:
+            metrics.ERRORS.labels(refused.code.name).inc()
+            result.code, result.message = refused.code.value[0], str(refused)
+        return result

@@ -1,0 +1,302 @@
+"""The MatchService servicer: each RPC checks its request, calls the hosting layer and
+answers; whatever goes wrong is mapped through the one table (:mod:`.status`) by the
+``unary``/``streaming`` decorators, the one place a call is aborted."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import NoReturn
+
+import grpc
+
+from cardarena.engine import GAMES
+from cardarena.engine.options import default_of
+from cardarena.engine.schedule import GameSpec
+from cardarena.v1 import codec
+from cardarena.v1 import game_pb2 as pb
+from cardarena.v1 import service_pb2 as spb
+
+from .. import metrics
+from ..errors import BadRequest, NotRunning
+from ..hosting import Arena, HostedMatch, PbProjector, Submitted, project_for
+from .access import Access, Guard
+from .info import STATUS_OF, listed_info, match_info
+from .peers import Peers
+from .play import PlayCall
+from .requests import (
+    MAX_NAME,
+    MAX_PAGE,
+    MAX_REASON,
+    authorize,
+    check_request_id,
+    check_seat,
+    check_secret,
+    check_text,
+    parsed,
+    reservations,
+)
+from .routing import Router
+from .status import Context, Refused, abort, streaming, unary
+from .streams import Streams
+from .wire import Undecodable
+
+DRAINING = "the server is draining: reconnect and resume from your last seq"
+
+
+class MatchService:
+    """The handlers of ``cardarena.v1.MatchService`` (registered by ``wire.add_service``)."""
+
+    def __init__(
+        self, arena: Arena, peers: Peers | None = None, access: Access | None = None
+    ) -> None:
+        self.arena = arena
+        self.guard = Guard(access or Access(), peers)
+        self.router = Router(arena, peers)
+        self.streams = Streams(self._refuse_new)
+        self.draining = False
+
+    def _refuse_new(self) -> None:
+        """New writes and streams are refused while the server drains (reads still work)."""
+        if self.draining:
+            raise Refused(grpc.StatusCode.UNAVAILABLE, DRAINING)
+
+    async def refuse_undecodable(self, request: Undecodable, context: Context) -> NoReturn:
+        self.guard.throttles.warn(context, "undecodable_request", type=request.type_name)
+        await abort(context, Refused(grpc.StatusCode.INVALID_ARGUMENT, request.message))
+
+    # -- reading -------------------------------------------------------------------------
+
+    @unary
+    async def ListGames(
+        self, request: spb.ListGamesRequest, context: Context
+    ) -> spb.ListGamesResponse:
+        return spb.ListGamesResponse(games=[describe(spec) for spec in GAMES.values()])
+
+    @unary
+    async def GetMatch(
+        self, request: spb.GetMatchRequest, context: Context
+    ) -> spb.GetMatchResponse:
+        return spb.GetMatchResponse(match=match_info(await self.arena.get(request.match_id)))
+
+    @unary
+    async def ListMatches(
+        self, request: spb.ListMatchesRequest, context: Context
+    ) -> spb.ListMatchesResponse:
+        size = request.page_size or 100
+        if size > MAX_PAGE:
+            raise BadRequest(f"page_size is at most {MAX_PAGE}, got {size}")
+        status = {v: k for k, v in STATUS_OF.items()}.get(request.status)
+        store_status = {"waiting": "running"}.get(status or "", status)
+        records, token = await self.arena.store.list_matches(
+            status=store_status, page_size=size, page_token=request.page_token or None
+        )
+        infos = [await listed_info(self.arena, record) for record in records]
+        if status in ("waiting", "running"):
+            infos = [i for i in infos if i.status == STATUS_OF[status]]
+        return spb.ListMatchesResponse(matches=infos, next_page_token=token or "")
+
+    @unary
+    async def GetMatchLog(
+        self, request: spb.GetMatchLogRequest, context: Context
+    ) -> spb.GetMatchLogResponse:
+        hosted = await self.arena.get(request.match_id)
+        if not hosted.ended:
+            raise NotRunning("the full log and the seed are public once the match has ended")
+        stored = await hosted.store.read_events(hosted.match_id)
+        entries = [spb.LogEntry(seq=s.seq, event=s.payload, hash=s.hash) for s in stored]
+        return spb.GetMatchLogResponse(
+            match=match_info(hosted), entries=entries, seed=hosted.record.seed
+        )
+
+    # -- changing ------------------------------------------------------------------------
+
+    @unary
+    async def CreateMatch(
+        self, request: spb.CreateMatchRequest, context: Context
+    ) -> spb.CreateMatchResponse:
+        self._refuse_new()
+        self.guard.may_create(context)
+        if request.seed and len(request.seed) != 32:
+            raise BadRequest(f"seed must be exactly 32 bytes, got {len(request.seed)}")
+        check_request_id(request.request_id)
+        check_secret("creator_secret", request.creator_secret)
+        reserved = reservations(request)
+        options = (
+            parsed("options", lambda: codec.dict_of(request.options))
+            if request.HasField("options")
+            else {}
+        )
+        hosted = await self.arena.create(
+            request.game,
+            request.players or None,
+            options,
+            move_ms=request.time_control.move_ms,
+            seed=request.seed or None,
+            request_id=request.request_id or None,
+            reserved=reserved,
+            creator_secret=request.creator_secret or None,
+        )
+        return spb.CreateMatchResponse(match=match_info(hosted))
+
+    @unary
+    async def JoinMatch(
+        self, request: spb.JoinMatchRequest, context: Context
+    ) -> spb.JoinMatchResponse:
+        self._refuse_new()
+        self.guard.limit(self.guard.throttles.join, "JoinMatch", context)
+        hosted = await self.arena.get(request.match_id)
+        seat = request.seat if request.HasField("seat") else None
+        if seat is not None:
+            check_seat(hosted, seat)
+        check_text("name", request.name, MAX_NAME)
+        check_secret("token", request.token)
+        check_secret("join_secret", request.join_secret)
+        if hosted.ended:
+            raise NotRunning("the match has ended")
+        target = await self.router.writer(request.match_id, context)
+        if isinstance(target, str):
+            joined: spb.JoinMatchResponse = await self.router.forward(
+                target, "JoinMatch", request, context, credential=False
+            )
+            return joined
+        seat, token = await target.join(
+            seat, request.name, request.token or None, request.join_secret or None
+        )
+        return spb.JoinMatchResponse(seat=seat, token=token, match=match_info(target))
+
+    @unary
+    async def CancelMatch(
+        self, request: spb.CancelMatchRequest, context: Context
+    ) -> spb.CancelMatchResponse:
+        self._refuse_new()
+        check_text("reason", request.reason, MAX_REASON)
+        hosted = await self.arena.get(request.match_id)
+        who = self.guard.canceller(self.arena, hosted, context)
+        target = await self.router.writer(request.match_id, context)
+        if isinstance(target, str):
+            cancelled: spb.CancelMatchResponse = await self.router.forward(
+                target, "CancelMatch", request, context, credential=True
+            )
+            return cancelled
+        reason = f"cancelled by {who}"
+        await target.cancel(f"{reason}: {request.reason}" if request.reason else reason)
+        return spb.CancelMatchResponse(match=match_info(target))
+
+    @unary
+    async def SubmitAction(
+        self, request: spb.SubmitActionRequest, context: Context
+    ) -> spb.SubmitActionResponse:
+        started = time.perf_counter()
+        self._refuse_new()
+        target = await self.router.writer(request.match_id, context)
+        if isinstance(target, str):  # the owner checks the rest
+            forwarded: spb.SubmitActionResponse = await self.router.forward(
+                target, "SubmitAction", request, context, credential=True
+            )
+            return forwarded
+        done = await self._apply(target, request, context, started)
+        return spb.SubmitActionResponse(
+            first_seq=done.first_seq,
+            last_seq=done.last_seq,
+            events=await projected(target, done, request.seat),
+        )
+
+    async def act(
+        self, request: spb.SubmitActionRequest, context: Context, started: float
+    ) -> tuple[int, int]:
+        """One action, here or at the owner: the seqs it wrote (Play's path)."""
+        self._refuse_new()
+        target = await self.router.writer(request.match_id, context)
+        if isinstance(target, str):
+            answer: spb.SubmitActionResponse = await self.router.forward(
+                target, "SubmitAction", request, context, credential=True
+            )
+            return answer.first_seq, answer.last_seq
+        done = await self._apply(target, request, context, started)
+        return done.first_seq, done.last_seq
+
+    async def _apply(
+        self,
+        hosted: HostedMatch,
+        request: spb.SubmitActionRequest,
+        context: Context,
+        started: float,
+    ) -> Submitted:
+        """Check and apply one action of a match this replica writes."""
+        check_seat(hosted, request.seat)
+        authorize(hosted, request.seat, context)
+        check_request_id(request.request_id)
+        action = parsed("action", lambda: codec.action_from_pb(request.action))
+        done = await hosted.submit(request.seat, action, request.expected_seq, request.request_id)
+        if done.applied:
+            metrics.ACTIONS.inc()
+            metrics.ACTION_SECONDS.observe(time.perf_counter() - started)
+        return done
+
+    # -- streams -------------------------------------------------------------------------
+
+    @streaming
+    async def Play(
+        self, requests: AsyncIterator[spb.PlayRequest | Undecodable], context: Context
+    ) -> AsyncIterator[spb.PlayResponse]:
+        """A seat's events and its actions on one stream: the cheap path for bots."""
+        self._refuse_new()
+        async for item in PlayCall(self, requests, context).run():
+            yield item
+
+    @streaming
+    async def StreamEvents(
+        self, request: spb.StreamEventsRequest, context: Context
+    ) -> AsyncIterator[spb.StreamEventsResponse]:
+        hosted = await self.arena.get(request.match_id)
+        check_seat(hosted, request.seat)
+        authorize(hosted, request.seat, context)
+        drop = self.streams.dropper(context)
+        async for item in self.streams.events(
+            hosted, request.seat, request.after_seq, on_drop=drop
+        ):
+            if isinstance(item, pb.Snapshot):
+                yield spb.StreamEventsResponse(snapshot=item)
+            elif isinstance(item, pb.YourTurn):
+                yield spb.StreamEventsResponse(your_turn=item)
+            else:
+                yield spb.StreamEventsResponse(event=item)
+
+    @streaming
+    async def WatchMatch(
+        self, request: spb.WatchMatchRequest, context: Context
+    ) -> AsyncIterator[spb.WatchMatchResponse]:
+        hosted = await self.arena.get(request.match_id)
+        drop = self.streams.dropper(context)
+        async for item in self.streams.events(hosted, None, request.after_seq, on_drop=drop):
+            if isinstance(item, pb.Snapshot):
+                yield spb.WatchMatchResponse(snapshot=item)
+            elif isinstance(item, pb.Event):
+                yield spb.WatchMatchResponse(event=item)
+
+
+def describe(spec: GameSpec) -> spb.GameDescription:
+    """A game as ListGames shows it."""
+    return spb.GameDescription(
+        name=spec.name,
+        title=spec.title,
+        summary=spec.summary,
+        players=list(spec.players),
+        default_players=spec.default_players,
+        lowest_wins=spec.lowest_wins,
+        options_schema=codec.struct_of(spec.options.describe()),
+        default_options=codec.struct_of(default_of(spec.options)),
+    )
+
+
+async def projected(hosted: HostedMatch, done: Submitted, seat: int) -> list[pb.Event]:
+    """A submission's events as ``seat`` may see them; a retry reads them from the log."""
+    if done.applied:
+        projector = PbProjector(done.voluntary_before)
+        return [project_for(e, seat, projector) for e in done.events]
+    projector = PbProjector(hosted.voluntary_at(done.first_seq))
+    stored = await hosted.store.read_events(
+        hosted.match_id, after_seq=done.first_seq - 1, limit=done.last_seq - done.first_seq + 1
+    )
+    return [project_for(pb.Event.FromString(item.payload), seat, projector) for item in stored]

@@ -1,0 +1,179 @@
+"""The one table from errors to status codes, and how every refusal is made.
+
+The domain's errors are raised where they are found (``server.errors``, the engine's, the
+store's); here each becomes a gRPC status with a message a person can act on, and anything
+unexpected becomes INTERNAL with an error id whose details only the server's log has.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any, NoReturn, TypeVar
+
+import grpc
+import structlog
+
+from cardarena.engine import (
+    ActionError,
+    IllegalAction,
+    MalformedAction,
+    NotYourTurn,
+    OptionError,
+)
+
+from .. import metrics
+from ..errors import (
+    BadRequest,
+    Forbidden,
+    Moved,
+    NotRunning,
+    RequestReused,
+    SeatTaken,
+    Stale,
+    Throttled,
+)
+from ..store import InvalidPageToken, LeaseLost, StoreConflict, StoreError, UnknownMatch
+from .peers import OwnerUnreachable
+
+log = structlog.get_logger(__name__)
+
+STORE_DOWN = "the event store is unavailable: retry shortly, with the same request id"
+FELL_BEHIND = "the stream fell behind or the server is draining: resume from your last seq"
+RETRY_AFTER = "cardarena-retry-after-ms"
+
+
+class Refused(Exception):
+    """A request refused with a specific status code (and trailing metadata, if any)."""
+
+    def __init__(
+        self, code: grpc.StatusCode, message: str, trailers: tuple[tuple[str, str], ...] = ()
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.trailers = trailers
+
+
+_CODES: tuple[
+    tuple[type[BaseException] | tuple[type[BaseException], ...], grpc.StatusCode], ...
+] = (
+    ((Moved, LeaseLost, OwnerUnreachable), grpc.StatusCode.UNAVAILABLE),
+    (
+        (BadRequest, MalformedAction, OptionError, InvalidPageToken),
+        grpc.StatusCode.INVALID_ARGUMENT,
+    ),
+    ((NotYourTurn, IllegalAction, NotRunning, ActionError), grpc.StatusCode.FAILED_PRECONDITION),
+    ((Stale, StoreConflict), grpc.StatusCode.ABORTED),
+    (UnknownMatch, grpc.StatusCode.NOT_FOUND),
+    (StoreError, grpc.StatusCode.UNAVAILABLE),  # the database is away (a write may stand)
+    ((SeatTaken, RequestReused), grpc.StatusCode.ALREADY_EXISTS),
+    (Forbidden, grpc.StatusCode.PERMISSION_DENIED),
+    (Throttled, grpc.StatusCode.RESOURCE_EXHAUSTED),
+)
+"""The one table from errors to status codes. The first row an error is an instance of
+wins, so a subclass (LeaseLost, UnknownMatch, InvalidPageToken are StoreErrors) comes before
+its base. Anything not in it is a fault of the server: INTERNAL."""
+
+
+def status_for(error: BaseException) -> grpc.StatusCode | None:
+    if isinstance(error, Refused):
+        return error.code
+    if isinstance(error, grpc.aio.AioRpcError):  # the owner's answer to a forwarded call
+        return error.code()
+    for kinds, code in _CODES:
+        if isinstance(error, kinds):
+            return code
+    return None
+
+
+def refusal_of(error: Exception) -> Refused:
+    """A known error as its status and message; anything else as INTERNAL with an error id
+    (the details go to the log, never to the client)."""
+    if isinstance(error, Refused):
+        return error
+    code = status_for(error)
+    if code is None:
+        error_id = secrets.token_hex(6)
+        log.error(
+            "unexpected_error",
+            error_id=error_id,
+            error_type=type(error).__name__,
+            exc_info=error,
+        )
+        return Refused(
+            grpc.StatusCode.INTERNAL, f"internal error {error_id}: the server's log has the details"
+        )
+    if isinstance(error, grpc.aio.AioRpcError):
+        return Refused(code, error.details() or code.name)
+    if isinstance(error, StoreError) and code == grpc.StatusCode.UNAVAILABLE:
+        # Where the database is and what it said is for the operator's log, not a client.
+        log.warning("store_unavailable", error=str(error))
+        return Refused(code, STORE_DOWN)
+    if isinstance(error, Throttled):
+        return Refused(code, str(error), ((RETRY_AFTER, str(error.retry_after_ms)),))
+    return Refused(code, str(error))
+
+
+@contextlib.contextmanager
+def refusals() -> Iterator[None]:
+    """Whatever goes wrong inside becomes a ``Refused`` (see :func:`refusal_of`)."""
+    try:
+        yield
+    except Exception as error:
+        refused = refusal_of(error)
+        if refused is error:
+            raise
+        raise refused from error
+
+
+Context = grpc.aio.ServicerContext[Any, Any]
+"""A call's server-side context, as every handler receives it."""
+
+
+async def abort(context: Context, refused: Refused) -> NoReturn:
+    """End the call with ``refused``'s status (counted, with its trailers)."""
+    metrics.ERRORS.labels(refused.code.name).inc()
+    if refused.trailers:
+        context.set_trailing_metadata(refused.trailers)
+    await context.abort(refused.code, str(refused))
+    raise AssertionError("abort returns only by raising")
+
+
+S = TypeVar("S")
+Q = TypeVar("Q")
+R = TypeVar("R")
+
+
+def unary(
+    handler: Callable[[S, Q, Context], Awaitable[R]],
+) -> Callable[[S, Q, Context], Awaitable[R]]:
+    """A unary handler whose every error ends the call with its status, the one way."""
+
+    @functools.wraps(handler)
+    async def call(service: S, request: Q, context: Context) -> R:
+        try:
+            with refusals():
+                return await handler(service, request, context)
+        except Refused as refused:
+            await abort(context, refused)
+
+    return call
+
+
+def streaming(
+    handler: Callable[[S, Q, Context], AsyncIterator[R]],
+) -> Callable[[S, Q, Context], AsyncIterator[R]]:
+    """The same for a handler that streams its answer."""
+
+    @functools.wraps(handler)
+    async def call(service: S, request: Q, context: Context) -> AsyncIterator[R]:
+        try:
+            with refusals():
+                async for item in handler(service, request, context):
+                    yield item
+        except Refused as refused:
+            await abort(context, refused)
+
+    return call

@@ -1,0 +1,80 @@
+"""A reader's stream of a match: snapshot, stored events, then live ones, without a gap; and
+how a reader that stopped reading is dropped."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+
+import grpc
+
+from cardarena.v1 import game_pb2 as pb
+
+from .. import metrics
+from ..hosting import HostedMatch, PbProjector, project_for
+from .status import FELL_BEHIND, Context, Refused, abort
+
+
+class Streams:
+    """Opens readers' streams; ``refuse_new`` says why none may open now (a drain)."""
+
+    def __init__(self, refuse_new: Callable[[], None]) -> None:
+        self.refuse_new = refuse_new
+        self._aborts: set[asyncio.Task[None]] = set()
+
+    def dropper(self, context: Context) -> Callable[[], None]:
+        """What ends a stream whose client stopped reading: an UNAVAILABLE abort from a task
+        of its own, which works even while the handler waits to write to that client."""
+        dropped: list[bool] = []
+
+        async def end() -> None:
+            with contextlib.suppress(Exception):
+                await abort(context, Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND))
+
+        def drop() -> None:
+            if not dropped:
+                dropped.append(True)
+                task = asyncio.ensure_future(end())
+                self._aborts.add(task)
+                task.add_done_callback(self._aborts.discard)
+
+        return drop
+
+    async def events(
+        self,
+        hosted: HostedMatch,
+        seat: int | None,
+        after_seq: int,
+        *,
+        on_drop: Callable[[], None],
+    ) -> AsyncIterator[pb.Snapshot | pb.Event | pb.YourTurn]:
+        """Snapshot, then stored events after ``after_seq``, then live ones: gap-free."""
+        self.refuse_new()
+        async with hosted.lock:
+            sub = hosted.subscribe(seat, on_drop)
+            snapshot = hosted.snapshot(seat)
+        metrics.SUBSCRIBERS.inc()
+        try:
+            yield snapshot
+            if after_seq < snapshot.seq:
+                projector = PbProjector()
+                for item in await hosted.store.read_events(hosted.match_id, limit=snapshot.seq):
+                    event = pb.Event.FromString(item.payload)
+                    projected = project_for(event, seat, projector)
+                    if item.seq > after_seq:
+                        yield projected
+            while True:
+                if sub.queue.empty():
+                    if hosted.ended:
+                        return
+                    if sub.dropped:
+                        raise Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND)
+                live = await sub.queue.get()
+                if live is None:
+                    raise Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND)
+                if live.seq > snapshot.seq:
+                    yield live
+        finally:
+            metrics.SUBSCRIBERS.dec()
+            hosted.unsubscribe(sub)
