@@ -1,0 +1,38 @@
+"""A small gRPC-Web gateway: HTTP/1.1 from browsers in, the local gRPC server out.
+
+Browsers cannot speak gRPC's HTTP/2 trailers, so gRPC-Web carries each message in a frame
+(one flag byte, a 4-byte big-endian length, the bytes) and the status in a last frame whose
+flag byte is 0x80 (``grpc-status:0\\r\\ngrpc-message:\\r\\n``). With
+``application/grpc-web-text`` the body is base64 both ways. Only unary and server-streaming
+calls exist in gRPC-Web; ``Play`` (bidirectional) answers UNIMPLEMENTED.
+
+The gateway forwards raw bytes through a ``grpc.aio`` channel with generic method handlers
+(no decoding: the server checks every message), passes ``authorization`` through, answers
+CORS preflights and serves the static web app from a directory.
+
+It faces strangers, so it bounds what any client can hold, as a mature HTTP server does: at
+most ``max_connections`` at once (beyond that a connection gets a 503 and is closed unread,
+keeping the process well below its file descriptor limit), the whole request head within
+``header_timeout``, the body and every write within ``read_timeout``, a request line of
+``MAX_REQUEST_LINE`` bytes (414) and a head of ``MAX_HEAD_BYTES`` or ``MAX_HEADER_LINES`` lines
+(431). A body may hold one message of at most ``MAX_MESSAGE_BYTES``: a larger Content-Length or
+chunk size is refused with RESOURCE_EXHAUSTED before any of it is read. Conditions a flood
+repeats (the cap, failing accepts, refused requests) log one line per ``log_interval``.
+
+One concern a module, each importing only those before it::
+
+    throttle    LogThrottle: one log line per condition and interval
+    http        reading and checking a request head and body, within limits
+    frames      gRPC-Web framing, base64 text mode, the Reply written to a browser
+    connection  one connection: timeouts on every read and write, the error answers
+    proxy       forwarding one call to the gRPC server and relaying its answer
+    gateway     the accept loop, the connection cap, routing and static files
+"""
+
+from __future__ import annotations
+
+from .frames import MAX_MESSAGE_BYTES
+from .gateway import GrpcWebGateway
+from .throttle import LogThrottle
+
+__all__ = ["MAX_MESSAGE_BYTES", "GrpcWebGateway", "LogThrottle"]

@@ -1,0 +1,161 @@
+"""One client's HTTP/1.1 connection: each read and write bounded by a clock, and the answers
+the gateway gives when it will not serve a request.
+
+A stranger may send slowly, never finish, or stop reading what it is sent; each of these
+would hold a connection (and a file descriptor) for ever. So the request head must arrive
+within ``header_timeout``, the body and every write within ``read_timeout``. After an answer
+sent before the request was read to its end, the connection lingers discarding input, so that
+closing does not reset it before the client reads the answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import grpc
+
+from .frames import Reply, too_large
+from .http import (
+    CORS_HEADERS,
+    BadRequest,
+    Request,
+    TooLarge,
+    body_limit,
+    content_length,
+    read_chunked,
+    read_head,
+)
+from .throttle import LogThrottle
+
+REASONS = {
+    200: "OK",
+    204: "No Content",
+    400: "Bad Request",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    408: "Request Timeout",
+    413: "Content Too Large",
+    414: "URI Too Long",
+    431: "Request Header Fields Too Large",
+    501: "Not Implemented",
+    503: "Service Unavailable",
+}
+CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+# After an answer sent before the request was read to its end: how long to discard what the
+# client still sends, so that closing does not reset the connection before it reads the answer.
+LINGER_SECONDS = 2.0
+
+
+class Connection:
+    """The reader and writer of one accepted connection, with the gateway's limits."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        header_timeout: float,
+        read_timeout: float,
+        max_message_bytes: int,
+        log: LogThrottle,
+    ) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.header_timeout = header_timeout
+        self.read_timeout = read_timeout
+        self.max_message_bytes = max_message_bytes
+        self._log = log
+
+    async def receive(self, first: bool) -> Request | None:
+        """The next request with its body, each within its timeout; None when the client
+        closed, or let a kept-alive connection idle past the header timeout."""
+        try:
+            async with asyncio.timeout(self.header_timeout):
+                request = await read_head(self.reader)
+        except TimeoutError:
+            if not first:
+                return None
+            raise BadRequest("request head not received in time", 408) from None
+        if request is None:
+            return None
+        try:
+            async with asyncio.timeout(self.read_timeout):
+                request.body = await self._read_body(request)
+        except TimeoutError:
+            raise BadRequest("request body not received in time", 408) from None
+        return request
+
+    async def _read_body(self, request: Request) -> bytes:
+        """The body, refused from its declared length before any of it is read."""
+        limit = body_limit(request, self.max_message_bytes)
+        length = content_length(request.headers)
+        if length is not None and length > limit:
+            raise TooLarge(request)
+        if length != 0 and request.headers.get("expect", "").lower() == "100-continue":
+            self.writer.write(CONTINUE)
+            await self.drain()
+        if length is None:
+            return await read_chunked(self.reader, request, limit)
+        return await self.reader.readexactly(length) if length else b""
+
+    async def refuse(self, status: int, reason: str) -> None:
+        self._log.log("info", "web_request_refused", status=status, reason=reason)
+        await self.respond(status, "text/plain", f"{reason}\n".encode(), close=True)
+        await self.linger()
+
+    async def refuse_large(self, request: Request) -> None:
+        """A body over the limit: RESOURCE_EXHAUSTED for a gRPC-Web call, 413 otherwise."""
+        if not request.grpc_web:
+            await self.refuse(413, "request body too large")
+            return
+        self._log.log("info", "web_request_refused", status=413, reason="message too large")
+        reply = Reply(self.writer, request.text)
+        reply.start()
+        reply.finish(grpc.StatusCode.RESOURCE_EXHAUSTED, too_large(self.max_message_bytes))
+        await self.drain()
+        await self.linger()
+
+    async def linger(self) -> None:
+        """Half-close, then discard (never buffer) what the client still sends for a moment,
+        so that it reads the answer instead of a connection reset."""
+        with contextlib.suppress(OSError, TimeoutError, RuntimeError):
+            if self.writer.can_write_eof():
+                self.writer.write_eof()
+            async with asyncio.timeout(LINGER_SECONDS):
+                while await self.reader.read(64 * 1024):
+                    pass
+
+    async def drain(self) -> None:
+        """Wait for the client to take what was written, at most ``read_timeout``: a client
+        that stops reading must not hold its connection for ever."""
+        async with asyncio.timeout(self.read_timeout):
+            await self.writer.drain()
+
+    async def respond(
+        self,
+        status: int,
+        content_type: str,
+        body: bytes,
+        *,
+        extra: tuple[tuple[str, str], ...] = (),
+        close: bool = False,
+    ) -> None:
+        head = [f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}"]
+        headers = [*CORS_HEADERS, *extra, ("Content-Length", str(len(body)))]
+        if content_type:
+            headers.append(("Content-Type", content_type))
+        if close:
+            headers.append(("Connection", "close"))
+        head += [f"{name}: {value}" for name, value in headers]
+        self.writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
+        await self.drain()
+
+    async def close(self) -> None:
+        """Close, and drop what a client that does not read still has queued."""
+        self.writer.close()
+        try:
+            async with asyncio.timeout(LINGER_SECONDS):
+                await self.writer.wait_closed()
+        except OSError:
+            self.writer.transport.abort()

@@ -1,0 +1,244 @@
+"""The gateway's listening side: accept, cap the connections, route each request.
+
+Whatever a flood of clients does, the process must keep its file descriptors and its event
+loop: at most ``max_connections`` are served at once (beyond that a connection gets a 503 and
+is closed unread), and a failing accept (EMFILE) backs off instead of spinning. Each request
+is a CORS preflight, a gRPC-Web call (:mod:`.proxy`) or a file of the static web app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import mimetypes
+import socket
+import urllib.parse
+from pathlib import Path
+
+import grpc
+import structlog
+
+from .connection import Connection
+from .frames import MAX_MESSAGE_BYTES
+from .http import MAX_HEAD_BYTES, BadRequest, Request, TooLarge
+from .proxy import forward
+from .throttle import LogThrottle
+
+MAX_CONNECTIONS = 256
+HEADER_TIMEOUT = 10.0
+READ_TIMEOUT = 30.0
+LOG_INTERVAL = 10.0
+ACCEPT_BACKOFF = (0.05, 1.0)
+PREFLIGHT_HEADERS = (
+    ("Access-Control-Allow-Methods", "POST, GET, OPTIONS"),
+    (
+        "Access-Control-Allow-Headers",
+        "content-type, authorization, x-grpc-web, x-user-agent, grpc-timeout",
+    ),
+    ("Access-Control-Max-Age", "600"),
+)
+STATIC_TYPES = {".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css"}
+# Written straight to a connection beyond the cap, which is never read.
+BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\nAccess-Control-Allow-Origin: *\r\n"
+    b"Retry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+)
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A non-blocking listening socket on the first address ``host`` resolves to."""
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+class GrpcWebGateway:
+    """Listen with :meth:`start`; ``port`` is the bound port."""
+
+    def __init__(
+        self,
+        target: str,
+        static_dir: Path | None,
+        *,
+        max_connections: int = MAX_CONNECTIONS,
+        header_timeout: float = HEADER_TIMEOUT,
+        read_timeout: float = READ_TIMEOUT,
+        max_message_bytes: int = MAX_MESSAGE_BYTES,
+        log_interval: float = LOG_INTERVAL,
+    ) -> None:
+        self.target = target
+        self.static_dir = static_dir.resolve() if static_dir is not None else None
+        self.max_connections = max_connections
+        self.header_timeout = header_timeout
+        self.read_timeout = read_timeout
+        self.max_message_bytes = max_message_bytes
+        self.port = 0
+        self._log = LogThrottle(structlog.get_logger(__name__), log_interval)
+        self._channel: grpc.aio.Channel | None = None
+        self._socket: socket.socket | None = None
+        self._acceptor: asyncio.Task[None] | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+
+    async def start(self, host: str, port: int) -> int:
+        self._channel = grpc.aio.insecure_channel(self.target)
+        self._socket = listen(host, port)
+        self.port = self._socket.getsockname()[1]
+        self._acceptor = asyncio.create_task(self._accept_loop(self._socket))
+        return self.port
+
+    async def close(self) -> None:
+        if self._acceptor is not None:
+            self._acceptor.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._acceptor
+        if self._socket is not None:
+            self._socket.close()
+        for task in list(self._connections):
+            task.cancel()
+        for task in list(self._connections):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self._channel is not None:
+            await self._channel.close()
+
+    async def _accept_loop(self, sock: socket.socket) -> None:
+        """Accept for ever. A failing accept (EMFILE: the listening socket stays readable)
+        backs off instead of spinning, and logs once per interval, not once per attempt."""
+        loop = asyncio.get_running_loop()
+        backoff, failures = ACCEPT_BACKOFF[0], 0
+        while True:
+            try:
+                conn, _ = await loop.sock_accept(sock)
+            except OSError as error:
+                failures += 1
+                self._log.log(
+                    "warning",
+                    "web_accept_failed",
+                    error=error.strerror,
+                    errno=errno.errorcode.get(error.errno or 0, error.errno),
+                    retry_seconds=backoff,
+                )
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, ACCEPT_BACKOFF[1])
+                continue
+            if failures:
+                self._log.log("info", "web_accept_recovered", failures=failures)
+                backoff, failures = ACCEPT_BACKOFF[0], 0
+            self._admit(conn)
+
+    def _admit(self, conn: socket.socket) -> None:
+        """Serve ``conn``, or, beyond the cap, answer 503 and close it without reading."""
+        if len(self._connections) >= self.max_connections:
+            self._log.log("warning", "web_connection_limit", limit=self.max_connections)
+            with contextlib.suppress(OSError):
+                conn.setblocking(False)
+                conn.send(BUSY)
+            conn.close()
+            return
+        task = asyncio.create_task(self._open(conn))
+        self._connections.add(task)
+        task.add_done_callback(self._connections.discard)
+
+    async def _open(self, conn: socket.socket) -> None:
+        try:
+            reader, writer = await asyncio.open_connection(sock=conn, limit=MAX_HEAD_BYTES)
+        except OSError:
+            conn.close()
+            return
+        except asyncio.CancelledError:
+            conn.close()
+            raise
+        await self._serve_connection(
+            Connection(
+                reader,
+                writer,
+                header_timeout=self.header_timeout,
+                read_timeout=self.read_timeout,
+                max_message_bytes=self.max_message_bytes,
+                log=self._log,
+            )
+        )
+
+    async def _serve_connection(self, conn: Connection) -> None:
+        first = True
+        try:
+            while await self._serve_one(conn, first):
+                first = False
+        except (OSError, asyncio.IncompleteReadError):
+            pass  # the client went away, or stopped reading (TimeoutError is an OSError)
+        except Exception:
+            self._log.log("error", "web_connection_failed", exc_info=True)
+        finally:
+            await conn.close()
+
+    async def _serve_one(self, conn: Connection, first: bool) -> bool:
+        """Read and answer one request; False when the connection must close."""
+        try:
+            request = await conn.receive(first)
+        except BadRequest as error:
+            await conn.refuse(error.status, str(error))
+            return False
+        except TooLarge as error:
+            await conn.refuse_large(error.request)
+            return False
+        if request is None:
+            return False
+        keep = await self._handle(request, conn)
+        return keep and request.headers.get("connection", "").lower() != "close"
+
+    async def _handle(self, request: Request, conn: Connection) -> bool:
+        """Answer one request; False when the connection must close afterwards."""
+        if request.method == "OPTIONS":
+            await conn.respond(204, "", b"", extra=PREFLIGHT_HEADERS)
+            return True
+        if request.grpc_web:
+            assert self._channel is not None
+            await forward(self._channel, request, conn)
+            return False
+        if request.method in ("GET", "HEAD"):
+            await self._static(request, conn)
+            return True
+        await conn.respond(405, "text/plain", b"method not allowed\n")
+        return True
+
+    def _static_file(self, path: str) -> Path | None:
+        """The file under the web root that ``path`` names, if there is one."""
+        assert self.static_dir is not None
+        relative = urllib.parse.unquote(path).lstrip("/") or "index.html"
+        try:
+            candidate = (self.static_dir / relative).resolve()
+            if candidate.is_dir():
+                candidate = candidate / "index.html"
+            if candidate.is_relative_to(self.static_dir) and candidate.is_file():
+                return candidate
+        except (OSError, ValueError):  # a name too long for the file system, say
+            pass
+        return None
+
+    async def _static(self, request: Request, conn: Connection) -> None:
+        if self.static_dir is None:
+            await conn.respond(404, "text/plain", b"no web app configured\n")
+            return
+        candidate = self._static_file(request.path)
+        if candidate is None:
+            await conn.respond(404, "text/plain", b"not found\n")
+            return
+        kind = STATIC_TYPES.get(candidate.suffix) or mimetypes.guess_type(candidate.name)[0]
+        body = candidate.read_bytes()
+        await conn.respond(
+            200,
+            kind or "application/octet-stream",
+            b"" if request.method == "HEAD" else body,
+            extra=(("Cache-Control", "no-cache"),),
+        )
