@@ -184,7 +184,7 @@ def test_a_fenced_off_owner_streams_what_the_new_owner_wrote_without_a_gap() -> 
     async def body(a: Arena, b: Arena) -> None:
         mine = await a.create("triathlon", 3, {})
         await seat_everyone(mine)
-        watcher = mine.subscribe(None)
+        watcher = mine.readers.subscribe(None)
         while not watcher.queue.empty():
             watcher.queue.get_nowait()
         seen = mine.last_seq

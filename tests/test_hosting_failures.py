@@ -72,7 +72,7 @@ def test_a_write_that_committed_but_failed_to_answer_is_recognised_on_retry(
     async def main() -> None:
         async with SqliteStore(tmp_path / "store.db") as store:
             hosted = await seated_triathlon(Arena(store))
-            watcher = hosted.subscribe(None)
+            watcher = hosted.readers.subscribe(None)
             real_append = store.append
 
             async def commits_then_fails(*args: Any, **kwargs: Any) -> Any:
@@ -114,7 +114,7 @@ def test_ended_matches_leave_memory_beyond_a_bound_and_come_back_on_demand(
             for _ in range(4):
                 hosted = await seated_triathlon(arena)
                 if not played:
-                    reader = hosted.subscribe(None)  # the first one is still being read
+                    reader = hosted.readers.subscribe(None)  # the first one is still being read
                 while not hosted.ended:
                     seat = hosted.engine.to_act
                     assert seat is not None
@@ -123,7 +123,7 @@ def test_ended_matches_leave_memory_beyond_a_bound_and_come_back_on_demand(
             kept = [h.match_id for h in played if h.match_id in arena.matches]
             # At most two ended in memory, oldest out first, but not one still being read.
             assert kept == [played[0].match_id, played[3].match_id]
-            played[0].unsubscribe(reader)
+            played[0].readers.unsubscribe(reader)
             again = await arena.get(played[1].match_id)  # from the store, whole
             assert again is not played[1] and again.ended
             assert (again.last_seq, again.last_hash) == (played[1].last_seq, played[1].last_hash)

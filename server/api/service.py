@@ -295,7 +295,7 @@ async def projected(hosted: HostedMatch, done: Submitted, seat: int) -> list[pb.
     if done.applied:
         projector = PbProjector(done.voluntary_before)
         return [project_for(e, seat, projector) for e in done.events]
-    projector = PbProjector(hosted.voluntary_at(done.first_seq))
+    projector = PbProjector(hosted.readers.voluntary_at(done.first_seq))
     stored = await hosted.store.read_events(
         hosted.match_id, after_seq=done.first_seq - 1, limit=done.last_seq - done.first_seq + 1
     )

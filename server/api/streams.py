@@ -52,7 +52,7 @@ class Streams:
         """Snapshot, then stored events after ``after_seq``, then live ones: gap-free."""
         self.refuse_new()
         async with hosted.lock:
-            sub = hosted.subscribe(seat, on_drop)
+            sub = hosted.readers.subscribe(seat, on_drop)
             snapshot = hosted.snapshot(seat)
         metrics.SUBSCRIBERS.inc()
         try:
@@ -77,4 +77,4 @@ class Streams:
                     yield live
         finally:
             metrics.SUBSCRIBERS.dec()
-            hosted.unsubscribe(sub)
+            hosted.readers.unsubscribe(sub)

@@ -12,8 +12,9 @@ from __future__ import annotations
 from .arena import Arena
 from .completion import to_completion
 from .credentials import new_match_id, request_key, same_action, secret_hash, token_hash
-from .match import HostedMatch, Seat, Submitted
+from .match import HostedMatch, Submitted
 from .rebuild import engine_setup, logged_action, rebuild_engine
+from .seating import Seat
 from .subscribers import SUBSCRIBER_QUEUE, PbProjector, Subscriber, project_for
 
 __all__ = [

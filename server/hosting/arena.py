@@ -31,8 +31,9 @@ from ..errors import BadRequest, RequestReused
 from ..store import EventStore, MatchRecord, Owner, StoreConflict, StoreError, UnknownMatch, now_iso
 from .completion import to_completion
 from .credentials import new_match_id, secret_hash
-from .match import HostedMatch, Seat
+from .match import HostedMatch
 from .rebuild import rebuild_engine
+from .seating import Seat
 
 log = structlog.get_logger(__name__)
 
@@ -211,7 +212,7 @@ class Arena:
                 if len(self.ended) <= MAX_ENDED_IN_MEMORY:
                     break
                 old = self.matches.get(match_id)
-                if old is not None and old.subscribers:
+                if old is not None and old.readers.subscribers:
                     continue  # someone is still reading it
                 del self.ended[match_id]
                 self.matches.pop(match_id, None)
@@ -286,7 +287,7 @@ class Arena:
             cancelled=cancelled,
         )
         for entry in entries:
-            hosted.note_round(entry)
+            hosted.readers.note_round(entry)
         hosted.resumed = True
         hosted.last_hash = stored[-1].hash if stored else b""
         if self.owner is not None:  # a replica follows until it holds the lease
@@ -450,7 +451,7 @@ class Arena:
             for hosted in self.matches.values():
                 hosted.demote(released=True)
         for hosted in self.matches.values():
-            await hosted.close_streams()
+            hosted.readers.close()
         for task in list(self._tasks):
             task.cancel()
 

@@ -10,9 +10,7 @@ client resumes from its last ``seq``) so that no reader can hold a match up.
 from __future__ import annotations
 
 import asyncio
-import bisect
 import contextlib
-import hmac
 import secrets
 import time
 from collections.abc import Callable
@@ -31,7 +29,7 @@ from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
 from .. import metrics
-from ..errors import Forbidden, Moved, NotRunning, RequestReused, SeatTaken, Stale
+from ..errors import Moved, NotRunning, RequestReused, SeatTaken, Stale
 from ..store import (
     DuplicateRequest,
     EventStore,
@@ -44,9 +42,10 @@ from ..store import (
     now_iso,
 )
 from .completion import to_completion
-from .credentials import request_key, same_action, secret_hash, token_hash
+from .credentials import request_key, same_action, token_hash
 from .rebuild import logged_action, rebuild_engine
-from .subscribers import PbProjector, Subscriber, project_for
+from .seating import Seat, seat_for, seat_holding
+from .subscribers import Readers
 
 log = structlog.get_logger(__name__)
 
@@ -62,14 +61,6 @@ class Submitted:
     applied: bool
     events: list[pb.Event]
     voluntary_before: bool
-
-
-@dataclass
-class Seat:
-    token_hash: bytes | None = None
-    name: str = ""
-    reserved: bytes | None = None
-    """The hash of the join secret that alone may take this seat; ``None``: open to anyone."""
 
 
 class HostedMatch:
@@ -96,7 +87,6 @@ class HostedMatch:
         self.store = store
         self.move_ms = move_ms
         self.lock = asyncio.Lock()
-        self.subscribers: set[Subscriber] = set()
         self.deadline: float = 0.0
         self._clock: asyncio.Task[None] | None = None
         self._on_change = on_change
@@ -108,9 +98,6 @@ class HostedMatch:
         """Ended by CancelMatch or expiry rather than by the rules."""
         self.resumed = False
         """Loaded from the store: request ids from before this process are only there."""
-        self.voluntary_pass = voluntary_pass
-        self.rounds: list[tuple[int, bool]] = []
-        """``(seq, voluntary_pass)`` of each RoundStarted in the log, in order."""
         self.owned = True
         """Whether this process writes the match. A replica follows the matches it does not
         own from the store (:meth:`catch_up`) and forwards their actions to the owner."""
@@ -119,6 +106,8 @@ class HostedMatch:
         self._out_of_step = False
         """A write failed and the log could not be read back: resync before the next one."""
         self.log = log.bind(match_id=self.match_id)
+        self.readers = Readers(self.log, voluntary_pass=voluntary_pass)
+        """Its open streams, and what each kind of reader may see."""
 
     # -- state ---------------------------------------------------------------------------
 
@@ -135,13 +124,8 @@ class HostedMatch:
         return "ended" if self.ended else "running" if self.running else "waiting"
 
     def seat_of(self, token: str) -> int | None:
-        """The seat whose token this is, compared in constant time; ``None`` if none."""
-        digest = token_hash(token)
-        found = None
-        for index, seat in enumerate(self.seats):
-            if seat.token_hash is not None and hmac.compare_digest(seat.token_hash, digest):
-                found = index
-        return found
+        """The seat whose token this is (constant time); ``None`` if none."""
+        return seat_holding(self.seats, token)
 
     def snapshot(self, seat: int | None) -> pb.Snapshot:
         viewer: Any = "spectator" if seat is None else seat
@@ -185,7 +169,7 @@ class HostedMatch:
                     raise SeatTaken(f"this token already holds seat {held}")
             if self.ended:
                 raise NotRunning("the match has ended")
-            seat = self._seat_for(seat, join_secret)
+            seat = seat_for(self.seats, seat, join_secret)
             token = token or secrets.token_urlsafe(32)
             digest = token_hash(token)
             joined = pb.Event(
@@ -202,36 +186,6 @@ class HostedMatch:
                 raise
             self.log.info("seat_joined", seat=seat)
             return seat, token
-
-    def _seat_for(self, seat: int | None, join_secret: str | None) -> int:
-        """The seat a join may take: a reserved one only with its join secret (compared in
-        constant time), otherwise an open one."""
-        if join_secret:
-            digest = secret_hash(join_secret)
-            mine = [
-                i
-                for i, s in enumerate(self.seats)
-                if hmac.compare_digest(s.reserved or b"", digest)
-            ]
-            if seat is not None and seat not in mine:
-                raise Forbidden(f"the join secret does not reserve seat {seat}")
-            if not mine:
-                raise Forbidden("the join secret reserves no seat of this match")
-            candidates = [seat] if seat is not None else mine
-        elif seat is not None:
-            if self.seats[seat].reserved is not None:
-                raise Forbidden(f"seat {seat} is reserved: join it with its join_secret")
-            candidates = [seat]
-        else:
-            candidates = [i for i, s in enumerate(self.seats) if s.reserved is None]
-            if not candidates:
-                raise Forbidden("every seat is reserved: join with a join_secret")
-        free = [i for i in candidates if self.seats[i].token_hash is None]
-        if not free:
-            if len(candidates) == 1:
-                raise SeatTaken(f"seat {candidates[0]} is taken")
-            raise SeatTaken("every open seat is taken")
-        return free[0]
 
     async def submit(self, seat: int, action: int, expected_seq: int, request_id: str) -> Submitted:
         """Apply ``seat``'s action, once per request id."""
@@ -262,7 +216,7 @@ class HostedMatch:
                 raise Stale(
                     f"expected_seq {expected_seq} is stale: the match is at seq {self.last_seq}"
                 )
-            voluntary_before = self.voluntary_pass
+            voluntary_before = self.readers.voluntary_pass
             events = self.engine.apply(seat, action)
             first, last, encoded = await self._record(
                 events, request_id=request_key(seat, request_id) if request_id else None, seat=seat
@@ -514,60 +468,14 @@ class HostedMatch:
             self.record, await self.store.read_events(self.match_id, limit=seq)
         )
 
-    # -- subscribers ---------------------------------------------------------------------
-
-    def subscribe(self, seat: int | None, on_drop: Callable[[], None] | None = None) -> Subscriber:
-        sub = Subscriber(seat, on_drop=on_drop)
-        self.subscribers.add(sub)
-        return sub
-
-    def unsubscribe(self, sub: Subscriber) -> None:
-        self.subscribers.discard(sub)
+    # -- readers ------------------------------------------------------------------------
 
     def _publish(self, encoded: list[pb.Event]) -> None:
-        """Hand durable events to every subscriber, projected once per kind of reader."""
-        projected: dict[int | None, list[pb.Event]] = {}
-        for sub in list(self.subscribers):
-            events = projected.get(sub.seat)
-            if events is None:
-                projector = PbProjector(self.voluntary_pass)
-                events = projected[sub.seat] = [
-                    project_for(e, sub.seat, projector) for e in encoded
-                ]
-            for event in events:
-                if not sub.offer(event):
-                    self.subscribers.discard(sub)
-                    self.log.warning("subscriber_dropped", seat=sub.seat)
-                    break
-        for event in encoded:
-            self.note_round(event)
-        self._prompt()
-
-    def note_round(self, event: pb.Event) -> None:
-        """Follow the rounds of the log as it grows: whether passes are private now, and since
-        which seq each round's rule holds (for projecting a stretch of the log on its own)."""
-        if event.WhichOneof("kind") == "round_started":
-            self.voluntary_pass = event.round_started.voluntary_pass
-            self.rounds.append((event.seq, self.voluntary_pass))
-
-    def voluntary_at(self, seq: int) -> bool:
-        """Whether the round the entry at ``seq`` belongs to allows voluntary passes."""
-        at = bisect.bisect_right(self.rounds, (seq, True)) - 1
-        return at >= 0 and self.rounds[at][1]
-
-    def _prompt(self) -> None:
-        """Tell the seat to act (on each of its open streams) what it may do."""
+        """Hand durable events to every reader, then prompt the seat to act."""
+        self.readers.publish(encoded)
         seat = self.engine.to_act
-        if seat is None or not self.running:
-            return
-        turn: pb.YourTurn | None = None
-        for sub in list(self.subscribers):
-            if sub.seat == seat:
-                if turn is None:
-                    turn = self.your_turn()
-                if not sub.offer(turn):
-                    self.subscribers.discard(sub)
-                    self.log.warning("subscriber_dropped", seat=sub.seat)
+        if seat is not None and self.running:
+            self.readers.prompt(seat, self.your_turn)
 
     def your_turn(self) -> pb.YourTurn:
         return pb.YourTurn(
@@ -575,13 +483,6 @@ class HostedMatch:
             legal_actions=[codec.action_to_pb(a) for a in self.engine.legal_actions()],
             deadline_unix_ms=int(self.deadline * 1000),
         )
-
-    async def close_streams(self) -> None:
-        for sub in list(self.subscribers):
-            sub.dropped = True
-            with contextlib.suppress(asyncio.QueueFull):
-                sub.queue.put_nowait(None)
-        self.subscribers.clear()
 
     # -- the clock -----------------------------------------------------------------------
 

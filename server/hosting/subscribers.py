@@ -7,8 +7,11 @@ resumes from its last ``seq``), so that no reader can hold a match up.
 from __future__ import annotations
 
 import asyncio
+import bisect
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
@@ -59,3 +62,74 @@ class PbProjector:
 def project_for(event: pb.Event, seat: int | None, projector: PbProjector) -> pb.Event:
     projector.track(event)
     return codec.project_pb(event, seat, voluntary_pass=projector.voluntary_pass)
+
+
+class Readers:
+    """A match's open streams, what each kind of reader may see of its log as it grows, and
+    since which seq each round's rule on passes holds."""
+
+    def __init__(self, log: Any, *, voluntary_pass: bool = False) -> None:
+        self.subscribers: set[Subscriber] = set()
+        self.voluntary_pass = voluntary_pass
+        """Whether the round now in play hides why a seat passed."""
+        self.rounds: list[tuple[int, bool]] = []
+        """``(seq, voluntary_pass)`` of each RoundStarted in the log, in order."""
+        self._log = log
+
+    def subscribe(self, seat: int | None, on_drop: Callable[[], None] | None = None) -> Subscriber:
+        sub = Subscriber(seat, on_drop=on_drop)
+        self.subscribers.add(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscriber) -> None:
+        self.subscribers.discard(sub)
+
+    def publish(self, encoded: list[pb.Event]) -> None:
+        """Hand durable events to every reader, projected once per kind of reader."""
+        projected: dict[int | None, list[pb.Event]] = {}
+        for sub in list(self.subscribers):
+            events = projected.get(sub.seat)
+            if events is None:
+                projector = PbProjector(self.voluntary_pass)
+                events = projected[sub.seat] = [
+                    project_for(e, sub.seat, projector) for e in encoded
+                ]
+            for event in events:
+                if not self._offer(sub, event):
+                    break
+        for event in encoded:
+            self.note_round(event)
+
+    def prompt(self, seat: int, turn: Callable[[], pb.YourTurn]) -> None:
+        """Tell ``seat`` (on each of its open streams) what it may do, made once if needed."""
+        made: pb.YourTurn | None = None
+        for sub in list(self.subscribers):
+            if sub.seat == seat:
+                made = made or turn()
+                self._offer(sub, made)
+
+    def _offer(self, sub: Subscriber, item: pb.Event | pb.YourTurn) -> bool:
+        if sub.offer(item):
+            return True
+        self.subscribers.discard(sub)
+        self._log.warning("subscriber_dropped", seat=sub.seat)
+        return False
+
+    def note_round(self, event: pb.Event) -> None:
+        """Follow the rounds of the log as it grows."""
+        if event.WhichOneof("kind") == "round_started":
+            self.voluntary_pass = event.round_started.voluntary_pass
+            self.rounds.append((event.seq, self.voluntary_pass))
+
+    def voluntary_at(self, seq: int) -> bool:
+        """Whether the round the entry at ``seq`` belongs to allows voluntary passes."""
+        at = bisect.bisect_right(self.rounds, (seq, True)) - 1
+        return at >= 0 and self.rounds[at][1]
+
+    def close(self) -> None:
+        """End every stream: each reader resumes from its last seq elsewhere."""
+        for sub in list(self.subscribers):
+            sub.dropped = True
+            with contextlib.suppress(asyncio.QueueFull):
+                sub.queue.put_nowait(None)
+        self.subscribers.clear()

@@ -236,7 +236,7 @@ def test_a_repeat_reads_only_its_own_events_and_projects_them_right(
             options = {"rounds": ["pass", "fan_tan"], "fan_tan": {"voluntary_pass": True}}
             table = await create_table(api, "pentathlon", 3, options=options, seed=bytes(32))
             hosted = server.arena.matches[table.match_id]
-            while not (hosted.voluntary_pass and hosted.engine.legal_actions() == [PASS]):
+            while not (hosted.readers.voluntary_pass and hosted.engine.legal_actions() == [PASS]):
                 seat, seq, legal = hosted_turn(server, table.match_id)
                 await submit(api, table, seat, legal[0], seq, f"walk-{seq}")
             seat, seq, _ = hosted_turn(server, table.match_id)

@@ -162,7 +162,7 @@ def test_stalled_stream_readers_are_dropped_and_the_match_goes_on(data_dir: Path
                 assert hosted.ended and hosted.last_seq > SUBSCRIBER_QUEUE + 100
                 seen = await asyncio.wait_for(following, RPC)
                 assert seen == list(range(1, hosted.last_seq + 1))
-                assert not hosted.subscribers
+                assert not hosted.readers.subscribers
                 for call in stalled:
                     got, code = await read_to_end(call)
                     assert code == grpc.StatusCode.UNAVAILABLE, (got, code)
