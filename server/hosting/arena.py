@@ -444,7 +444,7 @@ class Arena:
                     await task
         self._keeper = self._sweeper = None
         for hosted in self.matches.values():
-            hosted.stop_clock()
+            hosted.clock.stop()
         if self.owner is not None:
             with contextlib.suppress(StoreError):
                 await self.store.release_leases(self.owner)

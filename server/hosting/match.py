@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -41,9 +40,10 @@ from ..store import (
     StoreError,
     now_iso,
 )
+from .clock import MoveClock
 from .completion import to_completion
 from .credentials import request_key, same_action, token_hash
-from .rebuild import logged_action, rebuild_engine
+from .rebuild import rebuild_engine, stored_request
 from .seating import Seat, seat_for, seat_holding
 from .subscribers import Readers
 
@@ -87,8 +87,7 @@ class HostedMatch:
         self.store = store
         self.move_ms = move_ms
         self.lock = asyncio.Lock()
-        self.deadline: float = 0.0
-        self._clock: asyncio.Task[None] | None = None
+        self.clock = MoveClock(move_ms)
         self._on_change = on_change
         self._reported_status = ""
         self.requests: dict[tuple[int, str], tuple[int, int, int]] = {}
@@ -130,7 +129,7 @@ class HostedMatch:
     def snapshot(self, seat: int | None) -> pb.Snapshot:
         viewer: Any = "spectator" if seat is None else seat
         table = view(self.engine, viewer)
-        deadline_ms = int(self.deadline * 1000) if self.deadline else 0
+        deadline_ms = int(self.clock.deadline * 1000)
         return codec.snapshot_to_pb(
             table,
             match_id=self.match_id,
@@ -233,13 +232,7 @@ class HostedMatch:
         done = self.requests.get((seat, request_id))
         if done is not None or not self.resumed:
             return done
-        seqs = await self.store.request_result(self.match_id, request_key(seat, request_id))
-        if seqs is None:
-            return None
-        first, last = seqs
-        (stored,) = await self.store.read_events(self.match_id, after_seq=first - 1, limit=1)
-        recorded = logged_action(pb.Event.FromString(stored.payload))
-        return first, last, -1 if recorded is None else recorded
+        return await stored_request(self.store, self.match_id, request_key(seat, request_id))
 
     async def cancel(self, reason: str) -> None:
         """End the match now: ``MatchCancelled`` and the seed revealed, in one write."""
@@ -365,7 +358,7 @@ class HostedMatch:
             self.log.info("lease_released" if released else "lease_lost")
         self.owned = False
         self.fence = None
-        self.stop_clock()
+        self.clock.stop()
 
     async def take_over(self, fence: Fence) -> None:
         """This replica now holds the lease: read what the last owner wrote, then carry on
@@ -428,7 +421,7 @@ class HostedMatch:
             # owner set when it wrote these events, as near as it knows (it reads them
             # milliseconds later, so the estimate errs late by that much).
             waiting = self.move_ms > 0 and self.running and self.engine.to_act is not None
-            self.deadline = time.time() + self.move_ms / 1000 if waiting else 0.0
+            self.clock.estimate(waiting)
         self._publish(encoded)
         if self.status != self._reported_status:
             self._reported_status = self.status
@@ -481,28 +474,22 @@ class HostedMatch:
         return pb.YourTurn(
             seq=self.last_seq,
             legal_actions=[codec.action_to_pb(a) for a in self.engine.legal_actions()],
-            deadline_unix_ms=int(self.deadline * 1000),
+            deadline_unix_ms=int(self.clock.deadline * 1000),
         )
 
     # -- the clock -----------------------------------------------------------------------
 
     def _rearm_clock(self) -> None:
-        if self._clock is not None:
-            self._clock.cancel()
-            self._clock = None
-        self.deadline = 0.0
-        if self.move_ms <= 0 or not self.owned or not self.running or self.engine.to_act is None:
-            return
-        self.deadline = time.time() + self.move_ms / 1000
-        self._clock = asyncio.create_task(self._expire(self.last_seq))
+        self.clock.stop()
+        if self.move_ms > 0 and self.owned and self.running and self.engine.to_act is not None:
+            seq = self.last_seq
+            self.clock.start(lambda: self._expire(seq))
 
     async def _expire(self, seq: int) -> None:
-        await asyncio.sleep(self.move_ms / 1000)
         async with self.lock:
             seat = self.engine.to_act
             if seq != self.last_seq or not self.owned or not self.running or seat is None:
                 return
-            self._clock = None
             events = self.engine.apply(seat, self.engine.default_action())
             metrics.ACTIONS.inc()
             self.log.info("timed_out", seat=seat)
@@ -510,8 +497,3 @@ class HostedMatch:
                 await self._record(events, request_id=None, seat=seat, timed_out=True)
             except (LeaseLost, StoreError) as error:  # rebuilt from the store; nothing to answer
                 self.log.warning("timeout_not_recorded", error=str(error))
-
-    def stop_clock(self) -> None:
-        if self._clock is not None:
-            self._clock.cancel()
-            self._clock = None

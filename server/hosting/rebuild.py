@@ -13,10 +13,7 @@ from cardarena.engine.match import MatchSetup, action_of, setup
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
-from ..store import (
-    MatchRecord,
-    StoredEvent,
-)
+from ..store import EventStore, MatchRecord, StoredEvent
 
 
 def logged_action(event: pb.Event) -> int | None:
@@ -46,3 +43,15 @@ def rebuild_engine(record: MatchRecord, stored: list[StoredEvent]) -> Match:
             seat, action = recorded
             match.apply(seat, action)
     return match
+
+
+async def stored_request(store: EventStore, match_id: str, key: str) -> tuple[int, int, int] | None:
+    """``(first_seq, last_seq, action)`` of a request the store recorded under ``key``, the
+    action read back from the first event it wrote (-1 if that was no action)."""
+    seqs = await store.request_result(match_id, key)
+    if seqs is None:
+        return None
+    first, last = seqs
+    (stored,) = await store.read_events(match_id, after_seq=first - 1, limit=1)
+    recorded = logged_action(pb.Event.FromString(stored.payload))
+    return first, last, -1 if recorded is None else recorded

@@ -1,0 +1,44 @@
+"""A match's move clock: one timer at a time, and the deadline its readers are told.
+
+Timeouts are the server's, never the engine's: when the timer fires the match plays the
+seat's default action (see ``HostedMatch``); the clock only keeps time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+
+class MoveClock:
+    """``move_ms`` per move (0: no clock)."""
+
+    def __init__(self, move_ms: int) -> None:
+        self.move_ms = move_ms
+        self.deadline = 0.0
+        """Unix seconds by which the seat to act must act; 0: none."""
+        self._timer: asyncio.Task[None] | None = None
+
+    def start(self, expire: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """A full move's time from now, then ``expire()`` (any running timer is stopped)."""
+        self.stop()
+        self.deadline = time.time() + self.move_ms / 1000
+        self._timer = asyncio.create_task(self._run(expire))
+
+    def estimate(self, waiting: bool) -> None:
+        """A follower's idea of the owner's deadline: a full move from now (it reads the
+        owner's events milliseconds late, so it errs late by that much)."""
+        self.deadline = time.time() + self.move_ms / 1000 if waiting else 0.0
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self.deadline = 0.0
+
+    async def _run(self, expire: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        await asyncio.sleep(self.move_ms / 1000)
+        self._timer = None
+        await expire()
