@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Protocol
 
-from cardarena.clients.argtypes import positive_int
+from cardarena.clients.cli.argtypes import positive_int
 from cardarena.engine import GAMES, setup
 
 DEFAULT_SECONDS = 0.7

@@ -31,9 +31,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cardarena.clients.bots import MonteCarloBot, RandomBot, RuleBot
-from cardarena.clients.bots.base import Bot
-from cardarena.clients.local import play_local
+from cardarena.clients.bots import Bot, MonteCarloBot, RandomBot, RuleBot, play_local
 from cardarena.engine import GAMES
 
 DEFAULT_GAMES = ("pentathlon", "hexathlon", "heptathlon", "crazy_sixes", "triathlon")

@@ -7,4 +7,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
-exec .venv/bin/python -m cardarena.clients.mainjob "$@"
+exec .venv/bin/python -m cardarena.clients.cli.mainjob "$@"

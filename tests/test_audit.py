@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from google.protobuf import struct_pb2
 
-from cardarena.clients.auditing import (
+from cardarena.clients.audit import (
     CHECKS,
     NOT_IN_LOG,
     AuditReport,
@@ -27,7 +27,7 @@ from cardarena.clients.auditing import (
     seed_commitment,
 )
 from cardarena.clients.cli import main
-from cardarena.clients.logfile import LogUnavailable, load_log, log_from_engine, save_log
+from cardarena.clients.logs import LogUnavailable, load_log, log_from_engine, save_log
 from cardarena.engine import AUDITOR, GAMES, Match, new_match, view
 from cardarena.engine import events as ev
 from cardarena.engine.match import action_of
@@ -1335,7 +1335,7 @@ def test_real_server_logs_audit_clean_from_the_wire_and_from_a_file(
 
     import grpc
 
-    from cardarena.clients.logfile import fetch_log
+    from cardarena.clients.logs import fetch_log
 
     from .integration.serverproc import ServerProcess, play_to_end, stub
 
@@ -1391,7 +1391,7 @@ def test_real_server_cancelled_matches_audit_clean(tmp_path: Path) -> None:
 
     import grpc
 
-    from cardarena.clients.logfile import fetch_log
+    from cardarena.clients.logs import fetch_log
 
     from .integration.serverproc import ServerProcess, auth, first_snapshot, stub
 

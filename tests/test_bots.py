@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from cardarena.clients.bots import Bot, MonteCarloBot, RandomBot, RuleBot, load_bot
+from cardarena.clients.bots import (
+    Bot,
+    MonteCarloBot,
+    RandomBot,
+    RuleBot,
+    SeatState,
+    load_bot,
+    play_local,
+)
 from cardarena.clients.bots.rules_bot import (
     auction_action,
     fan_tan_choice,
@@ -12,8 +20,6 @@ from cardarena.clients.bots.rules_bot import (
     triathlon_wants_trick,
     trick_card,
 )
-from cardarena.clients.local import play_local
-from cardarena.clients.seatstate import SeatState
 from cardarena.engine import GAMES, choose_trump, exclude
 from cardarena.engine.cards import cards_of, parse_card, parse_cards
 

@@ -84,3 +84,36 @@ def test_serve_says_in_one_line_why_it_cannot_start(
         assert "Not a directory" in capsys.readouterr().err
     finally:
         structlog.reset_defaults()
+
+
+def test_help_lists_every_command_and_imports_none(tmp_path: Path) -> None:
+    """``cardarena --help`` names every registered command, the server's ``serve`` too, and
+    imports none of their modules: the clients never load the server's code, nor gRPC."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from cardarena.clients.cli import main\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "light = {'cardarena.clients', 'cardarena.clients.cli', 'cardarena.clients.cli.dispatch'}\n"
+        "heavy = ('cardarena.server', 'cardarena.clients.', 'cardarena.engine', 'grpc')\n"
+        "print('LOADED', sorted(m for m in sys.modules if m.startswith(heavy) and m not in light))\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout
+    for command in ("audit", "demo", "games", "health", "replay", "serve", "tournament"):
+        assert re.search(rf"^    {command}\b", shown, flags=re.MULTILINE), command
+    assert "LOADED []" in shown
+
+
+def test_every_public_name_of_the_clients_resolves() -> None:
+    """The package's names are imported on first use; each one named in ``__all__`` is there."""
+    from cardarena import clients
+
+    missing = [name for name in clients.__all__ if getattr(clients, name, None) is None]
+    assert not missing

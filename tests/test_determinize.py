@@ -6,9 +6,7 @@ import random
 
 import pytest
 
-from cardarena.clients.bots import RandomBot
-from cardarena.clients.local import play_local
-from cardarena.clients.seatstate import SeatState
+from cardarena.clients.bots import RandomBot, SeatState, play_local
 from cardarena.engine import GAMES, Match, Projector, new_match, setup, view
 from cardarena.engine.cards import parse_cards
 from cardarena.engine.determinize import (

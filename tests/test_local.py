@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cardarena.clients.bots import RandomBot
-from cardarena.clients.local import play_local
-from cardarena.clients.seatstate import SeatState
+from cardarena.clients.bots import RandomBot, SeatState, play_local
 from cardarena.engine import GAMES, PASS
 from cardarena.engine.cards import JOKER_MASK, JOKERS
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from cardarena.clients.cli import main
-from cardarena.clients.logfile import log_from_engine, save_log
-from cardarena.clients.timeline import build_timeline
+from cardarena.clients.logs import log_from_engine, save_log
+from cardarena.clients.replay import build_timeline
 from cardarena.engine import new_match
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from cardarena.clients.seatstate import SeatState
+from cardarena.clients.bots import SeatState
 from cardarena.engine import setup
 from cardarena.engine.cards import JOKER_MASK, SUIT_MASKS
 from cardarena.engine.events import CardPlayed

@@ -7,11 +7,12 @@ from fractions import Fraction
 
 import pytest
 
-from cardarena.clients.outcomes import MatchResult
-from cardarena.clients.pairings import MatchPlan
-from cardarena.clients.ratings import ranks, rate
-from cardarena.clients.seats import Faults
-from cardarena.clients.standings import mean_interval, standings, t_cdf, t_quantile
+from cardarena.clients.tournament.faults import Faults
+from cardarena.clients.tournament.outcomes import MatchResult
+from cardarena.clients.tournament.pairings import MatchPlan
+from cardarena.clients.tournament.ratings import ranks, rate
+from cardarena.clients.tournament.standings import standings
+from cardarena.clients.tournament.stats import mean_interval, t_cdf, t_quantile
 
 # Student t quantiles from published tables (R: qt(p, df)).
 T_TABLE = [

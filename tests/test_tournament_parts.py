@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from cardarena.clients.botspec import check_unique, make_python_bot, parse_bot
-from cardarena.clients.extbot import ExternalDecider
-from cardarena.clients.lineproto import event_message, parse_answer
-from cardarena.clients.pairings import schedule
-from cardarena.clients.progress import Progress
-from cardarena.clients.seats import GuardedSeat, PythonDecider, SeatContext
-from cardarena.clients.seatstate import SeatState
+from cardarena.clients.bots import SeatState
+from cardarena.clients.bots.decider import PythonDecider, SeatContext
+from cardarena.clients.bots.external import ExternalDecider
+from cardarena.clients.bots.external.protocol import event_message, parse_answer
+from cardarena.clients.tournament import check_unique, make_python_bot, parse_bot
+from cardarena.clients.tournament.guard import GuardedSeat
+from cardarena.clients.tournament.pairings import schedule
+from cardarena.clients.tournament.progress import Progress
 from cardarena.engine import PASS, CardSet, parse_card
 from cardarena.engine import events as ev
 

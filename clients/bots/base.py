@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import importlib
-from typing import Protocol, runtime_checkable
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
 
-from ..seatstate import SeatState
+from .state import SeatState
 
 
 @runtime_checkable
@@ -21,8 +22,9 @@ class Bot(Protocol):
     def choose(self, state: SeatState) -> int: ...
 
 
-def load_bot(spec: str, *, seed: int | None = None) -> Bot:
-    """Make a bot from ``module:Class`` (or a short name of a reference bot)."""
+def load_bot(spec: str, *, seed: int | None = None, params: Mapping[str, Any] | None = None) -> Bot:
+    """Make a bot from ``module:Class`` (or a short name of a reference bot); ``params`` are
+    keyword arguments of its constructor (a tournament's ``NAME=SPEC,KEY=VALUE…``)."""
     module_name, _, class_name = REFERENCE.get(spec, spec).partition(":")
     if not class_name:
         raise ValueError(f"a bot is module:Class or one of {', '.join(REFERENCE)}; got {spec!r}")
@@ -30,10 +32,11 @@ def load_bot(spec: str, *, seed: int | None = None) -> Bot:
         factory = getattr(importlib.import_module(module_name), class_name)
     except (ImportError, AttributeError) as error:
         raise ValueError(f"cannot load bot {spec!r}: {error}") from None
+    extra = dict(params or {})
     try:
-        bot = factory(seed=seed) if seed is not None else factory()
+        bot = factory(seed=seed, **extra) if seed is not None else factory(**extra)
     except TypeError:
-        bot = factory()
+        bot = factory(**extra)
     if not isinstance(bot, Bot):
         raise ValueError(f"{spec!r} is not a bot: it needs a `name` and a `choose(state)` method")
     return bot

@@ -34,7 +34,6 @@ from cardarena.engine.determinize import (
 )
 from cardarena.engine.events import CardPlayed, TrickWon
 
-from ..seatstate import SeatState
 from .rules_bot import (
     DODGE_KINDS,
     GRAB_KINDS,
@@ -47,6 +46,7 @@ from .rules_bot import (
     triathlon_wants_trick,
     trick_card,
 )
+from .state import SeatState
 
 TRICK_KINDS = DODGE_KINDS | GRAB_KINDS | {"deal"}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from ..seatstate import SeatState
+from .state import SeatState
 
 
 class RandomBot:

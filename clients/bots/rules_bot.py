@@ -11,7 +11,7 @@ the union of the other hands in a playout). Ties break on card id: the bot is de
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from cardarena.engine.actions import CHOOSE_TRUMP, EXCLUDE, PASS
@@ -20,7 +20,7 @@ from cardarena.engine.fantan import fan_tan_card, fan_tan_rank
 from cardarena.engine.norwegian import resolve_rounds
 from cardarena.engine.tricks import winning_card
 
-from ..seatstate import SeatState
+from .state import SeatState
 
 DODGE_KINDS: Final = frozenset({"pass", "clubs", "queens", "finale"})
 """Trick rounds that score what you take: take as little as possible."""
@@ -181,6 +181,17 @@ def _is_trump(card: int, trump: int) -> bool:
     return trump >= 0 and card < 52 and card // 13 == trump
 
 
+def _best_card(legal: Sequence[int], value: Callable[[int], float]) -> int:
+    """The legal card of highest ``value`` (the lowest id on a tie); a pass only when no card
+    is legal, and no valuing at all when one card is."""
+    cards = [c for c in legal if c != PASS]
+    if not cards:
+        return PASS
+    if len(cards) == 1:
+        return cards[0]
+    return max(cards, key=lambda c: (value(c), -c))
+
+
 # -- Fan Tan ---------------------------------------------------------------------------
 
 
@@ -193,12 +204,7 @@ def fan_tan_choice(hand: int, legal: Sequence[int], others: int, *, six_and_seve
     grows both ways). Own cards beyond it need it played; rival cards beyond it are helped by
     it, most of all when the very next card is not ours.
     """
-    cards = [c for c in legal if c != PASS]
-    if not cards:
-        return PASS
-    if len(cards) == 1:
-        return cards[0]
-    return max(cards, key=lambda c: (_fan_tan_value(c, hand, others, six_and_seven), -c))
+    return _best_card(legal, lambda c: _fan_tan_value(c, hand, others, six_and_seven))
 
 
 def _fan_tan_value(card: int, hand: int, others: int, six_and_seven: bool) -> float:
@@ -249,12 +255,7 @@ def sixes_choice(hand: int, legal: Sequence[int], others: int, table: int) -> in
     Open suits one is long in; play the card whose jump kills the most rival cards and the
     fewest of one's own; keep aces and kings (which nothing can kill) for later.
     """
-    cards = [c for c in legal if c != PASS]
-    if not cards:
-        return PASS
-    if len(cards) == 1:
-        return cards[0]
-    return max(cards, key=lambda c: (_sixes_value(c, hand, others, table), -c))
+    return _best_card(legal, lambda c: _sixes_value(c, hand, others, table))
 
 
 def _sixes_value(card: int, hand: int, others: int, table: int) -> float:

@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from cardarena.clients.bots import RandomBot
+from cardarena.clients.bots import RandomBot, SeatState
 from cardarena.clients.client import ArenaClient
-from cardarena.clients.seatstate import SeatState
 from cardarena.v1 import service_pb2 as spb
 
 from .serverproc import ServerProcess

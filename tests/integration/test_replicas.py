@@ -13,10 +13,9 @@ from pathlib import Path
 import grpc
 import pytest
 
-from cardarena.clients.botspec import parse_bot
+from cardarena.clients.audit import audit_response
 from cardarena.clients.client import ArenaClient, Ticket
-from cardarena.clients.matchaudit import audit_response
-from cardarena.clients.runner import TournamentConfig, run_tournament
+from cardarena.clients.tournament import TournamentConfig, parse_bot, run_tournament
 from cardarena.engine import PASS
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb

@@ -15,12 +15,15 @@ from typing import Any
 
 import pytest
 
-from cardarena.clients import mainjob
-from cardarena.clients.botspec import parse_bot
-from cardarena.clients.cli import main
+from cardarena.clients.audit import audit_response
+from cardarena.clients.cli import main, mainjob
 from cardarena.clients.client import ArenaClient
-from cardarena.clients.matchaudit import audit_response
-from cardarena.clients.runner import TournamentConfig, TournamentError, run_tournament
+from cardarena.clients.tournament import (
+    TournamentConfig,
+    TournamentError,
+    parse_bot,
+    run_tournament,
+)
 from cardarena.v1 import service_pb2 as spb
 
 from .serverproc import ServerProcess

@@ -11,7 +11,7 @@ import json
 import sys
 import threading
 
-from cardarena.clients.seatstate import SeatState
+from cardarena.clients.bots import SeatState
 
 
 class Crasher:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from cardarena.clients.auditing import audit_log
+from cardarena.clients.audit import audit_log
 from cardarena.server import metrics
 from cardarena.server.app import Server
 from cardarena.server.hosting import Arena, HostedMatch, rebuild

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import grpc
 import pytest
 
-from cardarena.clients.matchaudit import audit_response
+from cardarena.clients.audit import audit_response
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 

@@ -36,7 +36,7 @@ from google.protobuf.descriptor import FieldDescriptor, MethodDescriptor
 from google.protobuf.message import DecodeError, Message
 from grpc_health.v1 import health_pb2
 
-from cardarena.clients.auditing import audit_log
+from cardarena.clients.audit import audit_log
 from cardarena.engine import card_code
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 import pytest
 
-from cardarena.clients.auditing import audit_log
+from cardarena.clients.audit import audit_log
 from cardarena.server.api import Access
 from cardarena.server.api.limits import Rate
 from cardarena.server.api.peers import FORWARDED_BY

@@ -16,8 +16,7 @@ from typing import Any
 import grpc
 import pytest
 
-from cardarena.clients.botspec import parse_bot
-from cardarena.clients.runner import TournamentConfig, run_tournament
+from cardarena.clients.tournament import TournamentConfig, parse_bot, run_tournament
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 

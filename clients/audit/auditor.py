@@ -1,0 +1,79 @@
+"""The audit of a match log: every check an outsider can make, in a fixed order.
+
+Why a fixed order and the first discrepancy only: each check relies on the ones before it
+(the chain is only meaningful over entries that decode, the replay only over a chain that
+holds), so the first failure is the one that explains the others. Every check works on the
+log alone plus the published rules; nothing here trusts the server that wrote it.
+
+MatchInfo is the server's summary, not part of the hashed log, so every field of it is
+checked against the log (where it first can be: the settings and seats against MatchStarted
+and SeatJoined, the last hash against the chain, the totals against the replay), and a
+mismatch names the field, what MatchInfo says and what the log says. The one exception is
+``created_unix_ms``: the log records no time, so nothing can vouch for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cardarena.v1 import codec
+from cardarena.v1 import service_pb2 as spb
+
+from .checks import CHECKS, Checks, Discrepancy
+
+
+@dataclass(frozen=True)
+class Failure:
+    check: str
+    seq: int | None
+    reason: str
+
+
+@dataclass
+class AuditReport:
+    """What was audited, which checks passed, and the first discrepancy if any."""
+
+    match_id: str
+    game: str
+    players: int
+    seats: list[str]
+    totals: list[str]
+    winners: list[int]
+    entries: int
+    passed: list[str] = field(default_factory=list)
+    failure: Failure | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+def audit_log(
+    resp: spb.GetMatchLogResponse, *, match_id: str | None = None, head: bytes | None = None
+) -> AuditReport:
+    """Run every check of :data:`CHECKS` in order; stop at the first discrepancy.
+
+    ``match_id`` is the match the caller asked for (a server fetch); by default the log is
+    audited as the match its MatchInfo names. ``head`` is a last hash the caller trusts
+    (from an earlier copy of the log): without one, whoever holds a log can re-sign a
+    consistent alternative history, which only the consequences of a change give away.
+    """
+    info = resp.match
+    report = AuditReport(
+        match_id=info.match_id,
+        game=info.game,
+        players=info.players,
+        seats=[s.name for s in sorted(info.seats, key=lambda s: s.seat)],
+        totals=[str(codec.score_from_pb(t)) for t in info.totals],
+        winners=list(info.winners),
+        entries=len(resp.entries),
+    )
+    state = Checks(resp, match_id if match_id is not None else info.match_id, head)
+    for name, _ in CHECKS:
+        try:
+            getattr(state, f"check_{name}")()
+        except Discrepancy as found:
+            report.failure = Failure(name, found.seq, found.reason)
+            return report
+        report.passed.append(name)
+    return report

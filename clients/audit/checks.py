@@ -1,0 +1,406 @@
+"""The nine checks of an audit, in their order, over the shared state of one log.
+
+Each ``check_NAME`` of :class:`Checks` raises :class:`Discrepancy` at the first entry (or
+MatchInfo field) at fault and may rely on every check before it in :data:`CHECKS`; the
+auditor (:mod:`.auditor`) runs them in that order and reports the first failure. The seed's
+commitment is computed here as any outsider would, from docs/rules.md §4, not taken from
+the engine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Final
+
+from google.protobuf.message import DecodeError
+
+from cardarena.engine import Match, describe, replay
+from cardarena.engine import events as ev
+from cardarena.engine.errors import ActionError, ReplayError
+from cardarena.v1 import codec
+from cardarena.v1 import game_pb2 as pb
+from cardarena.v1 import service_pb2 as spb
+from cardarena.v1.chain import first_break
+
+from .canonical import NotCanonical, decode_entry
+from .explain import explain_replay
+
+SEED_SIZE: Final = 32
+COMMITMENT_PREFIX: Final = b"cardarena-seed-v1"
+
+CHECKS: Final = (
+    ("decode", "every entry decodes to one canonical event"),
+    ("sequence", "seq runs from 1 without gaps, up to MatchInfo's last seq"),
+    ("chain", "the hash chain holds from this match's genesis hash to MatchInfo's last hash"),
+    ("start", "MatchStarted opens the log; MatchInfo's settings, seats and state agree with it"),
+    ("seed", "the seed is 32 bytes and matches its commitment"),
+    ("reveal", "SeedRevealed closes the log with the same seed; one MatchCancelled may precede it"),
+    ("replay", "every deal, draw, action and result follows from the seed and the rules"),
+    ("server", "every seat joined before play; each time-out is followed by the default action"),
+    ("result", "MatchInfo's totals and winners are the replay's (no winners if cancelled)"),
+)
+
+NOT_IN_LOG: Final = frozenset({"created_unix_ms"})
+"""MatchInfo's fields that the log cannot vouch for (it records no time), so not checked."""
+
+
+class Discrepancy(Exception):
+    """A check failed at ``seq``: the entry at fault, or the entry a MatchInfo field disagrees
+    with (``None`` when there is none: the seed field, or a seat that never joined)."""
+
+    def __init__(self, seq: int | None, reason: str) -> None:
+        super().__init__(reason)
+        self.seq = seq
+        self.reason = reason
+
+
+def seed_commitment(seed: bytes) -> str:
+    """RULES.md §4, computed here rather than taken from the engine, as any outsider would."""
+    return hashlib.sha256(COMMITMENT_PREFIX + seed).hexdigest()
+
+
+@dataclass(frozen=True)
+class _Chained:
+    seq: int
+    payload: bytes
+    hash: bytes
+
+
+class Checks:
+    """The state the checks share: decoded events, the seed, the replayed match."""
+
+    def __init__(self, resp: spb.GetMatchLogResponse, match_id: str, head: bytes | None) -> None:
+        self.resp = resp
+        self.head = head
+        self.info = resp.match
+        self.match_id = match_id
+        self.events: list[pb.Event] = []
+        self.decoded: list[ev.Event | None] = []
+        self.seed = bytes(resp.seed)
+        self.replayed: Match | None = None
+
+    def _seq_of(self, kind: str) -> int | None:
+        """The seq of the first entry of ``kind``, if any."""
+        return next(
+            (n for n, e in enumerate(self.events, start=1) if e.WhichOneof("kind") == kind), None
+        )
+
+    # -- 1. decode -------------------------------------------------------------------------
+
+    def check_decode(self) -> None:
+        if not self.resp.entries:
+            raise Discrepancy(1, "the log has no entries")
+        for n, entry in enumerate(self.resp.entries, start=1):
+            event = pb.Event()
+            try:
+                event.ParseFromString(entry.event)
+            except DecodeError:
+                raise Discrepancy(n, "the entry's bytes are not an Event message") from None
+            self.events.append(event)
+            try:
+                self.decoded.append(decode_entry(event, entry.event))
+            except NotCanonical as error:
+                raise Discrepancy(n, str(error)) from None
+
+    # -- 2. sequence -----------------------------------------------------------------------
+
+    def check_sequence(self) -> None:
+        for n, (entry, event) in enumerate(zip(self.resp.entries, self.events, strict=True), 1):
+            if entry.seq != n:
+                raise Discrepancy(
+                    n, f"expected seq {n}, found seq {entry.seq} (a gap, a repeat or a swap)"
+                )
+            if event.seq != n:
+                raise Discrepancy(n, f"the event stored at seq {n} says it is seq {event.seq}")
+        count, last = len(self.events), self.info.last_seq
+        if last > count:
+            raise Discrepancy(
+                count + 1, f"the log ends at seq {count} but MatchInfo's last seq is {last}"
+            )
+        if last < count:
+            raise Discrepancy(last + 1, f"MatchInfo's last seq is {last} but the log goes on")
+
+    # -- 3. chain --------------------------------------------------------------------------
+
+    def check_chain(self) -> None:
+        chained = [_Chained(e.seq, e.event, e.hash) for e in self.resp.entries]
+        broken = first_break(self.match_id, chained)
+        if broken is not None:
+            raise Discrepancy(
+                broken,
+                "the hash does not chain: SHA-256(previous hash || event bytes) differs "
+                "(an event or a hash was changed, or the log is not this match's)",
+            )
+        last = self.resp.entries[-1]
+        if self.head is not None and last.hash != self.head:
+            raise Discrepancy(
+                last.seq,
+                f"the chain ends at {last.hash.hex()}, not at the trusted head "
+                f"{self.head.hex()}: the log was re-signed, cut or extended",
+            )
+        if self.info.last_hash != last.hash:
+            raise _mismatch(
+                "last_hash",
+                self.info.last_hash.hex() or "empty",
+                f"{last.hash.hex()} (the chained hash of seq {last.seq})",
+                last.seq,
+            )
+
+    # -- 4. start --------------------------------------------------------------------------
+
+    def check_start(self) -> None:
+        first = self.events[0]
+        if first.WhichOneof("kind") != "match_started":
+            raise Discrepancy(
+                1, f"the log opens with {first.WhichOneof('kind')}, not match_started"
+            )
+        started, info = first.match_started, self.info
+        if started.match_id != self.match_id:
+            raise Discrepancy(
+                1, f"MatchStarted names match {started.match_id!r}, not {self.match_id!r}"
+            )
+        if info.match_id != self.match_id:
+            raise Discrepancy(
+                None, f"MatchInfo names match {info.match_id!r}, not {self.match_id!r}"
+            )
+        if info.game != started.game:
+            raise _mismatch("game", repr(info.game), repr(started.game), 1)
+        if info.players != started.players:
+            raise _mismatch("players", info.players, started.players, 1)
+        if info.options != started.options:
+            path, mine, theirs = _first_difference(
+                codec.dict_of(info.options), codec.dict_of(started.options), "options"
+            )
+            raise _mismatch(path, mine, theirs, 1)
+        if info.time_control.move_ms != started.move_ms:
+            old = " (a log that predates clocks in MatchStarted)" if started.move_ms == 0 else ""
+            raise _mismatch(
+                "time_control.move_ms", info.time_control.move_ms, f"{started.move_ms}{old}", 1
+            )
+        self._check_state()
+        self._check_seats(started)
+
+    def _check_state(self) -> None:
+        """``status`` and ``cancelled``; the end itself is the reveal's and the replay's."""
+        last = len(self.events)
+        if self.events[-1].WhichOneof("kind") == "seed_revealed":
+            if self.info.status != spb.MATCH_STATUS_ENDED:
+                shown = spb.MatchStatus.Name(self.info.status)
+                raise _mismatch("status", shown, "MATCH_STATUS_ENDED (the seed is revealed)", last)
+        elif self.info.status != spb.MATCH_STATUS_ENDED:  # the reveal check will say why
+            raise Discrepancy(
+                None,
+                f"MatchInfo.status is {spb.MatchStatus.Name(self.info.status)}: only an ended "
+                "match can be audited",
+            )
+        cancelled = self._seq_of("match_cancelled")
+        if self.info.cancelled != (cancelled is not None):
+            log_says = f"True (MatchCancelled at seq {cancelled})" if cancelled else "False"
+            raise _mismatch("cancelled", self.info.cancelled, log_says, cancelled)
+
+    def _check_seats(self, started: pb.MatchStarted) -> None:
+        """One SeatInfo per seat: reserved as MatchStarted says, taken and named as the seat's
+        first SeatJoined says (the server check judges the SeatJoined entries themselves)."""
+        players, flags = started.players, list(started.reserved_seats)
+        if flags and len(flags) != players:
+            raise Discrepancy(
+                1, f"MatchStarted has {len(flags)} reserved_seats flags for {players} seats"
+            )
+        reserved = flags or [False] * players  # a log from before reservations: none reserved
+        joined: dict[int, tuple[int, str]] = {}
+        for n, event in enumerate(self.events, start=1):
+            if event.WhichOneof("kind") == "seat_joined":
+                joined.setdefault(event.seat_joined.seat, (n, event.seat_joined.name))
+        numbers = sorted(s.seat for s in self.info.seats)
+        if numbers != list(range(players)):
+            raise _mismatch("seats", f"seats {numbers}", f"seats 0..{players - 1}", 1)
+        for info in sorted(self.info.seats, key=lambda s: s.seat):
+            seat = info.seat
+            if info.reserved != reserved[seat]:
+                raise _mismatch(f"seats[{seat}].reserved", info.reserved, reserved[seat], 1)
+            at, name = joined.get(seat, (None, ""))
+            if info.taken != (at is not None):
+                log_says = f"True (SeatJoined at seq {at})" if at else "False (it never joined)"
+                raise _mismatch(f"seats[{seat}].taken", info.taken, log_says, at)
+            if info.name != name:
+                raise _mismatch(f"seats[{seat}].name", repr(info.name), repr(name), at)
+
+    # -- 5. seed ---------------------------------------------------------------------------
+
+    def check_seed(self) -> None:
+        if len(self.seed) != SEED_SIZE:
+            raise Discrepancy(None, f"the revealed seed is {len(self.seed)} bytes, not {SEED_SIZE}")
+        expected = seed_commitment(self.seed)
+        if self.events[0].match_started.seed_commitment != expected:
+            raise Discrepancy(
+                1, f"the seed's commitment is {expected}, MatchStarted published another"
+            )
+        if self.info.seed_commitment != expected:
+            raise _mismatch(
+                "seed_commitment",
+                self.info.seed_commitment or "empty",
+                f"{expected} (the seed's)",
+                1,
+            )
+        if self.info.seed != self.seed:
+            raise _mismatch("seed", self.info.seed.hex() or "empty", self.seed.hex(), None)
+
+    # -- 6. reveal -------------------------------------------------------------------------
+
+    def check_reveal(self) -> None:
+        last = len(self.events)
+        kinds = [e.WhichOneof("kind") for e in self.events]
+        for n, kind in enumerate(kinds, start=1):
+            if kind == "seed_revealed" and n < last:
+                raise Discrepancy(n + 1, f"an entry follows the seed's reveal at seq {n}")
+        cancels = [n for n, kind in enumerate(kinds, start=1) if kind == "match_cancelled"]
+        if len(cancels) > 1:
+            raise Discrepancy(
+                cancels[1], f"a second MatchCancelled (the match was cancelled at seq {cancels[0]})"
+            )
+        if cancels:
+            at = cancels[0]
+            ended = self._seq_of("match_ended")
+            if ended is not None and ended < at:
+                raise Discrepancy(at, f"MatchCancelled after the match ended at seq {ended}")
+            if at == last:
+                raise Discrepancy(at, "MatchCancelled is not followed by SeedRevealed")
+            if kinds[at] != "seed_revealed":
+                raise Discrepancy(
+                    at, f"MatchCancelled is followed by {kinds[at]}, not SeedRevealed"
+                )
+        final = self.events[-1]
+        if final.WhichOneof("kind") != "seed_revealed":
+            raise Discrepancy(last + 1, f"the log ends at seq {last} without revealing the seed")
+        if final.seed_revealed.seed != self.seed:
+            raise Discrepancy(last, "SeedRevealed reveals another seed than the log's")
+
+    # -- 7. replay -------------------------------------------------------------------------
+
+    def check_replay(self) -> None:
+        seqs = [n for n, e in enumerate(self.decoded, start=1) if e is not None]
+        engine_log = [e for e in self.decoded if e is not None]
+        try:
+            match = replay(engine_log, seed=self.seed)
+        except ReplayError as error:
+            at = seqs[error.index] if error.index < len(seqs) else seqs[-1] + 1
+            raise Discrepancy(at, explain_replay(engine_log, error, self.seed)) from None
+        except Exception as error:  # untrusted input must never crash the auditor
+            raise Discrepancy(None, f"the rules could not replay the log: {error!r}") from None
+        # A cancelled match stops where it was cancelled (the reveal check put the
+        # MatchCancelled there): the replay above has checked everything up to it.
+        cancelled = self._seq_of("match_cancelled")
+        if not match.over and cancelled is None:
+            raise Discrepancy(seqs[-1] + 1, "the log stops before the match is over")
+        if cancelled is not None:
+            recorded = self.events[cancelled - 1].match_cancelled.totals
+            if tuple(codec.score_from_pb(t) for t in recorded) != match.totals:
+                shown = ", ".join(map(str, match.totals))
+                raise Discrepancy(
+                    cancelled, f"MatchCancelled records totals that are not the replay's ({shown})"
+                )
+        self.replayed = match
+
+    # -- 8. server events ------------------------------------------------------------------
+
+    def check_server(self) -> None:
+        started = self.decoded[0]
+        assert isinstance(started, ev.MatchStarted)  # the replay check holds
+        match = Match(started, seed=self.seed)
+        clocked = self.events[0].match_started.move_ms > 0  # the log's clock, not MatchInfo's
+        joined: set[int] = set()
+        timed_out: tuple[int, int, int] | None = None  # (seq, seat, default action)
+        for n, (event, decoded) in enumerate(zip(self.events, self.decoded, strict=True), 1):
+            kind = event.WhichOneof("kind")
+            recorded = match.recorded_action(decoded) if decoded is not None else None
+            if timed_out is not None:
+                _check_default(n, recorded, timed_out)
+                timed_out = None
+            if kind == "seat_joined":
+                self._joined(n, event.seat_joined.seat, joined, started.players)
+            elif kind == "timed_out":
+                timed_out = self._timed_out(n, event.timed_out.seat, match, clocked=clocked)
+            elif recorded is not None:
+                if len(joined) < started.players:
+                    missing = sorted(set(range(started.players)) - joined)
+                    raise Discrepancy(n, f"play starts before seats {missing} joined")
+                try:
+                    match.apply(*recorded)
+                except ActionError as error:  # the replay check makes this unreachable
+                    raise Discrepancy(n, str(error)) from None
+
+    @staticmethod
+    def _joined(n: int, seat: int, joined: set[int], players: int) -> None:
+        if seat >= players or seat in joined:
+            raise Discrepancy(n, f"seat {seat} cannot join: no such seat, or it joined before")
+        joined.add(seat)
+
+    @staticmethod
+    def _timed_out(n: int, seat: int, match: Match, *, clocked: bool) -> tuple[int, int, int]:
+        if not clocked:
+            raise Discrepancy(n, "a time-out in a match without a clock (MatchStarted.move_ms 0)")
+        if match.to_act != seat:
+            raise Discrepancy(n, f"seat {seat} timed out, but seat {match.to_act} was to act")
+        return n, seat, match.default_action()
+
+    # -- 9. result -------------------------------------------------------------------------
+
+    def check_result(self) -> None:
+        match = self.replayed
+        assert match is not None  # the replay check holds
+        cancelled = self._seq_of("match_cancelled")
+        ended = self._seq_of("match_ended")
+        at = cancelled if cancelled is not None else ended
+        where = f"MatchCancelled at seq {cancelled}" if cancelled else f"MatchEnded at seq {ended}"
+        totals = tuple(codec.score_from_pb(t) for t in self.info.totals)
+        if totals != match.totals:
+            shown = ", ".join(map(str, match.totals))
+            raise _mismatch(
+                "totals", ", ".join(map(str, totals)) or "none", f"{shown} ({where})", at
+            )
+        if tuple(self.info.winners) != match.winners:
+            raise _mismatch(
+                "winners", list(self.info.winners), f"{list(match.winners)} ({where})", at
+            )
+
+
+def _mismatch(name: str, info_says: object, log_says: object, seq: int | None) -> Discrepancy:
+    """A MatchInfo field that disagrees with the log, in the words every such failure uses."""
+    return Discrepancy(seq, f"MatchInfo.{name} is {info_says}, the log says {log_says}")
+
+
+def _first_difference(mine: Any, theirs: Any, path: str) -> tuple[str, str, str]:
+    """The first place two JSON values differ: its path and each side there, as JSON."""
+    if isinstance(mine, dict) and isinstance(theirs, dict):
+        for key in sorted(set(mine) | set(theirs)):
+            if mine.get(key, _ABSENT) != theirs.get(key, _ABSENT):
+                return _first_difference(
+                    mine.get(key, _ABSENT), theirs.get(key, _ABSENT), f"{path}.{key}"
+                )
+    if isinstance(mine, list) and isinstance(theirs, list) and len(mine) == len(theirs):
+        for index, (a, b) in enumerate(zip(mine, theirs, strict=True)):
+            if a != b:
+                return _first_difference(a, b, f"{path}[{index}]")
+    return path, _json(mine), _json(theirs)
+
+
+_ABSENT: Final = object()
+
+
+def _json(value: Any) -> str:
+    return "absent" if value is _ABSENT else json.dumps(value, sort_keys=True)
+
+
+def _check_default(
+    n: int, recorded: tuple[int, int] | None, timed_out: tuple[int, int, int]
+) -> None:
+    at, seat, default = timed_out
+    if recorded != (seat, default):
+        got = "no action" if recorded is None else f"seat {recorded[0]} {describe(recorded[1])}"
+        raise Discrepancy(
+            n,
+            f"seat {seat} timed out at seq {at}: its default action is {describe(default)} "
+            f"(the lowest legal), but the log has {got}",
+        )

@@ -1,0 +1,120 @@
+"""A bot as a runner drives it: told the match, shown each event, asked to act, let go.
+
+Why an interface beside :class:`~.base.Bot`: a tournament seat may be a Python object or an
+external program (:mod:`.external`), and a runner must await either without ever running a
+bot's thinking on its event loop. :class:`Decider` is that common shape; :class:`PythonDecider`
+fits a Python bot to it, thinking in a daemon thread. What a misbehaving decider costs is the
+runner's business (``cardarena.clients.tournament.guard``); here a decider only says what went
+wrong: :class:`BotGone` (it can no longer be asked) or :class:`IllegalAnswer`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from cardarena.v1 import game_pb2 as pb
+
+from .base import Bot
+from .state import SeatState
+
+
+class BotGone(Exception):
+    """The bot can no longer be asked (its program exited or closed its pipes)."""
+
+
+class IllegalAnswer(Exception):
+    """The bot answered something that is not one of the legal actions."""
+
+
+@dataclass(frozen=True)
+class SeatContext:
+    """What a seat is told when its match starts."""
+
+    match_id: str
+    game: str
+    seat: int
+    players: int
+    names: tuple[str, ...]
+    options: dict[str, Any]
+    lowest_wins: bool
+    decision_ms: int
+
+
+class Decider(Protocol):
+    """One seat's bot as the runner drives it: told the match, shown events, asked to act."""
+
+    async def start(self, context: SeatContext) -> None: ...
+    def observe(self, event: pb.Event) -> None: ...
+    async def decide(self, state: SeatState) -> int: ...
+    async def finish(self, state: SeatState) -> None: ...
+    def abandon(self) -> None: ...
+
+
+class PythonDecider:
+    """A Python :class:`Bot`, made fresh for the match, thinking in a daemon thread."""
+
+    def __init__(self, factory: Callable[[], Bot]) -> None:
+        self._factory = factory
+        self._bot: Bot | None = None
+
+    async def start(self, context: SeatContext) -> None:
+        self._bot = self._factory()
+
+    def observe(self, event: pb.Event) -> None:
+        pass
+
+    async def decide(self, state: SeatState) -> int:
+        if self._bot is None:
+            raise BotGone("the bot was never made")
+        action: Any = await in_thread(self._bot.choose, state)
+        if not isinstance(action, int) or isinstance(action, bool):
+            raise IllegalAnswer(f"choose returned {action!r}, not an action id")
+        return action
+
+    async def finish(self, state: SeatState) -> None:
+        self._bot = None
+
+    def abandon(self) -> None:
+        self._bot = None
+
+
+async def in_thread(function: Callable[[SeatState], Any], state: SeatState) -> Any:
+    """Run ``function(state)`` in a fresh daemon thread and await its result.
+
+    Not ``asyncio.to_thread``: its pool joins its threads at exit, so one hung bot would hang
+    the whole program after the tournament.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(result: Any, error: Exception | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    def work() -> None:
+        try:
+            result, error = function(state), None
+        except BaseException as raised:  # SystemExit from a bot is a crash too
+            wrapped = (
+                raised if isinstance(raised, Exception) else RuntimeError(describe_error(raised))
+            )
+            result, error = None, wrapped
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits for it any more
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=work, name="bot-decision", daemon=True).start()
+    return await future
+
+
+def describe_error(error: BaseException) -> str:
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__

@@ -1,0 +1,151 @@
+"""The messages of the external-bot line protocol (``docs/bot-protocol.md``), as JSON values.
+
+Why text codes everywhere: a bot in any language should need no table of card ids. Cards are
+RULES.md codes (``QC``, ``10H``, ``6O``, ``JK``), suits their letters, actions the text of
+``cardarena.engine.describe`` (``QC``, ``pass``, ``exclude:S``, ``trump:H``), and the answer
+is one of the ``legal`` strings it was offered. Scores are JSON numbers (a Crazy Sixes share
+such as 35/2 becomes 17.5; the exact value is in the match log).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any, Final
+
+from cardarena.engine import CardSet, describe
+from cardarena.engine import events as ev
+from cardarena.engine.cards import card_code, cards_of, suit_code
+
+from ..decider import SeatContext
+from ..state import SeatState
+
+PROTOCOL_VERSION: Final = 1
+
+_CARD_FIELDS: Final = frozenset({"card"})
+_CARDS_FIELDS: Final = frozenset({"cards"})
+_SUIT_FIELDS: Final = frozenset({"suit", "trump"})
+_SCORE_FIELDS: Final = frozenset({"scores", "totals"})
+
+
+def start_message(context: SeatContext) -> dict[str, Any]:
+    return {
+        "type": "start",
+        "protocol": PROTOCOL_VERSION,
+        "match": context.match_id,
+        "game": context.game,
+        "seat": context.seat,
+        "players": context.players,
+        "names": list(context.names),
+        "options": dict(context.options),
+        "lowest_wins": context.lowest_wins,
+        "decision_ms": context.decision_ms,
+    }
+
+
+def event_message(seq: int, event: ev.Event) -> dict[str, Any]:
+    """``{"type": "event", "seq": 12, "event": "card_played", "seat": 1, "card": "QC"}``."""
+    out: dict[str, Any] = {"type": "event", "seq": seq, "event": snake(type(event).__name__)}
+    for item in dataclasses.fields(event):
+        out[item.name] = _field(item.name, getattr(event, item.name))
+    return out
+
+
+def timed_out_message(seq: int, seat: int) -> dict[str, Any]:
+    """The server played the default action for ``seat`` because its clock ran out."""
+    return {"type": "event", "seq": seq, "event": "timed_out", "seat": seat}
+
+
+def turn_message(state: SeatState) -> dict[str, Any]:
+    return {
+        "type": "turn",
+        "seq": state.seq,
+        "legal": [describe(a) for a in state.legal],
+        "state": state_json(state),
+    }
+
+
+def end_message(state: SeatState) -> dict[str, Any]:
+    return {
+        "type": "end",
+        "totals": [number(t) for t in state.totals],
+        "winners": list(state.winners),
+        "won": state.seat in state.winners,
+    }
+
+
+def state_json(state: SeatState) -> dict[str, Any]:
+    """What the seat knows, folded from its events (a convenience: the events say it all)."""
+    return {
+        "seat": state.seat,
+        "round": state.round,
+        "kind": state.kind,
+        "dealer": state.dealer,
+        "trump": suit_code(state.trump) if state.trump is not None else None,
+        "hand": codes(state.hand),
+        "hand_sizes": list(state.hand_sizes),
+        "trick_leader": state.trick_leader,
+        "trick": [{"seat": seat, "card": card_code(card)} for seat, card in state.trick],
+        "tricks_won": list(state.tricks_won),
+        "table": codes(state.table),
+        "passes": list(state.passes),
+        "played": [codes(m) for m in state.played],
+        "dead": [codes(m) for m in state.dead],
+        "excluded_suits": [suit_code(s) for s in state.excluded_suits],
+        "totals": [number(t) for t in state.totals],
+    }
+
+
+def parse_answer(line: bytes, legal: Sequence[int]) -> int:
+    """The action a program's answer names; ``ValueError`` says what is wrong with it."""
+    try:
+        answer = json.loads(line)
+    except ValueError:
+        raise ValueError(f"not a JSON line: {_clip(line)}") from None
+    if not isinstance(answer, dict) or not isinstance(answer.get("action"), str):
+        raise ValueError(f'expected {{"action": "<one of legal>"}}, got {_clip(line)}')
+    by_text = {describe(a).upper(): a for a in legal}
+    chosen = by_text.get(answer["action"].strip().upper())
+    if chosen is None:
+        raise ValueError(f"{answer['action']!r} is not one of the legal actions")
+    return chosen
+
+
+def codes(mask: int) -> list[str]:
+    return [card_code(c) for c in cards_of(mask)]
+
+
+def number(score: int | Fraction) -> int | float:
+    if isinstance(score, Fraction):
+        return int(score) if score.denominator == 1 else float(score)
+    return score
+
+
+def snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _field(name: str, value: Any) -> Any:
+    if value is None or isinstance(value, bool):
+        return value
+    if name in _CARD_FIELDS:
+        return card_code(value)
+    if name in _CARDS_FIELDS:
+        return codes(value.mask) if isinstance(value, CardSet) else [card_code(c) for c in value]
+    if name == "hands":
+        return [None if hand is None else codes(hand.mask) for hand in value]
+    if name in _SUIT_FIELDS:
+        return suit_code(value)
+    if name in _SCORE_FIELDS:
+        return [number(s) for s in value]
+    if isinstance(value, tuple):
+        return [_field("", v) for v in value]
+    return value
+
+
+def _clip(line: bytes, limit: int = 80) -> str:
+    text = line.decode("utf-8", "replace").strip()
+    return repr(text if len(text) <= limit else text[:limit] + "…")

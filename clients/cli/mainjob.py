@@ -1,0 +1,198 @@
+"""The main job (``bash scripts/main.sh``): the whole system end to end, in about a minute.
+
+1. start ``cardarena serve`` on 127.0.0.1:0 with a fresh store (a temporary folder, or
+   ``--data-dir``), and read its ``cardarena listening on HOST:PORT`` line;
+2. play a tournament of the reference bots (random and every bot of ``REFERENCE``, the Monte
+   Carlo bot on a small budget) over every game the server offers, with duplicate deals, and
+   print the standings;
+3. audit every match it played from the server's public log (``GetMatchLog``);
+4. stop the server with SIGTERM (a graceful drain that must exit 0).
+
+It exits non-zero if any match failed, any log did not audit clean, or the server did not stop
+cleanly: it is the first thing to run on a new machine and should say plainly whether all is well.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import secrets
+import signal
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from ..audit import audit_response
+from ..bots import REFERENCE
+from ..client import ArenaClient
+from ..tournament import BotEntry, TournamentConfig, parse_bot, play_tournament
+from ..tournament.reports import LEGEND, print_table
+from .argtypes import positive_int, seed_hex
+
+CARDARENA = Path(sys.executable).parent / "cardarena"
+PLAYERS = 3
+"""Every game of RULES.md can be played by three, so one lineup covers them all."""
+START_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 30.0
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="scripts/main.sh",
+        description="Start a server, play a tournament of the reference bots on every game, "
+        "audit every match log, stop the server.",
+    )
+    parser.add_argument("--game", action="append", help="only this game (repeatable)")
+    parser.add_argument("--deals", type=positive_int, default=4, help="deal seeds per game")
+    parser.add_argument("--concurrency", type=positive_int, default=4, help="matches at once")
+    parser.add_argument(
+        "--mc-budget-ms", type=positive_int, default=10, help="Monte Carlo time per decision"
+    )
+    parser.add_argument("--seed", type=seed_hex, default=bytes(32), help="64 hex digits")
+    parser.add_argument("--data-dir", type=Path, help="keep the server's store here")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    return parser.parse_args(argv)
+
+
+def reference_bots(mc_budget_ms: int) -> list[BotEntry]:
+    """``random`` first, then every other reference bot; a Monte Carlo bot gets the budget."""
+    names = ["random", *(n for n in REFERENCE if n != "random")]
+    return [parse_bot(f"{n},budget_ms={mc_budget_ms}" if n == "mc" else n) for n in names]
+
+
+async def main_job(args: argparse.Namespace, data_dir: Path) -> int:
+    # Locked, as a tournament host should run it: only the operator token creates matches,
+    # and every seat of every match is reserved for the bot the schedule puts there.
+    token = secrets.token_urlsafe(32)
+    server = await start_server(data_dir, token)
+    failures = 0
+    try:
+        address = server.address
+        print(f"server: cardarena listening on {address} (store in {data_dir})", flush=True)
+        async with ArenaClient(address) as client:
+            games = args.game or [g.name for g in await client.list_games()]
+        bots = reference_bots(args.mc_budget_ms)
+        print("bots: " + ", ".join(f"{b.name} ({b.describe()})" for b in bots))
+        print(LEGEND, flush=True)
+        played: list[tuple[str, bytes]] = []
+        for game in games:
+            config = TournamentConfig(
+                address=address,
+                game=game,
+                bots=bots,
+                players=PLAYERS,
+                deals=args.deals,
+                concurrency=args.concurrency,
+                seed=args.seed,
+                operator_token=token,
+            )
+            result, rows = await play_tournament(config, progress=not args.no_progress)
+            print_table(result, rows, sys.stdout)
+            sys.stdout.flush()
+            failures += len(result.failed)
+            played += [(m.match_id, m.last_hash) for m in result.matches if m.ok]
+        failures += await audit_all(address, played)
+    finally:
+        code = await server.stop()
+    print(f"server stopped with SIGTERM (exit code {code})")
+    if code != 0:
+        failures += 1
+    print("main job: " + ("all well" if not failures else f"{failures} FAILURES"))
+    return 1 if failures else 0
+
+
+async def audit_all(address: str, played: Sequence[tuple[str, bytes]]) -> int:
+    """Fetch and audit every match log, each pinned to the last hash seen when it ended;
+    print the verdict; return the number of failures."""
+    print(f"\n== audit of {len(played)} match logs (GetMatchLog)")
+    failed = 0
+    async with ArenaClient(address) as client:
+        for match_id, head in played:
+            problem = audit_response(await client.match_log(match_id), match_id, head=head)
+            if problem is not None:
+                failed += 1
+                print(f"  {match_id}: {problem}")
+    verdict = f"{failed} FAILED" if failed else "all clean"
+    print(f"{len(played)} matches audited: {verdict}")
+    return failed
+
+
+class Server:
+    """A ``cardarena serve`` child process on 127.0.0.1:0."""
+
+    def __init__(self, process: asyncio.subprocess.Process, address: str) -> None:
+        self.process = process
+        self.address = address
+
+    async def stop(self) -> int | None:
+        if self.process.returncode is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(self.process.wait(), STOP_TIMEOUT_S)
+            except TimeoutError:
+                self.process.kill()
+                await self.process.wait()
+                return None
+        return self.process.returncode
+
+
+async def start_server(data_dir: Path, admin_token: str) -> Server:
+    log = (data_dir / "server.log").open("ab")
+    process = await asyncio.create_subprocess_exec(
+        str(CARDARENA),
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        str(data_dir),
+        "--metrics-port",
+        "-1",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=log,
+        env={**os.environ, "CARDARENA_ADMIN_TOKEN": admin_token},  # not in the process list
+    )
+    log.close()
+    assert process.stdout is not None
+    try:
+        line = (await asyncio.wait_for(process.stdout.readline(), START_TIMEOUT_S)).decode()
+    except TimeoutError:
+        line = ""
+    if not line.startswith("cardarena listening on "):
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        await process.wait()
+        raise RuntimeError(
+            f"the server did not start ({line.strip()!r}); see {data_dir}/server.log"
+        )
+    return Server(process, line.split()[-1])
+
+
+@contextlib.contextmanager
+def store_folder(chosen: Path | None) -> Iterator[Path]:
+    if chosen is not None:
+        chosen.mkdir(parents=True, exist_ok=True)
+        yield chosen
+        return
+    with tempfile.TemporaryDirectory(prefix="cardarena-main-") as folder:
+        yield Path(folder)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    print("== cardarena main job: server, tournament of the reference bots, audit of every log")
+    try:
+        with store_folder(args.data_dir) as data_dir:
+            return asyncio.run(main_job(args, data_dir))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except RuntimeError as error:
+        print(f"main job: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""``cardarena tournament``: bots against each other on a server, with duplicate deals.
+
+For each deal seed the same cards are played in every rotation of the seats, so the luck of
+the deal cancels out; standings give each bot's mean score per match with a 95% interval
+over those duplicate groups, its win rate and an OpenSkill rating, and count every crash,
+hang and illegal move without ever stopping. Bots are Python classes or external programs
+(``docs/bot-protocol.md``). This module is only the command: argument checks, then
+:mod:`cardarena.clients.tournament` plays, ranks and reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from ..tournament import (
+    TournamentConfig,
+    TournamentError,
+    check_bot,
+    check_unique,
+    parse_bot,
+    play_tournament,
+)
+from ..tournament.reports import LEGEND, print_table, settings_json, to_json, write_csv
+from .argtypes import json_object, non_negative_int, positive_int, seed_hex, server_address
+
+EXIT_OK, EXIT_FAILED_MATCHES, EXIT_USAGE = 0, 1, 2
+
+
+def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
+    """play bots against each other on a server: duplicate deals, standings, ratings"""
+    parser.epilog = (
+        "bots: module:Class, a short name (random, rules, mc…), NAME=SPEC[,KEY=VALUE…] for "
+        "constructor arguments (e.g. mc50=mc,budget_ms=50), or exec:NAME=COMMAND for a program "
+        "speaking the JSON-lines protocol of docs/bot-protocol.md"
+    )
+    parser.add_argument(
+        "--server",
+        type=server_address,
+        default=os.environ.get("CARDARENA_SERVER", "127.0.0.1:50051"),
+        help="HOST:PORT of the server, or several replicas' comma-separated (calls are spread"
+        " round robin; default: $CARDARENA_SERVER or 127.0.0.1:50051)",
+    )
+    parser.add_argument(
+        "--admin-token",
+        default=os.environ.get("CARDARENA_ADMIN_TOKEN") or None,
+        help="the server's operator token, if it has one (default: $CARDARENA_ADMIN_TOKEN;"
+        " prefer the variable: a flag shows in the process list)",
+    )
+    parser.add_argument("--game", required=True, help="the game, e.g. hexathlon")
+    parser.add_argument(
+        "--players", type=positive_int, default=0, help="seats per match (default: one per bot)"
+    )
+    parser.add_argument("--options", type=json_object, default={}, help="game options as JSON")
+    parser.add_argument(
+        "--bot", action="append", required=True, metavar="SPEC", help="a contestant (repeat)"
+    )
+    parser.add_argument(
+        "--deals", type=positive_int, default=2, help="deal seeds, each in every rotation"
+    )
+    parser.add_argument(
+        "--concurrency", type=positive_int, default=4, help="matches played at once (default 4)"
+    )
+    parser.add_argument(
+        "--move-ms",
+        type=non_negative_int,
+        default=0,
+        help="the server's time control per move (0: none); on expiry it plays the default",
+    )
+    parser.add_argument(
+        "--decision-ms",
+        type=non_negative_int,
+        default=0,
+        help="the runner's limit per decision before it benches a bot "
+        "(default: move-ms + 500, or 10000 without a time control)",
+    )
+    parser.add_argument(
+        "--seed", type=seed_hex, default=None, help="64 hex digits: the tournament's seed"
+    )
+    parser.add_argument("--json", type=Path, metavar="OUT", help="write every result as JSON")
+    parser.add_argument("--csv", type=Path, metavar="OUT", help="write the standings as CSV")
+    parser.add_argument(
+        "--bot-logs", type=Path, metavar="DIR", help="keep external bots' stderr here"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            bots = [parse_bot(text) for text in args.bot]
+            check_unique(bots)
+            for entry in bots:
+                check_bot(entry)
+        except ValueError as error:
+            parser.error(str(error))
+        seed = args.seed if args.seed is not None else os.urandom(32)
+        config = TournamentConfig(
+            address=args.server,
+            game=args.game,
+            bots=bots,
+            players=args.players,
+            options=args.options,
+            deals=args.deals,
+            concurrency=args.concurrency,
+            move_ms=args.move_ms,
+            decision_ms=args.decision_ms,
+            seed=seed,
+            bot_logs=args.bot_logs,
+            operator_token=args.admin_token,
+        )
+        print(f"tournament seed {seed.hex()} (--seed reproduces the deals)", file=sys.stderr)
+        try:
+            result, rows = asyncio.run(play_tournament(config, progress=not args.no_progress))
+        except TournamentError as error:
+            print(f"cardarena tournament: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        print_table(result, rows, sys.stdout)
+        print(LEGEND)
+        report = to_json(result, rows, settings_json(config))
+        if args.json is not None:
+            args.json.write_text(json.dumps(report, indent=2) + "\n")
+        if args.csv is not None:
+            write_csv(args.csv, rows)
+        return EXIT_FAILED_MATCHES if result.failed else EXIT_OK
+
+    return run

@@ -1,0 +1,19 @@
+"""The client library: typed asyncio calls to a cardarena server, and the loop that plays a seat.
+
+:class:`ArenaClient` speaks the protocol of ``docs/protocol.md`` over one channel (to one
+server or spread over replicas, :mod:`.channel`); :meth:`ArenaClient.play` plays a seat with
+any :class:`~cardarena.clients.bots.Bot`. :mod:`.health` is the standard health check.
+"""
+
+from .arena import ArenaClient, Decide, Ticket, decide_with, new_secret
+from .channel import CHANNEL_OPTIONS, channel_target
+
+__all__ = [
+    "CHANNEL_OPTIONS",
+    "ArenaClient",
+    "Decide",
+    "Ticket",
+    "channel_target",
+    "decide_with",
+    "new_secret",
+]

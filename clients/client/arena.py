@@ -1,0 +1,335 @@
+"""A typed asyncio client for a cardarena server, and the loop that plays a seat.
+
+``play`` survives anything a network or a server restart can do to it: it resumes the event
+stream from the last ``seq`` it saw, and it submits each decision with a request id derived
+from the seat and the ``seq`` it answers, so a retry is applied once and a duplicate is
+harmless.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import grpc
+from google.protobuf import struct_pb2
+
+from cardarena.v1 import codec, service_pb2_grpc
+from cardarena.v1 import game_pb2 as pb
+from cardarena.v1 import service_pb2 as spb
+
+from ..bots.base import Bot
+from ..bots.state import SeatState
+from .channel import CHANNEL_OPTIONS, RETRYABLE, channel_target
+
+if TYPE_CHECKING:
+    from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
+
+Decide = Callable[[SeatState], Awaitable[int]]
+"""How a seat's next action is chosen, given what the seat knows."""
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """A taken seat: the match, the seat and its secret token (never log it)."""
+
+    match_id: str
+    seat: int
+    token: str
+
+    def __repr__(self) -> str:
+        return f"Ticket(match_id={self.match_id!r}, seat={self.seat}, token=…)"
+
+    @property
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {self.token}"),)
+
+
+def new_secret() -> str:
+    """A fresh join secret or creator secret (43 URL-safe characters)."""
+    return secrets.token_urlsafe(32)
+
+
+class _Quiet(Exception):
+    """A seat's stream said nothing for ``quiet_reopen`` seconds: reopen it."""
+
+
+class ArenaClient:
+    """One channel to a server, or to several replicas (``"h1:p1,h2:p2"``), spreading calls
+    round robin. Use as ``async with ArenaClient(address) as client``."""
+
+    def __init__(
+        self,
+        address: str,
+        *,
+        timeout: float = 10.0,
+        retry_for: float = 30.0,
+        quiet_reopen: float = 60.0,
+        operator_token: str | None = None,
+    ) -> None:
+        self.address = address
+        self._operator = (
+            () if not operator_token else (("authorization", f"Bearer {operator_token}"),)
+        )
+        """Sent with creating and cancelling: the server's operator token, if it has one."""
+        self.timeout = timeout
+        self.retry_for = retry_for
+        self.quiet_reopen = quiet_reopen
+        """A seat's stream silent this long is reopened from the last seq: a fresh snapshot
+        costs little, and it recovers from anything that left the stream waiting for
+        nothing (a quiet stream is no failure: opponents may think for long)."""
+        self._channel: grpc.aio.Channel | None = None
+        self._stub: MatchServiceAsyncStub | None = None
+
+    async def __aenter__(self) -> ArenaClient:
+        self._channel = grpc.aio.insecure_channel(
+            channel_target(self.address), options=CHANNEL_OPTIONS
+        )
+        self._stub = service_pb2_grpc.MatchServiceStub(self._channel)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._channel is not None:
+            await self._channel.close()
+
+    @property
+    def stub(self) -> MatchServiceAsyncStub:
+        if self._stub is None:
+            raise RuntimeError("use the client inside `async with`")
+        return self._stub
+
+    async def _retrying(self, call: Callable[[], Awaitable[Any]]) -> Any:
+        """Retry a call that is safe to repeat while the server is briefly unreachable."""
+        deadline = asyncio.get_running_loop().time() + self.retry_for
+        delay = 0.05
+        while True:
+            try:
+                return await call()
+            except grpc.aio.AioRpcError as error:
+                if error.code() not in RETRYABLE or asyncio.get_running_loop().time() > deadline:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+    async def list_games(self) -> list[spb.GameDescription]:
+        response = await self._retrying(
+            lambda: self.stub.ListGames(spb.ListGamesRequest(), timeout=self.timeout)
+        )
+        return list(response.games)
+
+    async def create_match(
+        self,
+        game: str,
+        *,
+        players: int = 0,
+        options: Mapping[str, Any] | None = None,
+        move_ms: int = 0,
+        seed: bytes = b"",
+        reserved: Mapping[int, str] | None = None,
+        creator_secret: str = "",
+    ) -> spb.MatchInfo:
+        """Create a match. ``reserved`` maps seats to the join secrets that alone may take
+        them (see :func:`new_secret`); whoever holds ``creator_secret`` may cancel it."""
+        struct = struct_pb2.Struct()
+        struct.update(dict(options or {}))
+        request = spb.CreateMatchRequest(
+            game=game,
+            players=players,
+            options=struct,
+            time_control=spb.TimeControl(move_ms=move_ms),
+            seed=seed,
+            request_id=secrets.token_hex(16),  # a retry finds the match, not a second one
+            reserved_seats=[
+                spb.SeatReservation(seat=s, join_secret=x)
+                for s, x in sorted((reserved or {}).items())
+            ],
+            creator_secret=creator_secret,
+        )
+        response: spb.CreateMatchResponse = await self._retrying(
+            lambda: self.stub.CreateMatch(request, metadata=self._operator, timeout=self.timeout)
+        )
+        return response.match
+
+    async def cancel_match(
+        self, match_id: str, *, reason: str = "", secret: str | None = None
+    ) -> spb.MatchInfo:
+        """End a match that has not ended, as the operator or with its creator ``secret``."""
+        metadata = self._operator if secret is None else (("authorization", f"Bearer {secret}"),)
+        request = spb.CancelMatchRequest(match_id=match_id, reason=reason)
+        response: spb.CancelMatchResponse = await self._retrying(
+            lambda: self.stub.CancelMatch(request, metadata=metadata, timeout=self.timeout)
+        )
+        return response.match
+
+    async def join(
+        self, match_id: str, *, seat: int | None = None, name: str = "", join_secret: str = ""
+    ) -> Ticket:
+        """Take a seat (a reserved one with its ``join_secret``). The token is chosen here, so
+        a join whose answer was lost is retried safely: the server answers a repeat with the
+        seat the token already holds."""
+        request = spb.JoinMatchRequest(
+            match_id=match_id, name=name, token=secrets.token_urlsafe(32), join_secret=join_secret
+        )
+        if seat is not None:
+            request.seat = seat
+        response = await self._retrying(lambda: self.stub.JoinMatch(request, timeout=self.timeout))
+        return Ticket(match_id, response.seat, response.token)
+
+    async def get_match(self, match_id: str) -> spb.MatchInfo:
+        request = spb.GetMatchRequest(match_id=match_id)
+        response: spb.GetMatchResponse = await self._retrying(
+            lambda: self.stub.GetMatch(request, timeout=self.timeout)
+        )
+        return response.match
+
+    async def match_log(self, match_id: str) -> spb.GetMatchLogResponse:
+        request = spb.GetMatchLogRequest(match_id=match_id)
+        response: spb.GetMatchLogResponse = await self._retrying(
+            lambda: self.stub.GetMatchLog(request, timeout=self.timeout)
+        )
+        return response
+
+    async def submit(
+        self, ticket: Ticket, action: int, expected_seq: int
+    ) -> spb.SubmitActionResponse:
+        """Submit idempotently: every retry of this call carries the same request id, drawn
+        at random so that nobody can guess (and spend) it first."""
+        request = spb.SubmitActionRequest(
+            match_id=ticket.match_id,
+            seat=ticket.seat,
+            action=codec.action_to_pb(action),
+            expected_seq=expected_seq,
+            request_id=secrets.token_hex(16),
+        )
+        response: spb.SubmitActionResponse = await self._retrying(
+            lambda: self.stub.SubmitAction(request, metadata=ticket.metadata, timeout=self.timeout)
+        )
+        return response
+
+    async def play(
+        self,
+        ticket: Ticket,
+        bot: Bot | None = None,
+        *,
+        decide: Decide | None = None,
+        on_event: Callable[[SeatState, pb.Event], None] | None = None,
+    ) -> SeatState:
+        """Play ``ticket``'s seat until the match ends; return the final state.
+
+        On each ``YourTurn`` the seat's decision comes from ``decide(state)`` (an awaitable:
+        the runner uses it to guard against bots that crash or hang), or else from
+        ``bot.choose(state)`` run in a worker thread. A stream that breaks (server restart, drain,
+        network) is reopened from the last ``seq`` seen, with backoff, for up to ``retry_for``
+        seconds without progress.
+        """
+        if decide is None:
+            if bot is None:
+                raise TypeError("play() needs a bot or a decide function")
+            decide = decide_with(bot)
+        state = SeatState(ticket.match_id, ticket.seat)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.retry_for
+        delay = 0.05
+        while True:
+            seen = state.seq
+            try:
+                await self._follow(ticket, decide, state, on_event)
+            except _Quiet:
+                deadline, delay = loop.time() + self.retry_for, 0.05
+                continue
+            except grpc.aio.AioRpcError as error:
+                if error.code() not in RETRYABLE:
+                    raise
+            if state.over:
+                return state
+            if state.seq > seen:
+                deadline, delay = loop.time() + self.retry_for, 0.05
+            elif loop.time() > deadline:
+                raise TimeoutError(f"no progress in match {ticket.match_id} for {self.retry_for} s")
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+    async def _follow(
+        self,
+        ticket: Ticket,
+        decide: Decide,
+        state: SeatState,
+        on_event: Callable[[SeatState, pb.Event], None] | None,
+    ) -> None:
+        """Follow the seat's stream from ``state.seq``; answer each turn once caught up to it."""
+        request = spb.StreamEventsRequest(
+            match_id=ticket.match_id, seat=ticket.seat, after_seq=state.seq
+        )
+        stream = self.stub.StreamEvents(request, metadata=ticket.metadata)
+        turn: tuple[int, list[pb.Action]] | None = None
+        messages = aiter(stream)
+        while True:
+            try:
+                async with asyncio.timeout(self.quiet_reopen):
+                    message = await anext(messages)
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                stream.cancel()
+                raise _Quiet from None
+            kind = message.WhichOneof("kind")
+            if kind == "event":
+                self._observe(state, message.event, on_event)
+            elif kind == "snapshot" and message.snapshot.legal_actions:
+                turn = (message.snapshot.seq, list(message.snapshot.legal_actions))
+            elif kind == "your_turn":
+                turn = (message.your_turn.seq, list(message.your_turn.legal_actions))
+            if turn is not None and turn[0] == state.seq:
+                seq, legal = turn
+                turn = None
+                await self._decide(ticket, decide, state, seq, legal)
+
+    def _observe(
+        self,
+        state: SeatState,
+        event: pb.Event,
+        on_event: Callable[[SeatState, pb.Event], None] | None,
+    ) -> None:
+        if event.seq <= state.seq:
+            return
+        state.seq = event.seq
+        decoded = codec.event_from_pb(event)
+        if decoded is not None:
+            state.observe(decoded)
+        elif event.WhichOneof("kind") == "seed_revealed":
+            state.seed = event.seed_revealed.seed
+        elif event.WhichOneof("kind") == "match_cancelled":
+            state.over = True  # ended early: GetMatch says so (cancelled), with no winners
+        if on_event is not None:
+            on_event(state, event)
+
+    async def _decide(
+        self, ticket: Ticket, decide: Decide, state: SeatState, seq: int, legal: list[pb.Action]
+    ) -> None:
+        if seq != state.seq:
+            return  # a prompt for a position this client has not caught up with, or has left
+        state.legal = [codec.action_from_pb(a) for a in legal]
+        try:
+            action = await decide(state)
+            if action not in state.legal:
+                raise ValueError(f"the bot chose {action}, which is not a legal action")
+            await self.submit(ticket, action, seq)
+        except grpc.aio.AioRpcError as error:
+            # ABORTED: the server's clock played for the seat meanwhile; FAILED_PRECONDITION:
+            # the match ended meanwhile. Either way, read on.
+            if error.code() not in (grpc.StatusCode.ABORTED, grpc.StatusCode.FAILED_PRECONDITION):
+                raise
+        finally:
+            state.legal = []
+
+
+def decide_with(bot: Bot) -> Decide:
+    """Ask ``bot`` in a worker thread, so a slow bot never stalls the other matches' streams."""
+
+    async def decide(state: SeatState) -> int:
+        return await asyncio.to_thread(bot.choose, state)
+
+    return decide

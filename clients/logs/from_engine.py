@@ -1,0 +1,114 @@
+"""The log a server would return for a finished engine match, built the server's way.
+
+Why: tests and offline tools need real logs (chained hashes, MatchInfo, seed) without a
+server; this builds them from the engine and the protocol's own encoding, in the server's
+order of entries, so an audit or a replay cannot tell them from a fetched log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from cardarena.engine import Match
+from cardarena.engine.match import ActionReader
+from cardarena.v1 import codec
+from cardarena.v1 import game_pb2 as pb
+from cardarena.v1 import service_pb2 as spb
+from cardarena.v1.chain import chain_hash, genesis_hash
+
+
+def log_from_engine(
+    match: Match,
+    seed: bytes,
+    match_id: str,
+    *,
+    names: Sequence[str] | None = None,
+    timed_out: Collection[int] = (),
+    move_ms: int = 0,
+    created_unix_ms: int = 0,
+    reserved: Sequence[bool] | None = None,
+    cancelled: str | None = None,
+    seated: Collection[int] | None = None,
+) -> spb.GetMatchLogResponse:
+    """The log a server would return for the finished engine ``match``, built the server's way.
+
+    Why: tests and offline tools need real logs without a server. The order of entries is the
+    server's: the events of match creation (MatchStarted carrying ``move_ms`` and one
+    ``reserved`` flag per seat, default none reserved; ``reserved=()`` writes no flags, as a
+    log from before reservations), one ``SeatJoined`` per seat of ``seated`` (default every
+    seat; ``names``, default ``seat N``), every later event at ``seq`` from 1 on, a
+    ``TimedOut`` before each action whose index in ``match.log`` is in ``timed_out``, then
+    ``MatchCancelled`` if ``cancelled`` gives its reason (the match need not be over then),
+    and ``SeedRevealed`` last.
+    """
+    if cancelled is None and not match.over:
+        raise ValueError("the match has not ended: its log and seed are not public yet")
+    if cancelled is not None and match.over:
+        raise ValueError("the match has ended: it cannot be cancelled")
+    seat_names = list(names) if names is not None else [f"seat {s}" for s in range(match.players)]
+    if len(seat_names) != match.players:
+        raise ValueError(f"{len(seat_names)} names for {match.players} seats")
+    flags = [False] * match.players if reserved is None else list(reserved)
+    if flags and len(flags) != match.players:
+        raise ValueError(f"{len(flags)} reserved flags for {match.players} seats")
+    joined = sorted(set(range(match.players) if seated is None else seated))
+    reader = ActionReader()
+    recorded_at = [reader(e) for e in match.log]
+    actions = [i for i, recorded in enumerate(recorded_at) if recorded is not None]
+    if actions and len(joined) < match.players:
+        raise ValueError("play cannot start before every seat has joined")
+    # Seats join before the first action, or after the opening events if there is none.
+    joins_at = actions[0] if actions else len(match.log)
+    events: list[pb.Event] = []
+    for index, event in enumerate([*match.log, None]):
+        if index == joins_at:
+            events += [
+                pb.Event(seat_joined=pb.SeatJoined(seat=s, name=seat_names[s])) for s in joined
+            ]
+        if event is None:
+            break
+        if index in timed_out:
+            recorded = recorded_at[index]
+            if recorded is None:
+                raise ValueError(f"event {index} is not an action: it cannot follow a time-out")
+            events.append(pb.Event(timed_out=pb.TimedOut(seat=recorded[0])))
+        events.append(codec.event_to_pb(event, 0, match_id, move_ms=move_ms, reserved_seats=flags))
+    if cancelled is not None:
+        totals = [codec.score_to_pb(t) for t in match.totals]
+        events.append(pb.Event(match_cancelled=pb.MatchCancelled(reason=cancelled, totals=totals)))
+    events.append(pb.Event(seed_revealed=pb.SeedRevealed(seed=seed)))
+    entries: list[spb.LogEntry] = []
+    prev = genesis_hash(match_id)
+    for seq, message in enumerate(events, start=1):
+        message.seq = seq
+        payload = message.SerializeToString()
+        prev = chain_hash(prev, payload)
+        entries.append(spb.LogEntry(seq=seq, event=payload, hash=prev))
+    started = events[0].match_started
+    seats = [
+        spb.SeatInfo(
+            seat=s,
+            taken=s in joined,
+            name=seat_names[s] if s in joined else "",
+            reserved=bool(flags) and flags[s],
+        )
+        for s in range(match.players)
+    ]
+    info = spb.MatchInfo(
+        match_id=match_id,
+        game=started.game,
+        players=started.players,
+        options=started.options,
+        status=spb.MATCH_STATUS_ENDED,
+        seats=seats,
+        created_unix_ms=created_unix_ms,
+        seed_commitment=started.seed_commitment,
+        last_seq=len(entries),
+        time_control=spb.TimeControl(move_ms=move_ms),
+        totals=[codec.score_to_pb(t) for t in match.totals],
+        winners=list(match.winners),
+        seed=seed,
+        last_hash=entries[-1].hash,
+        cancelled=cancelled is not None,
+    )
+    return spb.GetMatchLogResponse(match=info, entries=entries, seed=seed)

@@ -1,0 +1,48 @@
+"""What a tournament is asked to play: the server, the game, the contestants and the limits.
+
+Plain settings, shared by the runner, the command line and the main job; the one derived
+value is the runner's time per decision, which follows the server's time control.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .botspec import BotEntry
+
+DEFAULT_DECISION_MS = 10_000
+MOVE_GRACE_MS = 500
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    address: str
+    game: str
+    bots: Sequence[BotEntry]
+    players: int = 0
+    """0: as many as there are bots if the game allows it, else the game's default."""
+    options: dict[str, Any] = field(default_factory=dict)
+    deals: int = 2
+    concurrency: int = 4
+    move_ms: int = 0
+    decision_ms: int = 0
+    """0: ``move_ms`` plus a grace when there is a time control, else 10 s."""
+    seed: bytes = bytes(32)
+    bot_logs: Path | None = None
+    operator_token: str | None = None
+    """The server's operator token, for a server that needs one to create matches."""
+
+    @property
+    def decision_s(self) -> float:
+        if self.decision_ms > 0:
+            return self.decision_ms / 1000
+        if self.move_ms > 0:
+            return (self.move_ms + MOVE_GRACE_MS) / 1000
+        return DEFAULT_DECISION_MS / 1000
+
+
+class TournamentError(Exception):
+    """The tournament cannot run at all (unknown game, bad player count, no server)."""

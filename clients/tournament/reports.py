@@ -1,0 +1,172 @@
+"""A tournament's results as a table for people, JSON for programs and CSV for spreadsheets.
+
+Why the JSON carries every match (id, seed, seats, totals, faults) beside the standings:
+anyone can then fetch a match's log by id, audit it, and recompute the standings.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from ..bots.external.protocol import number
+from .config import TournamentConfig
+from .outcomes import MatchResult, TournamentResult
+from .standings import Standing
+
+CSV_FIELDS = (
+    "rank",
+    "bot",
+    "matches",
+    "groups",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "wins",
+    "win_rate",
+    "mu",
+    "sigma",
+    "ordinal",
+    "crashes",
+    "timeouts",
+    "illegal",
+    "late",
+    "fallbacks",
+)
+
+
+def standing_row(rank: int, row: Standing) -> dict[str, Any]:
+    rating = row.rating
+    return {
+        "rank": rank,
+        "bot": row.bot,
+        "matches": row.matches,
+        "groups": row.groups,
+        "mean": row.mean,
+        "ci_low": row.ci_low,
+        "ci_high": row.ci_high,
+        "wins": row.wins,
+        "win_rate": row.win_rate,
+        "mu": rating.mu if rating else None,
+        "sigma": rating.sigma if rating else None,
+        "ordinal": rating.ordinal if rating else None,
+        "crashes": row.faults.crashes,
+        "timeouts": row.faults.timeouts,
+        "illegal": row.faults.illegal,
+        "late": row.faults.late,
+        "fallbacks": row.faults.fallbacks,
+    }
+
+
+def match_json(result: MatchResult) -> dict[str, Any]:
+    plan = result.plan
+    return {
+        "index": plan.index,
+        "match_id": result.match_id,
+        "group": plan.group,
+        "deal": plan.deal,
+        "rotation": plan.rotation,
+        "seed": plan.seed.hex(),
+        "seats": list(result.bots),
+        "totals": [number(t) for t in result.totals],
+        "totals_exact": [str(t) for t in result.totals],
+        "winners": list(result.winners),
+        "last_hash": result.last_hash.hex(),
+        "seconds": round(result.seconds, 3),
+        "error": result.error,
+        "faults": [f.as_dict() for f in result.faults],
+    }
+
+
+def settings_json(config: TournamentConfig) -> dict[str, Any]:
+    """What the tournament was asked to play, for the JSON report's header."""
+    return {
+        "server": config.address,
+        "options": config.options,
+        "deals": config.deals,
+        "concurrency": config.concurrency,
+        "move_ms": config.move_ms,
+        "decision_ms": round(config.decision_s * 1000),
+        "seed": config.seed.hex(),
+        "bot_specs": {b.name: b.describe() for b in config.bots},
+    }
+
+
+def to_json(
+    result: TournamentResult, rows: Sequence[Standing], settings: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "tournament": {
+            **settings,
+            "game": result.game,
+            "players": result.players,
+            "lowest_wins": result.lowest_wins,
+            "bots": result.bots,
+            "matches": len(result.matches),
+            "failed": len(result.failed),
+            "seconds": round(result.seconds, 3),
+        },
+        "standings": [
+            {**standing_row(rank, row), "fault_notes": row.faults.notes}
+            for rank, row in enumerate(rows, 1)
+        ],
+        "matches": [match_json(m) for m in result.matches],
+    }
+
+
+def write_csv(path: Path, rows: Sequence[Standing]) -> None:
+    with path.open("w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=CSV_FIELDS)
+        writer.writeheader()
+        for rank, row in enumerate(rows, 1):
+            writer.writerow(standing_row(rank, row))
+
+
+LEGEND = (
+    "mean: points per match, its 95% interval over duplicate groups (one deal in every seat "
+    "rotation); win rate: shared wins split; rating: OpenSkill Plackett-Luce"
+)
+
+
+def print_table(result: TournamentResult, rows: Sequence[Standing], out: IO[str]) -> None:
+    """The standings, then one line per bot with faults, then any failed match."""
+    groups = len({m.plan.group for m in result.matches})
+    direction = "lowest total wins" if result.lowest_wins else "highest total wins"
+    out.write(
+        f"\n{result.game}, {result.players} players ({direction}): {len(result.matches)} matches "
+        f"in {groups} duplicate groups, {result.seconds:.1f} s\n"
+    )
+    header = (
+        f"{'#':>2}  {'bot':<16} {'matches':>7} {'mean':>9}  {'95% CI':<19} {'win rate':>8}"
+        f"  {'rating μ ± σ':<14} {'faults':>6}"
+    )
+    out.write(header + "\n" + "-" * len(header) + "\n")
+    for rank, row in enumerate(rows, 1):
+        ci = f"[{_num(row.ci_low)}, {_num(row.ci_high)}]" if row.ci_low is not None else "n/a"
+        rate = f"{row.win_rate:.1%}" if row.win_rate is not None else "n/a"
+        rating = f"{row.rating.mu:5.1f} ± {row.rating.sigma:4.1f}" if row.rating else "n/a"
+        out.write(
+            f"{rank:>2}  {row.bot:<16} {row.matches:>7} {_num(row.mean):>9}  {ci:<19} {rate:>8}"
+            f"  {rating:<14} {row.faults.total:>6}\n"
+        )
+    for row in rows:
+        f = row.faults
+        if f.total or f.fallbacks:
+            out.write(
+                f"faults of {row.bot}: {f.crashes} crashes, {f.timeouts} timeouts, "
+                f"{f.illegal} illegal, {f.late} late; {f.fallbacks} moves played by the runner\n"
+            )
+            for note in f.notes[:3]:
+                out.write(f"    e.g. {note}\n")
+    for failed in result.failed:
+        out.write(
+            f"match {failed.plan.index} ({failed.match_id or 'not created'}) FAILED: {failed.error}\n"
+        )
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value + 0.0:.2f}" if abs(value) >= 0.005 else "0.00"  # never "-0.00"
