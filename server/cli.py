@@ -78,6 +78,7 @@ def store_url(text: str) -> str:
 
 
 def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
+    """run the gRPC match server with its SQLite event store"""
     env = os.environ.get
     parser.add_argument(
         "--listen",
