@@ -5,6 +5,15 @@ cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 export PATH="$PWD/.venv/bin:$PATH"
 
+# The browser tests drive Debian's Chromium with playwright-core from npm: where both Chromium
+# and npm are here, install it (once); elsewhere those tests skip and pytest's summary says why.
+PLAYWRIGHT=playwright-core@1.65.1
+if command -v chromium >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 \
+    && [ ! -d .tools/e2e/node_modules/playwright-core ]; then
+    echo "installing $PLAYWRIGHT for the browser tests into .tools/e2e"
+    npm install --no-save --silent --no-audit --no-fund --prefix .tools/e2e "$PLAYWRIGHT"
+fi
+
 echo "== ruff";          ruff check . && ruff format --check .
 echo "== mypy --strict"; mypy
 echo "== import contract"; lint-imports
