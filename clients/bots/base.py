@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
@@ -33,10 +34,17 @@ def load_bot(spec: str, *, seed: int | None = None, params: Mapping[str, Any] | 
     except (ImportError, AttributeError) as error:
         raise ValueError(f"cannot load bot {spec!r}: {error}") from None
     extra = dict(params or {})
-    try:
-        bot = factory(seed=seed, **extra) if seed is not None else factory(**extra)
-    except TypeError:
-        bot = factory(**extra)
+    accepted = keywords_of(factory)
+    if accepted is not None:
+        unknown = sorted(set(extra) - accepted)
+        if unknown:
+            options = ", ".join(sorted(accepted - {"seed"})) or "none"
+            raise ValueError(
+                f"bot {spec!r} has no option {', '.join(unknown)}; its options: {options}"
+            )
+    if seed is not None and (accepted is None or "seed" in accepted):
+        extra["seed"] = seed
+    bot = factory(**extra)
     if not isinstance(bot, Bot):
         raise ValueError(f"{spec!r} is not a bot: it needs a `name` and a `choose(state)` method")
     return bot
@@ -47,3 +55,16 @@ REFERENCE: dict[str, str] = {
     "rules": "cardarena.clients.bots.rules_bot:RuleBot",
     "mc": "cardarena.clients.bots.montecarlo:MonteCarloBot",
 }
+
+
+def keywords_of(factory: Any) -> set[str] | None:
+    """The keyword arguments ``factory`` takes; ``None`` if it takes any (``**kwargs``) or
+    cannot be inspected."""
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {p.name for p in parameters if p.kind in named}

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from cardarena.engine.fairdeal import SEED_SIZE
@@ -69,6 +71,30 @@ def json_object(text: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError("options must be a JSON object")
     return value
+
+
+def output_file(text: str) -> Path:
+    """A file to write when the work is done: checked now, so that a typo fails before a
+    tournament is played rather than after."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a directory, not a file to write")
+    folder = path.parent
+    if not folder.is_dir():
+        raise argparse.ArgumentTypeError(f"cannot write {text}: no directory {folder}")
+    if not os.access(folder, os.W_OK):
+        raise argparse.ArgumentTypeError(f"cannot write {text}: {folder} is not writable")
+    return path
+
+
+def output_dir(text: str) -> Path:
+    """A directory to write into (created if missing, inside one that exists)."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file, not a directory")
+    if not path.exists() and not path.parent.is_dir():
+        raise argparse.ArgumentTypeError(f"cannot create {text}: no directory {path.parent}")
+    return path
 
 
 def _whole_number(text: str, *, minimum: int) -> int:

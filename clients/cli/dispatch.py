@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
 import sys
 from collections.abc import Callable, Sequence
+from importlib import metadata
 from importlib.machinery import ModuleSpec
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
@@ -49,6 +51,7 @@ def build_parser(
         prog="cardarena",
         description="Host card-game bot competitions with replayable, auditable match logs.",
     )
+    parser.add_argument("--version", action="version", version=f"cardarena {version()}")
     subcommands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, entry in commands.items():
         if chosen is None:
@@ -73,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    # The command comes first: the top level has no option but --help.
+    # The command comes first: the top level has no option but --help and --version.
     chosen = arguments[0] if arguments and arguments[0] in commands else None
     args = build_parser(commands, chosen).parse_args(arguments)
     run: Command = args.run
@@ -82,6 +85,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `cardarena games --json | head`: the reader has what it wanted
+        quiet_stdout()
+        return 0
+
+
+def quiet_stdout() -> None:
+    """After the reader of stdout went away: send what is still buffered nowhere, so that
+    Python's own flush at exit does not complain about the closed pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def version() -> str:
+    """The installed distribution's version."""
+    try:
+        return metadata.version("cardarena")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def summary(entry: EntryPoint) -> str:

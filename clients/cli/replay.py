@@ -10,11 +10,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 from ..audit import AuditReport, audit_log, failure_text
 from ..logs import LogUnavailable
 from ..replay import build_timeline, html_page, render_text
+from .argtypes import output_file
 from .logsource import add_source_arguments, read_source
 
 
@@ -22,7 +22,10 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     """show a match log round by round, or write a self-contained HTML replay"""
     add_source_arguments(parser)
     parser.add_argument(
-        "--html", metavar="OUT.html", type=Path, help="write a self-contained HTML replay here"
+        "--html",
+        metavar="OUT.html",
+        type=output_file,
+        help="write a self-contained HTML replay here",
     )
 
     def run(args: argparse.Namespace) -> int:

@@ -16,7 +16,6 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 from ..tournament import (
     TournamentConfig,
@@ -27,7 +26,15 @@ from ..tournament import (
     play_tournament,
 )
 from ..tournament.reports import LEGEND, print_table, settings_json, to_json, write_csv
-from .argtypes import json_object, non_negative_int, positive_int, seed_hex, server_address
+from .argtypes import (
+    json_object,
+    non_negative_int,
+    output_dir,
+    output_file,
+    positive_int,
+    seed_hex,
+    server_address,
+)
 
 EXIT_OK, EXIT_FAILED_MATCHES, EXIT_USAGE = 0, 1, 2
 
@@ -82,19 +89,19 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     parser.add_argument(
         "--seed", type=seed_hex, default=None, help="64 hex digits: the tournament's seed"
     )
-    parser.add_argument("--json", type=Path, metavar="OUT", help="write every result as JSON")
-    parser.add_argument("--csv", type=Path, metavar="OUT", help="write the standings as CSV")
     parser.add_argument(
-        "--bot-logs", type=Path, metavar="DIR", help="keep external bots' stderr here"
+        "--json", type=output_file, metavar="OUT", help="write every result as JSON"
+    )
+    parser.add_argument("--csv", type=output_file, metavar="OUT", help="write the standings as CSV")
+    parser.add_argument(
+        "--bot-logs", type=output_dir, metavar="DIR", help="keep external bots' stderr here"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
     def run(args: argparse.Namespace) -> int:
         try:
-            bots = [parse_bot(text) for text in args.bot]
+            bots = [check_bot(parse_bot(text)) for text in args.bot]
             check_unique(bots)
-            for entry in bots:
-                check_bot(entry)
         except ValueError as error:
             parser.error(str(error))
         seed = args.seed if args.seed is not None else os.urandom(32)

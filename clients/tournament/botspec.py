@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..bots.base import REFERENCE, Bot, load_bot
@@ -36,6 +36,8 @@ class BotEntry:
     target: str = ""
     command: tuple[str, ...] = ()
     params: dict[str, Any] = field(default_factory=dict)
+    named: bool = True
+    """Whether the spec named the bot; if not, a Python bot is known by its own ``name``."""
 
     def describe(self) -> str:
         if self.kind == "exec":
@@ -62,9 +64,12 @@ def parse_bot(text: str) -> BotEntry:
     params = _params(rest, text) if rest else {}
     if not target:
         raise ValueError(f"no bot in {text!r}")
+    named = bool(name) or target in REFERENCE
     if not name:
         name = target if target in REFERENCE else target.rpartition(":")[2]
-    return BotEntry(_checked_name(name, text), "python", text, target=target, params=params)
+    return BotEntry(
+        _checked_name(name, text), "python", text, target=target, params=params, named=named
+    )
 
 
 def check_unique(entries: list[BotEntry]) -> None:
@@ -83,13 +88,18 @@ def make_python_bot(entry: BotEntry, *, seed: int | None) -> Bot:
     return load_bot(entry.target, seed=seed, params=entry.params)
 
 
-def check_bot(entry: BotEntry) -> None:
-    """Fail before the first match on a bot that cannot possibly play."""
+def check_bot(entry: BotEntry) -> BotEntry:
+    """Fail before the first match on a bot that cannot possibly play; the entry as it will
+    play (a Python bot the spec did not name is known by its own ``name``)."""
     if entry.kind == "exec":
         if shutil.which(entry.command[0]) is None:
             raise ValueError(f"bot {entry.name}: no program {entry.command[0]!r} to run")
-    else:
-        make_python_bot(entry, seed=0)
+        return entry
+    bot = make_python_bot(entry, seed=0)
+    own = str(getattr(bot, "name", ""))
+    if entry.named or not NAME.match(own):
+        return entry
+    return replace(entry, name=own)
 
 
 def _checked_name(name: str, text: str) -> str:

@@ -101,7 +101,21 @@ def struct_of(value: Mapping[str, Any]) -> struct_pb2.Struct:
 
 
 def dict_of(value: struct_pb2.Struct) -> dict[str, Any]:
-    return json_format.MessageToDict(value)
+    """A Struct as plain JSON values, whole numbers as ``int``: a Struct carries every number
+    as a double, and options are whole numbers (so a bot reads ``"first_dealer": 0``, not
+    ``0.0``)."""
+    plain: dict[str, Any] = _whole(json_format.MessageToDict(value))
+    return plain
+
+
+def _whole(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _whole(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_whole(item) for item in value]
+    return value
 
 
 def _hand_to_pb(hand: CardSet | None, size: int) -> pb.Hand:
