@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
 import inspect
+import sys
 from collections.abc import Mapping
+from pathlib import Path
+from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
 from .state import SeatState
@@ -24,15 +29,23 @@ class Bot(Protocol):
 
 
 def load_bot(spec: str, *, seed: int | None = None, params: Mapping[str, Any] | None = None) -> Bot:
-    """Make a bot from ``module:Class`` (or a short name of a reference bot); ``params`` are
+    """Make a bot from ``path/to/bot.py:Class``, ``module:Class`` or a reference bot's short
+    name (``random``, ``rules``, ``mc``); ``params`` are
     keyword arguments of its constructor (a tournament's ``NAME=SPEC,KEY=VALUE…``)."""
-    module_name, _, class_name = REFERENCE.get(spec, spec).partition(":")
-    if not class_name:
-        raise ValueError(f"a bot is module:Class or one of {', '.join(REFERENCE)}; got {spec!r}")
+    module_name, _, class_name = REFERENCE.get(spec, spec).rpartition(":")
+    if not module_name or not class_name:
+        raise ValueError(
+            f"a bot is path/to/bot.py:Class, module:Class or one of {', '.join(REFERENCE)};"
+            f" got {spec!r}"
+        )
     try:
-        factory = getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError) as error:
-        raise ValueError(f"cannot load bot {spec!r}: {error}") from None
+        module = _module_of(module_name)
+        factory = getattr(module, class_name)
+    except (ImportError, AttributeError, OSError, SyntaxError) as error:
+        hint = ""
+        if isinstance(error, ModuleNotFoundError) and "/" not in module_name:
+            hint = " (a bot in a file: path/to/bot.py:Class; a module: on PYTHONPATH)"
+        raise ValueError(f"cannot load bot {spec!r}: {error}{hint}") from None
     extra = dict(params or {})
     accepted = keywords_of(factory)
     if accepted is not None:
@@ -55,6 +68,27 @@ REFERENCE: dict[str, str] = {
     "rules": "cardarena.clients.bots.rules_bot:RuleBot",
     "mc": "cardarena.clients.bots.montecarlo:MonteCarloBot",
 }
+
+
+def _module_of(name: str) -> ModuleType:
+    """A module by name, or the Python file ``name`` names (``….py``), loaded once."""
+    if not name.endswith(".py"):
+        return importlib.import_module(name)
+    path = Path(name).resolve()
+    key = "cardarena_bot_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    if key in sys.modules:
+        return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{name} is not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[key] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[key]
+        raise
+    return module
 
 
 def keywords_of(factory: Any) -> set[str] | None:
