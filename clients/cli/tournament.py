@@ -35,6 +35,7 @@ from .argtypes import (
     seed_hex,
     server_address,
 )
+from .configfile import LoadConfig, merged
 
 EXIT_OK, EXIT_FAILED_MATCHES, EXIT_USAGE = 0, 1, 2
 
@@ -59,14 +60,19 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         help="the server's operator token, if it has one (default: $CARDARENA_ADMIN_TOKEN;"
         " prefer the variable: a flag shows in the process list)",
     )
-    parser.add_argument("--game", required=True, help="the game, e.g. hexathlon")
+    parser.add_argument(
+        "--config",
+        action=LoadConfig,
+        metavar="FILE.toml",
+        help="take the flags from a TOML file (keys are the flags: game, bot = [...],"
+        " [options], deals, …); flags given here win",
+    )
+    parser.add_argument("--game", help="the game, e.g. hexathlon")
     parser.add_argument(
         "--players", type=positive_int, default=0, help="seats per match (default: one per bot)"
     )
     parser.add_argument("--options", type=json_object, default={}, help="game options as JSON")
-    parser.add_argument(
-        "--bot", action="append", required=True, metavar="SPEC", help="a contestant (repeat)"
-    )
+    parser.add_argument("--bot", action="append", metavar="SPEC", help="a contestant (repeat)")
     parser.add_argument(
         "--deals", type=positive_int, default=2, help="deal seeds, each in every rotation"
     )
@@ -99,6 +105,9 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
     def run(args: argparse.Namespace) -> int:
+        args = merged(parser, args)
+        if not args.game or not args.bot:
+            parser.error("name the game and the bots: --game and --bot, or a --config file")
         try:
             bots = [check_bot(parse_bot(text)) for text in args.bot]
             check_unique(bots)
