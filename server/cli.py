@@ -35,14 +35,23 @@ def listen_address(text: str) -> str:
     return text
 
 
-def lease_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not 0.5 <= value <= 300:
-        raise argparse.ArgumentTypeError(f"a lease lasts 0.5..300 seconds, got {value:g}")
-    return value
+def seconds(low: float, high: float, what: str) -> Callable[[str], float]:
+    """A flag's type: seconds from ``low`` to ``high``, refused in ``what``'s words."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{what} {low:g}..{high:g} seconds, got {value:g}")
+        return value
+
+    return parse
+
+
+lease_seconds = seconds(0.5, 300, "a lease lasts")
+expiry_seconds = seconds(0, 30 * 86400, "expiry (0: never) is")
 
 
 def admin_token(text: str) -> str:
@@ -56,16 +65,6 @@ def rate(text: str) -> Rate:
         return Rate.parse(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
-
-
-def expiry_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not 0 <= value <= 30 * 86400:
-        raise argparse.ArgumentTypeError(f"expiry is 0 (never) to 2592000 seconds, got {value:g}")
-    return value
 
 
 def store_url(text: str) -> str:
