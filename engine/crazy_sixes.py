@@ -6,11 +6,12 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from .decks import deck_mask, spanish_deck
+from .decks import spanish_deck
 from .events import Event, Score
 from .options import ChoiceSpec, IntSpec, ObjectSpec, SeatSpec
 from .schedule import GameSpec, Round, RoundPlan
-from .sixes import SixesHand
+from .sixes import SIXES_LAYOUT, SixesHand
+from .traits import RoundTraits
 
 OPTIONS = ObjectSpec(
     {
@@ -33,11 +34,23 @@ OPTIONS = ObjectSpec(
 )
 
 
+KIND = "hand"
+
+
+def round_traits(options: Mapping[str, Any], players: int, index: int) -> RoundTraits:
+    """Every hand: the Spanish deck the options choose, played onto the Crazy Sixes layout."""
+    return RoundTraits(KIND, spanish_deck(options["deck"]), layout=SIXES_LAYOUT)
+
+
+def kind_traits(kind: str, options: Mapping[str, Any], players: int) -> RoundTraits:
+    return round_traits(options, players, 0)
+
+
 class CrazySixesSchedule:
     def __init__(self, options: Mapping[str, Any], players: int) -> None:
         self.players = players
-        self.deck = spanish_deck(options["deck"])
-        self.mask = deck_mask(self.deck)
+        self.traits = round_traits(options, players, 0)
+        self.mask = self.traits.deck_mask
         self.target = options["target_score"]
         self.split = options["split"]
         self.pool = options["pool"]
@@ -50,7 +63,7 @@ class CrazySixesSchedule:
         starter = None
         if isinstance(previous, SixesHand):
             starter = (previous.starter + 1) % self.players
-        return RoundPlan("hand", self.deck, partial(self._build, starter))
+        return RoundPlan(self.traits, partial(self._build, starter))
 
     def _build(self, starter: int | None, hands: tuple[int, ...], dealer: int, trump: int) -> Round:
         return SixesHand(
@@ -71,4 +84,7 @@ GAME = GameSpec(
     lowest_wins=False,
     options=OPTIONS,
     make_schedule=CrazySixesSchedule,
+    kinds=(KIND,),
+    round_traits=round_traits,
+    kind_traits=kind_traits,
 )

@@ -9,10 +9,12 @@ chance enters only as a ``uniform(k) -> 0..k-1`` function passed in by the calle
 What a sample respects (:class:`Hidden`):
 
 * every hand's current size, and the cards each seat has played or lost (dead) this round;
-* trick rounds: a seat that did not follow the led suit (a Joker played to a led suit
-  included) holds none of it; a seat that played Joker ``j`` holds no lower Joker (the rules
-  play the lowest Joker held, so the log's Joker ids must come out the same);
-* Fan Tan and Crazy Sixes: a seat whose pass was forced held no card that was playable at that
+* what the round's plays and forced passes prove, as its core says through
+  ``RoundTraits.inference`` (this module never asks which kind of round it is). In trick
+  rounds a seat that did not follow the led suit (a Joker played to a led suit included)
+  holds none of it, and a seat that played Joker ``j`` holds no lower Joker (the rules play
+  the lowest Joker held, so the log's Joker ids must come out the same). On a layout (Fan
+  Tan, Crazy Sixes) a seat whose pass was forced held no card that was playable at that
   moment; a card still in its hand now was in it then, so it cannot be one of those.
 
 Earlier rounds are rebuilt exactly where the log shows every card (trick rounds; Crazy Sixes,
@@ -29,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from .cards import JOKER_MASK, SPANISH_BASE, SUIT_MASKS, CardSet, cards_of
+from .cards import CardSet, cards_of
 from .events import (
     CardPlayed,
     CardsDead,
@@ -42,11 +44,8 @@ from .events import (
     TrickWon,
     TrumpDrawn,
 )
-from .fantan import FAN_TAN_RANKS, row_ends
-from .fantan import suit_playable as fan_tan_playable
 from .match import Match
-from .norwegian import resolve_rounds
-from .sixes import suit_playable as sixes_playable
+from .traits import RoundTraits
 
 T = TypeVar("T")
 Uniform = Callable[[int], int]
@@ -93,17 +92,23 @@ def round_starts(events: Sequence[Event]) -> list[int]:
 
 
 def hidden_info(
-    events: Sequence[Event], viewer: int, start: int, deck: int, end: int | None = None
+    events: Sequence[Event],
+    viewer: int,
+    start: int,
+    traits: RoundTraits,
+    end: int | None = None,
 ) -> Hidden:
     """Fold the round whose ``RoundStarted`` is ``events[start]`` (up to ``end``) into
-    :class:`Hidden` for ``viewer``; ``deck`` is the round's deck as a mask."""
+    :class:`Hidden` for ``viewer``; ``traits`` are the round's (its deck, and what a play or
+    a pass shows, through :meth:`RoundTraits.inference`)."""
     started = events[0]
     assert isinstance(started, MatchStarted)
     opening = events[start]
     assert isinstance(opening, RoundStarted)
     players = started.players
     stop = len(events) if end is None else end
-    tracker = _Tracker(started, opening)
+    inference = traits.inference()
+    consecutive_passes = 0
     hand = 0
     sizes = [0] * players
     forbidden = [0] * players
@@ -117,14 +122,22 @@ def hidden_info(
             seat, card = event.seat, event.card
             spent[seat] |= 1 << card
             sizes[seat] -= 1
-            forbidden[seat] |= tracker.play(seat, card)
+            consecutive_passes = 0
+            forbidden[seat] |= inference.play(seat, card)
         elif isinstance(event, Passed):
-            forbidden[event.seat] |= tracker.passed(event)
+            # A projection may hide ``forced`` (voluntary passes): a pass after every seat
+            # has passed in succession is forced all the same.
+            forced = event.forced is True or (
+                event.forced is None and consecutive_passes >= players
+            )
+            consecutive_passes += 1
+            if forced:
+                forbidden[event.seat] |= inference.passed()
         elif isinstance(event, CardsDead):
             spent[event.seat] |= event.cards.mask
             sizes[event.seat] -= len(event.cards)
         elif isinstance(event, TrickWon):
-            tracker.trick_won()
+            inference.trick_won()
     seen = hand
     for cards in spent:
         seen |= cards
@@ -132,86 +145,11 @@ def hidden_info(
         viewer=viewer,
         round=opening.round,
         hand=hand & ~spent[viewer],
-        pool=deck & ~seen,
+        pool=traits.deck_mask & ~seen,
         sizes=tuple(sizes),
         forbidden=tuple(forbidden),
         spent=tuple(spent),
     )
-
-
-class _Tracker:
-    """The public table of one round, enough to say what a play or a pass reveals."""
-
-    def __init__(self, started: MatchStarted, opening: RoundStarted) -> None:
-        self.players = started.players
-        self.kind = opening.kind
-        self.six_and_seven = False
-        self.deck40 = False
-        if opening.kind == "fan_tan":
-            params = resolve_rounds(started.options)[opening.round]
-            self.six_and_seven = params["openers"] == "six_and_seven"
-        elif opening.kind == "hand":
-            self.deck40 = started.options.get("deck") == 40
-        self.low = [0] * 4
-        self.high = [0] * 4
-        self.led = -1
-        self.consecutive_passes = 0
-        self.voluntary = opening.voluntary_pass
-
-    def play(self, seat: int, card: int) -> int:
-        """Record a play; return the cards it proves ``seat`` does not hold."""
-        self.consecutive_passes = 0
-        if self.kind == "fan_tan":
-            suit = card // 13
-            self.low[suit], self.high[suit] = row_ends(
-                self.low[suit],
-                self.high[suit],
-                FAN_TAN_RANKS[card],
-                six_and_seven=self.six_and_seven,
-            )
-            return 0
-        if self.kind == "hand":
-            offset = card - SPANISH_BASE
-            suit, rank = offset // 12, offset % 12 + 1
-            if self.low[suit] == 0:
-                self.low[suit] = self.high[suit] = rank
-            elif rank < self.low[suit]:
-                self.low[suit] = rank
-            else:
-                self.high[suit] = rank
-            return 0
-        shown = 0
-        if (1 << card) & JOKER_MASK:
-            shown |= JOKER_MASK & ((1 << card) - 1)  # the rules play the lowest Joker held
-        if self.led < 0:
-            self.led = card
-        elif not (1 << self.led) & JOKER_MASK and card // 13 != self.led // 13:
-            shown |= SUIT_MASKS[self.led // 13]  # did not follow: void in the led suit
-        return shown
-
-    def trick_won(self) -> None:
-        self.led = -1
-
-    def passed(self, event: Passed) -> int:
-        """Record a pass; a forced one proves the seat held nothing playable."""
-        forced = event.forced is True or (
-            event.forced is None and self.consecutive_passes >= self.players
-        )
-        self.consecutive_passes += 1
-        if not forced or self.kind not in ("fan_tan", "hand"):
-            return 0
-        return self.playable()
-
-    def playable(self) -> int:
-        mask = 0
-        for suit in range(4):
-            if self.kind == "fan_tan":
-                mask |= fan_tan_playable(
-                    suit, self.low[suit], self.high[suit], six_and_seven=self.six_and_seven
-                )
-            else:
-                mask |= sixes_playable(suit, self.low[suit], self.high[suit])
-        return mask
 
 
 # -- sampling ----------------------------------------------------------------------------
@@ -425,7 +363,7 @@ class Determinizer:
             self._round_start = current
         assert self._prefix is not None and self._prefix.plan is not None
         self._events = events
-        self.hidden = hidden_info(events, self.viewer, current, _deck(self._prefix))
+        self.hidden = hidden_info(events, self.viewer, current, _traits(self._prefix))
         return self.hidden
 
     def _advance(self, events: Sequence[Event], starts: list[int], deal_at: int) -> None:
@@ -442,7 +380,7 @@ class Determinizer:
                 continue  # folded on an earlier call
             dealt_at = _deal_index(events, start, end)
             self._fold_prefix(events, dealt_at, {})
-            hidden = hidden_info(events, self.viewer, start, _deck(prefix), end)
+            hidden = hidden_info(events, self.viewer, start, _traits(prefix), end)
             hands = sample_hands(hidden, lambda _k: 0)
             dealt = tuple(hands[s] | hidden.spent[s] for s in range(len(hands)))
             self._fold_prefix(events, end, {hidden.round: dealt})
@@ -488,12 +426,10 @@ def _deal_index(events: Sequence[Event], start: int, stop: int) -> int:
     return next((i for i in range(start, stop) if isinstance(events[i], Dealt)), -1)
 
 
-def _deck(match: Match) -> int:
+def _traits(match: Match) -> RoundTraits:
+    """The traits of the round ``match`` is in: the engine's own, as its rules play it."""
     assert match.plan is not None
-    deck = 0
-    for card in match.plan.deck:
-        deck |= 1 << card
-    return deck
+    return match.plan.traits
 
 
 def determinize(events: Sequence[Event], viewer: int, uniform: Uniform) -> Match:

@@ -7,11 +7,13 @@ Ace is low here: ranks run ``A=1 … K=13``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Final
 
 from .actions import PASS
 from .cards import HEARTS, SUIT_MASKS, CardSet, card_code, french
 from .events import CARD_PLAYED, PASSED, Event, Score, check_players
+from .traits import Layout
 
 SEVEN_OF_HEARTS = french(HEARTS, 7)
 
@@ -90,6 +92,29 @@ def row_ends(low: int, high: int, rank: int, *, six_and_seven: bool) -> tuple[in
     if rank < low:
         return rank, high
     return low, rank
+
+
+@dataclass(frozen=True)
+class FanTanLayout(Layout):
+    """Fan Tan's table as a :class:`Layout`: the rules of this module, ace low."""
+
+    six_and_seven: bool = False
+
+    def suit(self, card: int) -> int:
+        return card // 13
+
+    def rank(self, card: int) -> int:
+        return FAN_TAN_RANKS[card]
+
+    def ends(self, low: int, high: int, rank: int) -> tuple[int, int]:
+        return row_ends(low, high, rank, six_and_seven=self.six_and_seven)
+
+    def playable(self, suit: int, low: int, high: int) -> int:
+        return suit_playable(suit, low, high, six_and_seven=self.six_and_seven)
+
+
+FAN_TAN_LAYOUTS: Final = (FanTanLayout(six_and_seven=False), FanTanLayout(six_and_seven=True))
+"""``FAN_TAN_LAYOUTS[six_and_seven]``."""
 
 
 class FanTanRound:

@@ -1,6 +1,9 @@
 """Pentathlon, Hexathlon and Heptathlon: the Norwegian family (RULES.md §1).
 
-Each round type is data: a trick-round scorer (or Fan Tan) plus its options. A preset is a
+Each round type is data: a trick-round scorer with what it scores and whether it has a trump
+option (:class:`TrickType`), or Fan Tan (:class:`FanTanType`), plus its options. Both kinds
+of type answer the same two hooks, ``traits`` (the round as every seat may know it) and
+``build`` (the round core), so the schedule never asks which type a round is. A preset is a
 round list plus per-type defaults; every option of RULES.md §1.6 is in the schema below.
 """
 
@@ -8,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
 from .cards import CLUBS, FRENCH_SUIT_CODES, SUIT_MASKS, french
 from .decks import FRENCH_52, trick_deck
 from .errors import OptionError
 from .events import Event, Score
-from .fantan import FanTanRound
+from .fantan import FAN_TAN_LAYOUTS, FanTanRound
 from .options import (
     JSON,
     BoolSpec,
@@ -27,6 +30,7 @@ from .options import (
     TaggedSpec,
 )
 from .schedule import GameSpec, Round, RoundPlan, multiplied
+from .traits import RoundTraits, TrickScoring, Trump
 from .tricks import NO_TRUMP, TrickRound
 
 CLUBS_MASK = SUIT_MASKS[CLUBS]
@@ -74,6 +78,127 @@ TRICK_SCORERS: dict[str, TrickScorer] = {
     "finale": score_finale,
 }
 """Every trick round type; ``fan_tan`` is the one round type that is not played in tricks."""
+
+
+PER_TRICK = TrickScoring.of(1)
+CLUBS_TAKEN = TrickScoring.of(0, [(CLUBS_MASK, 1)])
+PER_TRICK_GRABBED = TrickScoring.of(-1)
+
+
+def _scoring_pass(_: Mapping[str, Any]) -> TrickScoring:
+    return PER_TRICK
+
+
+def _scoring_clubs(_: Mapping[str, Any]) -> TrickScoring:
+    return CLUBS_TAKEN
+
+
+def _scoring_queens(params: Mapping[str, Any]) -> TrickScoring:
+    return _queens_taken(params["points_per_queen"])
+
+
+def _scoring_grand(_: Mapping[str, Any]) -> TrickScoring:
+    return PER_TRICK_GRABBED
+
+
+def _scoring_finale(params: Mapping[str, Any]) -> TrickScoring:
+    return _finale_taken(params["queen_of_clubs"])
+
+
+@cache
+def _queens_taken(points_per_queen: int) -> TrickScoring:
+    return TrickScoring.of(0, [(QUEENS_MASK, points_per_queen)])
+
+
+@cache
+def _finale_taken(queen_of_clubs: int) -> TrickScoring:
+    return TrickScoring.of(
+        0,
+        [
+            (QUEEN_OF_CLUBS, queen_of_clubs),
+            (QUEENS_MASK & ~QUEEN_OF_CLUBS, 4),
+            (CLUBS_MASK & ~QUEEN_OF_CLUBS, 1),
+        ],
+    )
+
+
+@dataclass(frozen=True)
+class TrickType:
+    """A round type played in tricks: its scorer, what that scores as data (the scorer's
+    additive part, for seats: see :class:`TrickScoring`), and whether the type's ``trump``
+    option gives it a trump suit (fixed, or drawn per round)."""
+
+    scorer: TrickScorer
+    scoring: Callable[[Mapping[str, Any]], TrickScoring]
+    trump_option: bool = False
+
+    def traits(self, kind: str, params: Mapping[str, Any], players: int) -> RoundTraits:
+        trump, suit = Trump.NONE, None
+        if self.trump_option:
+            if params["trump"]["mode"] == "fixed":
+                trump, suit = Trump.FIXED, FRENCH_SUIT_CODES.index(params["trump"]["suit"])
+            else:
+                trump = Trump.DRAWN
+        return RoundTraits(kind, trick_deck(players), None, trump, suit, self.scoring(params))
+
+    def build(
+        self,
+        players: int,
+        params: Mapping[str, Any],
+        hands: tuple[int, ...],
+        dealer: int,
+        trump: int,
+    ) -> Round:
+        return TrickRound(
+            players,
+            hands,
+            dealer,
+            partial(_score_with, self.scorer, params),
+            trump=trump if trump >= 0 else NO_TRUMP,
+        )
+
+
+@dataclass(frozen=True)
+class FanTanType:
+    """Fan Tan: a layout round of the whole French deck, its openers and passes as options."""
+
+    def traits(self, kind: str, params: Mapping[str, Any], players: int) -> RoundTraits:
+        return _fan_tan_traits(kind, params["openers"] == "six_and_seven", params["voluntary_pass"])
+
+    def build(
+        self,
+        players: int,
+        params: Mapping[str, Any],
+        hands: tuple[int, ...],
+        dealer: int,
+        trump: int,
+    ) -> Round:
+        return FanTanRound(
+            players,
+            hands,
+            dealer,
+            openers=params["openers"],
+            voluntary_pass=params["voluntary_pass"],
+            winner_scores_zero=params["winner_scores_zero"],
+        )
+
+
+@cache
+def _fan_tan_traits(kind: str, six_and_seven: bool, voluntary_pass: bool) -> RoundTraits:
+    layout = FAN_TAN_LAYOUTS[six_and_seven]
+    return RoundTraits(kind, FRENCH_52, layout, voluntary_pass=voluntary_pass)
+
+
+KINDS: dict[str, TrickType | FanTanType] = {
+    "pass": TrickType(score_pass, _scoring_pass),
+    "clubs": TrickType(score_clubs, _scoring_clubs),
+    "queens": TrickType(score_queens, _scoring_queens),
+    "grand": TrickType(score_grand, _scoring_grand),
+    "trumps": TrickType(score_grand, _scoring_grand, trump_option=True),
+    "finale": TrickType(score_finale, _scoring_finale),
+    "fan_tan": FanTanType(),
+}
+"""How each round type plays, whatever the preset (the presets differ in option defaults)."""
 
 
 @dataclass(frozen=True)
@@ -225,10 +350,22 @@ def resolve_rounds(options: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{"type": r["type"], **options[r["type"]], **r} for r in options["rounds"]]
 
 
+def round_traits(options: Mapping[str, Any], players: int, index: int) -> RoundTraits:
+    """The traits of round ``index`` of a Norwegian match with these normalised options."""
+    params = resolve_rounds(options)[index]
+    return KINDS[params["type"]].traits(params["type"], params, players)
+
+
+def kind_traits(kind: str, options: Mapping[str, Any], players: int) -> RoundTraits:
+    """The traits of a round of type ``kind`` as its section of the options sets it."""
+    return KINDS[kind].traits(kind, {"type": kind, **options[kind]}, players)
+
+
 class NorwegianSchedule:
     def __init__(self, options: Mapping[str, Any], players: int) -> None:
         self.players = players
         self.rounds = resolve_rounds(options)
+        self.traits = [KINDS[p["type"]].traits(p["type"], p, players) for p in self.rounds]
 
     def next_round(
         self, index: int, totals: tuple[Score, ...], previous: Round | None
@@ -236,60 +373,13 @@ class NorwegianSchedule:
         if index >= len(self.rounds):
             return None
         params = self.rounds[index]
-        kind = params["type"]
-        multiplier = params["multiplier"]
-        n = self.players
-        if kind == "fan_tan":
-            return RoundPlan(
-                kind,
-                FRENCH_52,
-                partial(_build_fan_tan, n, params),
-                multiplier,
-                voluntary_pass=params["voluntary_pass"],
-            )
-        trump, draw = None, False
-        if kind == "trumps":
-            if params["trump"]["mode"] == "fixed":
-                trump = FRENCH_SUIT_CODES.index(params["trump"]["suit"])
-            else:
-                draw = True
-        build = partial(_build_tricks, n, TRICK_SCORERS[kind], params)
-        return RoundPlan(kind, trick_deck(n), build, multiplier, trump, draw)
+        build = partial(KINDS[params["type"]].build, self.players, params)
+        return RoundPlan(self.traits[index], build, params["multiplier"])
 
     def score(
         self, index: int, played: Round, plan: RoundPlan
     ) -> tuple[tuple[Score, ...], list[Event]]:
         return multiplied(played.scores(), plan.multiplier), []
-
-
-def _build_fan_tan(
-    players: int, params: Mapping[str, Any], hands: tuple[int, ...], dealer: int, _: int
-) -> Round:
-    return FanTanRound(
-        players,
-        hands,
-        dealer,
-        openers=params["openers"],
-        voluntary_pass=params["voluntary_pass"],
-        winner_scores_zero=params["winner_scores_zero"],
-    )
-
-
-def _build_tricks(
-    players: int,
-    scorer: TrickScorer,
-    params: Mapping[str, Any],
-    hands: tuple[int, ...],
-    dealer: int,
-    trump: int,
-) -> Round:
-    return TrickRound(
-        players,
-        hands,
-        dealer,
-        partial(_score_with, scorer, params),
-        trump=trump if trump >= 0 else NO_TRUMP,
-    )
 
 
 PRESETS: dict[str, Preset] = {
@@ -329,6 +419,9 @@ def norwegian_game(preset: Preset) -> GameSpec:
         lowest_wins=True,
         options=options_schema(preset),
         make_schedule=NorwegianSchedule,
+        kinds=tuple(KINDS),
+        round_traits=round_traits,
+        kind_traits=kind_traits,
     )
 
 

@@ -3,7 +3,7 @@
 A :class:`GameSpec` is looked up by name in the registry (:mod:`games`). For each match it
 makes a :class:`Schedule`, which says which round comes next (or that the match is over) and
 how a finished round scores. The rounds themselves are the reusable cores: :mod:`tricks`,
-:mod:`fantan` and :mod:`sixes`.
+:mod:`fantan` and :mod:`sixes`; what each round is, as data, is its :class:`RoundTraits`.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any, NamedTuple, Protocol
 from .cards import Card
 from .events import Event, Score
 from .options import ObjectSpec
+from .traits import RoundTraits, Trump
 
 
 class Round(Protocol):
@@ -44,18 +45,40 @@ RoundBuilder = Callable[[tuple[int, ...], int, int], Round]
 
 
 class RoundPlan(NamedTuple):
-    """What the next round is: its kind, deck, how to build it, and its public settings.
+    """What the next round is: its traits (kind, deck, trump, ...), how to build it, and its
+    multiplier.
 
     Immutable; a named tuple rather than a frozen dataclass because one is made per round
     and a tuple costs a fraction of a frozen dataclass to build."""
 
-    kind: str
-    deck: tuple[Card, ...]
+    traits: RoundTraits
     build: RoundBuilder
     multiplier: int = 1
-    trump: int | None = None
-    draw_trump: bool = False
-    voluntary_pass: bool = False
+
+    @property
+    def kind(self) -> str:
+        return self.traits.kind
+
+    @property
+    def deck(self) -> tuple[Card, ...]:
+        return self.traits.deck
+
+    @property
+    def trump(self) -> int | None:
+        """The trump suit when the options fix it, public from the start."""
+        return self.traits.trump_suit
+
+    @property
+    def draw_trump(self) -> bool:
+        return self.traits.trump is Trump.DRAWN
+
+    @property
+    def voluntary_pass(self) -> bool:
+        return self.traits.voluntary_pass
+
+
+TraitsOf = Callable[[Mapping[str, Any], int, int], RoundTraits]
+KindTraitsOf = Callable[[str, Mapping[str, Any], int], RoundTraits]
 
 
 class Schedule(Protocol):
@@ -79,6 +102,14 @@ class GameSpec:
     lowest_wins: bool
     options: ObjectSpec
     make_schedule: Callable[[Mapping[str, Any], int], Schedule]
+    kinds: tuple[str, ...]
+    """Every kind of round this game can play (``RoundStarted.kind``)."""
+    round_traits: TraitsOf
+    """``(normalised options, players, round index) -> that round's traits``; the schedule
+    plays its rounds from the same traits."""
+    kind_traits: KindTraitsOf
+    """``(kind, normalised options, players) -> the traits of a round of that kind`` without
+    a round's own overrides (what a kind is, for those who know only its name)."""
 
     @property
     def default_players(self) -> int:

@@ -8,12 +8,14 @@ between them is dead at once. As in Fan Tan, the table is summarised by one ``pl
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from .actions import PASS
 from .cards import OROS, SPANISH_BASE, SUIT_MASKS, CardSet, card_code, spanish
 from .events import CARD_PLAYED, PASSED, Event, cards_dead, check_players
+from .traits import Layout
 
 SIX_OF_OROS = spanish(OROS, 6)
 SIXES = sum(1 << spanish(OROS + s, 6) for s in range(4))
@@ -39,6 +41,16 @@ def suit_playable(suit_index: int, low: int, high: int) -> int:
     return _ranks_mask(suit_index, 1, low - 1) | _ranks_mask(suit_index, high + 1, 12)
 
 
+def row_ends(low: int, high: int, rank: int) -> tuple[int, int]:
+    """A suit's lowest and highest rank on the table after a card of ``rank`` went down on
+    it (0, 0: unopened). The card is playable, so it lies outside the two, or opens the suit."""
+    if low == 0:
+        return rank, rank
+    if rank < low:
+        return rank, high
+    return low, rank
+
+
 def dead_zone(suit_index: int, low: int, high: int) -> int:
     """Cards strictly between the suit's lowest and highest card on the table."""
     return _ranks_mask(suit_index, low + 1, high - 1) if low else 0
@@ -57,6 +69,28 @@ def _by_ends(rule: Callable[[int, int, int], int]) -> tuple[int, ...]:
 
 PLAYABLE_BY_ENDS: Final = _by_ends(suit_playable)
 DEAD_ZONE_BY_ENDS: Final = _by_ends(dead_zone)
+
+
+@dataclass(frozen=True)
+class SixesLayout(Layout):
+    """The Crazy Sixes table as a :class:`Layout`: the rules of this module."""
+
+    jumps: ClassVar[bool] = True
+
+    def suit(self, card: int) -> int:
+        return (card - SPANISH_BASE) // 12
+
+    def rank(self, card: int) -> int:
+        return (card - SPANISH_BASE) % 12 + 1
+
+    def ends(self, low: int, high: int, rank: int) -> tuple[int, int]:
+        return row_ends(low, high, rank)
+
+    def playable(self, suit: int, low: int, high: int) -> int:
+        return suit_playable(suit, low, high)
+
+
+SIXES_LAYOUT: Final = SixesLayout()
 
 
 class SixesHand:
@@ -176,14 +210,8 @@ class SixesHand:
         out.append(CARD_PLAYED[seat][card])
         offset = card - SPANISH_BASE
         suit, rank = offset // 12, offset % 12 + 1
-        low, high = old_low, old_high = self.low[suit], self.high[suit]
-        if low == 0:
-            low = high = rank
-        elif rank < low:
-            low = rank
-        else:
-            high = rank
-        self.low[suit], self.high[suit] = low, high
+        old_low, old_high = self.low[suit], self.high[suit]
+        low, high = self.low[suit], self.high[suit] = row_ends(old_low, old_high, rank)
         base = suit * 169
         # Only the part of the dead zone that is new can still be in someone's hand.
         grown = (

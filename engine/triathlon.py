@@ -9,6 +9,7 @@ from .decks import TRIATHLON_39
 from .events import Event, FeatsEarned, Score
 from .options import BoolSpec, ChoiceSpec, IntSpec, ObjectSpec, SeatSpec
 from .schedule import GameSpec, Round, RoundPlan
+from .traits import RoundTraits, TrickScoring, Trump
 from .tricks import TrickRound
 
 MULTIPLE, LAST, MIDDLE = "multiple", "last", "middle"
@@ -70,6 +71,23 @@ def deal_scores(tricks: Sequence[int], earned: Sequence[set[str]]) -> tuple[Scor
     )
 
 
+DEAL = RoundTraits(
+    "deal",
+    TRIATHLON_39,
+    trump=Trump.CHOSEN,
+    scoring=TrickScoring.of(1, feats=True),
+)
+"""Every Triathlon deal: 39 cards with the Jokers, trump chosen by the seats, feats scored."""
+
+
+def round_traits(options: Mapping[str, Any], players: int, index: int) -> RoundTraits:
+    return DEAL
+
+
+def kind_traits(kind: str, options: Mapping[str, Any], players: int) -> RoundTraits:
+    return DEAL
+
+
 def _no_scorer(_: TrickRound) -> list[int]:
     raise AssertionError("Triathlon deals are scored by the schedule, which sees the feats")
 
@@ -91,7 +109,7 @@ class TriathlonSchedule:
             return None
         if self.end == "triathlon_in_one_deal" and self.triathlon_in_one_deal:
             return None
-        return RoundPlan("deal", TRIATHLON_39, _build)
+        return RoundPlan(DEAL, _build)
 
     def score(
         self, index: int, played: Round, plan: RoundPlan
@@ -106,7 +124,7 @@ class TriathlonSchedule:
 
 
 def _build(hands: tuple[int, ...], dealer: int, trump: int) -> Round:
-    return TrickRound(3, hands, dealer, _no_scorer, auction=True)
+    return TrickRound(3, hands, dealer, _no_scorer, auction=DEAL.trump is Trump.CHOSEN)
 
 
 GAME = GameSpec(
@@ -117,4 +135,7 @@ GAME = GameSpec(
     lowest_wins=False,
     options=OPTIONS,
     make_schedule=TriathlonSchedule,
+    kinds=(DEAL.kind,),
+    round_traits=round_traits,
+    kind_traits=kind_traits,
 )

@@ -45,6 +45,47 @@ def playable_cards(hand: int, led_suit: int) -> int:
     return hand
 
 
+def void_shown(led: int, card: int) -> int:
+    """The suit a seat shows it lacks by playing ``card`` to a trick led by ``led`` (-1: none).
+
+    Not following a led suit shows a void in it, a Joker included: a Joker answers a led suit
+    only from a hand without it. After a led Joker anything may be played, which shows nothing.
+    """
+    if (1 << led) & JOKER_MASK or card // 13 == led // 13:
+        return -1
+    return led // 13
+
+
+class TrickInference:
+    """What the plays of a trick round prove about the hand of the seat that made them:
+    a void in the led suit (:func:`void_shown`), and with Jokers, that a seat that played
+    Joker ``j`` holds no lower one (the rules play the lowest Joker held)."""
+
+    __slots__ = ("led",)
+
+    def __init__(self) -> None:
+        self.led = -1
+
+    def play(self, seat: int, card: int) -> int:
+        shown = 0
+        if (1 << card) & JOKER_MASK:
+            shown |= JOKER_MASK & ((1 << card) - 1)
+        if self.led < 0:
+            self.led = card
+        else:
+            void = void_shown(self.led, card)
+            if void >= 0:
+                shown |= SUIT_MASKS[void]
+        return shown
+
+    def passed(self) -> int:
+        """Nobody passes in a trick round."""
+        return 0
+
+    def trick_won(self) -> None:
+        self.led = -1
+
+
 def winning_card(taken: int, led: int, trump: int) -> int:
     """The card that wins a complete trick: its cards as the mask ``taken``, ``led`` first.
 

@@ -33,22 +33,18 @@ from cardarena.engine.determinize import (
     with_hands,
 )
 from cardarena.engine.events import CardPlayed, TrickWon
+from cardarena.engine.traits import NO_SCORING, RoundTraits, TrickScoring
 
 from .rules_bot import (
-    DODGE_KINDS,
-    GRAB_KINDS,
     RuleBot,
     auction_action,
     fan_tan_choice,
     penalty,
-    six_and_seven,
     sixes_choice,
     triathlon_wants_trick,
     trick_card,
 )
 from .state import SeatState
-
-TRICK_KINDS = DODGE_KINDS | GRAB_KINDS | {"deal"}
 
 
 class MonteCarloBot:
@@ -134,9 +130,9 @@ class MonteCarloBot:
         self.samples_total += done
         if not done:
             return fallback
-        return self._pick(values, fallback, state.kind)
+        return self._pick(values, fallback, state.traits)
 
-    def _pick(self, values: dict[int, list[float]], fallback: int, kind: str) -> int:
+    def _pick(self, values: dict[int, list[float]], fallback: int, traits: RoundTraits) -> int:
         """The best mean, if it beats the rule choice by more than ``confidence`` standard
         errors of the paired differences (same samples); else the rule choice.
 
@@ -154,7 +150,7 @@ class MonteCarloBot:
         if mean <= 0:
             return fallback
         if n == 1:  # no spread to test against: trust one sample, except in Fan Tan
-            return fallback if kind == "fan_tan" and self.confidence > 0 else best
+            return fallback if _noisy(traits) and self.confidence > 0 else best
         var = sum((d - mean) ** 2 for d in diffs) / (n - 1)
         return best if mean > self.confidence * math.sqrt(var / n) else fallback
 
@@ -168,8 +164,9 @@ class MonteCarloBot:
         where it could still separate them), and they cost the same to take.
         """
         legal = state.legal
-        if state.kind not in TRICK_KINDS or legal[0] >= EXCLUDE:
+        if not state.traits.tricks or legal[0] >= EXCLUDE:
             return list(legal)
+        scoring = state.traits.scoring or NO_SCORING
         gone = 0
         for cards in state.played:
             gone |= cards
@@ -183,7 +180,7 @@ class MonteCarloBot:
                 group
                 and card < 52
                 and group[-1] // 13 == card // 13
-                and penalty(state.kind, card) == penalty(state.kind, group[-1])
+                and penalty(scoring, card) == penalty(scoring, group[-1])
                 and _filled(solid, group[-1], card)
             ):
                 group.append(card)
@@ -204,7 +201,8 @@ class MonteCarloBot:
         tricks = list(context.tricks)
         rng = self.rng
         use_rules = self.policy == "rules"
-        kind, players, trump = context.kind, context.players, context.trump
+        layout, scoring = context.layout, context.scoring
+        players, trump = context.players, context.trump
         actor: int | None = seat
         while actor is not None:
             for event in match.apply(actor, action):
@@ -232,20 +230,23 @@ class MonteCarloBot:
             for s, h in enumerate(hands):
                 if s != actor:
                     others |= h
-            if kind == "fan_tan":
-                action = fan_tan_choice(hand, actions, others, six_and_seven=context.six_and_seven)
-            elif kind == "hand":
-                action = sixes_choice(hand, actions, others, table)
+            if layout is not None:
+                if layout.jumps:
+                    action = sixes_choice(hand, actions, others, table)
+                else:
+                    action = fan_tan_choice(
+                        hand, actions, others, six_and_seven=layout.six_and_seven
+                    )
             elif actions[0] >= EXCLUDE:
                 action = auction_action(hand, actions)
                 if action >= CHOOSE_TRUMP:
                     trump = action - CHOOSE_TRUMP
             else:
                 grab = None
-                if kind == "deal":
+                if scoring.feats:
                     grab = triathlon_wants_trick(tricks[actor], 13 - sum(tricks))
                 action = trick_card(
-                    kind, hand, actions, trick, players, trump, others & ~JOKER_MASK, grab=grab
+                    scoring, hand, actions, trick, players, trump, others & ~JOKER_MASK, grab=grab
                 )
         scores = match.round_scores
         return float(scores[-1][seat]) if scores else 0.0
@@ -254,37 +255,40 @@ class MonteCarloBot:
 class _Context:
     """The public state a playout starts from, taken once per decision."""
 
-    __slots__ = ("kind", "players", "six_and_seven", "table", "trick", "tricks", "trump")
+    __slots__ = ("layout", "players", "scoring", "table", "trick", "tricks", "trump")
 
     def __init__(
         self,
-        kind: str,
+        traits: RoundTraits,
         players: int,
         trick: list[int],
         table: int,
         tricks: list[int],
         trump: int,
-        six_and_seven: bool,
     ) -> None:
-        self.kind = kind
+        self.layout = traits.layout
+        self.scoring: TrickScoring = traits.scoring or NO_SCORING
         self.players = players
         self.trick = trick
         self.table = table
         self.tricks = tricks
         self.trump = trump
-        self.six_and_seven = six_and_seven
 
     @classmethod
     def of(cls, state: SeatState) -> _Context:
         return cls(
-            kind=state.kind,
+            traits=state.traits,
             players=state.players,
             trick=[card for _, card in state.trick],
             table=state.table,
             tricks=list(state.tricks_won) or [0] * state.players,
             trump=-1 if state.trump is None else state.trump,
-            six_and_seven=state.kind == "fan_tan" and six_and_seven(state),
         )
+
+
+def _noisy(traits: RoundTraits) -> bool:
+    """Fan Tan's: a layout that grows one card at a time, whose playouts are long and noisy."""
+    return traits.layout is not None and not traits.layout.jumps
 
 
 def _filled(solid: int, low: int, high: int) -> bool:

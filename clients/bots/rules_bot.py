@@ -7,6 +7,11 @@ fast default policy of the Monte Carlo bot's playouts, where every hand is known
 Every decision reads only card masks, so it takes two kinds of "rival" knowledge alike:
 ``others`` is the cards the rivals may hold (a seat's ``unseen`` cards for :class:`RuleBot`,
 the union of the other hands in a playout). Ties break on card id: the bot is deterministic.
+
+What a round rewards is read from its traits (``SeatState.traits``, from the engine's
+registry), never from its name: the cards a trick costs (``TrickScoring.card_points``),
+whether tricks pay (``per_trick``) or feats decide (``feats``), and which layout strategy fits
+(``Layout.jumps``: a layout whose cards may jump gaps, killing what they jump, is Crazy Sixes').
 """
 
 from __future__ import annotations
@@ -17,33 +22,35 @@ from typing import Final
 from cardarena.engine.actions import CHOOSE_TRUMP, EXCLUDE, PASS
 from cardarena.engine.cards import JOKER_MASK, SPANISH_BASE, SUIT_MASKS, cards_of
 from cardarena.engine.fantan import fan_tan_card, fan_tan_rank
-from cardarena.engine.norwegian import resolve_rounds
+from cardarena.engine.games import kind_scoring
+from cardarena.engine.traits import NO_SCORING, TrickScoring
 from cardarena.engine.tricks import winning_card
 
 from .state import SeatState
 
-DODGE_KINDS: Final = frozenset({"pass", "clubs", "queens", "finale"})
-"""Trick rounds that score what you take: take as little as possible."""
-GRAB_KINDS: Final = frozenset({"grand", "trumps"})
-"""Trick rounds that pay -1 per trick: take as many as possible."""
-
-CLUBS_MASK: Final = SUIT_MASKS[0]
 QUEENS_MASK: Final = sum(1 << (suit * 13 + 10) for suit in range(4))
-QUEEN_OF_CLUBS: Final = 10
+QUEEN_OF_HEARTS: Final = 2 * 13 + 10
+
+Scoring = TrickScoring | str
+"""A trick round's scoring, or the name of a kind of round (its scoring with default options)."""
 
 
-def penalty(kind: str, card: int) -> int:
-    """What taking ``card`` costs in a round of ``kind`` (the trick itself aside)."""
-    bit = 1 << card
-    if kind == "clubs":
-        return 1 if bit & CLUBS_MASK else 0
-    if kind == "queens":
-        return 4 if bit & QUEENS_MASK else 0
-    if kind == "finale":
-        if card == QUEEN_OF_CLUBS:
-            return 8
-        return 4 if bit & QUEENS_MASK else (1 if bit & CLUBS_MASK else 0)
-    return 0
+def scoring_of(kind: Scoring) -> TrickScoring:
+    """``kind`` as a :class:`TrickScoring`: itself, or a kind's from the registry."""
+    if isinstance(kind, TrickScoring):
+        return kind
+    return kind_scoring(kind) or NO_SCORING
+
+
+def penalty(kind: Scoring, card: int) -> int:
+    """What taking ``card`` costs in a round that scores so (the trick itself aside)."""
+    points = scoring_of(kind).card_points
+    return points[card] if card < len(points) else 0
+
+
+def grabs(kind: Scoring) -> bool:
+    """Whether a round's tricks are worth taking: they pay -1 each (lowest total wins)."""
+    return scoring_of(kind).per_trick < 0
 
 
 def suit_of_card(card: int) -> int:
@@ -73,7 +80,7 @@ def would_win(trick: Sequence[int], card: int, trump: int) -> bool:
 
 
 def trick_card(
-    kind: str,
+    kind: Scoring,
     hand: int,
     legal: Sequence[int],
     trick: Sequence[int],
@@ -93,10 +100,11 @@ def trick_card(
     """
     if len(legal) == 1:
         return legal[0]
-    want = kind in GRAB_KINDS if grab is None else grab
+    scoring = scoring_of(kind)
+    want = grabs(scoring) if grab is None else grab
     if want:
         return _grab(hand, legal, trick, players, trump, others)
-    return _dodge(kind, hand, legal, trick, players, trump, others)
+    return _dodge(scoring, hand, legal, trick, players, trump, others)
 
 
 def _rank(card: int) -> int:
@@ -104,7 +112,7 @@ def _rank(card: int) -> int:
 
 
 def _dodge(
-    kind: str,
+    kind: TrickScoring,
     hand: int,
     legal: Sequence[int],
     trick: Sequence[int],
@@ -126,7 +134,9 @@ def _dodge(
     return min(legal, key=lambda c: (penalty(kind, c), _rank(c), c))
 
 
-def _lead_risk(kind: str, card: int, hand: int, trump: int, others: int) -> tuple[int, int]:
+def _lead_risk(
+    kind: TrickScoring, card: int, hand: int, trump: int, others: int
+) -> tuple[int, int]:
     """How likely leading ``card`` is to win the trick (and what it would cost), lower is safer."""
     if card >= 52:
         return (1000, 0)  # a led Joker wins the trick
@@ -142,8 +152,8 @@ def _lead_risk(kind: str, card: int, hand: int, trump: int, others: int) -> tupl
     risk += below * 10 + penalty(kind, card) * (5 if above else 60)
     if trump >= 0 and card // 13 == trump:
         risk += 50
-    if (1 << card) & QUEENS_MASK and kind in ("queens", "finale") and above:
-        risk -= 40  # a queen led under an outstanding king or ace is a queen given away
+    if (1 << card) & QUEENS_MASK and penalty(kind, QUEEN_OF_HEARTS) and above:
+        risk -= 40  # where queens cost, a queen led under an outstanding king or ace is given away
     return (risk, _rank(card))
 
 
@@ -320,28 +330,24 @@ class RuleBot:
         legal = state.legal
         if len(legal) == 1:
             return legal[0]
-        kind = state.kind
-        if kind == "fan_tan":
+        traits = state.traits
+        layout = traits.layout
+        if layout is not None:
+            if layout.jumps:
+                return sixes_choice(state.hand, legal, state.unseen, state.table)
             return fan_tan_choice(
-                state.hand, legal, state.unseen, six_and_seven=six_and_seven(state)
+                state.hand, legal, state.unseen, six_and_seven=layout.six_and_seven
             )
-        if kind == "hand":
-            return sixes_choice(state.hand, legal, state.unseen, state.table)
         if legal[0] >= EXCLUDE:
             return auction_action(state.hand, legal)
         trick = [card for _, card in state.trick]
         trump = -1 if state.trump is None else state.trump
         others = state.unseen & ~JOKER_MASK
+        scoring = traits.scoring or NO_SCORING
         grab: bool | None = None
-        if kind == "deal":
+        if scoring.feats:
             tricks_left = 13 - sum(state.tricks_won)  # the trick in play included
             grab = triathlon_wants_trick(state.tricks_won[state.seat], tricks_left)
-        return trick_card(kind, state.hand, legal, trick, state.players, trump, others, grab=grab)
-
-
-def six_and_seven(state: SeatState) -> bool:
-    """The current Fan Tan round's openers, from the match's normalised options."""
-    try:
-        return bool(resolve_rounds(state.options)[state.round]["openers"] == "six_and_seven")
-    except (KeyError, IndexError, TypeError):
-        return False
+        return trick_card(
+            scoring, state.hand, legal, trick, state.players, trump, others, grab=grab
+        )

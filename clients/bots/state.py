@@ -3,7 +3,9 @@
 A seat's stream carries its own hand in each deal, every public play, and the server's
 prompts. :class:`SeatState` folds those events into a table a bot can read (hand, trick,
 layout, scores, what each rival has shown) without any rules: results such as trick winners,
-dead cards and scores are events themselves. The legal actions come from the server.
+dead cards and scores are events themselves. The legal actions come from the server. What
+kind of round is being played (its deck, tricks or a layout, what a void shows) is the round's
+``traits``, looked up once from the engine's registry when the round starts.
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ from typing import Any
 
 from cardarena.engine import events as ev
 from cardarena.engine.actions import PASS
-from cardarena.engine.cards import JOKER_MASK, SUIT_MASKS, suit_of
-from cardarena.engine.decks import FRENCH_52, TRIATHLON_39, deck_mask, spanish_deck, trick_deck
+from cardarena.engine.cards import SUIT_MASKS
+from cardarena.engine.errors import EngineError
+from cardarena.engine.games import round_traits
+from cardarena.engine.traits import UNKNOWN_ROUND, RoundTraits
+from cardarena.engine.tricks import void_shown
 
 
 @dataclass
@@ -31,6 +36,8 @@ class SeatState:
     events: list[ev.Event] = field(default_factory=list)
     round: int = -1
     kind: str = ""
+    traits: RoundTraits = UNKNOWN_ROUND
+    """What the current round is (deck, layout or tricks, trump, scoring), from the registry."""
     dealer: int = 0
     trump: int | None = None
     voluntary_pass: bool = False
@@ -90,6 +97,7 @@ class SeatState:
     def _on_RoundStarted(self, event: ev.RoundStarted) -> None:  # noqa: N802
         n = self.players
         self.round, self.kind, self.dealer = event.round, event.kind, event.dealer
+        self.traits = _traits_of(self.game, n, self.options, event.round)
         self.trump, self.voluntary_pass = event.trump, event.voluntary_pass
         self.hand, self.hand_sizes = 0, [0] * n
         self.trick_leader, self.trick = None, []
@@ -110,7 +118,7 @@ class SeatState:
         for hand in event.hands:
             if hand is not None:
                 self._round_deck |= hand.mask
-        self._round_deck |= _deck_of(self.game, self.players, self.kind, self.options)
+        self._round_deck |= self.traits.deck_mask
 
     def _on_SuitExcluded(self, event: ev.SuitExcluded) -> None:  # noqa: N802
         self.excluded_suits.append(event.suit)
@@ -126,18 +134,17 @@ class SeatState:
         self.hand_sizes[seat] -= 1
         self.played[seat] |= bit
         self.placed[seat] += 1
-        if self.kind in ("fan_tan", "hand"):
+        if self.traits.layout is not None:
             self.table |= bit
             return
         if not self.trick:
             self.trick_leader = seat
         else:
-            led = self.trick[0][1]
-            led_suit = suit_of(led)
             # A Joker answers a led suit only from a hand without it (RULES.md, Triathlon),
             # so it shows a void as plainly as a card of another suit does.
-            if not (1 << led) & JOKER_MASK and suit_of(card) != led_suit:
-                self.void[seat] |= 1 << led_suit
+            void = void_shown(self.trick[0][1], card)
+            if void >= 0:
+                self.void[seat] |= 1 << void
         self.trick.append((seat, card))
 
     def _on_Passed(self, event: ev.Passed) -> None:  # noqa: N802
@@ -172,12 +179,9 @@ class SeatState:
         return PASS in self.legal
 
 
-def _deck_of(game: str, players: int, kind: str, options: dict[str, Any]) -> int:
-    """The round's deck, so that ``unseen`` is right even before any rival shows a card."""
-    if game == "triathlon":
-        return deck_mask(TRIATHLON_39)
-    if game == "crazy_sixes":
-        return deck_mask(spanish_deck(int(options.get("deck", 48))))
-    if kind == "fan_tan":
-        return deck_mask(FRENCH_52)
-    return deck_mask(trick_deck(players))
+def _traits_of(game: str, players: int, options: dict[str, Any], index: int) -> RoundTraits:
+    """The round's traits; those of an unknown round when no (valid) ``MatchStarted`` was seen."""
+    try:
+        return round_traits(game, players, options, index)
+    except (EngineError, LookupError, TypeError):
+        return UNKNOWN_ROUND

@@ -164,7 +164,7 @@ SCRIPT: Final = r"""
     var moves = { ArrowRight: current + 1, ArrowLeft: current - 1, Home: 0, End: steps.length - 1 };
     if (e.key in moves) { e.preventDefault(); show(moves[e.key]); }
   });
-  if (data.game === "crazy_sixes") { document.body.classList.add("spanish"); }
+  if (data.spanish) { document.body.classList.add("spanish"); }
   var asked = new URLSearchParams(location.search).get("step") || (location.hash.match(/step=(\d+)/) || [])[1];
   if (steps.length) { show(asked ? Number(asked) - 1 : 0); }
   document.body.dataset.ready = "true";

@@ -16,16 +16,17 @@ import html
 import json
 from typing import Any
 
-from cardarena.engine.cards import rank_of, suit_code, suit_of
+from cardarena.engine.cards import suit_code, suit_of
 
 from ..logs.text import cards_text
 from .assets import SCRIPT, STYLE
-from .timeline import SOLITAIRE_KINDS, Step, Timeline
+from .timeline import Step, Timeline
 
 
 def html_page(timeline: Timeline, verdict: str) -> str:
     data = {
         "game": timeline.game,
+        "spanish": timeline.spanish,
         "players": timeline.players,
         "names": timeline.names,
         "verdict": verdict,
@@ -96,7 +97,7 @@ def _step_json(index: int, step: Step) -> dict[str, Any]:
         "what": step.what,
         "round": step.round,
         "kind": step.kind,
-        "solitaire": step.kind in SOLITAIRE_KINDS,
+        "solitaire": step.layout is not None,
         "dealer": step.dealer,
         "trump": suit_code(step.trump) if step.trump is not None else None,
         "lines": step.lines,
@@ -136,15 +137,16 @@ def _label(index: int, step: Step) -> str:
 
 
 def _table_rows(step: Step) -> list[list[Any]]:
-    """The cards on a solitaire table, one row per suit; Fan Tan puts its aces low."""
-    if step.kind not in SOLITAIRE_KINDS:
+    """The cards on a solitaire table, one row per suit, in the layout's ranks (Fan Tan puts
+    its aces low)."""
+    layout = step.layout
+    if layout is None:
         return []
-    ace_low = step.kind == "fan_tan"
     rows: dict[int, list[int]] = {}
     for card in step.table:
         rows.setdefault(suit_of(card), []).append(card)
     out: list[list[Any]] = []
     for suit in sorted(rows):
-        cards = sorted(rows[suit], key=lambda c: 1 if ace_low and rank_of(c) == 14 else rank_of(c))
+        cards = sorted(rows[suit], key=layout.rank)
         out.append([suit_code(suit), cards_text(cards).split()])
     return out

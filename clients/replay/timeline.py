@@ -16,15 +16,16 @@ from dataclasses import dataclass, field, replace
 
 from cardarena.engine import card_code
 from cardarena.engine import events as ev
+from cardarena.engine.cards import SPANISH_BASE
+from cardarena.engine.errors import EngineError
+from cardarena.engine.games import round_traits
 from cardarena.engine.match import ActionReader
+from cardarena.engine.traits import Layout
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
 from ..logs.text import event_text, seat_names
-
-SOLITAIRE_KINDS = frozenset({"fan_tan", "hand"})
-"""Round kinds played onto a shared table instead of in tricks (Fan Tan, a Crazy Sixes hand)."""
 
 
 @dataclass
@@ -46,6 +47,8 @@ class Step:
     trump: int | None
     lines: list[str]
     hands: list[list[int]]
+    layout: Layout | None = None
+    """The round's layout when it is played onto a shared table (its traits'), else None."""
     trick: Trick | None = None
     plays: list[tuple[int, str]] = field(default_factory=list)  # (seat, "QC" | "pass")
     table: list[int] = field(default_factory=list)
@@ -65,6 +68,8 @@ class Timeline:
     match_id: str
     names: list[str]
     steps: list[Step]
+    spanish: bool = False
+    """Whether the match is played with Spanish cards (its rounds' decks say so)."""
 
 
 def decoded_entries(resp: spb.GetMatchLogResponse) -> list[tuple[pb.Event, ev.Event | None]]:
@@ -97,7 +102,7 @@ def build_timeline(resp: spb.GetMatchLogResponse) -> Timeline:
             fold.cancel(event.match_cancelled.reason)
         elif decoded is not None:
             fold.take(decoded)
-    return Timeline(info.game, players, info.match_id, names, fold.finish())
+    return Timeline(info.game, players, info.match_id, names, fold.finish(), fold.spanish)
 
 
 class _Fold:
@@ -108,7 +113,10 @@ class _Fold:
         self.current: Step | None = None
         self.timed_out: int | None = None
         self.reader = ActionReader()
+        self.started: ev.MatchStarted | None = None
         self.round, self.kind, self.dealer = -1, "", 0
+        self.layout: Layout | None = None
+        self.spanish = False
         self.trump: int | None = None
         self.hands: list[set[int]] = [set() for _ in range(players)]
         self.table: set[int] = set()
@@ -121,7 +129,9 @@ class _Fold:
 
     def _open(self, what: str) -> Step:
         self._close()
-        self.current = Step(what, self.round, self.kind, self.dealer, self.trump, [], [])
+        self.current = Step(
+            what, self.round, self.kind, self.dealer, self.trump, [], [], self.layout
+        )
         if what == "turn":
             self.turns += 1
             self.current.turn = self.turns
@@ -131,11 +141,12 @@ class _Fold:
         step = self.current
         if step is None:
             return
-        step.dealer, step.trump, step.round, step.kind = (
+        step.dealer, step.trump, step.round, step.kind, step.layout = (
             self.dealer,
             self.trump,
             self.round,
             self.kind,
+            self.layout,
         )
         step.hands = [sorted(h) for h in self.hands]
         step.table = sorted(self.table)
@@ -159,7 +170,7 @@ class _Fold:
     def take(self, event: ev.Event) -> None:
         """Fold one engine event in: open a new step where one begins, then apply it."""
         step = self.current
-        solitaire = self.kind in SOLITAIRE_KINDS
+        solitaire = self.layout is not None
         late = ""
         recorded = self.reader(event)  # fed every event, so it knows the round's passes
         if self.timed_out is not None and recorded is not None:
@@ -173,6 +184,7 @@ class _Fold:
                     event.dealer,
                     event.trump,
                 )
+                self._look_up(event.round)
                 self.hands = [set() for _ in range(self.players)]
                 self.table, self.trick, self.turns = set(), None, 0
                 self.dead = [set() for _ in range(self.players)]
@@ -219,7 +231,23 @@ class _Fold:
                 step = self._open("end")
                 step.winners = list(event.winners)
                 self.totals = [str(t) for t in event.totals]
-            case ev.MatchStarted() | ev.DealerDrawn():
+            case ev.MatchStarted():
+                self.started = event
+            case ev.DealerDrawn():
                 pass
         if step is not None:
             step.lines.append(event_text(event, self.names) + late)
+
+    def _look_up(self, index: int) -> None:
+        """The round's traits, from the registry; a log the registry cannot read (one that
+        fails its audit) is shown as a trick round."""
+        self.layout = None
+        started = self.started
+        if started is None:
+            return
+        try:
+            traits = round_traits(started.game, started.players, started.options, index)
+        except (EngineError, LookupError, TypeError):
+            return
+        self.layout = traits.layout
+        self.spanish |= any(card >= SPANISH_BASE for card in traits.deck)
