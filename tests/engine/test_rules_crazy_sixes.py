@@ -25,7 +25,7 @@ from cardarena.engine.events import (
 )
 from cardarena.engine.sixes import SIX_OF_OROS, dead_zone, score_hand, suit_playable
 
-from .helpers import fractions, play_out
+from ..helpers import fractions, play_out
 
 OROS_I, COPAS_I, ESPADAS_I, BASTOS_I = 0, 1, 2, 3
 

@@ -14,7 +14,7 @@ from cardarena.engine import (
 from cardarena.engine.actions import describe, parse
 from cardarena.engine.cards import parse_card
 
-from .helpers import actor, play_out
+from ..helpers import actor, play_out
 
 
 def test_errors_leave_the_match_unchanged_and_say_what_to_do() -> None:

@@ -9,7 +9,7 @@ from cardarena.engine.cards import JOKERS, french, spanish
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
-from .helpers import play_out
+from ..helpers import play_out
 
 GAME_PLAYERS = [(game, n) for game, spec in GAMES.items() for n in spec.players]
 

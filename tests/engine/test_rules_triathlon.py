@@ -31,7 +31,7 @@ from cardarena.engine.events import (
 from cardarena.engine.triathlon import deal_scores, feats
 from cardarena.engine.tricks import playable_cards, winning_index
 
-from .helpers import actor, fractions, play_out
+from ..helpers import actor, fractions, play_out
 
 C, D, H, S = 0, 1, 2, 3
 

@@ -11,7 +11,7 @@ from cardarena.engine import ReplayError, new_match, replay
 from cardarena.engine.cards import CardSet
 from cardarena.engine.events import CardPlayed, Dealt, Event, RoundScored, TrickWon
 
-from .helpers import play_out
+from ..helpers import play_out
 
 SEED = bytes(range(32))
 

@@ -28,7 +28,7 @@ from cardarena.engine.norwegian import TRICK_SCORERS, resolve_rounds
 from cardarena.engine.schedule import best_seats
 from cardarena.engine.tricks import NO_TRUMP, TrickRound, playable_cards, winning_index
 
-from .helpers import fractions, play_out
+from ..helpers import fractions, play_out
 
 C, D, H, S = 0, 1, 2, 3
 
