@@ -2,7 +2,8 @@
 
 An allow-list, not a deny-list: every module the engine imports must be one of these (or a
 module of the engine itself), and it may not call the built-ins that reach the outside world.
-``hashlib`` is allowed because the fair-deal stream is SHA-256 of the seed.
+``hashlib`` is allowed because the fair-deal stream is SHA-256 of the seed; ``abc`` and ``enum``
+because the round cores' traits (``traits.py``) are declared with them.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ import pytest
 ENGINE = Path(__file__).resolve().parents[2] / "engine"
 ALLOWED_IMPORTS = {
     "__future__",
+    "abc",
     "collections",
     "collections.abc",
     "copy",
     "dataclasses",
+    "enum",
     "fractions",
     "functools",
     "hashlib",
