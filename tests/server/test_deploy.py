@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 CARDARENA = Path(sys.executable).parent / "cardarena"
 REQUIRED = os.environ.get("CARDARENA_REQUIRE_E2E") == "1"
@@ -414,7 +414,7 @@ def health(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.integration
 def test_health_command_against_a_real_server(tmp_path: Path) -> None:
-    from .integration.serverproc import ServerProcess
+    from ..integration.serverproc import ServerProcess
 
     with ServerProcess(tmp_path / "data") as server:
         for service in ("", "cardarena.v1.MatchService"):

@@ -1,7 +1,7 @@
 """Hidden cards never leak through the bytes the server streams (issue 11, "One projection").
 
-``tests/test_views.py`` checks that the engine's ``view``/``Projector`` independent of the cards a
-reader cannot see. The server streams through another path: each stored log entry (a protobuf
+``tests/engine/test_views.py`` checks that the engine's ``view``/``Projector`` independent of
+the cards a reader cannot see. The server streams through another path: each stored log entry (a protobuf
 ``Event``) goes through ``codec.project_pb`` by way of ``PbProjector``/``project_for``, when
 it is published live (one projector per write, started from the round's rule on passes
 before it, as ``Readers.publish`` and ``api.service.projected`` do) and when a stream replays
