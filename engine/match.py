@@ -40,6 +40,9 @@ from .fairdeal import DEALER_LABEL, RandomStream, check_seed, commitment, deal_l
 from .games import get_game
 from .options import check_seat, whole_number
 from .schedule import GameSpec, Round, RoundPlan, Schedule, best_seats
+from .traits import Trump
+
+DRAWN = Trump.DRAWN
 
 ChanceEvent = DealerDrawn | TrumpDrawn | Dealt
 _CLUBS, _DIAMONDS, _HEARTS, _SPADES = FRENCH_CARD_LISTS
@@ -208,7 +211,7 @@ class Match:
         already produced when an action event is read, so the round in play is the action's.
         """
         plan = self.plan
-        return action_of(event, voluntary_pass=plan is not None and plan.voluntary_pass)
+        return action_of(event, voluntary_pass=plan is not None and plan.traits.voluntary_pass)
 
     def clone(self) -> Match:
         return copy.deepcopy(self)
@@ -265,7 +268,9 @@ class Match:
                 self.round_index, RandomStream(self._seed, trump_label(self.round_index)).uniform(4)
             )
         assert self.plan is not None
-        order = RandomStream(self._seed, deal_label(self.round_index)).shuffle(self.plan.deck)
+        order = RandomStream(self._seed, deal_label(self.round_index)).shuffle(
+            self.plan.traits.deck
+        )
         hands = deal(order, self.dealer, self.players)
         return Dealt(self.round_index, tuple(map(CardSet, hands)), tuple(map(int.bit_count, hands)))
 
@@ -326,13 +331,15 @@ class Match:
         self.plan = plan
         self.round = None
         self.dealer = (self.first_dealer + index) % self.players
-        self._trump = plan.trump if plan.trump is not None else -1
+        traits = plan.traits
+        trump = traits.trump_suit
+        self._trump = trump if trump is not None else -1
         out.append(
             RoundStarted(
-                index, plan.kind, self.dealer, plan.trump, plan.multiplier, plan.voluntary_pass
+                index, traits.kind, self.dealer, trump, plan.multiplier, traits.voluntary_pass
             )
         )
-        self.pending = "trump" if plan.draw_trump else "deal"
+        self.pending = "trump" if traits.trump is DRAWN else "deal"
 
     def _end_round(self, out: list[Event]) -> None:
         assert self.round is not None and self.plan is not None

@@ -80,6 +80,9 @@ TRICK_SCORERS: dict[str, TrickScorer] = {
 """Every trick round type; ``fan_tan`` is the one round type that is not played in tricks."""
 
 
+NO_TRUMP_SUIT, FIXED_TRUMP, DRAWN_TRUMP = Trump.NONE, Trump.FIXED, Trump.DRAWN
+"""Read once per round of every match: an enum member costs a lookup through its class."""
+
 PER_TRICK = TrickScoring.of(1)
 CLUBS_TAKEN = TrickScoring.of(0, [(CLUBS_MASK, 1)])
 PER_TRICK_GRABBED = TrickScoring.of(-1)
@@ -133,12 +136,12 @@ class TrickType:
     trump_option: bool = False
 
     def traits(self, kind: str, params: Mapping[str, Any], players: int) -> RoundTraits:
-        trump, suit = Trump.NONE, None
+        trump, suit = NO_TRUMP_SUIT, None
         if self.trump_option:
             if params["trump"]["mode"] == "fixed":
-                trump, suit = Trump.FIXED, FRENCH_SUIT_CODES.index(params["trump"]["suit"])
+                trump, suit = FIXED_TRUMP, FRENCH_SUIT_CODES.index(params["trump"]["suit"])
             else:
-                trump = Trump.DRAWN
+                trump = DRAWN_TRUMP
         return RoundTraits(kind, trick_deck(players), None, trump, suit, self.scoring(params))
 
     def build(

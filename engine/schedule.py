@@ -17,6 +17,8 @@ from .events import Event, Score
 from .options import ObjectSpec
 from .traits import RoundTraits, Trump
 
+DRAWN = Trump.DRAWN
+
 
 class Round(Protocol):
     """The uniform face of every round core."""
@@ -70,7 +72,7 @@ class RoundPlan(NamedTuple):
 
     @property
     def draw_trump(self) -> bool:
-        return self.traits.trump is Trump.DRAWN
+        return self.traits.trump is DRAWN
 
     @property
     def voluntary_pass(self) -> bool:

@@ -210,8 +210,15 @@ class SixesHand:
         out.append(CARD_PLAYED[seat][card])
         offset = card - SPANISH_BASE
         suit, rank = offset // 12, offset % 12 + 1
-        old_low, old_high = self.low[suit], self.high[suit]
-        low, high = self.low[suit], self.high[suit] = row_ends(old_low, old_high, rank)
+        # row_ends(low, high, rank) written out: every card of every hand passes here.
+        low, high = old_low, old_high = self.low[suit], self.high[suit]
+        if low == 0:
+            low = high = rank
+        elif rank < low:
+            low = rank
+        else:
+            high = rank
+        self.low[suit], self.high[suit] = low, high
         base = suit * 169
         # Only the part of the dead zone that is new can still be in someone's hand.
         grown = (
