@@ -1337,7 +1337,7 @@ def test_real_server_logs_audit_clean_from_the_wire_and_from_a_file(
 
     from cardarena.clients.logs import fetch_log
 
-    from .integration.serverproc import ServerProcess, play_to_end, stub
+    from ..integration.serverproc import ServerProcess, play_to_end, stub
 
     async def create(api: Any, game: str, move_ms: int, **options: Any) -> tuple[str, list[str]]:
         struct = struct_pb2.Struct()
@@ -1393,7 +1393,7 @@ def test_real_server_cancelled_matches_audit_clean(tmp_path: Path) -> None:
 
     from cardarena.clients.logs import fetch_log
 
-    from .integration.serverproc import ServerProcess, auth, first_snapshot, stub
+    from ..integration.serverproc import ServerProcess, auth, first_snapshot, stub
 
     creator, joiner = "c" * 40, "j" * 40
 

@@ -13,7 +13,7 @@ import pytest
 from cardarena.clients import load_bot
 from cardarena.clients.tournament import check_bot, parse_bot
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "bots.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "bots.md"
 
 
 def python_blocks() -> list[str]:
