@@ -1337,7 +1337,8 @@ def test_real_server_logs_audit_clean_from_the_wire_and_from_a_file(
 
     from cardarena.clients.logs import fetch_log
 
-    from ..integration.serverproc import ServerProcess, play_to_end, stub
+    from ..calls import Table, play_out, stub
+    from ..serverproc import ServerProcess
 
     async def create(api: Any, game: str, move_ms: int, **options: Any) -> tuple[str, list[str]]:
         struct = struct_pb2.Struct()
@@ -1353,7 +1354,7 @@ def test_real_server_logs_audit_clean_from_the_wire_and_from_a_file(
         async with grpc.aio.insecure_channel(address) as channel:
             api = stub(channel)
             played, tokens = await create(api, "pentathlon", 0, rounds=["pass", "fan_tan"])
-            await play_to_end(api, played, tokens)
+            await play_out(api, Table(played, tokens))
             clocked, _ = await create(api, "triathlon", 30, max_deals=1)
             running, _ = await create(api, "crazy_sixes", 0)
             for _ in range(600):
@@ -1393,7 +1394,8 @@ def test_real_server_cancelled_matches_audit_clean(tmp_path: Path) -> None:
 
     from cardarena.clients.logs import fetch_log
 
-    from ..integration.serverproc import ServerProcess, auth, first_snapshot, stub
+    from ..calls import Table, act_times, auth, stub
+    from ..serverproc import ServerProcess
 
     creator, joiner = "c" * 40, "j" * 40
 
@@ -1422,17 +1424,7 @@ def test_real_server_cancelled_matches_audit_clean(tmp_path: Path) -> None:
                     join_secret=joiner if seat == 1 else "",
                 )
                 tokens.append((await api.JoinMatch(join, timeout=10)).token)
-            for n in range(12):
-                seat = (await first_snapshot(api, playing, None)).to_act
-                snap = await first_snapshot(api, playing, seat, tokens[seat])
-                submit = spb.SubmitActionRequest(
-                    match_id=playing,
-                    seat=seat,
-                    action=snap.legal_actions[0],
-                    expected_seq=snap.seq,
-                    request_id=f"a{n}",
-                )
-                await api.SubmitAction(submit, metadata=auth(tokens[seat]), timeout=10)
+            await act_times(api, Table(playing, tokens), 12)
             heads = []
             for match_id in (waiting, playing):
                 cancel = spb.CancelMatchRequest(match_id=match_id, reason="rain")

@@ -71,9 +71,9 @@ def test_an_unknown_bot_option_names_the_accepted_ones(capsys: pytest.CaptureFix
 
 
 def test_a_python_bot_is_known_by_its_own_name_unless_the_spec_names_it() -> None:
-    own = check_bot(parse_bot("tests.integration.tournament_bots:Crasher"))
+    own = check_bot(parse_bot("tests.tournament_bots:Crasher"))
     assert own.name == "crasher"  # the class is Crasher; the bot calls itself crasher
-    named = check_bot(parse_bot("boom=tests.integration.tournament_bots:Crasher"))
+    named = check_bot(parse_bot("boom=tests.tournament_bots:Crasher"))
     assert named.name == "boom"
     assert check_bot(parse_bot("mc")).name == "mc"
 

@@ -11,7 +11,7 @@ import pytest
 
 from cardarena.clients.cli import main
 
-from ..integration.serverproc import ServerProcess
+from ..serverproc import ServerProcess
 
 CUP = """
 server = "127.0.0.1:1"  # nobody there: the command line's --server must win

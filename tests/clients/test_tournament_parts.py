@@ -21,7 +21,7 @@ from cardarena.clients.tournament.progress import Progress
 from cardarena.engine import PASS, CardSet, parse_card
 from cardarena.engine import events as ev
 
-from ..integration.tournament_bots import Crasher, IllegalMover, Sleeper
+from ..tournament_bots import Crasher, IllegalMover, Sleeper
 
 CONTEXT = SeatContext("m1", "hexathlon", 0, 3, ("x", "y", "z"), {}, True, 200)
 

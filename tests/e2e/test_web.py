@@ -21,8 +21,9 @@ import pytest
 
 from cardarena.v1 import codec
 from cardarena.v1 import service_pb2 as spb
+from tests.calls import stub
 from tests.e2e.test_replay_html import playwright_core
-from tests.integration.serverproc import ServerProcess, stub
+from tests.serverproc import ServerProcess
 
 pytestmark = pytest.mark.e2e
 

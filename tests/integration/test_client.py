@@ -12,7 +12,7 @@ from cardarena.clients.bots import RandomBot, SeatState
 from cardarena.clients.client import ArenaClient
 from cardarena.v1 import service_pb2 as spb
 
-from .serverproc import ServerProcess
+from ..serverproc import ServerProcess
 
 pytestmark = pytest.mark.integration
 

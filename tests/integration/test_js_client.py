@@ -19,7 +19,8 @@ import pytest
 
 from cardarena.v1 import service_pb2 as spb
 
-from .serverproc import ServerProcess, stub
+from ..calls import stub
+from ..serverproc import ServerProcess
 
 pytestmark = pytest.mark.integration
 

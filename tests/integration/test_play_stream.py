@@ -12,7 +12,8 @@ import pytest
 
 from cardarena.v1 import service_pb2 as spb
 
-from .serverproc import ServerProcess, auth, stub
+from ..calls import auth, stub
+from ..serverproc import ServerProcess
 
 if TYPE_CHECKING:
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub

@@ -22,7 +22,8 @@ from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 from tests.stores import postgres_schema
 
-from .serverproc import ServerProcess, auth
+from ..calls import auth
+from ..serverproc import ServerProcess
 
 pytestmark = pytest.mark.integration
 

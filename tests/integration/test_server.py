@@ -10,13 +10,13 @@ import grpc
 import pytest
 from google.protobuf import struct_pb2
 
-from cardarena.engine import PASS, replay
-from cardarena.server.store import StoredEvent, verify_chain
+from cardarena.engine import PASS
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
-from .serverproc import ServerProcess, auth, first_snapshot, play_to_end, seat_bot, stub
+from ..calls import Table, audit, auth, play_out, seat_player, snapshot_of, stub
+from ..serverproc import ServerProcess
 
 if TYPE_CHECKING:
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
@@ -44,16 +44,6 @@ async def create_and_join(
     return match_id, tokens
 
 
-def audit(log: spb.GetMatchLogResponse) -> None:
-    """The chain verifies and the engine replays the log with the revealed seed."""
-    stored = [StoredEvent(log.match.match_id, e.seq, e.event, e.hash) for e in log.entries]
-    assert verify_chain(log.match.match_id, stored) is None
-    events = [codec.event_from_pb(pb.Event.FromString(e.event)) for e in log.entries]
-    engine_log = [e for e in events if e is not None]
-    match = replay(engine_log, seed=log.seed)
-    assert match.over
-
-
 def test_a_whole_match_and_its_public_log(tmp_path: Path) -> None:
     async def scenario(address: str) -> None:
         async with grpc.aio.insecure_channel(address) as channel:
@@ -68,11 +58,11 @@ def test_a_whole_match_and_its_public_log(tmp_path: Path) -> None:
             with pytest.raises(grpc.aio.AioRpcError) as early:
                 await api.GetMatchLog(spb.GetMatchLogRequest(match_id=match_id), timeout=10)
             assert early.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-            spectator = await first_snapshot(api, match_id, None)
+            spectator = await snapshot_of(api, match_id)
             assert all(h.hidden for h in spectator.hands)
-            mine = await first_snapshot(api, match_id, 0, tokens[0])
+            mine = await snapshot_of(api, match_id, 0, tokens[0])
             assert not mine.hands[0].hidden and all(h.hidden for h in mine.hands[1:])
-            actions = await play_to_end(api, match_id, tokens)
+            actions = await play_out(api, Table(match_id, tokens))
             assert actions > 50
             log = await api.GetMatchLog(spb.GetMatchLogRequest(match_id=match_id), timeout=10)
             assert log.seed == SEED
@@ -87,9 +77,9 @@ def test_bad_input_gets_the_right_codes_and_changes_nothing(tmp_path: Path) -> N
         async with grpc.aio.insecure_channel(address) as channel:
             api = stub(channel)
             match_id, tokens = await create_and_join(api, "hexathlon", 4)
-            snap = await first_snapshot(api, match_id, 0, tokens[0])
+            snap = await snapshot_of(api, match_id, 0, tokens[0])
             seat = snap.to_act
-            actor = await first_snapshot(api, match_id, seat, tokens[seat])
+            actor = await snapshot_of(api, match_id, seat, tokens[seat])
             other = (seat + 1) % 4
             good = actor.legal_actions[0]
 
@@ -145,14 +135,14 @@ def test_bad_input_gets_the_right_codes_and_changes_nothing(tmp_path: Path) -> N
             with pytest.raises(grpc.aio.AioRpcError) as too_big:
                 await api.SubmitAction(oversized, metadata=auth(tokens[seat]), timeout=10)
             assert too_big.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-            after = await first_snapshot(api, match_id, seat, tokens[seat])
+            after = await snapshot_of(api, match_id, seat, tokens[seat])
             assert after.seq == actor.seq, "no refused request changed the match"
             # the same request twice is applied once
             request = submit(request_id="once")
             first = await api.SubmitAction(request, metadata=auth(tokens[seat]), timeout=10)
             again = await api.SubmitAction(request, metadata=auth(tokens[seat]), timeout=10)
             assert (first.first_seq, first.last_seq) == (again.first_seq, again.last_seq)
-            assert (await first_snapshot(api, match_id, None)).seq == first.last_seq
+            assert (await snapshot_of(api, match_id)).seq == first.last_seq
             bad_create = [
                 spb.CreateMatchRequest(game="hearts"),
                 spb.CreateMatchRequest(game="hexathlon", players=7),
@@ -195,7 +185,17 @@ def test_sigkill_mid_play_loses_nothing_acknowledged(tmp_path: Path) -> None:
         async with grpc.aio.insecure_channel(address) as channel:
             api = stub(channel)
             bots = [
-                asyncio.create_task(seat_bot(api, match_id, seat, token, acknowledged))
+                asyncio.create_task(
+                    seat_player(
+                        api,
+                        match_id,
+                        seat,
+                        token,
+                        after_seq=0,
+                        acknowledged=acknowledged,
+                        timeout=None,
+                    )
+                )
                 for match_id, tokens in matches
                 for seat, token in enumerate(tokens)
             ]
@@ -218,7 +218,7 @@ def test_sigkill_mid_play_loses_nothing_acknowledged(tmp_path: Path) -> None:
                 )
             await asyncio.gather(
                 *(
-                    seat_bot(api, match_id, seat, token, acknowledged, after_seq=1 << 62)
+                    seat_player(api, match_id, seat, token, acknowledged=acknowledged, timeout=None)
                     for match_id, tokens in matches
                     for seat, token in enumerate(tokens)
                 )

@@ -19,20 +19,19 @@ from grpc_health.v1 import health_pb2
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
-from .clients import (
+from ..calls import (
     LAST,
     RPC_TIMEOUT,
     SERVICE,
-    Server,
     Table,
     act,
     act_times,
     audit,
+    auth,
     create,
     health_check,
     health_watch,
     join_all,
-    log_records,
     new_table,
     play_out,
     reflection_services,
@@ -42,9 +41,10 @@ from .clients import (
     seat_feed,
     seat_player,
     snapshot_of,
+    stub,
     watch_feed,
 )
-from .serverproc import auth, stub
+from ..serverproc import ServerProcess, log_records
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -67,10 +67,10 @@ METRICS = (
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     """One server with a metrics port, shared by the tests that need no process of their own."""
     data: Path = tmp_path_factory.mktemp("ops") / "data"
-    with Server(data, metrics=True) as running:
+    with ServerProcess(data, metrics=True) as running:
         yield running
 
 
@@ -90,7 +90,7 @@ async def refused(call: grpc.aio.UnaryStreamCall[Any, Any] | Awaitable[Any]) -> 
 # --------------------------------------------------------------------------- health, reflection
 
 
-def test_health_serves_both_names_and_reflection_lists_the_service(server: Server) -> None:
+def test_health_serves_both_names_and_reflection_lists_the_service(server: ServerProcess) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             check = health_check(channel)
@@ -111,7 +111,7 @@ def test_sigterm_drains_streams_with_unavailable_then_exits_0_and_streams_resume
 ) -> None:
     data = tmp_path / "data"
 
-    async def before_and_during(address: str, server: Server) -> tuple[Table, int]:
+    async def before_and_during(address: str, server: ServerProcess) -> tuple[Table, int]:
         async with grpc.aio.insecure_channel(address) as channel:
             api = stub(channel)
             table = await new_table(api)
@@ -163,18 +163,18 @@ def test_sigterm_drains_streams_with_unavailable_then_exits_0_and_streams_resume
             assert (await resumed.event()).seq == last + 1
             resumed.cancel()
 
-    with Server(data) as server:
+    with ServerProcess(data) as server:
         table, last = run(before_and_during(server.address, server))
         assert server.wait_exit(10) == 0
         assert time.monotonic() - server.term_sent < 8, "the drain took too long"
-    with Server(data) as again:
+    with ServerProcess(data) as again:
         run(after(again.address, table, last))
 
 
 # --------------------------------------------------------------------------- metrics
 
 
-def test_metrics_are_exposed_and_commits_are_observed(server: Server) -> None:
+def test_metrics_are_exposed_and_commits_are_observed(server: ServerProcess) -> None:
     text = scrape(server.metrics_port)
     for name in METRICS:
         assert f"# HELP {name} " in text, name
@@ -226,7 +226,7 @@ def test_metrics_are_exposed_and_commits_are_observed(server: Server) -> None:
     assert errors == 1
 
 
-def test_a_retried_request_is_not_counted_as_another_action(server: Server) -> None:
+def test_a_retried_request_is_not_counted_as_another_action(server: ServerProcess) -> None:
     """Regression: a retry with an applied request_id used to count in actions_total again."""
 
     async def scenario() -> None:
@@ -290,7 +290,7 @@ def test_logs_are_json_with_match_ids_and_never_a_token_or_a_seed(tmp_path: Path
             assert await refused(other_match) == grpc.StatusCode.UNAUTHENTICATED
             return tables
 
-    with Server(tmp_path / "data") as server:
+    with ServerProcess(tmp_path / "data") as server:
         tables = run(scenario(server.address))
         assert server.terminate() == 0
         text = server.stderr_path.read_text()
@@ -322,7 +322,7 @@ def test_logs_are_json_with_match_ids_and_never_a_token_or_a_seed(tmp_path: Path
 
 @dataclass
 class Catalog:
-    server: Server
+    server: ServerProcess
     by_status: dict[spb.MatchStatus.ValueType, set[str]]
 
 
@@ -350,7 +350,7 @@ def catalog(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Catalog]:
         async with grpc.aio.insecure_channel(address) as channel:
             return await populate(stub(channel))
 
-    with Server(data) as running:
+    with ServerProcess(data) as running:
         yield Catalog(running, run(scenario(running.address)))
 
 
@@ -446,7 +446,7 @@ def test_page_size_is_at_most_1000(catalog: Catalog) -> None:
 # --------------------------------------------------------------------------- error codes
 
 
-def test_every_rpc_on_an_unknown_match_is_not_found(server: Server) -> None:
+def test_every_rpc_on_an_unknown_match_is_not_found(server: ServerProcess) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             api = stub(channel)
@@ -475,7 +475,7 @@ def test_every_rpc_on_an_unknown_match_is_not_found(server: Server) -> None:
     run(scenario())
 
 
-def test_refusals_get_their_documented_codes(server: Server) -> None:
+def test_refusals_get_their_documented_codes(server: ServerProcess) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             api = stub(channel)
@@ -530,7 +530,7 @@ def test_refusals_get_their_documented_codes(server: Server) -> None:
 # --------------------------------------------------------------------------- concurrency
 
 
-def test_twenty_matches_played_at_once_all_audit(server: Server) -> None:
+def test_twenty_matches_played_at_once_all_audit(server: ServerProcess) -> None:
     games: list[tuple[str, int, dict[str, Any]]] = [
         ("triathlon", 3, {"max_deals": 1}),
         ("pentathlon", 3, {"rounds": ["fan_tan"]}),
@@ -546,7 +546,7 @@ def test_twenty_matches_played_at_once_all_audit(server: Server) -> None:
                 game, players, options = games[i % len(games)]
                 tables.append(await new_table(api, game, players, **options))
             bots = [
-                seat_player(api, table, seat)
+                seat_player(api, table.match_id, seat, table.tokens[seat])
                 for table in tables
                 for seat in range(len(table.tokens))
             ]

@@ -15,27 +15,27 @@ import pytest
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
-from .clients import (
+from ..calls import (
     LAST,
     RPC_TIMEOUT,
     STREAM_TIMEOUT,
     Feed,
-    Server,
     act,
     act_times,
     action_of_event,
+    auth,
     create,
     join_all,
-    log_records,
     new_table,
     play_out,
     run,
     same_action,
     seat_feed,
     snapshot_of,
+    stub,
     watch_feed,
 )
-from .serverproc import auth, stub
+from ..serverproc import ServerProcess, log_records
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -46,9 +46,9 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     data: Path = tmp_path_factory.mktemp("streams") / "data"
-    with Server(data) as running:
+    with ServerProcess(data) as running:
         yield running
 
 
@@ -70,7 +70,9 @@ def hidden_everywhere_but(hands: list[pb.Hand], seat: int | None) -> None:
             assert hand.hidden and not hand.cards, (index, hand)
 
 
-def test_seat_stream_replays_gap_free_goes_live_and_ends_with_the_seed(server: Server) -> None:
+def test_seat_stream_replays_gap_free_goes_live_and_ends_with_the_seed(
+    server: ServerProcess,
+) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             api = stub(channel)
@@ -115,7 +117,7 @@ def test_seat_stream_replays_gap_free_goes_live_and_ends_with_the_seed(server: S
     run(scenario())
 
 
-def test_resuming_after_seq_k_yields_exactly_k_plus_one_on(server: Server) -> None:
+def test_resuming_after_seq_k_yields_exactly_k_plus_one_on(server: ServerProcess) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             api = stub(channel)
@@ -142,7 +144,7 @@ def test_resuming_after_seq_k_yields_exactly_k_plus_one_on(server: Server) -> No
 
 
 def test_a_spectator_never_sees_a_hidden_card_and_a_seat_sees_only_its_own(
-    server: Server,
+    server: ServerProcess,
 ) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
@@ -188,7 +190,7 @@ def test_a_spectator_never_sees_a_hidden_card_and_a_seat_sees_only_its_own(
 
 
 def test_the_clock_plays_the_lowest_legal_action_for_a_seat_that_does_not_act(
-    server: Server,
+    server: ServerProcess,
 ) -> None:
     observations = 5
 
@@ -246,7 +248,7 @@ def test_the_clock_plays_the_lowest_legal_action_for_a_seat_that_does_not_act(
     run(scenario())
 
 
-def test_a_match_without_clock_waits_for_its_seats(server: Server) -> None:
+def test_a_match_without_clock_waits_for_its_seats(server: ServerProcess) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             api = stub(channel)
@@ -260,7 +262,7 @@ def test_a_match_without_clock_waits_for_its_seats(server: Server) -> None:
     run(scenario())
 
 
-def test_a_timed_out_seat_is_not_prompted_for_the_turn_it_has_lost(server: Server) -> None:
+def test_a_timed_out_seat_is_not_prompted_for_the_turn_it_has_lost(server: ServerProcess) -> None:
     """Regression: the TimedOut entry used to be published alone, and the late seat got a
     YourTurn for it (stale on arrival, with a false deadline) before its default action."""
     timeouts = 4

@@ -26,13 +26,13 @@ from cardarena.clients.tournament import (
 )
 from cardarena.v1 import service_pb2 as spb
 
-from .serverproc import ServerProcess
+from ..serverproc import ServerProcess
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_BOT = ROOT / "clients" / "examples" / "first_legal_bot.js"
-HANGING_BOT = Path(__file__).with_name("tournament_bots.py")
+HANGING_BOT = ROOT / "tests" / "tournament_bots.py"
 SEED = "ab" * 32
 
 
@@ -42,8 +42,8 @@ def test_a_tournament_with_misbehaving_bots_plays_every_match(tmp_path: Path) ->
     bots = [
         "random",
         f"exec:first=node {NODE_BOT}",
-        "crasher=tests.integration.tournament_bots:Crasher",
-        "illegal=tests.integration.tournament_bots:IllegalMover",
+        "crasher=tests.tournament_bots:Crasher",
+        "illegal=tests.tournament_bots:IllegalMover",
         f"exec:hanger={sys.executable} {HANGING_BOT}",
     ]
     with ServerProcess(tmp_path / "data") as server:
@@ -153,7 +153,7 @@ def test_a_locked_server_plays_only_for_its_operator_and_a_cancelled_match_is_no
     with it every match is played, and one that the operator cancels midway is reported as
     failed instead of being counted with the totals it had reached."""
     token = "operator-" + "x" * 40
-    bots = [parse_bot(f"s{i}=tests.integration.tournament_bots:Slow") for i in range(3)]
+    bots = [parse_bot(f"s{i}=tests.tournament_bots:Slow") for i in range(3)]
 
     async def scenario(address: str) -> None:
         stranger = TournamentConfig(address=address, game="triathlon", bots=bots, deals=1)

@@ -1,10 +1,10 @@
-"""What the security tests share: an in-process server on 127.0.0.1:0, seated matches, a
-bounded runner, raw (undecoded) calls, and the server process's memory.
+"""What the security tests share: an in-process server on 127.0.0.1:0, seated matches with
+tokens chosen here, raw (undecoded) calls, and the server process's memory.
 
 In-process servers (``served``) run on the test's own event loop: they start in a fraction
 of the time a subprocess takes, and the test can look inside (``server.arena``). A test that
-reads the server's log or its memory uses ``ServerProcess`` from the integration helpers
-instead. Every wait is bounded.
+reads the server's log or its memory uses ``tests.serverproc.ServerProcess`` instead. The
+bounded runner, ``auth`` and the deadlines are ``tests.calls``'s. Every wait is bounded.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import os
 import secrets
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from google.protobuf import struct_pb2
@@ -28,22 +28,12 @@ from cardarena.server.hosting import HostedMatch
 from cardarena.v1 import codec, service_pb2_grpc
 from cardarena.v1 import service_pb2 as spb
 
+from ..calls import RPC_TIMEOUT as RPC
+from ..calls import SERVICE, auth
+
 if TYPE_CHECKING:
     from cardarena.server.api import Access
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
-
-T = TypeVar("T")
-
-RPC = 10.0
-"""The deadline of every unary call the tests make."""
-SERVICE = "cardarena.v1.MatchService"
-LAST = 1 << 62
-"""``after_seq`` for a stream's snapshot and live events only."""
-
-
-def run(scenario: Coroutine[Any, Any, T], seconds: float = 30.0) -> T:
-    """Run one scenario on a fresh event loop, bounded in time."""
-    return asyncio.run(asyncio.wait_for(scenario, seconds))
 
 
 @contextlib.contextmanager
@@ -60,10 +50,6 @@ def fast_dir(fallback: Path) -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
-
-
-def auth(secret: str) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {secret}"),)
 
 
 def secret() -> str:

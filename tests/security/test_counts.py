@@ -23,16 +23,9 @@ from cardarena.server.hosting import arena as arena_module
 from cardarena.server.hosting import match as hosting_module
 from cardarena.v1 import service_pb2 as spb
 
-from .support import (
-    RPC,
-    address_of,
-    channel_to,
-    create_table,
-    fast_dir,
-    play_hosted_to_end,
-    run,
-    served,
-)
+from ..calls import RPC_TIMEOUT as RPC
+from ..calls import run
+from .support import address_of, channel_to, create_table, fast_dir, play_hosted_to_end, served
 
 ENDED = 200
 CANCELLED = 30

@@ -20,9 +20,10 @@ import pytest
 
 from cardarena.v1 import service_pb2 as spb
 
-from ..integration.clients import log_records
-from ..integration.serverproc import ServerProcess
-from .support import RPC, SERVICE, auth, channel_to, create_table, fast_dir, raw_unary, rss_kib, run
+from ..calls import RPC_TIMEOUT as RPC
+from ..calls import SERVICE, auth, run
+from ..serverproc import ServerProcess, log_records
+from .support import channel_to, create_table, fast_dir, raw_unary, rss_kib
 
 METHODS = spb.DESCRIPTOR.services_by_name["MatchService"].methods
 GARBAGE = (b"\xff", b"\x0a\x05ab", b"\x08" + b"\xff" * 11, b"\x12\x80")

@@ -15,8 +15,8 @@ from cardarena.clients.audit import audit_response
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
-from ..integration.clients import RPC_TIMEOUT, create, join_all, run, snapshot_of, watch_feed
-from ..integration.serverproc import ServerProcess, auth, stub
+from ..calls import RPC_TIMEOUT, auth, create, join_all, run, snapshot_of, stub, watch_feed
+from ..serverproc import ServerProcess
 
 if TYPE_CHECKING:
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub

@@ -42,13 +42,10 @@ from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
-from ..integration.clients import health_check, log_records
-from ..integration.serverproc import ServerProcess
+from ..calls import LAST, SERVICE, auth, health_check
+from ..serverproc import ServerProcess, log_records
 from .support import (
-    LAST,
-    SERVICE,
     Table,
-    auth,
     channel_to,
     create_table,
     fast_dir,

@@ -29,11 +29,12 @@ from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
-from ..integration import clients
-from ..integration.clients import log_records
-from ..integration.serverproc import ServerProcess
+from .. import calls
+from ..calls import RPC_TIMEOUT as RPC
+from ..calls import auth, run
+from ..serverproc import ServerProcess, log_records
 from ..stores import postgres_schema
-from .support import RPC, Table, auth, channel_to, create_table, fast_dir, run, secret, served
+from .support import Table, channel_to, create_table, fast_dir, secret, served
 
 if TYPE_CHECKING:
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
@@ -85,7 +86,7 @@ def cancel_reason(log: spb.GetMatchLogResponse) -> str:
 
 
 async def play_a_little(api: MatchServiceAsyncStub, table: Table, actions: int = 4) -> None:
-    await clients.act_times(api, clients.Table(table.match_id, table.tokens, ""), actions)
+    await calls.act_times(api, calls.Table(table.match_id, table.tokens), actions)
 
 
 def test_a_locked_server_creates_and_cancels_for_its_operator_only(
@@ -145,7 +146,7 @@ def test_a_locked_server_creates_and_cancels_for_its_operator_only(
             )
 
             # A seat's stream sees the end: MatchCancelled, SeedRevealed, then a clean end.
-            feed = clients.seat_feed(api, by_operator.match_id, 0, by_operator.tokens[0], 1 << 62)
+            feed = calls.seat_feed(api, by_operator.match_id, 0, by_operator.tokens[0], 1 << 62)
             await feed.snapshot()
             done = await api.CancelMatch(
                 spb.CancelMatchRequest(match_id=by_operator.match_id, reason="maintenance"),
@@ -227,7 +228,7 @@ def test_an_open_server_says_so_limits_peers_and_expires_waiting_matches(data_di
             # --waiting-expiry 0.5: a match whose seats stay free ends cancelled (and one
             # seat taken does not keep it); a match that started is not touched.
             running, partly = waiting[0], waiting[1]
-            tokens = await clients.join_all(api, running, 3)
+            tokens = await calls.join_all(api, running, 3)
             await api.JoinMatch(spb.JoinMatchRequest(match_id=partly, seat=0), timeout=RPC)
             deadline = time.monotonic() + 8
             while True:

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from .support import address_of, channel_to, create_table, fast_dir, play_seat, run, served
+from ..calls import run
+from .support import address_of, channel_to, create_table, fast_dir, play_seat, served
 
 MATCHES = 3
 

@@ -22,19 +22,9 @@ from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
-from ..integration.clients import action_of_event
-from .support import (
-    RPC,
-    Table,
-    address_of,
-    auth,
-    channel_to,
-    create_table,
-    fast_dir,
-    hosted_turn,
-    run,
-    served,
-)
+from ..calls import RPC_TIMEOUT as RPC
+from ..calls import action_of_event, auth, run
+from .support import Table, address_of, channel_to, create_table, fast_dir, hosted_turn, served
 
 if TYPE_CHECKING:
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub

@@ -20,7 +20,9 @@ from cardarena.clients.tournament import TournamentConfig, parse_bot, run_tourna
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
-from .support import RPC, address_of, channel_to, create_table, fast_dir, run, secret, served
+from ..calls import RPC_TIMEOUT as RPC
+from ..calls import run
+from .support import address_of, channel_to, create_table, fast_dir, secret, served
 
 
 @pytest.fixture

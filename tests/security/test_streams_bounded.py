@@ -24,18 +24,16 @@ from cardarena.server.api.play import PLAY_QUEUE
 from cardarena.server.hosting import SUBSCRIBER_QUEUE
 from cardarena.v1 import service_pb2 as spb
 
-from ..integration.clients import log_records
-from ..integration.serverproc import ServerProcess
+from ..calls import RPC_TIMEOUT as RPC
+from ..calls import auth, run
+from ..serverproc import ServerProcess, log_records
 from .support import (
-    RPC,
     address_of,
-    auth,
     channel_to,
     create_table,
     fast_dir,
     play_hosted_to_end,
     rss_kib,
-    run,
     served,
 )
 

@@ -414,7 +414,7 @@ def health(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.integration
 def test_health_command_against_a_real_server(tmp_path: Path) -> None:
-    from ..integration.serverproc import ServerProcess
+    from ..serverproc import ServerProcess
 
     with ServerProcess(tmp_path / "data") as server:
         for service in ("", "cardarena.v1.MatchService"):

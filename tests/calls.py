@@ -1,20 +1,13 @@
-"""Bounded clients for the ops and stream tests: a server with metrics, streams read with
-timeouts, health and reflection calls, the server's JSON log and its Prometheus page."""
+"""Calls to a running server, each bounded in time: streams read message by message, seated
+matches, the one loop that plays a match out and the one that plays a seat from its stream,
+audits of a fetched log, health and reflection, and the Prometheus page."""
 
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import select
-import signal
-import subprocess
-import time
 import urllib.request
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
@@ -25,11 +18,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from cardarena.engine import replay
 from cardarena.server.store import StoredEvent, verify_chain
-from cardarena.v1 import codec
+from cardarena.v1 import codec, service_pb2_grpc
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
-
-from .serverproc import CARDARENA, ServerProcess, auth
 
 if TYPE_CHECKING:
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
@@ -50,95 +41,12 @@ def run(scenario: Coroutine[Any, Any, T], seconds: float = 30.0) -> T:
     return asyncio.run(asyncio.wait_for(scenario, seconds))
 
 
-# --------------------------------------------------------------------------- the process
+def stub(channel: grpc.aio.Channel) -> MatchServiceAsyncStub:
+    return service_pb2_grpc.MatchServiceStub(channel)
 
 
-class Server(ServerProcess):
-    """``cardarena serve`` with a Prometheus port (``--metrics-port 0``) and bounded start-up."""
-
-    def __init__(self, data_dir: Path, *, metrics: bool = False) -> None:
-        super().__init__(data_dir)
-        self.metrics = metrics
-        self.metrics_port = 0
-        self.term_sent = 0.0
-
-    def start(self) -> Server:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        with self.stderr_path.open("a") as stderr:  # the child keeps its own descriptor
-            self.process = subprocess.Popen(
-                [
-                    str(CARDARENA),
-                    "serve",
-                    "--listen",
-                    "127.0.0.1:0",
-                    "--data-dir",
-                    str(self.data_dir),
-                    "--metrics-port",
-                    "0" if self.metrics else "-1",
-                ],
-                stdout=subprocess.PIPE,
-                stderr=stderr,
-                text=True,
-                env={**os.environ, "CARDARENA_LOG_LEVEL": "info"},
-            )
-        assert self.process.stdout is not None
-        ready, _, _ = select.select([self.process.stdout], [], [], 20)
-        line = self.process.stdout.readline() if ready else ""
-        if "listening on" not in line:
-            self.kill()
-            raise RuntimeError(f"server did not start: {line!r}; see {self.stderr_path}")
-        self.address = line.strip().rsplit(" ", 1)[1]
-        if self.metrics:
-            self.metrics_port = self._logged_metrics_port()
-        return self
-
-    def _logged_metrics_port(self) -> int:
-        """The ``metrics_port`` of the last "listening" log line (the one of this process)."""
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            listening = [r for r in log_records(self.stderr_path) if r.get("event") == "listening"]
-            if listening:
-                port = listening[-1]["metrics_port"]
-                assert isinstance(port, int) and port > 0, listening[-1]
-                return port
-            time.sleep(0.05)
-        raise AssertionError(f"no 'listening' log line in {self.stderr_path}")
-
-    def signal_term(self) -> None:
-        """Send SIGTERM without waiting: the caller watches the drain."""
-        assert self.process is not None
-        self.term_sent = time.monotonic()
-        self.process.send_signal(signal.SIGTERM)
-
-    def wait_exit(self, seconds: float) -> int:
-        assert self.process is not None
-        return self.process.wait(seconds)
-
-    def __enter__(self) -> Server:
-        return self.start()
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.kill()
-
-
-def log_records(path: Path) -> list[dict[str, Any]]:
-    """The server's stderr as JSON objects; a line that is not one fails the test."""
-    records = []
-    for line in path.read_text().splitlines():
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            raise AssertionError(f"not a JSON log line: {line!r}") from None
-        assert isinstance(record, dict), line
-        records.append(record)
-    return records
+def auth(token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),)
 
 
 # --------------------------------------------------------------------------- metrics
@@ -347,7 +255,7 @@ class Table:
 
     match_id: str
     tokens: list[str]
-    commitment: str
+    commitment: str = ""
 
 
 async def new_table(
@@ -391,7 +299,7 @@ async def act_times(api: MatchServiceAsyncStub, table: Table, count: int) -> int
     return last
 
 
-async def play_out(api: MatchServiceAsyncStub, table: Table, max_actions: int = 2000) -> int:
+async def play_out(api: MatchServiceAsyncStub, table: Table, max_actions: int = 5000) -> int:
     """Play the lowest legal actions to the end; return how many actions it took."""
     for count in range(max_actions):
         if await act(api, table) is None:
@@ -399,16 +307,27 @@ async def play_out(api: MatchServiceAsyncStub, table: Table, max_actions: int = 
     raise AssertionError(f"match {table.match_id} did not end in {max_actions} actions")
 
 
-async def seat_player(api: MatchServiceAsyncStub, table: Table, seat: int) -> int:
+async def seat_player(
+    api: MatchServiceAsyncStub,
+    match_id: str,
+    seat: int,
+    token: str,
+    *,
+    after_seq: int = LAST,
+    acknowledged: dict[str, int] | None = None,
+    timeout: float | None = STREAM_TIMEOUT,
+) -> int:
     """Play one seat from its own stream until the match ends; return its actions.
 
     Acts on the stream's snapshot and on every YourTurn prompt, with the lowest legal action;
-    a stale prompt (ABORTED) is skipped since a newer one follows.
+    a stale prompt (ABORTED) is skipped since a newer one follows. Records the highest seq
+    acknowledged per match in ``acknowledged``, if given. ``timeout`` bounds the whole stream
+    (``None``: only each read is bounded).
     """
     call = api.StreamEvents(
-        spb.StreamEventsRequest(match_id=table.match_id, seat=seat, after_seq=LAST),
-        metadata=auth(table.tokens[seat]),
-        timeout=STREAM_TIMEOUT,
+        spb.StreamEventsRequest(match_id=match_id, seat=seat, after_seq=after_seq),
+        metadata=auth(token),
+        timeout=timeout,
     )
     acted = 0
     while True:
@@ -416,6 +335,8 @@ async def seat_player(api: MatchServiceAsyncStub, table: Table, seat: int) -> in
         if not isinstance(message, spb.StreamEventsResponse):
             return acted
         kind = message.WhichOneof("kind")
+        if kind == "snapshot" and message.snapshot.over:
+            return acted
         turn: tuple[int, Sequence[pb.Action]] | None = None
         if kind == "your_turn":
             turn = (message.your_turn.seq, message.your_turn.legal_actions)
@@ -425,21 +346,24 @@ async def seat_player(api: MatchServiceAsyncStub, table: Table, seat: int) -> in
             continue
         seq, legal = turn
         try:
-            await api.SubmitAction(
+            done = await api.SubmitAction(
                 spb.SubmitActionRequest(
-                    match_id=table.match_id,
+                    match_id=match_id,
                     seat=seat,
                     action=legal[0],
                     expected_seq=seq,
                     request_id=f"s{seat}q{seq}",
                 ),
-                metadata=auth(table.tokens[seat]),
+                metadata=auth(token),
                 timeout=RPC_TIMEOUT,
             )
-            acted += 1
         except grpc.aio.AioRpcError as error:
-            if error.code() != grpc.StatusCode.ABORTED:
-                raise
+            if error.code() == grpc.StatusCode.ABORTED:
+                continue  # a newer YourTurn is on its way
+            raise
+        acted += 1
+        if acknowledged is not None:
+            acknowledged[match_id] = max(acknowledged.get(match_id, 0), done.last_seq)
 
 
 def audit(log: spb.GetMatchLogResponse) -> None:
