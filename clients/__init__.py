@@ -7,7 +7,7 @@ holds each to the rooms below it, and all of them away from the server):
   reference bots, matches in-process (:func:`play_local`); :mod:`.bots.external` runs programs
   in any language as bots;
 * :mod:`.client`: :class:`ArenaClient`, typed asyncio calls and the loop that plays a seat;
-* :mod:`.logs`: match logs as files, fetched, or built from the engine; events in words;
+* :mod:`.logs`: match logs as files or fetched; events in words;
 * :mod:`.tournament`, :mod:`.audit`, :mod:`.replay`: the applications;
 * :mod:`.cli`: the ``cardarena`` command and the main job.
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # the names as mypy sees them; at run time, __getattr__ impor
     from .bots import Bot, MonteCarloBot, RandomBot, RuleBot, SeatState, load_bot, play_local
     from .bots.external import ExternalDecider
     from .client import ArenaClient, Ticket, new_secret
-    from .logs import LogUnavailable, fetch_log, load_log, log_from_engine, save_log
+    from .logs import LogUnavailable, fetch_log, load_log, save_log
     from .replay import Timeline, build_timeline, html_page, render_text
     from .tournament import (
         BotEntry,
@@ -62,7 +62,6 @@ _ROOM_OF: dict[str, str] = {
     "html_page": "replay",
     "load_bot": "bots",
     "load_log": "logs",
-    "log_from_engine": "logs",
     "new_secret": "client",
     "parse_bot": "tournament",
     "play_local": "bots",
@@ -97,7 +96,6 @@ __all__ = [
     "html_page",
     "load_bot",
     "load_log",
-    "log_from_engine",
     "new_secret",
     "parse_bot",
     "play_local",

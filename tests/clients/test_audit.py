@@ -27,7 +27,7 @@ from cardarena.clients.audit import (
     seed_commitment,
 )
 from cardarena.clients.cli import main
-from cardarena.clients.logs import LogUnavailable, load_log, log_from_engine, save_log
+from cardarena.clients.logs import LogUnavailable, load_log, save_log
 from cardarena.engine import AUDITOR, GAMES, Match, new_match, view
 from cardarena.engine import events as ev
 from cardarena.engine.match import action_of
@@ -35,6 +35,8 @@ from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1.chain import chain_hash, genesis_hash
+
+from ..logs import log_from_engine
 
 SEED = bytes(range(32))
 NAMES = ("ann", "bob", "cy", "di", "ed")

@@ -14,12 +14,14 @@ from pathlib import Path
 import pytest
 
 from cardarena.clients.cli import main
-from cardarena.clients.logs import log_from_engine, save_log
+from cardarena.clients.logs import save_log
 from cardarena.clients.replay import build_timeline
 from cardarena.engine import new_match
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1.chain import chain_hash
+
+from ..logs import log_from_engine
 
 SEED = bytes(range(32))
 

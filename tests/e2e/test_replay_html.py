@@ -22,11 +22,13 @@ from typing import Any
 import pytest
 
 from cardarena.clients.cli import main
-from cardarena.clients.logs import log_from_engine, save_log
+from cardarena.clients.logs import save_log
 from cardarena.clients.replay import Timeline, build_timeline
 from cardarena.engine import card_code, new_match
 from cardarena.v1 import codec
 from cardarena.v1 import service_pb2 as spb
+
+from ..logs import log_from_engine
 
 pytestmark = pytest.mark.e2e
 

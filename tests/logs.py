@@ -1,8 +1,9 @@
 """The log a server would return for a finished engine match, built the server's way.
 
-Why: tests and offline tools need real logs (chained hashes, MatchInfo, seed) without a
-server; this builds them from the engine and the protocol's own encoding, in the server's
-order of entries, so an audit or a replay cannot tell them from a fetched log.
+Why: the audit, replay and browser tests need real logs (chained hashes, MatchInfo, seed)
+without a server; this builds them from the engine and the protocol's own encoding, in the
+server's order of entries, so an audit or a replay cannot tell them from a fetched log. Only
+tests use it, so it lives here rather than in ``cardarena.clients.logs``.
 """
 
 from __future__ import annotations
@@ -32,8 +33,7 @@ def log_from_engine(
 ) -> spb.GetMatchLogResponse:
     """The log a server would return for the finished engine ``match``, built the server's way.
 
-    Why: tests and offline tools need real logs without a server. The order of entries is the
-    server's: the events of match creation (MatchStarted carrying ``move_ms`` and one
+    The order of entries is the server's: the events of match creation (MatchStarted carrying ``move_ms`` and one
     ``reserved`` flag per seat, default none reserved; ``reserved=()`` writes no flags, as a
     log from before reservations), one ``SeatJoined`` per seat of ``seated`` (default every
     seat; ``names``, default ``seat N``), every later event at ``seq`` from 1 on, a
