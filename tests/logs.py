@@ -8,6 +8,7 @@ tests use it, so it lives here rather than in ``cardarena.clients.logs``.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Collection, Sequence
 
 from cardarena.engine import Match
@@ -16,6 +17,22 @@ from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1.chain import chain_hash, genesis_hash
+
+
+def play_with_time_outs(match: Match, rng: random.Random, every: int) -> list[int]:
+    """Play ``match`` to its end with ``rng``'s choice of legal actions, except that the seat to
+    act times out (its default action is played) whenever the log's length is a multiple of
+    ``every``; return the indices in ``match.log`` of those actions, for ``timed_out`` below."""
+    timed_out: list[int] = []
+    while not match.over:
+        seat = match.to_act
+        assert seat is not None
+        if len(match.log) % every == 0:
+            timed_out.append(len(match.log))
+            match.apply(seat, match.default_action())
+        else:
+            match.apply(seat, rng.choice(match.legal_actions()))
+    return timed_out
 
 
 def log_from_engine(

@@ -36,7 +36,9 @@ from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1.chain import chain_hash, genesis_hash
 
-from ..logs import log_from_engine
+from ..helpers import play_out
+from ..logs import log_from_engine, play_with_time_outs
+from ..serverproc import ServerProcess
 
 SEED = bytes(range(32))
 NAMES = ("ann", "bob", "cy", "di", "ed")
@@ -65,16 +67,7 @@ def base(game: str, players: int, *, first_dealer: str | None = None, every: int
     """A random match in which every ``every``-th action is a time-out's default action."""
     options = {"first_dealer": first_dealer} if first_dealer else None
     match = new_match(game, players=players, seed=SEED, options=options)
-    rng = random.Random(f"{game}/{players}")
-    timed_out: list[int] = []
-    while not match.over:
-        seat = match.to_act
-        assert seat is not None
-        if len(match.log) % every == 0:
-            timed_out.append(len(match.log))
-            match.apply(seat, match.default_action())
-        else:
-            match.apply(seat, rng.choice(match.legal_actions()))
+    timed_out = play_with_time_outs(match, random.Random(f"{game}/{players}"), every)
     resp = log_from_engine(
         match, SEED, f"{game}-{players}", names=NAMES[:players], timed_out=timed_out, move_ms=500
     )
@@ -1177,11 +1170,7 @@ def test_every_byte_flip_of_a_re_signed_log_is_caught() -> None:
 @cache
 def base_one_deal() -> Base:
     match = new_match("triathlon", seed=SEED, options={"max_deals": 1})
-    rng = random.Random(1)
-    while not match.over:
-        seat = match.to_act
-        assert seat is not None
-        match.apply(seat, rng.choice(match.legal_actions()))
+    play_out(match, rng_seed=1)
     return Base(match, log_from_engine(match, SEED, "one-deal", timed_out=(), move_ms=0))
 
 
@@ -1329,7 +1318,7 @@ def test_report_fields_are_in_check_order() -> None:
 
 @pytest.mark.integration
 def test_real_server_logs_audit_clean_from_the_wire_and_from_a_file(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, server_process: ServerProcess, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A match played through the API, and one played by the clock alone (every move a
     time-out), both audit clean; the server's refusals exit 2."""
@@ -1339,8 +1328,8 @@ def test_real_server_logs_audit_clean_from_the_wire_and_from_a_file(
 
     from cardarena.clients.logs import fetch_log
 
-    from ..calls import Table, play_out, stub
-    from ..serverproc import ServerProcess
+    from .. import calls
+    from ..calls import Table, stub
 
     async def create(api: Any, game: str, move_ms: int, **options: Any) -> tuple[str, list[str]]:
         struct = struct_pb2.Struct()
@@ -1356,7 +1345,7 @@ def test_real_server_logs_audit_clean_from_the_wire_and_from_a_file(
         async with grpc.aio.insecure_channel(address) as channel:
             api = stub(channel)
             played, tokens = await create(api, "pentathlon", 0, rounds=["pass", "fan_tan"])
-            await play_out(api, Table(played, tokens))
+            await calls.play_out(api, Table(played, tokens))
             clocked, _ = await create(api, "triathlon", 30, max_deals=1)
             running, _ = await create(api, "crazy_sixes", 0)
             for _ in range(600):
@@ -1366,27 +1355,26 @@ def test_real_server_logs_audit_clean_from_the_wire_and_from_a_file(
                 await asyncio.sleep(0.1)
             raise AssertionError("the clock did not finish the match")
 
-    with ServerProcess(tmp_path / "data") as server:
-        played, clocked, running = asyncio.run(scenario(server.address))
-        for match_id in (played, clocked):
-            assert main(["audit", "--server", server.address, "--match", match_id]) == 0
-            assert "CLEAN: every check passed" in capsys.readouterr().out
-        resp = asyncio.run(fetch_log(server.address, clocked))
-        kinds = [pb.Event.FromString(e.event).WhichOneof("kind") for e in resp.entries]
-        assert kinds.count("timed_out") >= 42, "every move of the clocked match timed out"
-        path = tmp_path / "clocked.json"
-        save_log(resp, path)
-        assert main(["audit", str(path)]) == 0
-        assert main(["replay", "--server", server.address, "--match", played]) == 0
-        assert "audit: clean" in capsys.readouterr().out
-        assert main(["audit", "--server", server.address, "--match", running]) == 2
-        assert "FAILED_PRECONDITION" in capsys.readouterr().err
-        assert main(["audit", "--server", server.address, "--match", "nope"]) == 2
-        assert "NOT_FOUND" in capsys.readouterr().err
+    played, clocked, running = asyncio.run(scenario(server_process.address))
+    for match_id in (played, clocked):
+        assert main(["audit", "--server", server_process.address, "--match", match_id]) == 0
+        assert "CLEAN: every check passed" in capsys.readouterr().out
+    resp = asyncio.run(fetch_log(server_process.address, clocked))
+    kinds = [pb.Event.FromString(e.event).WhichOneof("kind") for e in resp.entries]
+    assert kinds.count("timed_out") >= 42, "every move of the clocked match timed out"
+    path = tmp_path / "clocked.json"
+    save_log(resp, path)
+    assert main(["audit", str(path)]) == 0
+    assert main(["replay", "--server", server_process.address, "--match", played]) == 0
+    assert "audit: clean" in capsys.readouterr().out
+    assert main(["audit", "--server", server_process.address, "--match", running]) == 2
+    assert "FAILED_PRECONDITION" in capsys.readouterr().err
+    assert main(["audit", "--server", server_process.address, "--match", "nope"]) == 2
+    assert "NOT_FOUND" in capsys.readouterr().err
 
 
 @pytest.mark.integration
-def test_real_server_cancelled_matches_audit_clean(tmp_path: Path) -> None:
+def test_real_server_cancelled_matches_audit_clean(server_process: ServerProcess) -> None:
     """A match cancelled by its creator while waiting (one seat reserved, one free) and one
     cancelled mid-play, with a clock: both logs end MatchCancelled, SeedRevealed and audit
     clean against the last hash the server reported, every MatchInfo field checked."""
@@ -1397,7 +1385,6 @@ def test_real_server_cancelled_matches_audit_clean(tmp_path: Path) -> None:
     from cardarena.clients.logs import fetch_log
 
     from ..calls import Table, act_times, auth, stub
-    from ..serverproc import ServerProcess
 
     creator, joiner = "c" * 40, "j" * 40
 
@@ -1435,13 +1422,12 @@ def test_real_server_cancelled_matches_audit_clean(tmp_path: Path) -> None:
                 heads.append((match_id, done.match.last_hash))
             return heads
 
-    with ServerProcess(tmp_path / "data") as server:
-        for match_id, head in asyncio.run(scenario(server.address)):
-            resp = asyncio.run(fetch_log(server.address, match_id))
-            kinds = [pb.Event.FromString(e.event).WhichOneof("kind") for e in resp.entries]
-            assert kinds[-2:] == ["match_cancelled", "seed_revealed"] and "match_ended" not in kinds
-            started = pb.Event.FromString(resp.entries[0].event).match_started
-            assert list(started.reserved_seats) == [False, True, False]
-            report = audit_log(resp, match_id=match_id, head=head)
-            assert report.ok, report.failure
-            assert report.winners == []
+    for match_id, head in asyncio.run(scenario(server_process.address)):
+        resp = asyncio.run(fetch_log(server_process.address, match_id))
+        kinds = [pb.Event.FromString(e.event).WhichOneof("kind") for e in resp.entries]
+        assert kinds[-2:] == ["match_cancelled", "seed_revealed"] and "match_ended" not in kinds
+        started = pb.Event.FromString(resp.entries[0].event).match_started
+        assert list(started.reserved_seats) == [False, True, False]
+        report = audit_log(resp, match_id=match_id, head=head)
+        assert report.ok, report.failure
+        assert report.winners == []

@@ -21,7 +21,7 @@ from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1.chain import chain_hash
 
-from ..logs import log_from_engine
+from ..logs import log_from_engine, play_with_time_outs
 
 SEED = bytes(range(32))
 
@@ -30,16 +30,7 @@ SEED = bytes(range(32))
 def played(game: str, players: int, names: tuple[str, ...] = ()) -> spb.GetMatchLogResponse:
     """A random match whose every seventh action was a time-out's default."""
     match = new_match(game, players=players, seed=SEED)
-    rng = random.Random(game)
-    timed_out = []
-    while not match.over:
-        seat = match.to_act
-        assert seat is not None
-        if len(match.log) % 7 == 0:
-            timed_out.append(len(match.log))
-            match.apply(seat, match.default_action())
-        else:
-            match.apply(seat, rng.choice(match.legal_actions()))
+    timed_out = play_with_time_outs(match, random.Random(game), 7)
     return log_from_engine(
         match, SEED, f"{game}-r", names=names or None, timed_out=timed_out, move_ms=100
     )

@@ -36,19 +36,22 @@ def refusal(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 
 
 @pytest.mark.integration
-def test_a_tournament_from_a_file_with_a_flag_that_overrides_it(tmp_path: Path) -> None:
+def test_a_tournament_from_a_file_with_a_flag_that_overrides_it(
+    tmp_path: Path, server_process: ServerProcess
+) -> None:
     cup = tmp_path / "cup.toml"
     cup.write_text(CUP)
     out = tmp_path / "results.json"
-    with ServerProcess(tmp_path / "data") as server:
-        code = main(
-            ["tournament", "--config", str(cup), "--server", server.address, "--json", str(out)]
-        )
+    code = main(
+        ["tournament", "--config", str(cup), "--server", server_process.address, "--json", str(out)]
+    )
     assert code == 0
     report = json.loads(out.read_text())
     settings = report["tournament"]
     assert settings["game"] == "triathlon" and settings["options"]["max_deals"] == 1
-    assert settings["server"] == server.address  # the command line's, not the file's default
+    assert (
+        settings["server"] == server_process.address
+    )  # the command line's, not the file's default
     assert len(report["matches"]) == 3  # one deal in each rotation of three seats
     assert {row["bot"] for row in report["standings"]} == {"random", "r2", "r3"}
 

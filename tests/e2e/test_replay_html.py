@@ -28,7 +28,7 @@ from cardarena.engine import card_code, new_match
 from cardarena.v1 import codec
 from cardarena.v1 import service_pb2 as spb
 
-from ..logs import log_from_engine
+from ..logs import log_from_engine, play_with_time_outs
 
 pytestmark = pytest.mark.e2e
 
@@ -72,16 +72,7 @@ def playwright_core() -> Path:
 def match_log() -> spb.GetMatchLogResponse:
     """A short Pentathlon (clubs, then Fan Tan) with some time-outs: tricks and a table."""
     match = new_match("pentathlon", players=3, seed=SEED, options={"rounds": ["clubs", "fan_tan"]})
-    rng = random.Random(5)
-    timed_out = []
-    while not match.over:
-        seat = match.to_act
-        assert seat is not None
-        if len(match.log) % 9 == 0:
-            timed_out.append(len(match.log))
-            match.apply(seat, match.default_action())
-        else:
-            match.apply(seat, rng.choice(match.legal_actions()))
+    timed_out = play_with_time_outs(match, random.Random(5), 9)
     return log_from_engine(match, SEED, "e2e", names=NAMES, timed_out=timed_out, move_ms=1000)
 
 

@@ -20,7 +20,9 @@ pytestmark = pytest.mark.integration
 @pytest.mark.parametrize(
     ("game", "players"), [("hexathlon", 4), ("crazy_sixes", 3), ("triathlon", 3)]
 )
-def test_random_bots_play_a_match_to_the_end(tmp_path: Path, game: str, players: int) -> None:
+def test_random_bots_play_a_match_to_the_end(
+    server_process: ServerProcess, game: str, players: int
+) -> None:
     async def scenario(address: str) -> None:
         async with ArenaClient(address) as client:
             info = await client.create_match(game, players=players, seed=bytes(32))
@@ -35,8 +37,7 @@ def test_random_bots_play_a_match_to_the_end(tmp_path: Path, game: str, players:
             assert [s.seed for s in states] == [bytes(32)] * players
             assert all(s.seq == final.last_seq for s in states)
 
-    with ServerProcess(tmp_path / "data") as server:
-        asyncio.run(scenario(server.address))
+    asyncio.run(scenario(server_process.address))
 
 
 def test_play_resumes_across_a_server_restart(tmp_path: Path) -> None:
@@ -62,7 +63,7 @@ def test_play_resumes_across_a_server_restart(tmp_path: Path) -> None:
     asyncio.run(scenario())
 
 
-def test_quiet_streams_are_reopened_and_play_goes_on(tmp_path: Path) -> None:
+def test_quiet_streams_are_reopened_and_play_goes_on(server_process: ServerProcess) -> None:
     """A slow thinker leaves the other seats' streams silent for longer than ``quiet_reopen``:
     they reopen from their last seq (over and over), lose nothing and never give up, since a
     quiet stream is no failure however long it lasts (``retry_for`` is shorter still)."""
@@ -99,6 +100,5 @@ def test_quiet_streams_are_reopened_and_play_goes_on(tmp_path: Path) -> None:
             final = await client.get_match(info.match_id)
             assert all(s.seq == final.last_seq for s in states)
 
-    with ServerProcess(tmp_path / "data") as server:
-        asyncio.run(asyncio.wait_for(scenario(server.address), 60))
+    asyncio.run(asyncio.wait_for(scenario(server_process.address), 60))
     assert reopened > 3 + 6  # three seats' first streams, and reopenings while seat 0 thought

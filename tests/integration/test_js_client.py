@@ -61,32 +61,31 @@ async def ended_match(address: str, match_id: str) -> spb.MatchInfo:
         return response.match
 
 
-def test_js_client_plays_and_audits_a_match(tmp_path: Path) -> None:
+def test_js_client_plays_and_audits_a_match(server_process: ServerProcess) -> None:
     node = need("node")
     ensure_dependencies()
-    with ServerProcess(tmp_path / "data") as server:
-        started = time.monotonic()
-        done = subprocess.run(
-            [node, str(CLIENT / "play_match.js"), server.address],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            env={**os.environ, "CARDARENA_JS_TIMEOUT_MS": "90000"},
-        )
-        elapsed = time.monotonic() - started
-        output = f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}"
-        assert done.returncode == 0, f"play_match.js failed after {elapsed:.1f}s\n{output}"
-        assert "log hash chain verified" in done.stdout, output
-        assert "seed revealed matches the commitment" in done.stdout, output
-        found = re.search(r"^OK match ([0-9a-f]+) pentathlon ended$", done.stdout, re.MULTILINE)
-        assert found is not None, output
+    started = time.monotonic()
+    done = subprocess.run(
+        [node, str(CLIENT / "play_match.js"), server_process.address],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "CARDARENA_JS_TIMEOUT_MS": "90000"},
+    )
+    elapsed = time.monotonic() - started
+    output = f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}"
+    assert done.returncode == 0, f"play_match.js failed after {elapsed:.1f}s\n{output}"
+    assert "log hash chain verified" in done.stdout, output
+    assert "seed revealed matches the commitment" in done.stdout, output
+    found = re.search(r"^OK match ([0-9a-f]+) pentathlon ended$", done.stdout, re.MULTILINE)
+    assert found is not None, output
 
-        # Cross-check from Python: the match the JS client played really ended, with its seed.
-        match = asyncio.run(ended_match(server.address, found.group(1)))
-        assert match.status == spb.MATCH_STATUS_ENDED
-        assert match.game == "pentathlon"
-        assert match.players == 3
-        assert match.seed == SEED
-        assert all(seat.taken for seat in match.seats)
-        assert f"{match.last_seq} events" in done.stdout, output
+    # Cross-check from Python: the match the JS client played really ended, with its seed.
+    match = asyncio.run(ended_match(server_process.address, found.group(1)))
+    assert match.status == spb.MATCH_STATUS_ENDED
+    assert match.game == "pentathlon"
+    assert match.players == 3
+    assert match.seed == SEED
+    assert all(seat.taken for seat in match.seats)
+    assert f"{match.last_seq} events" in done.stdout, output

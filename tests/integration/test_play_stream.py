@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import grpc
@@ -72,7 +71,7 @@ async def play_seat(
     return last_seq
 
 
-def test_a_whole_match_over_play_streams(tmp_path: Path) -> None:
+def test_a_whole_match_over_play_streams(server_process: ServerProcess) -> None:
     async def scenario(address: str) -> None:
         async with grpc.aio.insecure_channel(address) as channel:
             api = stub(channel)
@@ -102,11 +101,10 @@ def test_a_whole_match_over_play_streams(tmp_path: Path) -> None:
             applied = [r for r in results if not r.request_id.startswith("stale") and r.code == 0]
             assert len(applied) > 100 and all(r.last_seq >= r.first_seq > 0 for r in applied)
 
-    with ServerProcess(tmp_path / "data") as server:
-        asyncio.run(scenario(server.address))
+    asyncio.run(scenario(server_process.address))
 
 
-def test_play_needs_an_opening_and_a_token(tmp_path: Path) -> None:
+def test_play_needs_an_opening_and_a_token(server_process: ServerProcess) -> None:
     async def scenario(address: str) -> None:
         async with grpc.aio.insecure_channel(address) as channel:
             api = stub(channel)
@@ -128,5 +126,4 @@ def test_play_needs_an_opening_and_a_token(tmp_path: Path) -> None:
                     pass
             assert no_token.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
-    with ServerProcess(tmp_path / "data") as server:
-        asyncio.run(scenario(server.address))
+    asyncio.run(scenario(server_process.address))

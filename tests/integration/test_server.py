@@ -44,7 +44,7 @@ async def create_and_join(
     return match_id, tokens
 
 
-def test_a_whole_match_and_its_public_log(tmp_path: Path) -> None:
+def test_a_whole_match_and_its_public_log(server_process: ServerProcess) -> None:
     async def scenario(address: str) -> None:
         async with grpc.aio.insecure_channel(address) as channel:
             api = stub(channel)
@@ -68,11 +68,10 @@ def test_a_whole_match_and_its_public_log(tmp_path: Path) -> None:
             assert log.seed == SEED
             audit(log)
 
-    with ServerProcess(tmp_path / "data") as server:
-        asyncio.run(scenario(server.address))
+    asyncio.run(scenario(server_process.address))
 
 
-def test_bad_input_gets_the_right_codes_and_changes_nothing(tmp_path: Path) -> None:
+def test_bad_input_gets_the_right_codes_and_changes_nothing(server_process: ServerProcess) -> None:
     async def scenario(address: str) -> None:
         async with grpc.aio.insecure_channel(address) as channel:
             api = stub(channel)
@@ -163,8 +162,7 @@ def test_bad_input_gets_the_right_codes_and_changes_nothing(tmp_path: Path) -> N
                 await api.JoinMatch(spb.JoinMatchRequest(match_id=match_id, seat=0), timeout=10)
             assert taken.value.code() == grpc.StatusCode.ALREADY_EXISTS
 
-    with ServerProcess(tmp_path / "data") as server:
-        asyncio.run(scenario(server.address))
+    asyncio.run(scenario(server_process.address))
 
 
 def test_sigkill_mid_play_loses_nothing_acknowledged(tmp_path: Path) -> None:
@@ -233,7 +231,7 @@ def test_sigkill_mid_play_loses_nothing_acknowledged(tmp_path: Path) -> None:
         asyncio.run(finish(again.address, matches))
 
 
-def test_create_and_join_are_safe_to_retry(tmp_path: Path) -> None:
+def test_create_and_join_are_safe_to_retry(server_process: ServerProcess) -> None:
     """A lost answer is retried with the same request id or token: the same match, the same
     seat, nothing created or taken twice; a reused id for something else is refused."""
 
@@ -275,5 +273,4 @@ def test_create_and_join_are_safe_to_retry(tmp_path: Path) -> None:
             log_entries = (await api.GetMatch(spb.GetMatchRequest(match_id=first.match_id))).match
             assert log_entries.last_seq == first.last_seq + 1  # one SeatJoined, not two
 
-    with ServerProcess(tmp_path / "data") as server:
-        asyncio.run(asyncio.wait_for(main(server.address), 30))
+    asyncio.run(asyncio.wait_for(main(server_process.address), 30))

@@ -66,14 +66,6 @@ METRICS = (
 )
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    """One server with a metrics port, shared by the tests that need no process of their own."""
-    data: Path = tmp_path_factory.mktemp("ops") / "data"
-    with ServerProcess(data, metrics=True) as running:
-        yield running
-
-
 async def refused(call: grpc.aio.UnaryStreamCall[Any, Any] | Awaitable[Any]) -> grpc.StatusCode:
     """The status code of a unary call, or of a stream before its second message, that fails."""
     try:

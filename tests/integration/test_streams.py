@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import grpc
@@ -38,18 +37,9 @@ from ..calls import (
 from ..serverproc import ServerProcess, log_records
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    data: Path = tmp_path_factory.mktemp("streams") / "data"
-    with ServerProcess(data) as running:
-        yield running
 
 
 async def match_log(api: MatchServiceAsyncStub, match_id: str) -> list[pb.Event]:

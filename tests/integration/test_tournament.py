@@ -37,7 +37,9 @@ SEED = "ab" * 32
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="the example bot needs node")
-def test_a_tournament_with_misbehaving_bots_plays_every_match(tmp_path: Path) -> None:
+def test_a_tournament_with_misbehaving_bots_plays_every_match(
+    tmp_path: Path, server_process: ServerProcess
+) -> None:
     out_json, out_csv = tmp_path / "results.json", tmp_path / "standings.csv"
     bots = [
         "random",
@@ -46,38 +48,37 @@ def test_a_tournament_with_misbehaving_bots_plays_every_match(tmp_path: Path) ->
         "illegal=tests.tournament_bots:IllegalMover",
         f"exec:hanger={sys.executable} {HANGING_BOT}",
     ]
-    with ServerProcess(tmp_path / "data") as server:
-        code = main(
-            [
-                "tournament",
-                "--server",
-                server.address,
-                "--game",
-                "pentathlon",
-                "--players",
-                "3",
-                "--options",
-                '{"rounds": ["queens"]}',
-                *(arg for bot in bots for arg in ("--bot", bot)),
-                "--deals",
-                "2",
-                "--concurrency",
-                "8",
-                "--decision-ms",
-                "1500",
-                "--seed",
-                SEED,
-                "--json",
-                str(out_json),
-                "--csv",
-                str(out_csv),
-                "--no-progress",
-            ]
-        )
-        assert code == 0
-        report = json.loads(out_json.read_text())
-        pinned = [(m["match_id"], bytes.fromhex(m["last_hash"])) for m in report["matches"][:6]]
-        asyncio.run(_audit_some(server.address, pinned))
+    code = main(
+        [
+            "tournament",
+            "--server",
+            server_process.address,
+            "--game",
+            "pentathlon",
+            "--players",
+            "3",
+            "--options",
+            '{"rounds": ["queens"]}',
+            *(arg for bot in bots for arg in ("--bot", bot)),
+            "--deals",
+            "2",
+            "--concurrency",
+            "8",
+            "--decision-ms",
+            "1500",
+            "--seed",
+            SEED,
+            "--json",
+            str(out_json),
+            "--csv",
+            str(out_csv),
+            "--no-progress",
+        ]
+    )
+    assert code == 0
+    report = json.loads(out_json.read_text())
+    pinned = [(m["match_id"], bytes.fromhex(m["last_hash"])) for m in report["matches"][:6]]
+    asyncio.run(_audit_some(server_process.address, pinned))
 
     matches = report["matches"]
     assert len(matches) == 10 * 3 * 2  # C(5, 3) lineups x 3 rotations x 2 deals

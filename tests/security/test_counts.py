@@ -9,7 +9,6 @@ instrumented, and the engine's rebuild is counted.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,18 +24,12 @@ from cardarena.v1 import service_pb2 as spb
 
 from ..calls import RPC_TIMEOUT as RPC
 from ..calls import run
-from .support import address_of, channel_to, create_table, fast_dir, play_hosted_to_end, served
+from .support import address_of, channel_to, create_table, play_hosted_to_end, served
 
 ENDED = 200
 CANCELLED = 30
 SHORT = {"rounds": ["pass"]}
 """A one-round Pentathlon: about fifty actions."""
-
-
-@pytest.fixture
-def data_dir(tmp_path: Path) -> Iterator[Path]:
-    with fast_dir(tmp_path) as path:
-        yield path
 
 
 async def ended_match(arena: Arena) -> str:

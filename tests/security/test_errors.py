@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,18 +22,12 @@ from cardarena.v1 import service_pb2 as spb
 from ..calls import RPC_TIMEOUT as RPC
 from ..calls import SERVICE, auth, run
 from ..serverproc import ServerProcess, log_records
-from .support import channel_to, create_table, fast_dir, raw_unary, rss_kib
+from .support import channel_to, create_table, raw_unary, rss_kib
 
 METHODS = spb.DESCRIPTOR.services_by_name["MatchService"].methods
 GARBAGE = (b"\xff", b"\x0a\x05ab", b"\x08" + b"\xff" * 11, b"\x12\x80")
 """Bytes no message decodes: a cut tag, a length past the end, a varint of 11 bytes, a cut
 length."""
-
-
-@pytest.fixture
-def data_dir(tmp_path: Path) -> Iterator[Path]:
-    with fast_dir(tmp_path) as path:
-        yield path
 
 
 def expected(method: Any) -> str:

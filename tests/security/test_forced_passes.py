@@ -102,7 +102,7 @@ def test_a_voluntary_round_with_forced_passes_resumes_after_a_kill(tmp_path: Pat
         run(second_half(server.address), seconds=60)
 
 
-def test_a_forced_pass_looks_and_groups_like_a_chosen_one(tmp_path: Path) -> None:
+def test_a_forced_pass_looks_and_groups_like_a_chosen_one(server_process: ServerProcess) -> None:
     async def scenario(address: str) -> None:
         async with grpc.aio.insecure_channel(address) as channel:
             api = stub(channel)
@@ -148,5 +148,4 @@ def test_a_forced_pass_looks_and_groups_like_a_chosen_one(tmp_path: Path) -> Non
                     )
                     assert event.passed == hidden
 
-    with ServerProcess(tmp_path / "data") as server:
-        run(scenario(server.address), seconds=60)
+    run(scenario(server_process.address), seconds=60)

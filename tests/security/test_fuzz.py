@@ -25,13 +25,11 @@ import base64
 import random
 import re
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import grpc
-import pytest
 from google.protobuf.descriptor import FieldDescriptor, MethodDescriptor
 from google.protobuf.message import DecodeError, Message
 from grpc_health.v1 import health_pb2
@@ -48,7 +46,6 @@ from .support import (
     Table,
     channel_to,
     create_table,
-    fast_dir,
     play_out_over_play,
     raw_unary,
     secret,
@@ -84,12 +81,6 @@ DEPTH = {
 CLIENT_SIDE = (grpc.StatusCode.INTERNAL, "Internal error from Core")
 RULE_CARDS = frozenset({"7H", "6O"})
 """Named by the rules themselves ("Fan Tan opens with 7H"), whoever holds them."""
-
-
-@pytest.fixture
-def data_dir(tmp_path: Path) -> Iterator[Path]:
-    with fast_dir(tmp_path) as path:
-        yield path
 
 
 @dataclass

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,18 +34,12 @@ from ..calls import RPC_TIMEOUT as RPC
 from ..calls import auth, run
 from ..serverproc import ServerProcess, log_records
 from ..stores import postgres_schema
-from .support import Table, channel_to, create_table, fast_dir, secret, served
+from .support import Table, channel_to, create_table, secret, served
 
 if TYPE_CHECKING:
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
 
 RETRY_AFTER = "cardarena-retry-after-ms"
-
-
-@pytest.fixture
-def data_dir(tmp_path: Path) -> Iterator[Path]:
-    with fast_dir(tmp_path) as path:
-        yield path
 
 
 async def code_of(call: Awaitable[object]) -> grpc.StatusCode:

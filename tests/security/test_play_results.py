@@ -7,21 +7,12 @@ was sent (10 of 10 matches): a bot could not tell whether its last move had been
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from ..calls import run
-from .support import address_of, channel_to, create_table, fast_dir, play_seat, served
+from .support import address_of, channel_to, create_table, play_seat, served
 
 MATCHES = 3
-
-
-@pytest.fixture
-def data_dir(tmp_path: Path) -> Iterator[Path]:
-    with fast_dir(tmp_path) as path:
-        yield path
 
 
 def test_play_sends_the_result_of_the_match_ending_action_before_it_ends(data_dir: Path) -> None:

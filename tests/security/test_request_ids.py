@@ -9,7 +9,7 @@ answered with seat 1's event and never applied (the match stalled, or seat 2 tim
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +24,7 @@ from cardarena.v1 import service_pb2 as spb
 
 from ..calls import RPC_TIMEOUT as RPC
 from ..calls import action_of_event, auth, run
-from .support import Table, address_of, channel_to, create_table, fast_dir, hosted_turn, served
+from .support import Table, address_of, channel_to, create_table, hosted_turn, served
 
 if TYPE_CHECKING:
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
@@ -48,12 +48,6 @@ async def submit(
         timeout=RPC,
     )
     return response
-
-
-@pytest.fixture
-def data_dir(tmp_path: Path) -> Iterator[Path]:
-    with fast_dir(tmp_path) as path:
-        yield path
 
 
 def test_one_seats_request_id_never_answers_another_seats_move(data_dir: Path) -> None:

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
 import grpc
-import pytest
 
 from cardarena.clients.tournament import TournamentConfig, parse_bot, run_tournament
 from cardarena.v1 import game_pb2 as pb
@@ -22,13 +21,7 @@ from cardarena.v1 import service_pb2 as spb
 
 from ..calls import RPC_TIMEOUT as RPC
 from ..calls import run
-from .support import address_of, channel_to, create_table, fast_dir, secret, served
-
-
-@pytest.fixture
-def data_dir(tmp_path: Path) -> Iterator[Path]:
-    with fast_dir(tmp_path) as path:
-        yield path
+from .support import address_of, channel_to, create_table, secret, served
 
 
 async def refused(call: Awaitable[object]) -> grpc.StatusCode:

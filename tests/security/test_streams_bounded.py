@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import grpc
-import pytest
 
 from cardarena.server.api.play import PLAY_QUEUE
 from cardarena.server.hosting import SUBSCRIBER_QUEUE
@@ -31,7 +29,6 @@ from .support import (
     address_of,
     channel_to,
     create_table,
-    fast_dir,
     play_hosted_to_end,
     rss_kib,
     served,
@@ -43,12 +40,6 @@ MAX_GROWTH_KIB = 60 * 1024
 """Generous: a bounded server grows by a few MB here; the unbounded one by hundreds."""
 LONG_MATCH = {"rounds": ["pass", "clubs", "queens", "grand", "trumps", "finale", "fan_tan"] * 3}
 """A Heptathlon three times over: about 1,300 events, more than a subscriber's queue holds."""
-
-
-@pytest.fixture
-def data_dir(tmp_path: Path) -> Iterator[Path]:
-    with fast_dir(tmp_path) as path:
-        yield path
 
 
 async def read_to_end(call: Any, seconds: float = RPC) -> tuple[int, grpc.StatusCode]:

@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 import yaml
 
+from ..serverproc import ServerProcess
+
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 CARDARENA = Path(sys.executable).parent / "cardarena"
@@ -413,21 +415,18 @@ def health(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.integration
-def test_health_command_against_a_real_server(tmp_path: Path) -> None:
-    from ..serverproc import ServerProcess
-
-    with ServerProcess(tmp_path / "data") as server:
-        for service in ("", "cardarena.v1.MatchService"):
-            done = health("--server", server.address, "--service", service)
-            assert done.returncode == 0, done.stdout + done.stderr
-            assert "SERVING" in done.stdout
-        unknown = health("--server", server.address, "--service", "no.such.Service")
-        assert unknown.returncode == 1, unknown.stderr
-        port = int(server.address.rsplit(":", 1)[1])
-        wrong = health("--server", f"127.0.0.1:{port + 1}", "--timeout", "2")
-        assert wrong.returncode == 2, wrong.stdout + wrong.stderr
-        assert "UNAVAILABLE" in wrong.stderr
-        assert server.terminate() == 0
+def test_health_command_against_a_real_server(server_process: ServerProcess) -> None:
+    for service in ("", "cardarena.v1.MatchService"):
+        done = health("--server", server_process.address, "--service", service)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "SERVING" in done.stdout
+    unknown = health("--server", server_process.address, "--service", "no.such.Service")
+    assert unknown.returncode == 1, unknown.stderr
+    port = int(server_process.address.rsplit(":", 1)[1])
+    wrong = health("--server", f"127.0.0.1:{port + 1}", "--timeout", "2")
+    assert wrong.returncode == 2, wrong.stdout + wrong.stderr
+    assert "UNAVAILABLE" in wrong.stderr
+    assert server_process.terminate() == 0
 
 
 def test_health_command_usage_errors_exit_2() -> None:

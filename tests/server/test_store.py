@@ -13,7 +13,7 @@ import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -35,7 +35,7 @@ from cardarena.server.store import (
     genesis_hash,
     verify_chain,
 )
-from tests.stores import BACKENDS, make_store, store_url
+from tests.stores import make_store
 
 T = TypeVar("T")
 
@@ -55,13 +55,6 @@ def record(
         commitment="c0ffee",
         status=status,
     )
-
-
-@pytest.fixture(params=BACKENDS)
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A fresh, empty store of each kind."""
-    with store_url(request.param, tmp_path) as fresh:
-        yield fresh
 
 
 def with_store(

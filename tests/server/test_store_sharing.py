@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,7 @@ from cardarena.server.store import (
     verify_chain,
 )
 from cardarena.server.store.postgres import PostgresStore, redact, split_schema
-from tests.stores import BACKENDS, make_store, postgres_schema, store_url
+from tests.stores import make_store, postgres_schema
 
 ALICE = Owner("replica-a", "10.0.0.1:50051", lease_ms=60_000)
 BOB = Owner("replica-b", "10.0.0.2:50051", lease_ms=60_000)
@@ -34,12 +33,6 @@ def record(match_id: str) -> MatchRecord:
     return MatchRecord(
         match_id, "2026-01-01T00:00:00.000Z", "hexathlon", 4, b"{}", b"s" * 32, "c", "running"
     )
-
-
-@pytest.fixture(params=BACKENDS)
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    with store_url(request.param, tmp_path) as fresh:
-        yield fresh
 
 
 def test_a_lease_has_one_owner_until_it_expires(url: str) -> None:
