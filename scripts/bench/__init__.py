@@ -1,8 +1,8 @@
 """Server load benchmark: many concurrent 4-player matches against a real ``cardarena serve``.
 
-Why: the issue's target is 1,000 concurrent matches on one server process, with durable logging
-on, at no less than 60% of what gRPC itself can carry. This benchmark gives both numbers from
-one run: the real server (fresh temporary data dir, SQLite store, ``synchronous=FULL``) and a
+Why: the targets (issue 16) are 5,000 concurrent matches on one server process, with durable
+logging on, at no less than 80% of what gRPC itself can carry, on both call patterns. This
+benchmark gives both numbers from one run: the real server (fresh temporary data dir, SQLite store, ``synchronous=FULL``) and a
 *no-op ceiling*, a grpc.aio servicer that answers the same RPCs instantly from memory (no store,
 no engine, no checks), each driven by the identical client code at the same concurrency. It is
 a benchmark run on purpose, not a test: it asserts nothing about speed.
@@ -13,16 +13,34 @@ Everything stops by itself: setup is bounded by ``--setup-timeout``, play by ``-
 
 Each match slot creates a match, joins its four seats, and each seat then keeps ONE
 ``StreamEvents`` stream open for the whole match and acts on what it receives; no stream is
-reopened and nothing is polled. ``--pattern`` says how a seat knows its turn (``turns``, the
-default, acts on the stream's ``YourTurn`` prompts; ``replica`` and ``resnapshot``: see
-``bots.py``).
+reopened and nothing is polled. ``--pattern`` says how a seat knows its turn and acts
+(``turns``, the default, acts on the stream's ``YourTurn`` prompts with unary SubmitAction;
+``play`` does the same on one bidirectional ``Play`` stream per seat, which the no-op server
+implements as cheaply as its unary path; ``turns,play`` measures both, each beside its
+ceiling; ``replica`` and ``resnapshot``: see ``bots.py``).
 
-Reported, per server: player actions/s (successful SubmitAction calls in the window),
-client-measured SubmitAction latency p50/p99, stream messages per action, matches completed
-(slots start a new match when theirs ends, so the concurrency stays at ``--matches``), errors
-by RPC and status code, server CPU per action (all its threads, from ``/proc``), and the server's
-VmRSS before and after the matches are created and joined, and once every stream is open (per
-hosted match). The machine is shared, so besides the actions/s ratio the report gives the ratio
+Other questions, each a mode of the same command, each with its peer measured in the same run:
+
+* ``--rate R|half``: paced, open-loop load (``paced.py``): each match acts on a fixed schedule,
+  latency p50/p90/p99/max counted from each action's scheduled time, so a slow server cannot
+  hide behind its own slowness; ``half`` first measures the capacity (closed loop) and paces at
+  half of it. Peers: the no-op ceiling at the same pace, and the capacity.
+* ``--matches 5000``: many matches in one process; the clients share ``--channels`` connections
+  per process (streams are multiplexed), so it fits in an open-file limit of 1,024
+  (``--nofile 1024`` lowers the limit to show it); the report gives open files, errors (with
+  the status message of the first of each kind), RSS per hosted match and throughput.
+* ``--restart N``: time to serving after SIGKILL and SIGTERM with N unfinished matches, beside a
+  start on an empty data dir (``restart.py``).
+* ``--tournament DEALS``: the tournament runner (``run_tournament``, random bots) beside the
+  bench's closed-loop ceiling on the same game (``tournament.py``).
+
+Reported, per server: player actions/s (acknowledged actions in the window), client-measured
+action latency p50/p90/p99/max, the server's own mean action and group-commit times and commits
+per action (from its Prometheus metrics), stream messages per action, matches completed (slots
+start a new match when theirs ends, so the concurrency stays at ``--matches``), errors by RPC
+and status code, server CPU per action (all its threads, from ``/proc``), the server's VmRSS
+before and after the matches are created and joined, and once every stream is open (per hosted
+match), and the open files of the server and of the busiest client process. The machine is shared, so besides the actions/s ratio the report gives the ratio
 of server CPU per action, which other load on the machine disturbs less.
 
 Replicas (``--replicas 1,2,3``): the cost of sharing one PostgreSQL. One run measures, with the
@@ -45,6 +63,12 @@ How to run (from the repository root)::
     .venv/bin/python scripts/bench_server.py                        # 200 matches, about 60 s
     .venv/bin/python scripts/bench_server.py --matches 1000 --seconds 60
     .venv/bin/python scripts/bench_server.py --repeats 3 --seconds 90   # medians of 3 runs each
+    .venv/bin/python scripts/bench_server.py --pattern turns,play --repeats 3 --seconds 120
+    .venv/bin/python scripts/bench_server.py --rate half --matches 1000 --seconds 90
+    .venv/bin/python scripts/bench_server.py --rate 2 --matches 200 --seconds 40
+    .venv/bin/python scripts/bench_server.py --matches 5000 --seconds 60 --nofile 1024
+    .venv/bin/python scripts/bench_server.py --restart 5000 --repeats 2
+    .venv/bin/python scripts/bench_server.py --tournament 40 --concurrency 8 --repeats 3
     .venv/bin/python scripts/bench_server.py --pattern resnapshot --seconds 30
     .venv/bin/python scripts/bench_server.py --client-procs 2 --channels 8
     .venv/bin/python scripts/bench_server.py --py-spy /tmp/server.svg   # needs py-spy on PATH
@@ -58,15 +82,20 @@ opening streams) and shutdown come on top of it.
 
 The parts, one concern each (imports run downwards)::
 
-    cli.py       the flags and their checks; runs a plan, or the no-op server
-    compare.py   the two plans: SQLite vs the ceiling, and --replicas; repeats, order, medians
-    report.py    the printed tables
-    run.py       one run of one configuration: servers, clients, the measured window
-    load.py      a client process keeping its share of the matches in play
-    bots.py      one seat of one match, per --pattern; what the clients count
-    measure.py   /proc CPU and memory, the servers' Prometheus counters
-    procs.py     starting and stopping the server processes, and py-spy
-    postgres.py  the fresh schema of a replicated run, and its table reads
-    noop.py      the no-op ceiling server
-    common.py    the names they share
+    cli.py         the flags and their checks; runs a plan, or the no-op server
+    restart.py     --restart: unfinished matches, stops and starts, timed
+    tournament.py  --tournament: run_tournament in a process of its own, beside the ceiling
+    paced.py       --rate: the paced plans (fixed rate, half the capacity) and their report
+    compare.py     the two plans: SQLite vs the ceiling, and --replicas; repeats, order, medians
+    report.py      the printed tables
+    run.py         one run of one configuration: servers, clients, the measured window
+    load.py        a client process keeping its share of the matches in play
+    playbot.py     one seat on one Play stream (--pattern play)
+    bots.py        one seat of one match, per --pattern; what the clients count
+    pacing.py      a paced match's schedule (--rate)
+    measure.py     /proc CPU, memory and open files, the servers' Prometheus counters
+    procs.py       starting and stopping the server processes, and py-spy
+    postgres.py    the fresh schema of a replicated run, and its table reads
+    noop.py        the no-op ceiling server (the unary calls, the streams, Play)
+    common.py      the names they share
 """

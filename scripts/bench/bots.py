@@ -15,6 +15,10 @@ part ``--pattern`` changes; the load generator only keeps the matches going.
 * ``resnapshot``: as ``replica`` for *when*, but before every action the seat reopens its stream
   with ``after_seq`` = its last seq and plays a random choice among the fresh snapshot's
   ``legal_actions``: the cost of a snapshot per action.
+* ``play``: as ``turns``, on one bidirectional ``Play`` stream per seat (``playbot.py``).
+
+With ``--rate`` each match acts on a fixed schedule (``pacing.py``) instead of as fast as the
+answers come, and a latency runs from the action's scheduled time.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from cardarena.v1 import service_pb2 as spb
 from cardarena.v1.codec import action_from_pb, action_to_pb, card_from_pb
 
 from .common import Kind, Pattern
+from .pacing import Pacer
 
 if TYPE_CHECKING:
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
@@ -65,6 +70,7 @@ class WorkerConfig:
     setup_timeout: float
     pattern: Pattern
     seed: int
+    rate: float = 0.0  # actions per second per match; 0: closed loop
 
 
 @dataclasses.dataclass
@@ -74,7 +80,12 @@ class Stats:
     actions: int = 0
     messages: int = 0
     latencies: list[float] = dataclasses.field(default_factory=list)
+    """Seconds to each acknowledgement: from the send, or (paced) from the scheduled time."""
+    service: list[float] = dataclasses.field(default_factory=list)
+    """Paced only: seconds from the send itself to the acknowledgement."""
     errors: Counter[str] = dataclasses.field(default_factory=Counter)
+    details: dict[str, str] = dataclasses.field(default_factory=dict)
+    """The first error's details (the status message) per key of ``errors``."""
     completed: int = 0
     abandoned: int = 0
     started: int = 0
@@ -82,14 +93,29 @@ class Stats:
     create_seconds: float = 0.0
     stream_seconds: float = 0.0
     cpu_seconds: float = 0.0
+    fds: int = 0  # this process's open files once its streams are open
     failure: str = ""
     counting: bool = False
 
+    def acknowledged(self, sent: float, due: float | None) -> None:
+        """One action acknowledged now, sent at ``sent``, scheduled (paced) for ``due``."""
+        if not self.counting:
+            return
+        now = time.perf_counter()
+        self.actions += 1
+        if due is None:
+            self.latencies.append(now - sent)
+        else:
+            self.latencies.append(now - due)
+            self.service.append(now - sent)
+
     def error(self, what: str, error: BaseException) -> None:
         if isinstance(error, grpc.aio.AioRpcError):
-            self.errors[f"{what} {error.code().name}"] += 1
+            key = f"{what} {error.code().name}"
+            self.details.setdefault(key, error.details() or "")
         else:
-            self.errors[f"{what} {type(error).__name__}"] += 1
+            key = f"{what} {type(error).__name__}"
+        self.errors[key] += 1
 
 
 @contextlib.contextmanager
@@ -112,6 +138,7 @@ class Table:
     join_seqs: list[int]
     api: MatchServiceAsyncStub  # where the match was created
     seat_apis: list[MatchServiceAsyncStub]  # where each seat joins, streams and submits
+    pacer: Pacer | None = None  # the match's schedule with --rate; None: closed loop
 
 
 class SeatBot:
@@ -250,6 +277,7 @@ class SeatBot:
             expected_seq=seq,
             request_id=f"s{self.seat}a{self.submitted}",
         )
+        due = None if self.table.pacer is None else await self.table.pacer.wait()
         started = time.perf_counter()
         try:
             await self.api.SubmitAction(request, metadata=self.metadata, timeout=UNARY_TIMEOUT)
@@ -258,9 +286,7 @@ class SeatBot:
             if error.code() == grpc.StatusCode.ABORTED and self.pattern == "turns":
                 return  # a stale prompt: a newer YourTurn is on its way
             raise MatchFailed from error
-        if stats.counting:
-            stats.latencies.append(time.perf_counter() - started)
-            stats.actions += 1
+        stats.acknowledged(started, due)
 
 
 def action_in(event: pb.Event) -> tuple[int, int]:

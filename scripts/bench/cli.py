@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import resource
 import sys
 import urllib.parse
 from collections.abc import Sequence
@@ -17,11 +18,14 @@ from typing import Any
 
 from cardarena.engine import GAMES
 
-from .common import CARDARENA, LOOPBACK
+from .common import CARDARENA, LOOPBACK, Pattern
 from .compare import compare_noop, compare_replicas
 from .noop import serve_noop
+from .paced import compare_paced, rate_value
 from .postgres import DEFAULT_STORE_URL
 from .procs import find_py_spy
+from .restart import compare_restart
+from .tournament import compare_tournament
 
 
 def bounded_int(low: int, high: int) -> Any:
@@ -64,6 +68,16 @@ def replica_counts(text: str) -> tuple[int, ...]:
     return counts
 
 
+PATTERNS: tuple[Pattern, ...] = ("turns", "play", "replica", "resnapshot")
+
+
+def patterns_value(text: str) -> tuple[Pattern, ...]:
+    chosen = [next((p for p in PATTERNS if p == part), None) for part in text.split(",")]
+    if not chosen or None in chosen or len(set(chosen)) != len(chosen):
+        raise argparse.ArgumentTypeError(f"expected distinct patterns of {', '.join(PATTERNS)}")
+    return tuple(p for p in chosen if p is not None)
+
+
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
@@ -85,16 +99,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--matches",
-        type=bounded_int(1, 5000),
-        default=200,
-        help="concurrent matches, kept in play all along (default 200)",
+        type=bounded_int(1, 10_000),
+        help="concurrent matches, kept in play all along (default 200; with --tournament, "
+        "the closed-loop ceiling's, default its --concurrency)",
     )
     parser.add_argument(
         "--seconds",
         type=seconds_value,
         default=50.0,
-        help="total play time, split over the 2 x repeats server runs; setup comes on top "
-        "(default 50, about 60 s in all)",
+        help="total play time, split over the runs (2 servers x patterns x repeats; --rate "
+        "half adds a capacity run per pattern; --tournament: the ceiling's runs only); setup "
+        "comes on top (default 50, about 60 s in all)",
     )
     parser.add_argument(
         "--repeats",
@@ -102,15 +117,67 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="runs of each server; the report shows medians (default 1)",
     )
-    parser.add_argument("--game", choices=sorted(GAMES), default="hexathlon")
-    parser.add_argument("--players", type=bounded_int(2, 8), default=4, help="(default 4)")
+    parser.add_argument(
+        "--game",
+        choices=sorted(GAMES),
+        help="(default hexathlon; with --tournament, triathlon)",
+    )
+    parser.add_argument(
+        "--players", type=bounded_int(2, 8), help="(default: the game's default, 4 or 3)"
+    )
     parser.add_argument(
         "--pattern",
-        choices=("turns", "replica", "resnapshot"),
-        default="turns",
-        help="turns: act on the stream's YourTurn prompts (default); replica: one stream per "
-        "seat, turns and legal actions from a client-side engine replica; resnapshot: reopen "
-        "the stream for a fresh snapshot before every action",
+        type=patterns_value,
+        default=("turns",),
+        metavar="PATTERN[,PATTERN]",
+        help="turns: act on the StreamEvents YourTurn prompts with unary SubmitAction "
+        "(default); play: the same on one bidirectional Play stream per seat; turns,play: both "
+        "in one run, each beside its no-op ceiling; replica: one stream per seat, turns and "
+        "legal actions from a client-side engine replica; resnapshot: reopen the stream for a "
+        "fresh snapshot before every action",
+    )
+    parser.add_argument(
+        "--rate",
+        type=rate_value,
+        metavar="R|half",
+        help="paced, open-loop load: each match acts R times a second on a fixed schedule, "
+        "latency counted from each action's scheduled time (p50/p90/p99/max); half: first "
+        "measure the capacity (closed loop), then pace at half of it",
+    )
+    parser.add_argument(
+        "--restart",
+        type=bounded_int(1, 50_000),
+        metavar="N",
+        help="restart time: N unfinished matches on the SQLite server, then SIGKILL and "
+        "SIGTERM restarts on the same data dir (--repeats of each), timed to listening and to "
+        "the first answered GetMatch, beside a start on an empty data dir",
+    )
+    parser.add_argument(
+        "--restart-actions",
+        type=bounded_int(0, 100),
+        default=4,
+        help="actions in each running match of --restart (default 4)",
+    )
+    parser.add_argument(
+        "--tournament",
+        type=bounded_int(1, 10_000),
+        metavar="DEALS",
+        help="tournament throughput: run_tournament with one random bot per seat, DEALS deals "
+        "(each in every rotation), against the SQLite server, beside the closed-loop ceiling "
+        "of the same game measured in the same run",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=bounded_int(1, 1000),
+        default=8,
+        help="matches the tournament runner plays at once (default 8)",
+    )
+    parser.add_argument(
+        "--nofile",
+        type=bounded_int(64, 1 << 20),
+        metavar="N",
+        help="lower the open-file limit (RLIMIT_NOFILE) of the benchmark and of every process it "
+        "starts to N, e.g. 1024, to show a run fits in it",
     )
     parser.add_argument(
         "--client-procs",
@@ -167,12 +234,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def set_nofile(parser: argparse.ArgumentParser, limit: int) -> None:
+    """Lower this process's soft open-file limit; the processes it starts inherit it."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and limit > hard:
+        parser.error(f"--nofile {limit} is above the hard limit {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.noop_server:
         return args
+    args.patterns = args.pattern
+    args.pattern = args.patterns[0]
+    modes = [f for f in ("replicas", "rate", "restart", "tournament") if getattr(args, f)]
+    if len(modes) > 1:
+        parser.error(f"choose one of --{' / --'.join(modes)}")
+    args.game = args.game or ("triathlon" if args.tournament else "hexathlon")
     spec = GAMES[args.game]
+    args.players = args.players or spec.default_players
+    args.matches = args.matches or (args.concurrency if args.tournament else 200)
+    if args.nofile is not None:
+        set_nofile(parser, args.nofile)
+    if len(args.patterns) > 1 and args.replicas:
+        parser.error("--replicas takes one --pattern")
+    unpaced = {"replica", "resnapshot"}.intersection(args.patterns)
+    if args.rate is not None and (args.replicas or unpaced):
+        parser.error("--rate paces the turns and play patterns of one server")
     if args.players not in spec.players:
         parser.error(f"{args.game} is for {', '.join(map(str, spec.players))} players")
     if args.client_procs > args.matches:
@@ -190,8 +280,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         asyncio.run(serve_noop(args.listen, args.noop_match_actions))
         return 0
     try:
+        if args.restart:
+            return compare_restart(args)
+        if args.tournament:
+            return compare_tournament(args)
         if args.replicas:
             return compare_replicas(args)
+        if args.rate is not None:
+            return compare_paced(args)
         return compare_noop(args)
     except RuntimeError as error:  # a server or client process failed: said, no traceback
         print(f"bench_server: {error}", file=sys.stderr)

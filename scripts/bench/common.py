@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 Kind = Literal["durable", "noop", "postgres"]
-Pattern = Literal["turns", "replica", "resnapshot"]
+Pattern = Literal["turns", "play", "replica", "resnapshot"]
 
 LOOPBACK = "127.0.0.1"
 CARDARENA = Path(sys.executable).parent / "cardarena"
@@ -23,8 +23,10 @@ ENTRY = Path(__file__).resolve().parents[1] / "bench_server.py"
 
 @dataclasses.dataclass(frozen=True)
 class Configuration:
-    """What one run measures: ``count`` server processes of ``kind``, named ``label``."""
+    """What one run measures: ``count`` server processes of ``kind``, named ``label``, the
+    clients playing ``pattern`` (``None``: the first of ``--pattern``)."""
 
     label: str
     kind: Kind
     count: int = 1  # server processes
+    pattern: Pattern | None = None

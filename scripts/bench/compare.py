@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import hashlib
 import random
 import signal
@@ -25,7 +26,14 @@ from .postgres import check_postgres, drop_live_schemas, fresh_schema
 from .report import report_noop, report_replicas
 from .run import RunResult, run_once
 
-NOOP_PLAN = (Configuration("durable", "durable"), Configuration("noop", "noop"))
+
+def noop_plan(args: argparse.Namespace) -> list[Configuration]:
+    """The SQLite server and the no-op ceiling, for each pattern of ``--pattern``."""
+    return [
+        Configuration(f"{kind} {pattern}", kind, pattern=pattern)
+        for pattern in args.patterns
+        for kind in ("durable", "noop")
+    ]
 
 
 def configurations(counts: Sequence[int]) -> list[Configuration]:
@@ -39,6 +47,7 @@ def configurations(counts: Sequence[int]) -> list[Configuration]:
     ]
 
 
+@functools.cache
 def mean_match_actions(game: str, players: int, matches: int = 20) -> int:
     """How many actions a random match of ``game`` takes, on average (engine only, ~50 ms)."""
     prepared = setup(game, players=players, options={})
@@ -59,16 +68,32 @@ def window_of(args: argparse.Namespace, configs: Sequence[Configuration]) -> flo
     return float(args.seconds / (len(configs) * args.repeats))
 
 
+def noop_match_actions(args: argparse.Namespace, config: Configuration) -> int:
+    """After how many actions the no-op server ends a match: as many as a real one takes on
+    average where the clients follow the prompts; never where they keep an engine replica."""
+    pattern = config.pattern or args.pattern
+    return mean_match_actions(args.game, args.players) if pattern in ("turns", "play") else 0
+
+
+def say(began: float, config: Configuration, repeat: int, result: RunResult, what: str) -> None:
+    """One line on stderr after each run, so a long benchmark shows it is moving."""
+    print(
+        f"[{time.monotonic() - began:6.1f} s] {config.label} run {repeat + 1}: "
+        f"{result.actions_per_s:,.0f} actions/s, {what}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def run_all(
     args: argparse.Namespace,
     configs: Sequence[Configuration],
     describe: Callable[[RunResult], str],
+    rate: float = 0.0,
 ) -> dict[str, list[RunResult]]:
     """Every configuration ``--repeats`` times, the order reversed every other repeat; a line
-    on stderr after each run (``describe`` says what of it)."""
+    on stderr after each run (``describe`` says what of it). ``rate``: paced (``--rate``)."""
     window = window_of(args, configs)
-    # The no-op server ends a match after as many actions as a real one takes on average.
-    match_actions = mean_match_actions(args.game, args.players) if args.pattern == "turns" else 0
     runs: dict[str, list[RunResult]] = {c.label: [] for c in configs}
     began = time.monotonic()
     for repeat in range(args.repeats):
@@ -78,23 +103,27 @@ def run_all(
                 if config.kind == "postgres":
                     store = stack.enter_context(fresh_schema(args.store_url))
                 result = run_once(
-                    config.kind, args, window, repeat, match_actions, config.count, store
+                    config.kind,
+                    args,
+                    window,
+                    repeat,
+                    noop_match_actions(args, config),
+                    config.count,
+                    store,
+                    pattern=config.pattern,
+                    rate=rate,
                 )
             runs[config.label].append(result)
-            print(
-                f"[{time.monotonic() - began:6.1f} s] {config.label} run {repeat + 1}: "
-                f"{result.actions_per_s:,.0f} actions/s, {describe(result)}",
-                file=sys.stderr,
-                flush=True,
-            )
-    sys.stderr.flush()
+            say(began, config, repeat, result, describe(result))
     return runs
 
 
 def compare_noop(args: argparse.Namespace) -> int:
-    """The default: the SQLite server and the no-op ceiling, ``--repeats`` times each."""
-    runs = run_all(args, NOOP_PLAN, lambda result: f"{result.completed} matches completed")
-    report_noop(args, runs, window_of(args, NOOP_PLAN))
+    """The default: the SQLite server and the no-op ceiling, ``--repeats`` times each, for
+    each pattern of ``--pattern``."""
+    plan = noop_plan(args)
+    runs = run_all(args, plan, lambda result: f"{result.completed} matches completed")
+    report_noop(args, plan, runs, window_of(args, plan))
     if args.py_spy:
         print(f"py-spy profile of the durable server: {args.py_spy}")
     return 0

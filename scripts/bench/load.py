@@ -19,6 +19,7 @@ import hashlib
 import random
 import time
 from multiprocessing.synchronize import Barrier
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import grpc
@@ -38,6 +39,8 @@ from .bots import (
     WorkerConfig,
     failing_match,
 )
+from .pacing import Pacer
+from .playbot import PlayBot
 
 if TYPE_CHECKING:
     from multiprocessing.queues import Queue
@@ -76,7 +79,7 @@ class Worker:
         cfg = self.config
         api = self.api_for(slot)
         seat_apis = [self.api_for(slot) for _ in range(cfg.players)]
-        seed = b"" if cfg.pattern == "turns" else self.seed_for(slot)
+        seed = b"" if cfg.pattern in ("turns", "play") else self.seed_for(slot)
         with failing_match(self.stats, "CreateMatch"):
             created = await api.CreateMatch(
                 spb.CreateMatchRequest(game=cfg.game, players=cfg.players, seed=seed),
@@ -97,12 +100,14 @@ class Worker:
             [j.match.last_seq for j in joined],
             api,
             seat_apis,
+            Pacer(1 / cfg.rate, self.spread) if cfg.rate else None,
         )
 
     async def open_streams(self, table: Table, slot: int) -> list[SeatBot]:
         """One stream per seat, each starting from the seq its join returned."""
+        bot_class = PlayBot if self.config.pattern == "play" else SeatBot
         bots = [
-            SeatBot(
+            bot_class(
                 table,
                 seat,
                 self.prepared.start(table.seed) if table.seed else None,
@@ -208,6 +213,7 @@ class Worker:
             started = time.perf_counter()
             firsts = await asyncio.gather(*(bounded_open(s, t) for s, t in enumerate(tables)))
             self.stats.stream_seconds = time.perf_counter() - started
+            self.stats.fds = sum(1 for _ in Path("/proc/self/fd").iterdir())
             await sync()  # every stream is open: the parent reads RSS and CPU
             await sync()
             self.stats.counting = True

@@ -38,6 +38,11 @@ def _vm_rss_kb(pid: int) -> int:
     return 0
 
 
+def open_fds(pids: Sequence[int]) -> int:
+    """Open file descriptors of the processes ``pids``, summed (each its own RLIMIT_NOFILE)."""
+    return sum(sum(1 for _ in Path(f"/proc/{pid}/fd").iterdir()) for pid in pids)
+
+
 def stat_cpu(stat: str) -> float:
     """User + system CPU seconds of every thread, from the text of a ``/proc/PID/stat``."""
     fields = stat.rsplit(")", 1)[1].split()
@@ -67,7 +72,13 @@ SCRAPED = {
     'cardarena_forwarded_total{method="SubmitAction"}': "forwarded",
     "cardarena_store_commit_batch_size_count": "commits",
     "cardarena_store_commit_batch_size_sum": "requests",
+    "cardarena_actions_total": "actions",
+    "cardarena_action_seconds_count": "timed_actions",
+    "cardarena_action_seconds_sum": "action_us",
+    "cardarena_store_commit_seconds_sum": "commit_us",
 }
+"""The counters read, by the name the report uses; a ``_us`` name is a sum of seconds, kept
+in microseconds so that it adds up as a whole number."""
 
 
 def scrape(servers: Sequence[ServerProc]) -> Counter[str]:
@@ -86,7 +97,8 @@ def scrape(servers: Sequence[ServerProc]) -> Counter[str]:
         for line in text.splitlines():
             name, _, value = line.rpartition(" ")
             if name in SCRAPED:
-                total[SCRAPED[name]] += int(float(value))
+                key = SCRAPED[name]
+                total[key] += int(float(value) * (1e6 if key.endswith("_us") else 1))
         total["scraped"] += 1
     return total
 

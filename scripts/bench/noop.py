@@ -9,6 +9,12 @@ SubmitAction answers with the action's event on every stream of the match and a 
 (six canned legal actions) to the next seat round the table; with ``--noop-match-actions`` it
 ends each match with ``MatchEnded`` after that many actions, so matches turn over as with the
 real server. Its snapshots and prompts are canned, so the replica patterns do not check them.
+
+Play (the bidirectional stream of ``--pattern play``) does exactly what the unary path does,
+on one call per seat: PlayOpen registers the call like a StreamEvents stream, each PlayAction
+is applied as a SubmitAction is, and its ``ActionResult`` goes to the calling stream. One reader
+task per call and one queue, no more: the real server's Play must not be compared with a
+ceiling that pays for machinery of its own.
 """
 
 from __future__ import annotations
@@ -27,7 +33,8 @@ from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import service_pb2_grpc
 from cardarena.v1.codec import action_to_pb
 
-Prompt = pb.Event | pb.YourTurn | None
+Prompt = pb.Event | pb.YourTurn | spb.ActionResult | None
+"""What a stream of the no-op server sends next; ``None`` ends it (the match is over)."""
 
 
 class NoopTable:
@@ -134,24 +141,64 @@ class NoopService(service_pb2_grpc.MatchServiceServicer):
             match=spb.MatchInfo(match_id=request.match_id, last_seq=table.seq),
         )
 
+    def act(
+        self,
+        table: NoopTable | None,
+        seat: int,
+        action: pb.Action,
+        expected_seq: int,
+        answer: tuple[asyncio.Queue[Prompt], spb.ActionResult] | None = None,
+    ) -> pb.Event:
+        """Apply one action, trusted: its event to every stream of the match, then a YourTurn
+        to the next seat, or MatchEnded after ``match_actions``. ``answer``: Play's result and
+        the calling stream's queue, filled before the streams end, as the real server does."""
+        seq = expected_seq + 1
+        event = event_of_action(seat, action, seq)
+        if table is None:
+            return event
+        table.seq = seq
+        table.actions += 1
+        table.push(event)
+        ended = bool(self.match_actions) and table.actions >= self.match_actions
+        if ended:
+            table.seq += 1
+            table.push(pb.Event(seq=table.seq, match_ended=pb.MatchEnded()))
+        else:
+            table.to_act = (seat + 1) % table.players
+            table.push(pb.YourTurn(seq=seq, legal_actions=CANNED_LEGAL), table.to_act)
+        if answer is not None:
+            queue, result = answer
+            queue.put_nowait(result)
+        if ended:
+            table.push(None)
+        return event
+
     async def SubmitAction(  # noqa: N802 - the protocol's name
         self, request: spb.SubmitActionRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> spb.SubmitActionResponse:
         table = self.tables.get(request.match_id)
-        seq = request.expected_seq + 1
-        event = event_of_action(request.seat, request.action, seq)
-        if table is not None:
-            table.seq = seq
-            table.actions += 1
-            table.push(event)
-            if self.match_actions and table.actions >= self.match_actions:
-                table.seq += 1
-                table.push(pb.Event(seq=table.seq, match_ended=pb.MatchEnded()))
-                table.push(None)
-            else:
-                table.to_act = (request.seat + 1) % table.players
-                table.push(pb.YourTurn(seq=seq, legal_actions=CANNED_LEGAL), table.to_act)
-        return spb.SubmitActionResponse(first_seq=seq, last_seq=seq, events=[event])
+        event = self.act(table, request.seat, request.action, request.expected_seq)
+        return spb.SubmitActionResponse(first_seq=event.seq, last_seq=event.seq, events=[event])
+
+    def snapshot(self, table: NoopTable, match_id: str, seat: int) -> pb.Snapshot:
+        """A canned snapshot: the seq, whose turn it is, six legal actions if it is ``seat``'s."""
+        snapshot = pb.Snapshot(
+            match_id=match_id,
+            players=table.players,
+            viewer_seat=seat,
+            seq=table.seq,
+            to_act=table.to_act,
+        )
+        if seat == table.to_act:
+            snapshot.legal_actions.extend(CANNED_LEGAL)
+        return snapshot
+
+    def close_stream(
+        self, table: NoopTable, match_id: str, seat: int, queue: asyncio.Queue[Prompt]
+    ) -> None:
+        table.queues[seat].discard(queue)
+        if table.seq > 0 and not table.open_streams():
+            self.tables.pop(match_id, None)  # the match is over or abandoned
 
     async def StreamEvents(  # noqa: N802 - the protocol's name
         self, request: spb.StreamEventsRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -164,28 +211,19 @@ class NoopService(service_pb2_grpc.MatchServiceServicer):
         queue: asyncio.Queue[Prompt] = asyncio.Queue()
         table.queues[request.seat].add(queue)
         try:
-            snapshot = pb.Snapshot(
-                match_id=request.match_id,
-                players=table.players,
-                viewer_seat=request.seat,
-                seq=table.seq,
-                to_act=table.to_act,
+            yield spb.StreamEventsResponse(
+                snapshot=self.snapshot(table, request.match_id, request.seat)
             )
-            if request.seat == table.to_act:
-                snapshot.legal_actions.extend(CANNED_LEGAL)
-            yield spb.StreamEventsResponse(snapshot=snapshot)
             while True:
                 item = await queue.get()
                 if item is None:
                     return
                 if isinstance(item, pb.YourTurn):
                     yield spb.StreamEventsResponse(your_turn=item)
-                else:
+                elif isinstance(item, pb.Event):
                     yield spb.StreamEventsResponse(event=item)
         finally:
-            table.queues[request.seat].discard(queue)
-            if table.seq > 0 and not table.open_streams():
-                self.tables.pop(request.match_id, None)  # the match is over or abandoned
+            self.close_stream(table, request.match_id, request.seat, queue)
 
     async def WatchMatch(  # noqa: N802 - the protocol's name
         self, request: spb.WatchMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -211,10 +249,52 @@ class NoopService(service_pb2_grpc.MatchServiceServicer):
         request_iterator: AsyncIterator[spb.PlayRequest],
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> AsyncIterator[spb.PlayResponse]:
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details("the benchmark drives the unary pattern; Play is not measured yet")
-        for _ in ():  # an async generator that yields nothing
-            yield spb.PlayResponse()
+        """A seat's events, prompts and action results on one stream: PlayOpen, then actions,
+        each applied as SubmitAction applies it and answered with an ActionResult."""
+        requests = aiter(request_iterator)
+        first = await anext(requests, None)
+        if first is None or first.WhichOneof("kind") != "open":
+            context.set_code(grpc.StatusCode.INVALID_ARGUMENT)
+            context.set_details("send PlayOpen first, then actions")
+            return
+        opening = first.open
+        table = self.tables.get(opening.match_id)
+        if table is None or opening.seat not in table.queues:
+            context.set_code(grpc.StatusCode.NOT_FOUND)
+            context.set_details("no such match or seat")
+            return
+        queue: asyncio.Queue[Prompt] = asyncio.Queue()
+        table.queues[opening.seat].add(queue)
+        reader = asyncio.create_task(self.play_actions(requests, table, opening.seat, queue))
+        try:
+            yield spb.PlayResponse(snapshot=self.snapshot(table, opening.match_id, opening.seat))
+            while True:
+                item = await queue.get()
+                if item is None:
+                    return
+                if isinstance(item, pb.YourTurn):
+                    yield spb.PlayResponse(your_turn=item)
+                elif isinstance(item, spb.ActionResult):
+                    yield spb.PlayResponse(result=item)
+                else:
+                    yield spb.PlayResponse(event=item)
+        finally:
+            reader.cancel()
+            self.close_stream(table, opening.match_id, opening.seat, queue)
+
+    async def play_actions(
+        self,
+        requests: AsyncIterator[spb.PlayRequest],
+        table: NoopTable,
+        seat: int,
+        queue: asyncio.Queue[Prompt],
+    ) -> None:
+        """The reader of one Play call: every PlayAction applied, its result on ``queue``."""
+        async for request in requests:
+            act = request.act
+            seq = act.expected_seq + 1
+            result = spb.ActionResult(request_id=act.request_id, first_seq=seq, last_seq=seq)
+            self.act(table, seat, act.action, act.expected_seq, (queue, result))
 
 
 async def serve_noop(listen: str, match_actions: int) -> None:

@@ -44,12 +44,27 @@ def server_command(kind: Kind, workdir: Path, match_actions: int, store: str | N
             "--noop-match-actions",
             str(match_actions),
         ]
-    command = [str(CARDARENA), "serve", "--listen", f"{LOOPBACK}:0", "--log-level", "info"]
+    # No per-address limits on creating and joining: every match of the load comes from one
+    # address, and the benchmark measures play, not the limiter.
+    command = [
+        str(CARDARENA),
+        "serve",
+        "--listen",
+        f"{LOOPBACK}:0",
+        "--log-level",
+        "info",
+        "--create-rate",
+        "0",
+        "--join-rate",
+        "0",
+    ]
     if kind == "postgres":
         assert store is not None
         # Port 0: each replica's metrics on a port of its own, read back from its log.
         return [*command, "--store", store, "--metrics-port", "0"]
-    return [*command, "--data-dir", str(workdir / "data"), "--metrics-port", "-1"]
+    # Metrics on a port of its own (it costs nothing per action: the counters are kept
+    # anyway), so the report can say how long commits and actions took inside the server.
+    return [*command, "--data-dir", str(workdir / "data"), "--metrics-port", "0"]
 
 
 def metrics_port_in(log_path: Path) -> int:
@@ -60,6 +75,20 @@ def metrics_port_in(log_path: Path) -> int:
                 with contextlib.suppress(ValueError, AttributeError):
                     return int(json.loads(line).get("metrics_port") or 0)
     return 0
+
+
+def await_listening(
+    process: subprocess.Popen[str], log_path: Path, kind: str, timeout: float
+) -> str:
+    """The address of the server's first stdout line (``... listening on HOST:PORT``), read
+    within ``timeout`` seconds; else ``RuntimeError`` with the end of its log."""
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], max(0.0, timeout))
+    line = process.stdout.readline() if ready else ""
+    if "listening on" not in line:
+        tail = "".join(log_path.read_text().splitlines(keepends=True)[-15:])
+        raise RuntimeError(f"the {kind} server did not start ({line!r}); its log ends:\n{tail}")
+    return line.strip().rsplit(" ", 1)[1]
 
 
 def stop_process(process: subprocess.Popen[str]) -> None:
@@ -96,16 +125,7 @@ def server_processes(
         servers: list[ServerProc] = []
         deadline = time.monotonic() + SERVER_START_TIMEOUT
         for process, log_path in processes:
-            assert process.stdout is not None
-            left = max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select([process.stdout], [], [], left)
-            line = process.stdout.readline() if ready else ""
-            if "listening on" not in line:
-                tail = "".join(log_path.read_text().splitlines(keepends=True)[-15:])
-                raise RuntimeError(
-                    f"the {kind} server did not start ({line!r}); its log ends:\n{tail}"
-                )
-            address = line.strip().rsplit(" ", 1)[1]
+            address = await_listening(process, log_path, kind, deadline - time.monotonic())
             servers.append(ServerProc(process, address, metrics_port_in(log_path)))
         yield servers
     finally:

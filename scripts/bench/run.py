@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .bots import Stats, WorkerConfig
-from .common import Kind
+from .common import Kind, Pattern
 from .load import worker_main
-from .measure import cpu_seconds, percentile, postgres_cpu, scrape, vm_rss_kb
+from .measure import cpu_seconds, open_fds, percentile, postgres_cpu, scrape, vm_rss_kb
 from .postgres import postgres_scans
 from .procs import server_processes, start_py_spy
 
@@ -39,11 +39,14 @@ class RunResult:
     actions_per_s: float
     p50_ms: float
     p99_ms: float
+    p90_ms: float
+    max_ms: float
     actions: int
     messages_per_action: float
     completed: int
     abandoned: int
     errors: Counter[str]
+    error_details: dict[str, str]  # the first status message per key of ``errors``
     server_cpu_us_per_action: float
     server_cpu_share: float
     client_cpu_share: float
@@ -67,6 +70,24 @@ class RunResult:
     # per action: the owner's checks inside each append, and the forwarding replicas' and the
     # followers' lookups and catch-up reads. Other users of the database do not count.
     postgres_scans_per_action: float = float("nan")
+    # Paced runs (--rate): the actions/s asked for, and send-to-acknowledgement percentiles
+    # beside the scheduled-to-acknowledgement ones above.
+    rate_per_match: float = 0.0
+    target_per_s: float = 0.0
+    service_p50_ms: float = float("nan")
+    service_p99_ms: float = float("nan")
+    # Open files once every stream is open: the servers' (summed), the busiest client's.
+    server_fds: int = 0
+    client_fds: int = 0
+    # From the servers' metrics (NaN: none): mean time inside the server from an action's
+    # request to its durable acknowledgement, and of one group commit.
+    server_action_ms: float = float("nan")
+    commit_ms: float = float("nan")
+
+    @property
+    def achieved_fraction(self) -> float:
+        """Paced: the actions/s achieved as a fraction of those asked for (NaN: closed loop)."""
+        return self.actions_per_s / self.target_per_s if self.target_per_s else float("nan")
 
 
 def client_configs(
@@ -75,6 +96,8 @@ def client_configs(
     addresses: tuple[str, ...],
     window: float,
     repeat: int,
+    pattern: Pattern,
+    rate: float,
 ) -> list[WorkerConfig]:
     """One config per client process; the matches shared out as evenly as they go."""
     shares = [
@@ -93,8 +116,9 @@ def client_configs(
             channels=args.channels,
             setup_concurrency=args.setup_concurrency,
             setup_timeout=args.setup_timeout,
-            pattern=args.pattern,
+            pattern=pattern,
             seed=args.seed * 1000 + repeat,
+            rate=rate,
         )
         for i, share in enumerate(shares)
     ]
@@ -108,7 +132,15 @@ def run_once(
     match_actions: int,
     count: int = 1,
     store: str | None = None,
+    *,
+    pattern: Pattern | None = None,
+    rate: float = 0.0,
 ) -> RunResult:
+    """One run of ``count`` servers of ``kind``: set up, play ``window`` seconds, measure.
+
+    ``pattern`` (default ``--pattern``) and ``rate`` (actions/s per match; 0: closed loop) say
+    how the clients play."""
+    pattern = pattern or args.pattern
     with (
         tempfile.TemporaryDirectory(prefix=f"bench-{kind}-") as tmp,
         server_processes(kind, Path(tmp), match_actions, count, store) as servers,
@@ -120,7 +152,7 @@ def run_once(
         addresses = tuple(server.address for server in servers)
         workers: list[BaseProcess] = [
             ctx.Process(target=worker_main, args=(config, barrier, results), daemon=True)
-            for config in client_configs(args, kind, addresses, window, repeat)
+            for config in client_configs(args, kind, addresses, window, repeat, pattern, rate)
         ]
         rss_idle = vm_rss_kb(pids)
         profiler: subprocess.Popen[bytes] | None = None
@@ -132,6 +164,7 @@ def run_once(
             barrier.wait(args.setup_timeout)
             barrier.wait(args.setup_timeout)
             rss_streams = vm_rss_kb(pids)
+            server_fds = open_fds(pids)
             metrics_start = scrape(servers)
             scans_start = postgres_scans(store)
             pg_start = postgres_cpu()
@@ -163,6 +196,7 @@ def run_once(
             raise RuntimeError(f"a client process of the {kind} run failed: {fatal}")
     merged, client_cpu = merge(gathered)
     latencies = sorted(merged.latencies)
+    service = sorted(merged.service)
     actions = max(merged.actions, 1)
     # A backend that ended in the window is lost; one that started counts from zero.
     pg_used = sum(seconds - pg_start.get(pid, 0.0) for pid, seconds in pg_end.items())
@@ -177,11 +211,14 @@ def run_once(
         actions_per_s=merged.actions / elapsed,
         p50_ms=percentile(latencies, 0.50) * 1000,
         p99_ms=percentile(latencies, 0.99) * 1000,
+        p90_ms=percentile(latencies, 0.90) * 1000,
+        max_ms=percentile(latencies, 1.0) * 1000,
         actions=merged.actions,
         messages_per_action=merged.messages / args.players / actions,
         completed=merged.completed,
         abandoned=merged.abandoned,
         errors=merged.errors,
+        error_details=merged.details,
         server_cpu_us_per_action=cpu_used / actions * 1e6,
         server_cpu_share=cpu_used / elapsed,
         client_cpu_share=client_cpu / elapsed,
@@ -201,6 +238,20 @@ def run_once(
         postgres_scans_per_action=(
             nan if scans_start is None or scans_end is None else (scans_end - scans_start) / actions
         ),
+        rate_per_match=rate,
+        target_per_s=rate * args.matches,
+        service_p50_ms=percentile(service, 0.50) * 1000,
+        service_p99_ms=percentile(service, 0.99) * 1000,
+        server_fds=server_fds,
+        client_fds=merged.fds,
+        server_action_ms=(
+            delta["action_us"] / 1000 / delta["timed_actions"]
+            if complete and delta["timed_actions"]
+            else nan
+        ),
+        commit_ms=delta["commit_us"] / 1000 / delta["commits"]
+        if complete and delta["commits"]
+        else nan,
     )
 
 
@@ -212,7 +263,11 @@ def merge(gathered: Sequence[dict[str, Any]]) -> tuple[Stats, float]:
         merged.actions += part["actions"]
         merged.messages += part["messages"]
         merged.latencies.extend(part["latencies"])
+        merged.service.extend(part["service"])
+        merged.fds = max(merged.fds, part["fds"])
         merged.errors.update(part["errors"])
+        for key, text in part["details"].items():
+            merged.details.setdefault(key, text)
         merged.completed += part["completed"]
         merged.abandoned += part["abandoned"]
         merged.create_seconds = max(merged.create_seconds, part["create_seconds"])
