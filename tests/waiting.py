@@ -12,23 +12,43 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar, overload
 
 T = TypeVar("T")
 
 WITHIN = 10.0
 """How long a condition may take to come true, unless the caller says otherwise."""
-EVERY = 0.01
+EVERY = 0.05
 """How often it is looked at."""
 
 
+@overload
 async def eventually(
-    condition: Callable[[], T | Awaitable[T]],
+    condition: Callable[[], Awaitable[T | None]],
+    *,
+    within: float = ...,
+    every: float = ...,
+    what: str = ...,
+) -> T: ...
+
+
+@overload
+async def eventually(
+    condition: Callable[[], T | None],
+    *,
+    within: float = ...,
+    every: float = ...,
+    what: str = ...,
+) -> T: ...
+
+
+async def eventually(
+    condition: Callable[[], Any],
     *,
     within: float = WITHIN,
     every: float = EVERY,
     what: str = "the condition",
-) -> T:
+) -> Any:
     """Wait, on the event loop, until ``condition()`` (awaited if it is a coroutine) returns
     something true, and return that; fail after ``within`` seconds. An exception raised by
     ``condition`` (an assertion, say) ends the wait with that exception."""
@@ -45,7 +65,7 @@ async def eventually(
 
 
 def wait_until(
-    condition: Callable[[], T],
+    condition: Callable[[], T | None],
     *,
     within: float = WITHIN,
     every: float = EVERY,

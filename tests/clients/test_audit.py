@@ -39,6 +39,7 @@ from cardarena.v1.chain import chain_hash, genesis_hash
 from ..helpers import play_out
 from ..logs import log_from_engine, play_with_time_outs
 from ..serverproc import ServerProcess
+from ..waiting import eventually
 
 SEED = bytes(range(32))
 NAMES = ("ann", "bob", "cy", "di", "ed")
@@ -1348,12 +1349,13 @@ def test_real_server_logs_audit_clean_from_the_wire_and_from_a_file(
             await calls.play_out(api, Table(played, tokens))
             clocked, _ = await create(api, "triathlon", 30, max_deals=1)
             running, _ = await create(api, "crazy_sixes", 0)
-            for _ in range(600):
+
+            async def clock_finished() -> bool:
                 info = await api.GetMatch(spb.GetMatchRequest(match_id=clocked), timeout=10)
-                if info.match.status == spb.MATCH_STATUS_ENDED:
-                    return played, clocked, running
-                await asyncio.sleep(0.1)
-            raise AssertionError("the clock did not finish the match")
+                return info.match.status == spb.MATCH_STATUS_ENDED
+
+            await eventually(clock_finished, within=60, what="the clock to finish the match")
+            return played, clocked, running
 
     played, clocked, running = asyncio.run(scenario(server_process.address))
     for match_id in (played, clocked):

@@ -13,6 +13,7 @@ from cardarena.clients.client import ArenaClient
 from cardarena.v1 import service_pb2 as spb
 
 from ..serverproc import ServerProcess
+from ..waiting import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -50,8 +51,11 @@ def test_play_resumes_across_a_server_restart(tmp_path: Path) -> None:
             info = await client.create_match("pentathlon", players=3)
             tickets = [await client.join(info.match_id) for _ in range(3)]
             plays = [asyncio.create_task(client.play(t, RandomBot(seed=t.seat))) for t in tickets]
-            while (await client.get_match(info.match_id)).last_seq < 60:
-                await asyncio.sleep(0.05)
+
+            async def well_under_way() -> bool:
+                return (await client.get_match(info.match_id)).last_seq >= 60
+
+            await eventually(well_under_way, within=30, what="60 events")
             first.kill()
             second = ServerProcess(data, listen=address).start()
             try:

@@ -24,6 +24,7 @@ from tests.stores import postgres_schema
 
 from ..calls import auth
 from ..serverproc import ServerProcess
+from ..waiting import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -87,9 +88,14 @@ def test_a_tournament_survives_a_replica_killed_mid_way(
 
             async def main() -> list[tuple[str, bytes]]:
                 tournament = asyncio.create_task(run_tournament(config))
-                while sum(acknowledged.values()) < 600:  # well into the tournament
+
+                def well_into_it() -> bool:
+                    if sum(acknowledged.values()) >= 600:
+                        return True
                     assert not tournament.done(), "the tournament ended before the kill"
-                    await asyncio.sleep(0.02)
+                    return False
+
+                await eventually(well_into_it, within=120, what="600 acknowledged events")
                 victim.kill()
                 result = await asyncio.wait_for(tournament, 240)
                 failed = [m.error for m in result.matches if m.error is not None]
@@ -233,14 +239,20 @@ def test_clocks_move_to_the_replica_that_takes_over(tmp_path: Path) -> None:
                     info = await owner.create_match("triathlon", players=3, move_ms=20)
                     for _ in range(3):
                         await owner.join(info.match_id)
-                    while (await other.get_match(info.match_id)).last_seq < info.last_seq + 15:
-                        await asyncio.sleep(0.05)
+
+                    async def timed_out_a_few() -> bool:
+                        return (await other.get_match(info.match_id)).last_seq >= (
+                            info.last_seq + 15
+                        )
+
+                    async def ended() -> spb.MatchInfo | None:
+                        final = await other.get_match(info.match_id)
+                        return final if final.status == spb.MATCH_STATUS_ENDED else None
+
+                    await eventually(timed_out_a_few, within=60, what="15 moves by the clock")
                     servers[0].kill()
                     killed_at = (await other.get_match(info.match_id)).last_seq
-                    while (final := await other.get_match(info.match_id)).status != (
-                        spb.MATCH_STATUS_ENDED
-                    ):
-                        await asyncio.sleep(0.1)
+                    final = await eventually(ended, within=60, what="the taker's clock to end it")
                     log = await other.match_log(info.match_id)
                     assert audit_response(log, info.match_id, head=final.last_hash) is None
                     timeouts = [

@@ -17,6 +17,7 @@ from cardarena.v1 import service_pb2 as spb
 
 from ..calls import Table, audit, auth, play_out, seat_player, snapshot_of, stub
 from ..serverproc import ServerProcess
+from ..waiting import eventually
 
 if TYPE_CHECKING:
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
@@ -197,9 +198,12 @@ def test_sigkill_mid_play_loses_nothing_acknowledged(tmp_path: Path) -> None:
                 for match_id, tokens in matches
                 for seat, token in enumerate(tokens)
             ]
-            while sum(acknowledged.values()) < 40 * len(matches):
-                await asyncio.sleep(0.05)
+
+            def in_full_flight() -> bool:
                 assert not any(b.done() and b.exception() for b in bots)
+                return sum(acknowledged.values()) >= 40 * len(matches)
+
+            await eventually(in_full_flight, within=60, what="40 acknowledged events a match")
             server.kill()
             results = await asyncio.gather(*bots, return_exceptions=True)
             assert all(isinstance(r, grpc.aio.AioRpcError | type(None)) for r in results)

@@ -245,7 +245,15 @@ def test_a_match_without_clock_waits_for_its_seats(server: ServerProcess) -> Non
             table = await new_table(api)
             before = await snapshot_of(api, table.match_id)
             assert before.deadline_unix_ms == 0
-            await asyncio.sleep(0.4)
+            # Not a sleep but a clock that runs: a twin seated after it, on a 50 ms clock, whose
+            # eight time-outs take at least 0.4 s, in which the first match's seats do nothing.
+            twin = await new_table(api, move_ms=50, max_deals=1)
+            watch = watch_feed(api, twin.match_id, after_seq=LAST)
+            await watch.snapshot()
+            for _ in range(8):
+                while (await watch.event()).WhichOneof("kind") != "timed_out":
+                    pass
+            watch.cancel()
             after = await snapshot_of(api, table.match_id)
             assert after.seq == before.seq
 

@@ -27,6 +27,7 @@ from cardarena.clients.tournament import (
 from cardarena.v1 import service_pb2 as spb
 
 from ..serverproc import ServerProcess
+from ..waiting import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -165,13 +166,14 @@ def test_a_locked_server_plays_only_for_its_operator_and_a_cancelled_match_is_no
         )
         playing = asyncio.create_task(run_tournament(config))
         async with ArenaClient(address, operator_token=token) as client:
-            running: list[str] = []
-            while not running:
-                await asyncio.sleep(0.05)
+
+            async def running_matches() -> list[str]:
                 listed = await client.stub.ListMatches(
                     spb.ListMatchesRequest(status=spb.MATCH_STATUS_RUNNING), timeout=10
                 )
-                running = [m.match_id for m in listed.matches]
+                return [m.match_id for m in listed.matches]
+
+            running = await eventually(running_matches, within=60, what="a running match")
             cancelled = await client.cancel_match(running[0], reason="the test says so")
             assert cancelled.cancelled and cancelled.status == spb.MATCH_STATUS_ENDED
         result = await asyncio.wait_for(playing, 120)

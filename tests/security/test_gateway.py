@@ -31,6 +31,8 @@ from structlog.testing import capture_logs
 
 from cardarena.server.api.grpcweb import MAX_MESSAGE_BYTES, GrpcWebGateway, LogThrottle
 
+from ..waiting import wait_until
+
 T = TypeVar("T")
 SERVICE = "cardarena.v1.MatchService"
 LIST_GAMES = f"/{SERVICE}/ListGames"
@@ -239,14 +241,15 @@ def test_connections_beyond_the_cap_are_refused_at_once_and_logged_once(
 
 def exchange_until_served(port: int, request: bytes) -> bytes:
     """The first answer that is not a 503 (the cap may still be full for a moment)."""
-    deadline = time.monotonic() + WAIT
-    while True:
+
+    def served() -> bytes | None:
         with contextlib.suppress(ConnectionResetError):
             response = exchange(port, request)
             if not response.startswith(b"HTTP/1.1 503") and response:
                 return response
-        assert time.monotonic() < deadline, "the gateway never served again"
-        time.sleep(0.1)
+        return None
+
+    return wait_until(served, within=WAIT, every=0.1, what="the gateway to serve again")
 
 
 def test_a_slow_request_head_is_cut_off_at_the_header_timeout(backend: Backend) -> None:
@@ -312,7 +315,7 @@ def test_repeated_accept_failures_log_one_line_and_the_gateway_recovers(tmp_path
         clients = [connect(port) for _ in range(30)]
         for sock in clients:
             sock.sendall(half)
-        wait_for(lambda: "web_accept_failed" in stderr_path.read_text())
+        wait_until(lambda: "web_accept_failed" in stderr_path.read_text(), within=WAIT)
         time.sleep(1.5)  # accepts keep failing meanwhile: several retries, still one line
         for sock in clients:
             sock.close()
@@ -326,13 +329,6 @@ def test_repeated_accept_failures_log_one_line_and_the_gateway_recovers(tmp_path
     assert sum("Too many open files" in line for line in lines) == 1, lines
     assert any("web_accept_recovered" in line for line in lines), lines
     assert len(lines) <= 5, lines
-
-
-def wait_for(condition: Any) -> None:
-    deadline = time.monotonic() + WAIT
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
 
 
 # A gateway whose process may open only a few more descriptors: accepts fail with EMFILE.

@@ -13,7 +13,6 @@ serve`` so that the flags, the environment and the server's log are the ones dep
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +33,7 @@ from ..calls import RPC_TIMEOUT as RPC
 from ..calls import auth, run
 from ..serverproc import ServerProcess, log_records
 from ..stores import postgres_schema
+from ..waiting import eventually
 from .support import Table, channel_to, create_table, secret, served
 
 if TYPE_CHECKING:
@@ -224,16 +224,15 @@ def test_an_open_server_says_so_limits_peers_and_expires_waiting_matches(data_di
             running, partly = waiting[0], waiting[1]
             tokens = await calls.join_all(api, running, 3)
             await api.JoinMatch(spb.JoinMatchRequest(match_id=partly, seat=0), timeout=RPC)
-            deadline = time.monotonic() + 8
-            while True:
+
+            async def all_but_the_first_expired() -> list[spb.MatchInfo] | None:
                 infos = [
                     (await api.GetMatch(spb.GetMatchRequest(match_id=m), timeout=RPC)).match
                     for m in waiting
                 ]
-                if all(i.status == spb.MATCH_STATUS_ENDED for i in infos[1:]):
-                    break
-                assert time.monotonic() < deadline, [i.status for i in infos]
-                await asyncio.sleep(0.1)
+                return infos if all(i.status == spb.MATCH_STATUS_ENDED for i in infos[1:]) else None
+
+            infos = await eventually(all_but_the_first_expired, within=8, what="the expiries")
             assert infos[0].status == spb.MATCH_STATUS_RUNNING
             assert all(i.cancelled and len(i.seed) == 32 for i in infos[1:])
             for match_id in waiting[1:3]:

@@ -4,10 +4,11 @@ how a lease moves, and the takeovers that finish what a dead owner left half don
 from __future__ import annotations
 
 import asyncio
-import time
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import psycopg
 import pytest
 
 from cardarena.server.errors import Moved
@@ -15,7 +16,8 @@ from cardarena.server.hosting import Arena, HostedMatch
 from cardarena.server.store import Fence, LeaseLost, MatchRecord, Owner, StoreError
 from cardarena.server.store.postgres import PostgresStore
 from cardarena.v1 import game_pb2 as pb
-from tests.stores import make_store, postgres_schema
+from tests.stores import POSTGRES_URL, make_store, postgres_schema
+from tests.waiting import eventually
 
 A = Owner("replica-a", "127.0.0.1:1", lease_ms=60_000)
 B = Owner("replica-b", "127.0.0.1:2", lease_ms=60_000)
@@ -145,14 +147,33 @@ def test_an_append_while_a_follower_loads_is_not_missed(monkeypatch: pytest.Monk
 
 
 class _SlowWrites(PostgresStore):
-    """Holds its writer thread inside the batch transaction, after the append's checks."""
+    """Holds its writer thread inside the batch transaction, after the append's checks, from
+    when it is made ``slow`` until it is released: ``inside`` is set once it holds, and
+    ``backend`` is the PostgreSQL process of that transaction."""
 
-    slow = False
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.slow = False
+        self.inside = threading.Event()
+        self.release = threading.Event()
+        self.backend = 0
 
     def _insert_events(self, conn: Any, events: Any, request: Any) -> None:
         if self.slow:
-            time.sleep(1.0)
+            self.backend = conn.raw.info.backend_pid
+            self.inside.set()
+            self.release.wait(10)
         super()._insert_events(conn, events, request)
+
+
+def waits_on(backend: int) -> bool:
+    """Whether another PostgreSQL process is waiting for a lock that ``backend`` holds."""
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))",
+            (backend,),
+        ).fetchone()
+    return row is not None and row[0] > 0
 
 
 def test_a_take_over_waits_for_the_old_owners_append_in_flight() -> None:
@@ -168,8 +189,18 @@ def test_a_take_over_waits_for_the_old_owners_append_in_flight() -> None:
                 await left.renew_leases(LAPSED)
                 left.slow = True
                 joining = asyncio.create_task(mine.join(None, "ann"))
-                await asyncio.sleep(0.3)  # the join is inside its transaction now
-                taken = await b.writer_of(mine.match_id)
+                try:
+                    # the join is inside its transaction now
+                    assert await asyncio.to_thread(left.inside.wait, 10)
+                    taking = asyncio.create_task(b.writer_of(mine.match_id))
+
+                    async def taker_waits() -> bool:
+                        return taking.done() or await asyncio.to_thread(waits_on, left.backend)
+
+                    await eventually(taker_waits, what="the take-over to wait on the join")
+                finally:
+                    left.release.set()
+                taken = await taking
                 assert isinstance(taken, HostedMatch) and taken.owned
                 seat, _ = await joining
                 assert seat == 0
@@ -226,10 +257,7 @@ def test_a_follower_retries_a_catch_up_the_store_refused(monkeypatch: pytest.Mon
 
         monkeypatch.setattr(b.store, "read_events", flaky_read)
         b._changed_elsewhere(mine.match_id, mine.last_seq)  # the notification arrives
-        for _ in range(100):
-            if followed.last_seq == mine.last_seq:
-                break
-            await asyncio.sleep(0.05)
+        await eventually(lambda: followed.last_seq == mine.last_seq, what="the follower's catch-up")
         assert (failures, followed.last_seq) == (0, mine.last_seq)
 
     with_two_arenas(body)

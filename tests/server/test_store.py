@@ -36,6 +36,7 @@ from cardarena.server.store import (
     verify_chain,
 )
 from tests.stores import make_store
+from tests.waiting import eventually
 
 T = TypeVar("T")
 
@@ -360,7 +361,8 @@ def test_a_failing_request_fails_alone(url: str) -> None:
             store.append("m3", [b"d"], expected_seq=1),
             return_exceptions=True,
         )
-        await asyncio.sleep(0.05)  # every gathered request reaches the queue
+        # Every gathered request is queued behind the gate before it opens.
+        await eventually(lambda: store._queue.qsize() == 8, what="the eight requests queued")
         gate.set()
         await held
         outcome = await results
