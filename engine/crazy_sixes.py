@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
 from .decks import spanish_deck
@@ -39,7 +39,12 @@ KIND = "hand"
 
 def round_traits(options: Mapping[str, Any], players: int, index: int) -> RoundTraits:
     """Every hand: the Spanish deck the options choose, played onto the Crazy Sixes layout."""
-    return RoundTraits(KIND, spanish_deck(options["deck"]), layout=SIXES_LAYOUT)
+    return _hand_traits(options["deck"])
+
+
+@cache
+def _hand_traits(deck_size: int) -> RoundTraits:
+    return RoundTraits(KIND, spanish_deck(deck_size), layout=SIXES_LAYOUT)
 
 
 def kind_traits(kind: str, options: Mapping[str, Any], players: int) -> RoundTraits:

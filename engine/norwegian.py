@@ -10,8 +10,8 @@ round list plus per-type defaults; every option of RULES.md §1.6 is in the sche
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from functools import cache, partial
+from dataclasses import dataclass, field
+from functools import cache, lru_cache, partial
 from typing import Any
 
 from .cards import CLUBS, FRENCH_SUIT_CODES, SUIT_MASKS, french
@@ -80,41 +80,28 @@ TRICK_SCORERS: dict[str, TrickScorer] = {
 """Every trick round type; ``fan_tan`` is the one round type that is not played in tricks."""
 
 
-NO_TRUMP_SUIT, FIXED_TRUMP, DRAWN_TRUMP = Trump.NONE, Trump.FIXED, Trump.DRAWN
-"""Read once per round of every match: an enum member costs a lookup through its class."""
-
 PER_TRICK = TrickScoring.of(1)
 CLUBS_TAKEN = TrickScoring.of(0, [(CLUBS_MASK, 1)])
 PER_TRICK_GRABBED = TrickScoring.of(-1)
 
 
-def _scoring_pass(_: Mapping[str, Any]) -> TrickScoring:
+def _scoring_pass(_: int) -> TrickScoring:
     return PER_TRICK
 
 
-def _scoring_clubs(_: Mapping[str, Any]) -> TrickScoring:
+def _scoring_clubs(_: int) -> TrickScoring:
     return CLUBS_TAKEN
 
 
-def _scoring_queens(params: Mapping[str, Any]) -> TrickScoring:
-    return _queens_taken(params["points_per_queen"])
-
-
-def _scoring_grand(_: Mapping[str, Any]) -> TrickScoring:
-    return PER_TRICK_GRABBED
-
-
-def _scoring_finale(params: Mapping[str, Any]) -> TrickScoring:
-    return _finale_taken(params["queen_of_clubs"])
-
-
-@cache
-def _queens_taken(points_per_queen: int) -> TrickScoring:
+def _scoring_queens(points_per_queen: int) -> TrickScoring:
     return TrickScoring.of(0, [(QUEENS_MASK, points_per_queen)])
 
 
-@cache
-def _finale_taken(queen_of_clubs: int) -> TrickScoring:
+def _scoring_grand(_: int) -> TrickScoring:
+    return PER_TRICK_GRABBED
+
+
+def _scoring_finale(queen_of_clubs: int) -> TrickScoring:
     return TrickScoring.of(
         0,
         [
@@ -128,21 +115,39 @@ def _finale_taken(queen_of_clubs: int) -> TrickScoring:
 @dataclass(frozen=True)
 class TrickType:
     """A round type played in tricks: its scorer, what that scores as data (the scorer's
-    additive part, for seats: see :class:`TrickScoring`), and whether the type's ``trump``
-    option gives it a trump suit (fixed, or drawn per round)."""
+    additive part, for seats: see :class:`TrickScoring`) from the one option it reads
+    (``points``), and whether the type's ``trump`` option gives it a trump suit (fixed, or
+    drawn per round)."""
 
     scorer: TrickScorer
-    scoring: Callable[[Mapping[str, Any]], TrickScoring]
+    scoring: Callable[[int], TrickScoring]
+    """The scoring, from the value of the option ``points`` (0 when it reads none)."""
+    points: str | None = None
     trump_option: bool = False
+    _traits: Callable[[str, int, str | None, int], RoundTraits] = field(
+        init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        # One shared record per distinct round: a schedule asks for one per round of every
+        # match, and looking it up costs a fraction of building it.
+        object.__setattr__(self, "_traits", lru_cache(maxsize=64)(self._make_traits))
 
     def traits(self, kind: str, params: Mapping[str, Any], players: int) -> RoundTraits:
-        trump, suit = NO_TRUMP_SUIT, None
+        points = params[self.points] if self.points is not None else 0
+        fixed = None
+        if self.trump_option and params["trump"]["mode"] == "fixed":
+            fixed = params["trump"]["suit"]
+        return self._traits(kind, players, fixed, points)
+
+    def _make_traits(self, kind: str, players: int, fixed: str | None, points: int) -> RoundTraits:
+        trump, suit = Trump.NONE, None
         if self.trump_option:
-            if params["trump"]["mode"] == "fixed":
-                trump, suit = FIXED_TRUMP, FRENCH_SUIT_CODES.index(params["trump"]["suit"])
+            if fixed is None:
+                trump = Trump.DRAWN
             else:
-                trump = DRAWN_TRUMP
-        return RoundTraits(kind, trick_deck(players), None, trump, suit, self.scoring(params))
+                trump, suit = Trump.FIXED, FRENCH_SUIT_CODES.index(fixed)
+        return RoundTraits(kind, trick_deck(players), None, trump, suit, self.scoring(points))
 
     def build(
         self,
@@ -195,10 +200,10 @@ def _fan_tan_traits(kind: str, six_and_seven: bool, voluntary_pass: bool) -> Rou
 KINDS: dict[str, TrickType | FanTanType] = {
     "pass": TrickType(score_pass, _scoring_pass),
     "clubs": TrickType(score_clubs, _scoring_clubs),
-    "queens": TrickType(score_queens, _scoring_queens),
+    "queens": TrickType(score_queens, _scoring_queens, "points_per_queen"),
     "grand": TrickType(score_grand, _scoring_grand),
     "trumps": TrickType(score_grand, _scoring_grand, trump_option=True),
-    "finale": TrickType(score_finale, _scoring_finale),
+    "finale": TrickType(score_finale, _scoring_finale, "queen_of_clubs"),
     "fan_tan": FanTanType(),
 }
 """How each round type plays, whatever the preset (the presets differ in option defaults)."""
