@@ -13,17 +13,10 @@ from cardarena.clients.cli import main
 from cardarena.clients.tournament import check_bot, parse_bot
 from cardarena.v1 import codec
 
+from .cli import refusal
+
 CARDARENA = Path(sys.executable).parent / "cardarena"
 THREE_BOTS = ["--bot", "random", "--bot", "rules", "--bot", "mc"]
-
-
-def refusal(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
-    with pytest.raises(SystemExit) as exit_:
-        main(list(argv))
-    assert exit_.value.code == 2
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    return err.strip().splitlines()[-1]
 
 
 @pytest.mark.parametrize("flag", ["--json", "--csv"])

@@ -12,6 +12,7 @@ import pytest
 from cardarena.clients.cli import main
 
 from ..serverproc import ServerProcess
+from .cli import refusal
 
 CUP = """
 server = "127.0.0.1:1"  # nobody there: the command line's --server must win
@@ -24,15 +25,6 @@ no_progress = true
 [options]
 max_deals = 1
 """
-
-
-def refusal(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
-    with pytest.raises(SystemExit) as exit_:
-        main(list(argv))
-    assert exit_.value.code == 2
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    return err.strip().splitlines()[-1]
 
 
 @pytest.mark.integration
