@@ -21,6 +21,14 @@ STATUS_OF = {
 }
 
 
+async def settled_info(hosted: HostedMatch) -> spb.MatchInfo:
+    """``match_info`` between writes: under the match's lock, so that a reader never sees the
+    engine's state of an action whose write is still in flight (status ENDED with the seq and
+    hash of the entry before the end)."""
+    async with hosted.lock:
+        return match_info(hosted)
+
+
 def match_info(hosted: HostedMatch) -> spb.MatchInfo:
     config = json.loads(hosted.record.config)
     info = spb.MatchInfo(
@@ -58,7 +66,7 @@ async def listed_info(arena: Arena, record: MatchRecord) -> spb.MatchInfo:
     seats and the last entries of its log (no replay), anything else loaded."""
     hosted = arena.matches.get(record.match_id)
     if hosted is not None or record.status != "ended":
-        return match_info(hosted or await arena.get(record.match_id))
+        return await settled_info(hosted or await arena.get(record.match_id))
     tail = await arena.store.read_tail(record.match_id, 3)
     kinds = {e.WhichOneof("kind"): e for e in map(pb.Event.FromString, (s.payload for s in tail))}
     if "match_ended" in kinds:
@@ -68,7 +76,7 @@ async def listed_info(arena: Arena, record: MatchRecord) -> spb.MatchInfo:
         totals, winners = list(kinds["match_cancelled"].match_cancelled.totals), []
         cancelled = True
     else:  # a log that predates totals in MatchCancelled
-        return match_info(await arena.get(record.match_id))
+        return await settled_info(await arena.get(record.match_id))
     seats = {s.seat: s for s in await arena.store.get_seats(record.match_id)}
     config = json.loads(record.config)
     reserved = config.get("reserved", {})

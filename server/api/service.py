@@ -21,7 +21,7 @@ from .. import metrics
 from ..errors import BadRequest, NotRunning
 from ..hosting import Arena, HostedMatch, PbProjector, Submitted, project_for
 from .access import Access, Guard
-from .info import STATUS_OF, listed_info, match_info
+from .info import STATUS_OF, listed_info, match_info, settled_info
 from .peers import Peers
 from .play import PlayCall
 from .requests import (
@@ -77,7 +77,9 @@ class MatchService:
     async def GetMatch(
         self, request: spb.GetMatchRequest, context: Context
     ) -> spb.GetMatchResponse:
-        return spb.GetMatchResponse(match=match_info(await self.arena.get(request.match_id)))
+        return spb.GetMatchResponse(
+            match=await settled_info(await self.arena.get(request.match_id))
+        )
 
     @unary
     async def ListMatches(
