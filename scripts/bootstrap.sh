@@ -13,7 +13,7 @@ command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
 
 EXTRAS=${CARDARENA_EXTRAS:-dev}
 stamp=.venv/.cardarena-installed
-want=$( { echo "$EXTRAS"; cat pyproject.toml; find engine server clients proto -name '*.py' -o -name 'py.typed' | sort; } | sha256sum | cut -d' ' -f1)
+want=$( { echo "$EXTRAS"; cat pyproject.toml; find engine competition server clients proto -name '*.py' -o -name 'py.typed' | sort; } | sha256sum | cut -d' ' -f1)
 
 if [ ! -x .venv/bin/python ]; then
     echo "creating .venv with $("$PYTHON" --version)"

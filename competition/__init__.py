@@ -1,0 +1,47 @@
+"""The rules of a competition: schedule, seeds, what a match counts for, standings, ratings,
+the crosstable and the sequential test, shared by the server and the clients.
+
+Why a package of its own beside the engine: the server computes live standings and the
+clients write reports and audit whole tournaments, from the same rules, and neither may import
+the other. Like the engine it is pure (no I/O, clock or global randomness; the standard
+library, ``openskill`` and nothing else), which an import-linter contract and
+``tests/competition/test_purity.py`` enforce. docs/statistics.md explains every statistic.
+
+The modules, in the order a tournament uses them: :mod:`.schedule` (who sits where on which
+seed), :mod:`.results` (a finished match, :class:`Played`, and what each seat counts for,
+:func:`scored`), :mod:`.standings` with :mod:`.stats` and :mod:`.ratings`, :mod:`.crosstable`
+and :mod:`.sprt`.
+"""
+
+from .crosstable import Pairing, crosstable, paired_differences
+from .ratings import Rating, rate
+from .results import Played, Scored, group_means, scored
+from .schedule import MatchPlan, bot_seed, group_seed, lineups, mixed_seed, rotations, schedule
+from .sprt import Decision, Sprt
+from .standings import Standing, standings
+from .stats import mean_interval, t_quantile
+
+__all__ = [
+    "Decision",
+    "MatchPlan",
+    "Pairing",
+    "Played",
+    "Rating",
+    "Scored",
+    "Sprt",
+    "Standing",
+    "bot_seed",
+    "crosstable",
+    "group_means",
+    "group_seed",
+    "lineups",
+    "mean_interval",
+    "mixed_seed",
+    "paired_differences",
+    "rate",
+    "rotations",
+    "schedule",
+    "scored",
+    "standings",
+    "t_quantile",
+]

@@ -1,0 +1,91 @@
+"""Standings: each entrant's mean score per match, with a t-interval over duplicate groups.
+
+Why one sample per duplicate group: the matches of one group (one seed, one lineup, every
+rotation of the seats) share their cards, so they are not independent; the entrant's mean over
+the group is (:func:`~.results.group_means`). The interval is a Student-t interval over those
+group means (``n - 1`` degrees of freedom, :mod:`.stats`); with fewer than two groups there is
+no interval to give. Scores, wins and ranks are those of :func:`~.results.scored`, so a
+forfeit counts as the worst total at its table and wins nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .ratings import Rating, rate
+from .results import Played, group_means, known, scored
+from .stats import mean_interval
+
+
+@dataclass(frozen=True)
+class Standing:
+    entrant: str
+    matches: int
+    groups: int
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+    wins: float
+    """Matches won, a win shared by k seats counting 1/k."""
+    faults: int
+    """Faults over every seat the entrant held."""
+    forfeits: int
+    """Seats the entrant forfeited."""
+    rating: Rating | None = None
+
+    @property
+    def win_rate(self) -> float | None:
+        return self.wins / self.matches if self.matches else None
+
+
+def standings(
+    played: Iterable[Played],
+    entrants: Sequence[str],
+    *,
+    lowest_wins: bool,
+    level: float = 0.95,
+) -> list[Standing]:
+    """One row per entrant, best first (by mean score; lowest first when the lowest total
+    wins; entrants without a finished match last, then by name).
+
+    Nothing depends on the order of ``played``: sums are exactly rounded (``math.fsum``) and
+    ratings go in plan-index order.
+    """
+    matches = known(played, entrants)
+    counted: dict[str, int] = dict.fromkeys(entrants, 0)
+    wins: dict[str, list[float]] = {e: [] for e in entrants}
+    faults: dict[str, int] = dict.fromkeys(entrants, 0)
+    forfeits: dict[str, int] = dict.fromkeys(entrants, 0)
+    for match in matches:
+        for entrant in set(match.entrants):
+            counted[entrant] += 1
+        for seat in scored(match, lowest_wins=lowest_wins):
+            wins[seat.entrant].append(seat.win_share)
+            forfeits[seat.entrant] += seat.forfeited
+            if match.faults:
+                faults[seat.entrant] += match.faults[seat.seat]
+    means = group_means(matches, lowest_wins=lowest_wins)
+    ratings = rate(matches, entrants, lowest_wins=lowest_wins)
+    rows = []
+    for entrant in entrants:
+        samples = list(means.get(entrant, {}).values())
+        mean, half = mean_interval(samples, level)
+        rows.append(
+            Standing(
+                entrant=entrant,
+                matches=counted[entrant],
+                groups=len(samples),
+                mean=mean,
+                ci_low=None if mean is None or half is None else mean - half,
+                ci_high=None if mean is None or half is None else mean + half,
+                wins=math.fsum(wins[entrant]),
+                faults=faults[entrant],
+                forfeits=forfeits[entrant],
+                rating=ratings.get(entrant),
+            )
+        )
+    sign = 1.0 if lowest_wins else -1.0
+    rows.sort(key=lambda r: (r.mean is None, sign * (r.mean or 0.0), r.entrant))
+    return rows
