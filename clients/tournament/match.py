@@ -1,12 +1,12 @@
 """One tournament match against a server, from creation to result, whatever goes wrong.
 
-Create it with the deal's seed and the time control, every seat reserved for the bot the
-plan puts there; start every seat's bot (programs are spawned before the seats join, so none
-is still starting when the clock arms); join the seats under the bots' names; play every seat
-with ``ArenaClient.play``; read the result from the server. A match that fails for any reason
-other than a bot (the server went away, say) is recorded with its error and cancelled with
-its creator secret, so that it does not stay running; only a refusal that every match would
-meet (:class:`~.config.TournamentError`) stops the tournament.
+Create it with its duplicate group's seed and the time control, every seat reserved for the bot
+the plan puts there; start every seat's bot (programs are spawned before the seats join, so
+none is still starting when the clock arms); join the seats under the bots' names; play every
+seat with ``ArenaClient.play``; read the result from the server. A match that fails for any
+reason other than a bot (the server went away, say) is recorded with its error and cancelled
+with its creator secret, so that it does not stay running; only a refusal that every match
+would meet (:class:`~.config.TournamentError`) stops the tournament.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import time
 
 import grpc
 
+from cardarena.competition import MatchPlan, bot_seed
 from cardarena.v1 import codec
 from cardarena.v1 import service_pb2 as spb
 
@@ -29,7 +30,6 @@ from .botspec import BotEntry, make_python_bot
 from .config import TournamentConfig, TournamentError
 from .guard import GuardedSeat
 from .outcomes import MatchResult
-from .pairings import MatchPlan, bot_seed
 
 
 class MatchCancelled(Exception):

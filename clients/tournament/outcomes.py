@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from cardarena.competition import MatchPlan
+
 from .faults import Faults
-from .pairings import MatchPlan
 
 
 @dataclass

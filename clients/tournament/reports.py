@@ -2,6 +2,10 @@
 
 Why the JSON carries every match (id, seed, seats, totals, faults) beside the standings:
 anyone can then fetch a match's log by id, audit it, and recompute the standings.
+
+The rows are :class:`cardarena.competition.Standing`; the runner's own rows
+(:class:`~.ranking.BotStanding`) also carry the kinds of their faults, which fill the
+``crashes`` … ``fallbacks`` columns (empty for a row without them).
 """
 
 from __future__ import annotations
@@ -11,10 +15,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from cardarena.competition import Standing
+
 from ..bots.external.protocol import number
 from .config import TournamentConfig
+from .faults import Faults
 from .outcomes import MatchResult, TournamentResult
-from .standings import Standing
+from .ranking import BotStanding
 
 CSV_FIELDS = (
     "rank",
@@ -37,11 +44,17 @@ CSV_FIELDS = (
 )
 
 
+def fault_kinds(row: Standing) -> Faults | None:
+    """The kinds of a row's faults, if the row knows them (the runner's rows do)."""
+    return row.fault_kinds if isinstance(row, BotStanding) else None
+
+
 def standing_row(rank: int, row: Standing) -> dict[str, Any]:
     rating = row.rating
+    kinds = fault_kinds(row)
     return {
         "rank": rank,
-        "bot": row.bot,
+        "bot": row.entrant,
         "matches": row.matches,
         "groups": row.groups,
         "mean": row.mean,
@@ -52,11 +65,11 @@ def standing_row(rank: int, row: Standing) -> dict[str, Any]:
         "mu": rating.mu if rating else None,
         "sigma": rating.sigma if rating else None,
         "ordinal": rating.ordinal if rating else None,
-        "crashes": row.faults.crashes,
-        "timeouts": row.faults.timeouts,
-        "illegal": row.faults.illegal,
-        "late": row.faults.late,
-        "fallbacks": row.faults.fallbacks,
+        "crashes": kinds.crashes if kinds else None,
+        "timeouts": kinds.timeouts if kinds else None,
+        "illegal": kinds.illegal if kinds else None,
+        "late": kinds.late if kinds else None,
+        "fallbacks": kinds.fallbacks if kinds else None,
     }
 
 
@@ -109,7 +122,7 @@ def to_json(
             "seconds": round(result.seconds, 3),
         },
         "standings": [
-            {**standing_row(rank, row), "fault_notes": row.faults.notes}
+            {**standing_row(rank, row), "fault_notes": _notes(row)}
             for rank, row in enumerate(rows, 1)
         ],
         "matches": [match_json(m) for m in result.matches],
@@ -148,14 +161,14 @@ def print_table(result: TournamentResult, rows: Sequence[Standing], out: IO[str]
         rate = f"{row.win_rate:.1%}" if row.win_rate is not None else "n/a"
         rating = f"{row.rating.mu:5.1f} ± {row.rating.sigma:4.1f}" if row.rating else "n/a"
         out.write(
-            f"{rank:>2}  {row.bot:<16} {row.matches:>7} {_num(row.mean):>9}  {ci:<19} {rate:>8}"
-            f"  {rating:<14} {row.faults.total:>6}\n"
+            f"{rank:>2}  {row.entrant:<16} {row.matches:>7} {_num(row.mean):>9}  {ci:<19} {rate:>8}"
+            f"  {rating:<14} {row.faults:>6}\n"
         )
     for row in rows:
-        f = row.faults
-        if f.total or f.fallbacks:
+        f = fault_kinds(row)
+        if f is not None and (f.total or f.fallbacks):
             out.write(
-                f"faults of {row.bot}: {f.crashes} crashes, {f.timeouts} timeouts, "
+                f"faults of {row.entrant}: {f.crashes} crashes, {f.timeouts} timeouts, "
                 f"{f.illegal} illegal, {f.late} late; {f.fallbacks} moves played by the runner\n"
             )
             for note in f.notes[:3]:
@@ -164,6 +177,11 @@ def print_table(result: TournamentResult, rows: Sequence[Standing], out: IO[str]
         out.write(
             f"match {failed.plan.index} ({failed.match_id or 'not created'}) FAILED: {failed.error}\n"
         )
+
+
+def _notes(row: Standing) -> list[str]:
+    kinds = fault_kinds(row)
+    return list(kinds.notes) if kinds else []
 
 
 def _num(value: float | None) -> str:

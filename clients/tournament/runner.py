@@ -7,7 +7,8 @@ stalls another match's stream.
 
 Each match is :func:`~.match.play_match`; a match that fails for any reason other than a bot
 is recorded with its error and the tournament goes on. :func:`play_tournament` also ranks the
-results: standings and ratings, as the command and the main job print them.
+results by the rules of :mod:`cardarena.competition` (standings and ratings, :mod:`.ranking`),
+as the command and the main job print them.
 """
 
 from __future__ import annotations
@@ -18,14 +19,14 @@ from collections.abc import Callable
 
 import grpc
 
+from cardarena.competition import MatchPlan, mixed_seed, schedule
+
 from ..client import ArenaClient
 from .config import TournamentConfig, TournamentError
 from .match import play_match
 from .outcomes import MatchResult, TournamentResult
-from .pairings import MatchPlan, schedule
 from .progress import Progress
-from .ratings import rate
-from .standings import Standing, standings
+from .ranking import BotStanding, rank
 
 
 async def run_tournament(
@@ -37,7 +38,9 @@ async def run_tournament(
     client = ArenaClient(config.address, operator_token=config.operator_token)
     async with client:
         players, lowest_wins = await _game_setup(client, config)
-        plans = schedule(config.seed, deals=config.deals, bots=len(names), players=players)
+        # No entrant contributes to the seed here, so the mixed seed is the tournament's own.
+        mixed = mixed_seed(config.seed, [None] * len(names))
+        plans = schedule(mixed, deals=config.deals, entrants=len(names), players=players)
         result = TournamentResult(config.game, players, lowest_wins, names)
         bar = progress(len(plans)) if progress is not None else None
         if bar is not None:
@@ -92,13 +95,11 @@ async def _game_setup(client: ArenaClient, config: TournamentConfig) -> tuple[in
 
 async def play_tournament(
     config: TournamentConfig, *, progress: bool = True, label: str = ""
-) -> tuple[TournamentResult, list[Standing]]:
+) -> tuple[TournamentResult, list[BotStanding]]:
     """Run the tournament and rank it: the library entry point (the main job uses it too)."""
 
     def bar(total: int) -> Progress:
         return Progress(total, label=label or config.game, enabled=None if progress else False)
 
     result = await run_tournament(config, progress=bar)
-    ratings = rate(result.matches, result.bots, lowest_wins=result.lowest_wins)
-    rows = standings(result.matches, result.bots, lowest_wins=result.lowest_wins, ratings=ratings)
-    return result, rows
+    return result, rank(result)

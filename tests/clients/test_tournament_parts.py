@@ -1,4 +1,7 @@
-"""The tournament's parts without a server: schedule, bot specs, line protocol, guard, progress."""
+"""The tournament's parts without a server: bot specs, line protocol, guard, progress.
+
+The schedule moved to cardarena.competition with its tests (tests/competition/test_schedule.py).
+"""
 
 from __future__ import annotations
 
@@ -16,7 +19,6 @@ from cardarena.clients.bots.external import ExternalDecider
 from cardarena.clients.bots.external.protocol import event_message, parse_answer
 from cardarena.clients.tournament import check_unique, make_python_bot, parse_bot
 from cardarena.clients.tournament.guard import GuardedSeat
-from cardarena.clients.tournament.pairings import schedule
 from cardarena.clients.tournament.progress import Progress
 from cardarena.engine import PASS, CardSet, parse_card
 from cardarena.engine import events as ev
@@ -24,24 +26,6 @@ from cardarena.engine import events as ev
 from ..tournament_bots import Crasher, IllegalMover, Sleeper
 
 CONTEXT = SeatContext("m1", "hexathlon", 0, 3, ("x", "y", "z"), {}, True, 200)
-
-
-def test_the_schedule_plays_each_deal_in_every_rotation_of_every_lineup() -> None:
-    plans = schedule(bytes(32), deals=2, bots=4, players=3)
-    assert len(plans) == 2 * 4 * 3  # deals x C(4, 3) x rotations
-    assert [p.index for p in plans] == list(range(len(plans)))
-    for group in {p.group for p in plans}:
-        members = [p for p in plans if p.group == group]
-        assert len({p.seed for p in members}) == 1
-        for seat in range(3):
-            assert len({p.seats[seat] for p in members}) == 3
-    assert len({p.seed for p in plans}) == 2
-    assert schedule(bytes(32), deals=2, bots=4, players=3) == plans  # reproducible
-
-
-def test_fewer_bots_than_seats_repeat_in_order() -> None:
-    plans = schedule(bytes(32), deals=1, bots=2, players=4)
-    assert [p.seats for p in plans] == [(0, 1, 0, 1), (1, 0, 1, 0), (0, 1, 0, 1), (1, 0, 1, 0)]
 
 
 def test_bot_specs() -> None:
