@@ -18,17 +18,19 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 
-from cardarena.v1 import service_pb2
+from cardarena.v1 import service_pb2, tournament_pb2
 
 from . import metrics
-from .api import Access, MatchService, add_service
+from .api import Access, MatchService, TournamentService, add_service
 from .api.grpcweb import MAX_MESSAGE_BYTES, GrpcWebGateway
 from .api.peers import Peers
 from .hosting import Arena, HostedMatch
 from .hosting.arena import WAITING_EXPIRY_SECONDS
 from .store import Owner, SqliteStore, StoreError, open_store
+from .tournaments import Tournaments
 
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
+TOURNAMENT_SERVICE = tournament_pb2.DESCRIPTOR.services_by_name["TournamentService"]
 # The browser app (clients/web), served by the gRPC-Web gateway.
 WEB_ROOT = Path(__file__).resolve().parents[1] / "clients" / "web"
 
@@ -109,6 +111,10 @@ class Server:
         self.peers = Peers(self.replica) if self.store.shared else None
         self.arena = Arena(self.store, on_change=self._changed)
         self.service = MatchService(self.arena, self.peers, config.access)
+        self.tournaments = Tournaments(self.arena)
+        self.tournament_service = TournamentService(
+            self.tournaments, self.service.guard, self.service._refuse_new
+        )
         self.health = health.aio.HealthServicer()
         self.grpc = grpc.aio.server(options=GRPC_OPTIONS)
         self.port = 0
@@ -119,6 +125,7 @@ class Server:
 
     def _changed(self, hosted: HostedMatch) -> None:
         count_matches(self.arena)
+        self.tournaments.match_changed(hosted)
 
     async def start(self) -> None:
         logger = structlog.get_logger("cardarena.server")
@@ -151,6 +158,7 @@ class Server:
                 self.replica, self.advertised(), int(self.config.lease_seconds * 1000)
             )
         resumed = await self.arena.resume_unfinished()
+        await self.tournaments.resume_unfinished()
         self.arena.expire_waiting_after(self.config.waiting_expiry_seconds)
         count_matches(self.arena)
         add_service(
@@ -159,9 +167,13 @@ class Server:
             self.service,
             self.service.refuse_undecodable,
         )
+        add_service(
+            self.grpc, TOURNAMENT_SERVICE, self.tournament_service, self.service.refuse_undecodable
+        )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc)
         names = (
             SERVICE_NAME,
+            TOURNAMENT_SERVICE.full_name,
             health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
             reflection.SERVICE_NAME,
         )
@@ -213,6 +225,7 @@ class Server:
         """NOT_SERVING first, then tell streams to resume elsewhere, finish calls, flush the store."""
         await self.health.enter_graceful_shutdown()
         self.service.draining = True
+        await self.tournaments.shutdown()
         await self.arena.shutdown()
         await self.grpc.stop(self.config.drain_seconds)
         if self.peers is not None:

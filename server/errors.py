@@ -10,6 +10,7 @@ Exception
 ├── RequestReused     a request id sent again for something else      ALREADY_EXISTS
 ├── Forbidden         a credential that does not allow this           PERMISSION_DENIED
 ├── Throttled         too many calls from one address                 RESOURCE_EXHAUSTED
+├── UnknownTournament no tournament has this id                       NOT_FOUND
 └── Moved             another replica owns the match now              UNAVAILABLE
 ```
 
@@ -62,3 +63,10 @@ class Moved(Exception):
 
     def __init__(self, match_id: str) -> None:
         super().__init__(f"match {match_id!r} moved to another replica: retry")
+
+
+class UnknownTournament(LookupError):
+    """No tournament has this id (NOT_FOUND)."""
+
+    def __init__(self, tournament_id: str) -> None:
+        super().__init__(f"no tournament {tournament_id!r}")

@@ -36,6 +36,7 @@ from .argtypes import (
     server_address,
 )
 from .configfile import LoadConfig, merged
+from .hosted import run_attached, run_cancel, run_hosted
 
 EXIT_OK, EXIT_FAILED_MATCHES, EXIT_USAGE = 0, 1, 2
 
@@ -103,9 +104,42 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         "--bot-logs", type=output_dir, metavar="DIR", help="keep external bots' stderr here"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    hosted = parser.add_argument_group(
+        "hosted by the server (the bots connect as entrants, each in its own process)"
+    )
+    hosted.add_argument(
+        "--hosted",
+        action="store_true",
+        help="the server schedules and scores the tournament; Ctrl-C detaches instead of losing it",
+    )
+    hosted.add_argument("--attach", metavar="ID", help="follow a hosted tournament again")
+    hosted.add_argument("--cancel", metavar="ID", help="end a hosted tournament")
+    hosted.add_argument(
+        "--forfeit-after",
+        type=non_negative_int,
+        default=3,
+        help="faults in a match after which a seat forfeits it (0: never, the fallback"
+        " policy; default 3)",
+    )
+    hosted.add_argument(
+        "--bot-cpu-seconds",
+        type=non_negative_int,
+        default=0,
+        help="CPU seconds each bot process may use (0: no limit)",
+    )
+    hosted.add_argument(
+        "--bot-memory-mb",
+        type=non_negative_int,
+        default=4096,
+        help="address space of each bot process in MiB (0: no limit; default 4096)",
+    )
 
     def run(args: argparse.Namespace) -> int:
         args = merged(parser, args)
+        if args.attach:
+            return run_attached(args)
+        if args.cancel:
+            return run_cancel(args)
         if not args.game or not args.bot:
             parser.error("name the game and the bots: --game and --bot, or a --config file")
         try:
@@ -129,6 +163,8 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
             operator_token=args.admin_token,
         )
         print(f"tournament seed {seed.hex()} (--seed reproduces the deals)", file=sys.stderr)
+        if args.hosted:
+            return run_hosted(args, bots, seed)
         try:
             result, rows = asyncio.run(play_tournament(config, progress=not args.no_progress))
         except TournamentError as error:

@@ -5,14 +5,19 @@ server or spread over replicas, :mod:`.channel`); :meth:`ArenaClient.play` plays
 any :class:`~cardarena.clients.bots.Bot`. :mod:`.health` is the standard health check.
 """
 
-from .arena import ArenaClient, Decide, Ticket, decide_with, new_secret
+from .arena import Abstain, ArenaClient, Decide, Ticket, decide_with, new_secret
 from .channel import CHANNEL_OPTIONS, channel_target
+from .tournaments import Entrant, StopRule, TournamentCalls
 
 __all__ = [
     "CHANNEL_OPTIONS",
+    "Abstain",
     "ArenaClient",
     "Decide",
+    "Entrant",
+    "StopRule",
     "Ticket",
+    "TournamentCalls",
     "channel_target",
     "decide_with",
     "new_secret",

@@ -24,6 +24,7 @@ from cardarena.v1 import service_pb2 as spb
 from ..bots.base import Bot
 from ..bots.state import SeatState
 from .channel import CHANNEL_OPTIONS, RETRYABLE, channel_target
+from .tournaments import TournamentCalls
 
 if TYPE_CHECKING:
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
@@ -51,6 +52,11 @@ class Ticket:
 def new_secret() -> str:
     """A fresh join secret or creator secret (43 URL-safe characters)."""
     return secrets.token_urlsafe(32)
+
+
+class Abstain(Exception):
+    """Raised by a ``decide`` function: the seat does not act this turn (its bot failed);
+    the server's clock plays for it, and counts the time-out against it."""
 
 
 class _Quiet(Exception):
@@ -83,6 +89,7 @@ class ArenaClient:
         nothing (a quiet stream is no failure: opponents may think for long)."""
         self._channel: grpc.aio.Channel | None = None
         self._stub: MatchServiceAsyncStub | None = None
+        self._tournaments: TournamentCalls | None = None
 
     async def __aenter__(self) -> ArenaClient:
         self._channel = grpc.aio.insecure_channel(
@@ -100,6 +107,15 @@ class ArenaClient:
         if self._stub is None:
             raise RuntimeError("use the client inside `async with`")
         return self._stub
+
+    @property
+    def tournaments(self) -> TournamentCalls:
+        """The tournament calls, over the same channel."""
+        if self._channel is None:
+            raise RuntimeError("use the client inside `async with`")
+        if self._tournaments is None:
+            self._tournaments = TournamentCalls(self, self._channel)
+        return self._tournaments
 
     async def _retrying(self, call: Callable[[], Awaitable[Any]]) -> Any:
         """Retry a call that is safe to repeat while the server is briefly unreachable."""
@@ -216,6 +232,7 @@ class ArenaClient:
         *,
         decide: Decide | None = None,
         on_event: Callable[[SeatState, pb.Event], None] | None = None,
+        judge: bool = False,
     ) -> SeatState:
         """Play ``ticket``'s seat until the match ends; return the final state.
 
@@ -224,6 +241,10 @@ class ArenaClient:
         ``bot.choose(state)`` run in a worker thread. A stream that breaks (server restart, drain,
         network) is reopened from the last ``seq`` seen, with backoff, for up to ``retry_for``
         seconds without progress.
+
+        A decision outside the legal actions is refused here, unless ``judge`` leaves it to
+        the server (a tournament's, which logs it as the seat's fault); a ``decide`` that
+        raises :class:`Abstain` lets the server's clock play the turn.
         """
         if decide is None:
             if bot is None:
@@ -236,7 +257,7 @@ class ArenaClient:
         while True:
             seen = state.seq
             try:
-                await self._follow(ticket, decide, state, on_event)
+                await self._follow(ticket, decide, state, on_event, judge)
             except _Quiet:
                 deadline, delay = loop.time() + self.retry_for, 0.05
                 continue
@@ -258,6 +279,7 @@ class ArenaClient:
         decide: Decide,
         state: SeatState,
         on_event: Callable[[SeatState, pb.Event], None] | None,
+        judge: bool = False,
     ) -> None:
         """Follow the seat's stream from ``state.seq``; answer each turn once caught up to it."""
         request = spb.StreamEventsRequest(
@@ -285,7 +307,7 @@ class ArenaClient:
             if turn is not None and turn[0] == state.seq:
                 seq, legal = turn
                 turn = None
-                await self._decide(ticket, decide, state, seq, legal)
+                await self._decide(ticket, decide, state, seq, legal, judge)
 
     def _observe(
         self,
@@ -307,14 +329,23 @@ class ArenaClient:
             on_event(state, event)
 
     async def _decide(
-        self, ticket: Ticket, decide: Decide, state: SeatState, seq: int, legal: list[pb.Action]
+        self,
+        ticket: Ticket,
+        decide: Decide,
+        state: SeatState,
+        seq: int,
+        legal: list[pb.Action],
+        judge: bool = False,
     ) -> None:
         if seq != state.seq:
             return  # a prompt for a position this client has not caught up with, or has left
         state.legal = [codec.action_from_pb(a) for a in legal]
         try:
-            action = await decide(state)
-            if action not in state.legal:
+            try:
+                action = await decide(state)
+            except Abstain:
+                return
+            if action not in state.legal and not judge:
                 raise ValueError(f"the bot chose {action}, which is not a legal action")
             await self.submit(ticket, action, seq)
         except grpc.aio.AioRpcError as error:

@@ -151,19 +151,7 @@ def print_table(result: TournamentResult, rows: Sequence[Standing], out: IO[str]
         f"\n{result.game}, {result.players} players ({direction}): {len(result.matches)} matches "
         f"in {groups} duplicate groups, {result.seconds:.1f} s\n"
     )
-    header = (
-        f"{'#':>2}  {'bot':<16} {'matches':>7} {'mean':>9}  {'95% CI':<19} {'win rate':>8}"
-        f"  {'rating μ ± σ':<14} {'faults':>6}"
-    )
-    out.write(header + "\n" + "-" * len(header) + "\n")
-    for rank, row in enumerate(rows, 1):
-        ci = f"[{_num(row.ci_low)}, {_num(row.ci_high)}]" if row.ci_low is not None else "n/a"
-        rate = f"{row.win_rate:.1%}" if row.win_rate is not None else "n/a"
-        rating = f"{row.rating.mu:5.1f} ± {row.rating.sigma:4.1f}" if row.rating else "n/a"
-        out.write(
-            f"{rank:>2}  {row.entrant:<16} {row.matches:>7} {_num(row.mean):>9}  {ci:<19} {rate:>8}"
-            f"  {rating:<14} {row.faults:>6}\n"
-        )
+    print_rows(rows, out)
     for row in rows:
         f = fault_kinds(row)
         if f is not None and (f.total or f.fallbacks):
@@ -179,12 +167,34 @@ def print_table(result: TournamentResult, rows: Sequence[Standing], out: IO[str]
         )
 
 
+def print_rows(rows: Sequence[Standing], out: IO[str]) -> None:
+    """The standings table itself, best first; forfeits beside the faults when there are any."""
+    forfeits = any(row.forfeits for row in rows)
+    header = (
+        f"{'#':>2}  {'bot':<16} {'matches':>7} {'mean':>9}  {'95% CI':<19} {'win rate':>8}"
+        f"  {'rating μ ± σ':<14} {'faults':>6}" + (f" {'forfeits':>8}" if forfeits else "")
+    )
+    out.write(header + "\n" + "-" * len(header) + "\n")
+    for rank, row in enumerate(rows, 1):
+        ci = (
+            f"[{num_text(row.ci_low)}, {num_text(row.ci_high)}]"
+            if row.ci_low is not None
+            else "n/a"
+        )
+        rate = f"{row.win_rate:.1%}" if row.win_rate is not None else "n/a"
+        rating = f"{row.rating.mu:5.1f} ± {row.rating.sigma:4.1f}" if row.rating else "n/a"
+        out.write(
+            f"{rank:>2}  {row.entrant:<16} {row.matches:>7} {num_text(row.mean):>9}  {ci:<19} {rate:>8}"
+            f"  {rating:<14} {row.faults:>6}" + (f" {row.forfeits:>8}" if forfeits else "") + "\n"
+        )
+
+
 def _notes(row: Standing) -> list[str]:
     kinds = fault_kinds(row)
     return list(kinds.notes) if kinds else []
 
 
-def _num(value: float | None) -> str:
+def num_text(value: float | None) -> str:
     if value is None:
         return "n/a"
     return f"{value + 0.0:.2f}" if abs(value) >= 0.005 else "0.00"  # never "-0.00"

@@ -39,7 +39,12 @@ def match_info(hosted: HostedMatch) -> spb.MatchInfo:
         status=STATUS_OF[hosted.status],
         seats=[
             spb.SeatInfo(
-                seat=i, taken=s.token_hash is not None, name=s.name, reserved=s.reserved is not None
+                seat=i,
+                taken=s.token_hash is not None,
+                name=s.name,
+                reserved=s.reserved is not None,
+                faults=hosted.faults.counts[i],
+                forfeited=hosted.faults.forfeited[i],
             )
             for i, s in enumerate(hosted.seats)
         ],
@@ -51,6 +56,7 @@ def match_info(hosted: HostedMatch) -> spb.MatchInfo:
         totals=[codec.score_to_pb(t) for t in hosted.engine.totals],
         winners=list(hosted.engine.winners),
         cancelled=hosted.cancelled,
+        tournament_id=hosted.tournament_id,
     )
     if hosted.ended:
         info.seed = hosted.record.seed
@@ -65,7 +71,9 @@ async def listed_info(arena: Arena, record: MatchRecord) -> spb.MatchInfo:
     """A listed match: from memory if hosted here, an ended one from its stored record,
     seats and the last entries of its log (no replay), anything else loaded."""
     hosted = arena.matches.get(record.match_id)
-    if hosted is not None or record.status != "ended":
+    config = json.loads(record.config)
+    # A match under a fault policy has its faults all through its log: it is loaded.
+    if hosted is not None or record.status != "ended" or "tournament" in config:
         return await settled_info(hosted or await arena.get(record.match_id))
     tail = await arena.store.read_tail(record.match_id, 3)
     kinds = {e.WhichOneof("kind"): e for e in map(pb.Event.FromString, (s.payload for s in tail))}
@@ -78,7 +86,6 @@ async def listed_info(arena: Arena, record: MatchRecord) -> spb.MatchInfo:
     else:  # a log that predates totals in MatchCancelled
         return await settled_info(await arena.get(record.match_id))
     seats = {s.seat: s for s in await arena.store.get_seats(record.match_id)}
-    config = json.loads(record.config)
     reserved = config.get("reserved", {})
     return spb.MatchInfo(
         match_id=record.match_id,

@@ -34,6 +34,7 @@ from ..errors import (
     SeatTaken,
     Stale,
     Throttled,
+    UnknownTournament,
 )
 from ..store import InvalidPageToken, LeaseLost, StoreConflict, StoreError, UnknownMatch
 from .peers import OwnerUnreachable
@@ -66,7 +67,7 @@ _CODES: tuple[
     ),
     ((NotYourTurn, IllegalAction, NotRunning, ActionError), grpc.StatusCode.FAILED_PRECONDITION),
     ((Stale, StoreConflict), grpc.StatusCode.ABORTED),
-    (UnknownMatch, grpc.StatusCode.NOT_FOUND),
+    ((UnknownMatch, UnknownTournament), grpc.StatusCode.NOT_FOUND),
     (StoreError, grpc.StatusCode.UNAVAILABLE),  # the database is away (a write may stand)
     ((SeatTaken, RequestReused), grpc.StatusCode.ALREADY_EXISTS),
     (Forbidden, grpc.StatusCode.PERMISSION_DENIED),

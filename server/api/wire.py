@@ -12,10 +12,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
-from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
+from google.protobuf import message_factory
+from google.protobuf.descriptor import Descriptor, MethodDescriptor, ServiceDescriptor
 from google.protobuf.message import DecodeError, Message
-
-from cardarena.v1 import service_pb2
 
 
 class Undecodable:
@@ -71,8 +70,8 @@ def _server_stream(behavior: Any, refuse: Refuse) -> Any:
 def _handler(
     method: MethodDescriptor, behavior: Any, refuse: Refuse
 ) -> grpc.RpcMethodHandler[Any, Any]:
-    request = lenient(_message_class(method.input_type.name))
-    response = _message_class(method.output_type.name).SerializeToString
+    request = lenient(_message_class(method.input_type))
+    response = _message_class(method.output_type).SerializeToString
     if method.client_streaming and method.server_streaming:  # the handler checks each item
         return grpc.stream_stream_rpc_method_handler(behavior, request, response)
     if method.client_streaming:
@@ -84,8 +83,8 @@ def _handler(
     return grpc.unary_unary_rpc_method_handler(_unary(behavior, refuse), request, response)
 
 
-def _message_class(name: str) -> type[Message]:
-    cls: type[Message] = getattr(service_pb2, name)
+def _message_class(descriptor: Descriptor) -> type[Message]:
+    cls: type[Message] = message_factory.GetMessageClass(descriptor)
     return cls
 
 

@@ -31,6 +31,7 @@ from ..errors import BadRequest, RequestReused
 from ..store import EventStore, MatchRecord, Owner, StoreConflict, StoreError, UnknownMatch, now_iso
 from .completion import to_completion
 from .credentials import new_match_id, secret_hash
+from .faults import SeatFaults
 from .match import HostedMatch
 from .rebuild import rebuild_engine
 from .seating import Seat
@@ -90,6 +91,8 @@ class Arena:
         request_id: str | None = None,
         reserved: Mapping[int, str] | None = None,
         creator_secret: str | None = None,
+        forfeit_after: int = 0,
+        tournament_id: str = "",
     ) -> HostedMatch:
         """Validate, persist the match and its first events, and host it. Raises ``OptionError``.
 
@@ -97,10 +100,20 @@ class Arena:
         ``creator_secret`` may cancel the match. Both are kept only as hashes. With a
         ``request_id`` the match id is derived from it, so a retried request finds the match
         its first attempt created (:class:`RequestReused` if the retry asks for something
-        else)."""
+        else). A tournament's matches name it, and carry its fault policy (``forfeit_after``
+        faults forfeit a seat; see :mod:`.faults`)."""
+        settings = {"forfeit_after": forfeit_after, "tournament": tournament_id}
         return await to_completion(
             self._create(
-                game, players, options, move_ms, seed, request_id, reserved or {}, creator_secret
+                game,
+                players,
+                options,
+                move_ms,
+                seed,
+                request_id,
+                reserved or {},
+                creator_secret,
+                {k: v for k, v in settings.items() if v},
             )
         )
 
@@ -114,6 +127,7 @@ class Arena:
         request_id: str | None,
         reserved: Mapping[int, str],
         creator_secret: str | None,
+        settings: Mapping[str, Any],
     ) -> HostedMatch:
         if not 0 <= move_ms <= MAX_MOVE_MS:
             raise BadRequest(f"time_control.move_ms must be 0..{MAX_MOVE_MS}, got {move_ms}")
@@ -131,6 +145,7 @@ class Arena:
             "players": prepared.players,
             "options": prepared.options,
             "move_ms": move_ms,
+            **settings,  # only when given, so that older matches' settings compare equal
         }
         if reserved:  # only when given, so that older matches' settings compare equal
             config["reserved"] = {str(s): secret_hash(x).hex() for s, x in sorted(reserved.items())}
@@ -195,6 +210,12 @@ class Arena:
             move_ms=int(config.get("move_ms", 0)),
             voluntary_pass=voluntary_pass,
             on_change=self._changed,
+            faults=SeatFaults(
+                record.players,
+                forfeit_after=int(config.get("forfeit_after", 0)),
+                logged=bool(config.get("tournament")),
+            ),
+            tournament_id=str(config.get("tournament", "")),
         )
         hosted.cancelled = cancelled
         self.matches[record.match_id] = hosted
@@ -288,6 +309,7 @@ class Arena:
         )
         for entry in entries:
             hosted.readers.note_round(entry)
+            hosted.faults.note(entry)
         hosted.resumed = True
         hosted.last_hash = stored[-1].hash if stored else b""
         if self.owner is not None:  # a replica follows until it holds the lease

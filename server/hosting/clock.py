@@ -21,11 +21,15 @@ class MoveClock:
         """Unix seconds by which the seat to act must act; 0: none."""
         self._timer: asyncio.Task[None] | None = None
 
-    def start(self, expire: Callable[[], Coroutine[Any, Any, None]]) -> None:
-        """A full move's time from now, then ``expire()`` (any running timer is stopped)."""
+    def start(
+        self, expire: Callable[[], Coroutine[Any, Any, None]], *, delay_ms: int | None = None
+    ) -> None:
+        """A full move's time from now (or ``delay_ms``), then ``expire()`` (any running timer
+        is stopped)."""
         self.stop()
-        self.deadline = time.time() + self.move_ms / 1000
-        self._timer = asyncio.create_task(self._run(expire))
+        delay = self.move_ms if delay_ms is None else delay_ms
+        self.deadline = time.time() + delay / 1000
+        self._timer = asyncio.create_task(self._run(expire, delay / 1000))
 
     def estimate(self, waiting: bool) -> None:
         """A follower's idea of the owner's deadline: a full move from now (it reads the
@@ -38,7 +42,7 @@ class MoveClock:
             self._timer = None
         self.deadline = 0.0
 
-    async def _run(self, expire: Callable[[], Coroutine[Any, Any, None]]) -> None:
-        await asyncio.sleep(self.move_ms / 1000)
+    async def _run(self, expire: Callable[[], Coroutine[Any, Any, None]], delay: float) -> None:
+        await asyncio.sleep(delay)
         self._timer = None
         await expire()

@@ -36,14 +36,15 @@ from ..store import (
     LeaseLost,
     MatchRecord,
     SeatRecord,
-    StoreConflict,
     StoreError,
     now_iso,
 )
 from .clock import MoveClock
 from .completion import to_completion
 from .credentials import request_key, same_action, token_hash
-from .rebuild import rebuild_engine, stored_request
+from .faults import SeatFaults
+from .following import LogFollower
+from .rebuild import stored_request
 from .seating import Seat, seat_for, seat_holding
 from .subscribers import Readers
 
@@ -63,8 +64,8 @@ class Submitted:
     voluntary_before: bool
 
 
-class HostedMatch:
-    """One match in memory, its seats, its subscribers and its clock."""
+class HostedMatch(LogFollower):
+    """One match in memory, its seats, its subscribers, its clock and its faults."""
 
     def __init__(
         self,
@@ -77,6 +78,8 @@ class HostedMatch:
         move_ms: int,
         voluntary_pass: bool,
         on_change: Callable[[HostedMatch], None],
+        faults: SeatFaults | None = None,
+        tournament_id: str = "",
     ) -> None:
         self.record = record
         self.match_id = record.match_id
@@ -88,6 +91,11 @@ class HostedMatch:
         self.move_ms = move_ms
         self.lock = asyncio.Lock()
         self.clock = MoveClock(move_ms)
+        self._turn = 0
+        """Counts the clock's re-arming: a timer fires only for the turn it was armed for (a
+        fault written in the middle of a turn does not give the seat more time)."""
+        self.faults = faults or SeatFaults(len(seats))
+        self.tournament_id = tournament_id
         self._on_change = on_change
         self._reported_status = ""
         self.requests: dict[tuple[int, str], tuple[int, int, int]] = {}
@@ -215,8 +223,22 @@ class HostedMatch:
                 raise Stale(
                     f"expected_seq {expected_seq} is stale: the match is at seq {self.last_seq}"
                 )
+            if self.faults.forfeited[seat]:
+                raise NotRunning(f"seat {seat} has forfeited the match: the server plays it")
             voluntary_before = self.readers.voluntary_pass
-            events = self.engine.apply(seat, action)
+            try:
+                events = self.engine.apply(seat, action)
+            except ActionError as error:
+                if seat == self.engine.to_act and self.faults.logs_refusal(seat):
+                    await self._fault(
+                        pb.SeatFaulted(
+                            seat=seat,
+                            kind=pb.FAULT_KIND_REFUSED_ACTION,
+                            action=codec.action_to_pb(action),
+                            detail=str(error)[:200],
+                        )
+                    )
+                raise
             first, last, encoded = await self._record(
                 events, request_id=request_key(seat, request_id) if request_id else None, seat=seat
             )
@@ -266,6 +288,33 @@ class HostedMatch:
             await self._end()
             self.log.info("match_cancelled", reason=reason)
 
+    async def disconnected(self, seat: int) -> None:
+        """The tournament entrant at ``seat`` went away while the match runs: a fault."""
+        async with self.lock:
+            if self.owned and self.running and self.faults.logs_refusal(seat):
+                fault = pb.SeatFaulted(
+                    seat=seat, kind=pb.FAULT_KIND_DISCONNECTED, detail="the entrant disconnected"
+                )
+                with contextlib.suppress(StoreError):
+                    await self._fault(fault)
+
+    async def _fault(self, fault: pb.SeatFaulted) -> None:
+        """Log a fault (and the forfeit it brings, if it does) in one write. The seat's move
+        clock runs on: a fault never buys time."""
+        first = self.last_seq + 1
+        encoded = [pb.Event(seq=first, seat_faulted=fault)]
+        forfeits = self.faults.forfeits_with_one_more(fault.seat)
+        if forfeits:
+            encoded.append(
+                pb.Event(seq=first + 1, seat_forfeited=self.faults.forfeit_event(fault.seat))
+            )
+        try:
+            await self._persist(encoded, request_id=None, seat=None, rearm=forfeits)
+        except Exception:
+            await self._recover()
+            raise
+        self.log.info("seat_faulted", seat=fault.seat, forfeited=forfeits)
+
     async def _record(
         self,
         events: list[ev.Event],
@@ -279,7 +328,14 @@ class HostedMatch:
         first = self.last_seq + 1
         encoded = []
         if timed_out and seat is not None:
-            encoded.append(pb.Event(seq=first, timed_out=pb.TimedOut(seat=seat)))
+            forfeited = self.faults.forfeited[seat]
+            encoded.append(
+                pb.Event(seq=first, timed_out=pb.TimedOut(seat=seat, forfeited=forfeited))
+            )
+            if self.faults.forfeits_with_one_more(seat):
+                encoded.append(
+                    pb.Event(seq=first + 1, seat_forfeited=self.faults.forfeit_event(seat))
+                )
         start = first + len(encoded)
         encoded += [codec.event_to_pb(e, start + i, self.match_id) for i, e in enumerate(events)]
         if self.engine.over:
@@ -312,6 +368,7 @@ class HostedMatch:
         request_id: str | None,
         seat: int | None,
         join: SeatRecord | None = None,
+        rearm: bool = True,
     ) -> None:
         payloads = [e.SerializeToString() for e in encoded]
         try:
@@ -329,8 +386,14 @@ class HostedMatch:
             raise
         self.last_seq += len(payloads)
         self.last_hash = stored[-1].hash
-        self._rearm_clock()
+        self._note_faults(encoded)
+        if rearm:
+            self._rearm_clock()
         self._publish(encoded)
+        self._changed()
+
+    def _changed(self) -> None:
+        """Report a change of status (waiting, running, ended) to the arena."""
         if self.status != self._reported_status:
             self._reported_status = self.status
             self._on_change(self)
@@ -339,93 +402,21 @@ class HostedMatch:
         """Persist the events the match starts with (the first deal): once, at seq 1. Call
         with the lock held."""
         # The server's settings go into the hashed start event too, so none can be edited
-        # unseen: the clock, and which seats only a join secret may take.
+        # unseen: the clock, which seats only a join secret may take, the fault policy.
         reserved = [seat.reserved is not None for seat in self.seats]
         encoded = [
             codec.event_to_pb(
-                e, i + 1, self.match_id, move_ms=self.move_ms, reserved_seats=reserved
+                e,
+                i + 1,
+                self.match_id,
+                move_ms=self.move_ms,
+                reserved_seats=reserved,
+                forfeit_after=self.faults.forfeit_after,
+                tournament_id=self.tournament_id,
             )
             for i, e in enumerate(self.engine.log)
         ]
         await self._persist(encoded, request_id=None, seat=None)
-
-    # -- ownership (replicas) ------------------------------------------------------------
-
-    def demote(self, *, released: bool = False) -> None:
-        """Another replica owns the match now (or will: ``released``, this one is draining):
-        stop the clock and write nothing more."""
-        if self.owned and not self.ended:
-            self.log.info("lease_released" if released else "lease_lost")
-        self.owned = False
-        self.fence = None
-        self.clock.stop()
-
-    async def take_over(self, fence: Fence) -> None:
-        """This replica now holds the lease: read what the last owner wrote, then carry on
-        (its clock restarts with a full move time)."""
-        await to_completion(self._take_over(fence))
-
-    async def _take_over(self, fence: Fence) -> None:
-        async with self.lock:
-            await self._follow_store()
-            self.owned = True
-            self.fence = fence
-            self.resumed = True  # request ids answered elsewhere are only in the store
-            if self.last_seq == 0:  # its creator died before writing the first deal
-                await self.write_opening()
-            if (
-                self.ended
-            ):  # its owner died between the last event (or a cancel) and marking it ended
-                with contextlib.suppress(StoreConflict):
-                    await self._end()
-            self._rearm_clock()
-        self.log.info("lease_taken", epoch=fence.epoch, seq=self.last_seq)
-
-    async def catch_up(self) -> None:
-        """Apply and publish what the owner appended since ``last_seq`` (followers only)."""
-        if not self.owned:
-            await to_completion(self._catch_up())
-
-    async def _catch_up(self) -> None:
-        async with self.lock:
-            if not self.owned:
-                await self._follow_store()
-
-    async def _follow_store(self) -> None:
-        stored = await self.store.read_events(self.match_id, after_seq=self.last_seq)
-        if not stored:
-            return
-        encoded = [pb.Event.FromString(item.payload) for item in stored]
-        seats_changed = False
-        try:
-            for entry in encoded:
-                decoded = codec.event_from_pb(entry)
-                recorded = None if decoded is None else self.engine.recorded_action(decoded)
-                if recorded is not None:
-                    self.engine.apply(*recorded)
-                kind = entry.WhichOneof("kind")
-                seats_changed |= kind == "seat_joined"
-                self.cancelled |= kind == "match_cancelled"
-        except ActionError:  # cannot happen with a sound log; never leave a follower stuck
-            self.log.exception("follow_diverged")
-            await self._replay_to(stored[-1].seq)
-            seats_changed = True
-        if seats_changed:
-            for seat in await self.store.get_seats(self.match_id):
-                taken = self.seats[seat.seat]
-                taken.token_hash, taken.name = seat.token_hash, seat.name
-        self.last_seq = stored[-1].seq
-        self.last_hash = stored[-1].hash
-        if not self.owned:
-            # Only the owner runs the clock; a follower tells its readers the deadline the
-            # owner set when it wrote these events, as near as it knows (it reads them
-            # milliseconds later, so the estimate errs late by that much).
-            waiting = self.move_ms > 0 and self.running and self.engine.to_act is not None
-            self.clock.estimate(waiting)
-        self._publish(encoded)
-        if self.status != self._reported_status:
-            self._reported_status = self.status
-            self._on_change(self)
 
     async def _end(self) -> None:
         """Mark the match ended in the store. The action that ended it is already durable, so
@@ -435,33 +426,11 @@ class HostedMatch:
         except LeaseLost:
             return
 
-    async def _recover(self) -> None:
-        """After a write whose outcome this process cannot know (refused, fenced off, or lost
-        with the connection), go back to the log; if the store cannot be read now either,
-        the next change does it first (``_out_of_step``)."""
-        self._out_of_step = True
-        try:
-            await self._resync()
-        except StoreError as error:
-            self.log.warning("resync_failed", error=str(error))
-
-    async def _resync(self) -> None:
-        """Replay the log up to the last seq subscribers have seen, then follow it from
-        there: whatever the store holds beyond (a write that did commit, another owner's
-        events) is applied *and published*, so no stream is left with a gap. Request ids
-        may now be known only to the store."""
-        await self._replay_to(self.last_seq)
-        self.resumed = True
-        await self._follow_store()
-        self._out_of_step = False
-
-    async def _replay_to(self, seq: int) -> None:
-        """The engine as the log has it at ``seq``, replayed from the seed: the log is the truth."""
-        self.engine = rebuild_engine(
-            self.record, await self.store.read_events(self.match_id, limit=seq)
-        )
-
     # -- readers ------------------------------------------------------------------------
+
+    def _note_faults(self, encoded: list[pb.Event]) -> None:
+        for entry in encoded:
+            self.faults.note(entry)
 
     def _publish(self, encoded: list[pb.Event]) -> None:
         """Hand durable events to every reader, then prompt the seat to act."""
@@ -480,15 +449,23 @@ class HostedMatch:
     # -- the clock -----------------------------------------------------------------------
 
     def _rearm_clock(self) -> None:
+        """A new turn: a full move's time for the seat to act, or none at all for a seat that
+        forfeited (the server plays it at once)."""
         self.clock.stop()
-        if self.move_ms > 0 and self.owned and self.running and self.engine.to_act is not None:
-            seq = self.last_seq
-            self.clock.start(lambda: self._expire(seq))
+        self._turn += 1
+        seat = self.engine.to_act
+        if not self.owned or not self.running or seat is None:
+            return
+        turn = self._turn
+        if self.faults.forfeited[seat]:
+            self.clock.start(lambda: self._expire(turn), delay_ms=0)
+        elif self.move_ms > 0:
+            self.clock.start(lambda: self._expire(turn))
 
-    async def _expire(self, seq: int) -> None:
+    async def _expire(self, turn: int) -> None:
         async with self.lock:
             seat = self.engine.to_act
-            if seq != self.last_seq or not self.owned or not self.running or seat is None:
+            if turn != self._turn or not self.owned or not self.running or seat is None:
                 return
             events = self.engine.apply(seat, self.engine.default_action())
             metrics.ACTIONS.inc()

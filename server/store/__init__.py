@@ -28,8 +28,8 @@ Seeds and token hashes are stored (the server needs them to resume a match and t
 seat's token) but never appear in a ``repr``, a log line or an error message.
 
 The rooms: :mod:`.errors` and :mod:`.records` (what callers see), :mod:`.schema` (tables and
-rows), :mod:`.threads` (the writer and readers), :mod:`.leases` and :mod:`.events` (the
-queries), :mod:`.sqlite` and :mod:`.postgres` (what each database adds), and here
+rows), :mod:`.threads` (the writer and readers), :mod:`.leases`, :mod:`.tournaments` and
+:mod:`.events` (the queries), :mod:`.sqlite` and :mod:`.postgres` (what each database adds), and here
 :func:`open_store`, which picks one from a URL (``--store``): SQLite is the default and needs
 no URL; PostgreSQL is chosen by ``postgresql://…`` (or ``postgres://…``). An unknown scheme is
 refused with the forms that are accepted, never guessed.
@@ -59,6 +59,7 @@ from .records import (
     Owner,
     SeatRecord,
     StoredEvent,
+    TournamentRecord,
     now_iso,
     verify_chain,
 )
@@ -89,6 +90,7 @@ __all__ = [
     "StoreConflict",
     "StoreError",
     "StoredEvent",
+    "TournamentRecord",
     "UnknownMatch",
     "chain_hash",
     "genesis_hash",

@@ -20,11 +20,12 @@ from .schema import (
     match_from_row,
     match_row,
 )
+from .tournaments import TournamentQueries
 
 T = TypeVar("T")
 
 
-class EventStore(LeaseQueries):
+class EventStore(LeaseQueries, TournamentQueries):
     """The event store. Open it once per process; share it across tasks; every write returns
     once it is durable."""
 

@@ -38,6 +38,22 @@ class MatchRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class TournamentRecord:
+    """One row of ``tournaments``: its settings as JSON (entrant keys only as hashes), its
+    seed and the secret its matches' seat credentials derive from, kept out of ``repr``.
+    ``status`` is ``running`` or ``ended``."""
+
+    tournament_id: str
+    created_at: str
+    config: bytes
+    seed: bytes = field(repr=False)
+    secret: bytes = field(repr=False)
+    status: str = "running"
+    ended_at: str | None = None
+    end_reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class SeatRecord:
     """One row of ``seats``; the token hash stays out of ``repr``."""
 

@@ -68,6 +68,17 @@ CREATE TABLE IF NOT EXISTS leases (
     deadline_ms {int64} NOT NULL
 );
 CREATE INDEX IF NOT EXISTS leases_by_owner ON leases (owner);
+CREATE TABLE IF NOT EXISTS tournaments (
+    tournament_id TEXT    PRIMARY KEY,
+    created_at    TEXT    NOT NULL,
+    config        {bytes} NOT NULL,
+    seed          {bytes} NOT NULL,
+    secret        {bytes} NOT NULL,
+    status        TEXT    NOT NULL,
+    ended_at      TEXT    NULL,
+    end_reason    TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tournaments_by_created ON tournaments (created_at, tournament_id);
 CREATE TABLE IF NOT EXISTS peer_secret (
     id     INT     PRIMARY KEY,
     secret {bytes} NOT NULL

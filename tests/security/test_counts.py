@@ -19,7 +19,7 @@ from cardarena.server import metrics
 from cardarena.server.app import Server
 from cardarena.server.hosting import Arena, HostedMatch, rebuild
 from cardarena.server.hosting import arena as arena_module
-from cardarena.server.hosting import match as hosting_module
+from cardarena.server.hosting import following as hosting_module
 from cardarena.v1 import service_pb2 as spb
 
 from ..calls import RPC_TIMEOUT as RPC

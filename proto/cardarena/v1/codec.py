@@ -20,9 +20,19 @@ from cardarena.v1 import game_pb2 as pb
 
 JOKER_PB = pb.SUIT_JOKER
 
-SERVER_KINDS: Final = frozenset({"seat_joined", "timed_out", "seed_revealed", "match_cancelled"})
+SERVER_KINDS: Final = frozenset(
+    {
+        "seat_joined",
+        "timed_out",
+        "seed_revealed",
+        "match_cancelled",
+        "seat_faulted",
+        "seat_forfeited",
+    }
+)
 """The Event kinds the server writes on its own account (seats, clocks, the reveal, a
-cancellation): the rules know nothing of them, so :func:`event_from_pb` gives ``None``."""
+cancellation, faults and forfeits): the rules know nothing of them, so :func:`event_from_pb`
+gives ``None``."""
 
 
 def suit_to_pb(suit: int) -> pb.Suit.ValueType:
@@ -137,12 +147,15 @@ def event_to_pb(
     *,
     move_ms: int = 0,
     reserved_seats: Sequence[bool] = (),
+    forfeit_after: int = 0,
+    tournament_id: str = "",
 ) -> pb.Event:
     """One engine event as a log entry at ``seq``.
 
-    ``move_ms`` and ``reserved_seats`` are the match's settings that the rules do not know
-    (the clock, which seats were reserved): only a MatchStarted carries them, so that they
-    are hashed with the log; every other event ignores them.
+    ``move_ms``, ``reserved_seats``, ``forfeit_after`` and ``tournament_id`` are the match's
+    settings that the rules do not know (the clock, which seats were reserved, the fault
+    policy, the tournament): only a MatchStarted carries them, so that they are hashed with
+    the log; every other event ignores them.
     """
     out = pb.Event(seq=seq)
     match event:
@@ -156,6 +169,8 @@ def event_to_pb(
                     seed_commitment=event.commitment,
                     move_ms=move_ms,
                     reserved_seats=list(reserved_seats),
+                    forfeit_after=forfeit_after,
+                    tournament_id=tournament_id,
                 )
             )
         case ev.DealerDrawn():
@@ -302,9 +317,10 @@ def _normal_options(value: Any) -> Any:
 
 def project_pb(event: pb.Event, seat: int | None, *, voluntary_pass: bool) -> pb.Event:
     """``event`` as ``seat`` (``None``: a spectator) may see it: other hands hidden, and the
-    reason of a pass hidden where voluntary passes make it private. Every other event (a
-    MatchStarted's settings, a MatchCancelled's reason included) is public, and returned
-    as it is."""
+    reason of a pass hidden where voluntary passes make it private, and a refused action
+    shown only to the seat that sent it (that an action was refused says something about the
+    hand that sent it). Every other event (a MatchStarted's settings, a MatchCancelled's
+    reason included) is public, and returned as it is."""
     kind = event.WhichOneof("kind")
     if kind == "dealt":
         out = pb.Event()
@@ -319,6 +335,12 @@ def project_pb(event: pb.Event, seat: int | None, *, voluntary_pass: bool) -> pb
         out.CopyFrom(event)
         out.passed.reason = pb.PASS_REASON_HIDDEN
         return out
+    if kind == "seat_faulted" and event.seat_faulted.seat != seat:
+        fault = event.seat_faulted
+        if fault.HasField("action") or fault.detail:
+            return pb.Event(
+                seq=event.seq, seat_faulted=pb.SeatFaulted(seat=fault.seat, kind=fault.kind)
+            )
     return event
 
 

@@ -78,6 +78,34 @@ PASS_REASON_HIDDEN: PassReason.ValueType  # 3
 """Shown to players and spectators where voluntary passes make the reason hidden."""
 Global___PassReason: _TypeAlias = PassReason  # noqa: Y015
 
+class _FaultKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _FaultKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FaultKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    FAULT_KIND_UNSPECIFIED: _FaultKind.ValueType  # 0
+    FAULT_KIND_REFUSED_ACTION: _FaultKind.ValueType  # 1
+    """The seat to act sent, at the current seq, an action its rules refuse: `action` says
+    which, and an auditor can check it was refused rightly.
+    """
+    FAULT_KIND_DISCONNECTED: _FaultKind.ValueType  # 2
+    """The entrant's connection to its tournament went away while the match was running."""
+
+class FaultKind(_FaultKind, metaclass=_FaultKindEnumTypeWrapper):
+    """What a seat did wrong, under a fault policy (MatchStarted.forfeit_after > 0). A time-out
+    is a TimedOut event and counts as a fault too.
+    """
+
+FAULT_KIND_UNSPECIFIED: FaultKind.ValueType  # 0
+FAULT_KIND_REFUSED_ACTION: FaultKind.ValueType  # 1
+"""The seat to act sent, at the current seq, an action its rules refuse: `action` says
+which, and an auditor can check it was refused rightly.
+"""
+FAULT_KIND_DISCONNECTED: FaultKind.ValueType  # 2
+"""The entrant's connection to its tournament went away while the match was running."""
+Global___FaultKind: _TypeAlias = FaultKind  # noqa: Y015
+
 @_typing.final
 class Card(_message.Message):
     """One card. French ranks run 2..14 (the ace is 14), Spanish ranks 1..12. The three Jokers
@@ -246,6 +274,8 @@ class MatchStarted(_message.Message):
     SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
     MOVE_MS_FIELD_NUMBER: _builtins.int
     RESERVED_SEATS_FIELD_NUMBER: _builtins.int
+    FORFEIT_AFTER_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     game: _builtins.str
     players: _builtins.int
@@ -255,6 +285,12 @@ class MatchStarted(_message.Message):
     """The match's other settings, hashed with the log so that none can be edited unseen:
     the per-move clock in milliseconds (0: none) ...
     """
+    forfeit_after: _builtins.int
+    """... and the fault policy: after this many faults (time-outs, refused actions,
+    disconnects) a seat forfeits the match (0: never; the seat is only played for).
+    """
+    tournament_id: _builtins.str
+    """The tournament that scheduled the match ("" for none)."""
     @_builtins.property
     def options(self) -> _struct_pb2.Struct:
         """Fully normalised options (every default filled in)."""
@@ -275,10 +311,12 @@ class MatchStarted(_message.Message):
         seed_commitment: _builtins.str = ...,
         move_ms: _builtins.int = ...,
         reserved_seats: _abc.Iterable[_builtins.bool] | None = ...,
+        forfeit_after: _builtins.int = ...,
+        tournament_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "match_id", b"match_id", "move_ms", b"move_ms", "options", b"options", "players", b"players", "reserved_seats", b"reserved_seats", "seed_commitment", b"seed_commitment"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["forfeit_after", b"forfeit_after", "game", b"game", "match_id", b"match_id", "move_ms", b"move_ms", "options", b"options", "players", b"players", "reserved_seats", b"reserved_seats", "seed_commitment", b"seed_commitment", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -649,19 +687,84 @@ class TimedOut(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
+    FORFEITED_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
+    forfeited: _builtins.bool
+    """The seat had forfeited: the server played its default action at once, and no fault is
+    counted.
+    """
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
+        forfeited: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["forfeited", b"forfeited", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TimedOut: _TypeAlias = TimedOut  # noqa: Y015
+
+@_typing.final
+class SeatFaulted(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    ACTION_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    kind: Global___FaultKind.ValueType
+    detail: _builtins.str
+    """In words, for people."""
+    @_builtins.property
+    def action(self) -> Global___Action:
+        """For a refused action, the action (as sent)."""
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        kind: Global___FaultKind.ValueType = ...,
+        action: Global___Action | None = ...,
+        detail: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "detail", b"detail", "kind", b"kind", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatFaulted: _TypeAlias = SeatFaulted  # noqa: Y015
+
+@_typing.final
+class SeatForfeited(_message.Message):
+    """The seat reached the fault policy's limit: from now on the server plays its default
+    action whenever it is to act (each after a TimedOut with forfeited set), and its result
+    counts as a forfeit.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    FAULTS_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    faults: _builtins.int
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        faults: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["faults", b"faults", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatForfeited: _TypeAlias = SeatForfeited  # noqa: Y015
 
 @_typing.final
 class SeedRevealed(_message.Message):
@@ -742,6 +845,8 @@ class Event(_message.Message):
     TIMED_OUT_FIELD_NUMBER: _builtins.int
     SEED_REVEALED_FIELD_NUMBER: _builtins.int
     MATCH_CANCELLED_FIELD_NUMBER: _builtins.int
+    SEAT_FAULTED_FIELD_NUMBER: _builtins.int
+    SEAT_FORFEITED_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     @_builtins.property
     def match_started(self) -> Global___MatchStarted: ...
@@ -779,6 +884,10 @@ class Event(_message.Message):
     def seed_revealed(self) -> Global___SeedRevealed: ...
     @_builtins.property
     def match_cancelled(self) -> Global___MatchCancelled: ...
+    @_builtins.property
+    def seat_faulted(self) -> Global___SeatFaulted: ...
+    @_builtins.property
+    def seat_forfeited(self) -> Global___SeatForfeited: ...
     def __init__(
         self,
         *,
@@ -801,12 +910,14 @@ class Event(_message.Message):
         timed_out: Global___TimedOut | None = ...,
         seed_revealed: Global___SeedRevealed | None = ...,
         match_cancelled: Global___MatchCancelled | None = ...,
+        seat_faulted: Global___SeatFaulted | None = ...,
+        seat_forfeited: Global___SeatForfeited | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_dead", b"cards_dead", "dealer_drawn", b"dealer_drawn", "dealt", b"dealt", "feats_earned", b"feats_earned", "kind", b"kind", "match_cancelled", b"match_cancelled", "match_ended", b"match_ended", "match_started", b"match_started", "passed", b"passed", "round_scored", b"round_scored", "round_started", b"round_started", "seat_joined", b"seat_joined", "seed_revealed", b"seed_revealed", "suit_excluded", b"suit_excluded", "timed_out", b"timed_out", "trick_won", b"trick_won", "trump_chosen", b"trump_chosen", "trump_drawn", b"trump_drawn"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_dead", b"cards_dead", "dealer_drawn", b"dealer_drawn", "dealt", b"dealt", "feats_earned", b"feats_earned", "kind", b"kind", "match_cancelled", b"match_cancelled", "match_ended", b"match_ended", "match_started", b"match_started", "passed", b"passed", "round_scored", b"round_scored", "round_started", b"round_started", "seat_faulted", b"seat_faulted", "seat_forfeited", b"seat_forfeited", "seat_joined", b"seat_joined", "seed_revealed", b"seed_revealed", "suit_excluded", b"suit_excluded", "timed_out", b"timed_out", "trick_won", b"trick_won", "trump_chosen", b"trump_chosen", "trump_drawn", b"trump_drawn"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_dead", b"cards_dead", "dealer_drawn", b"dealer_drawn", "dealt", b"dealt", "feats_earned", b"feats_earned", "kind", b"kind", "match_cancelled", b"match_cancelled", "match_ended", b"match_ended", "match_started", b"match_started", "passed", b"passed", "round_scored", b"round_scored", "round_started", b"round_started", "seat_joined", b"seat_joined", "seed_revealed", b"seed_revealed", "seq", b"seq", "suit_excluded", b"suit_excluded", "timed_out", b"timed_out", "trick_won", b"trick_won", "trump_chosen", b"trump_chosen", "trump_drawn", b"trump_drawn"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_dead", b"cards_dead", "dealer_drawn", b"dealer_drawn", "dealt", b"dealt", "feats_earned", b"feats_earned", "kind", b"kind", "match_cancelled", b"match_cancelled", "match_ended", b"match_ended", "match_started", b"match_started", "passed", b"passed", "round_scored", b"round_scored", "round_started", b"round_started", "seat_faulted", b"seat_faulted", "seat_forfeited", b"seat_forfeited", "seat_joined", b"seat_joined", "seed_revealed", b"seed_revealed", "seq", b"seq", "suit_excluded", b"suit_excluded", "timed_out", b"timed_out", "trick_won", b"trick_won", "trump_chosen", b"trump_chosen", "trump_drawn", b"trump_drawn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["match_started", "seat_joined", "dealer_drawn", "round_started", "trump_drawn", "dealt", "suit_excluded", "trump_chosen", "card_played", "passed", "trick_won", "cards_dead", "feats_earned", "round_scored", "match_ended", "timed_out", "seed_revealed", "match_cancelled"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["match_started", "seat_joined", "dealer_drawn", "round_started", "trump_drawn", "dealt", "suit_excluded", "trump_chosen", "card_played", "passed", "trick_won", "cards_dead", "feats_earned", "round_scored", "match_ended", "timed_out", "seed_revealed", "match_cancelled", "seat_faulted", "seat_forfeited"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 

@@ -87,11 +87,16 @@ class SeatInfo(_message.Message):
     TAKEN_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
     RESERVED_FIELD_NUMBER: _builtins.int
+    FAULTS_FIELD_NUMBER: _builtins.int
+    FORFEITED_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     taken: _builtins.bool
     name: _builtins.str
     reserved: _builtins.bool
     """Only the holder of the seat's join secret may take it."""
+    faults: _builtins.int
+    """Under a fault policy: the faults counted against the seat, and whether it forfeited."""
+    forfeited: _builtins.bool
     def __init__(
         self,
         *,
@@ -99,10 +104,12 @@ class SeatInfo(_message.Message):
         taken: _builtins.bool = ...,
         name: _builtins.str = ...,
         reserved: _builtins.bool = ...,
+        faults: _builtins.int = ...,
+        forfeited: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "reserved", b"reserved", "seat", b"seat", "taken", b"taken"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["faults", b"faults", "forfeited", b"forfeited", "name", b"name", "reserved", b"reserved", "seat", b"seat", "taken", b"taken"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -127,6 +134,7 @@ class MatchInfo(_message.Message):
     SEED_FIELD_NUMBER: _builtins.int
     LAST_HASH_FIELD_NUMBER: _builtins.int
     CANCELLED_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     game: _builtins.str
     players: _builtins.int
@@ -142,6 +150,8 @@ class MatchInfo(_message.Message):
     """
     cancelled: _builtins.bool
     """Ended by CancelMatch or by expiry rather than by its rules (status is ENDED)."""
+    tournament_id: _builtins.str
+    """The tournament that scheduled the match ("" for none)."""
     @_builtins.property
     def options(self) -> _struct_pb2.Struct: ...
     @_builtins.property
@@ -170,10 +180,11 @@ class MatchInfo(_message.Message):
         seed: _builtins.bytes = ...,
         last_hash: _builtins.bytes = ...,
         cancelled: _builtins.bool = ...,
+        tournament_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancelled", b"cancelled", "created_unix_ms", b"created_unix_ms", "game", b"game", "last_hash", b"last_hash", "last_seq", b"last_seq", "match_id", b"match_id", "options", b"options", "players", b"players", "seats", b"seats", "seed", b"seed", "seed_commitment", b"seed_commitment", "status", b"status", "time_control", b"time_control", "totals", b"totals", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancelled", b"cancelled", "created_unix_ms", b"created_unix_ms", "game", b"game", "last_hash", b"last_hash", "last_seq", b"last_seq", "match_id", b"match_id", "options", b"options", "players", b"players", "seats", b"seats", "seed", b"seed", "seed_commitment", b"seed_commitment", "status", b"status", "time_control", b"time_control", "totals", b"totals", "tournament_id", b"tournament_id", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,161 @@
+"""``cardarena tournament --hosted``: the server hosts the tournament, the bots connect.
+
+The launcher of :mod:`cardarena.clients.tournament.launcher`: create the tournament, start
+every bot as its own ``cardarena bot connect`` process, show progress and the server's
+standings. Ctrl-C detaches (the tournament and the bots go on; ``--attach`` follows again,
+``--cancel`` ends it); results can be written at any moment from the server's standings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+
+from cardarena.v1 import tournament_pb2 as tpb
+
+from ..client import ArenaClient
+from ..tournament.botspec import BotEntry
+from ..tournament.hosted_report import hosted_json, print_hosted, write_hosted_csv
+from ..tournament.launcher import HostedConfig, Limits, create, follow, start_bot, stop_bots
+from ..tournament.progress import Progress
+
+EXIT_OK, EXIT_FAILED_MATCHES, EXIT_DETACHED = 0, 1, 130
+
+
+def run_hosted(args: argparse.Namespace, bots: Sequence[BotEntry], seed: bytes) -> int:
+    config = HostedConfig(
+        address=args.server,
+        game=args.game,
+        bots=bots,
+        players=args.players,
+        options=args.options,
+        deals=args.deals,
+        concurrency=args.concurrency,
+        move_ms=args.move_ms or 10_000,
+        forfeit_after=args.forfeit_after or None,
+        seed=seed,
+        operator_token=args.admin_token,
+        bot_logs=args.bot_logs,
+        limits=Limits(cpu_seconds=args.bot_cpu_seconds, memory_mb=args.bot_memory_mb),
+    )
+    return asyncio.run(_host(config, args))
+
+
+def run_attached(args: argparse.Namespace) -> int:
+    return asyncio.run(_attach(args, args.attach))
+
+
+def run_cancel(args: argparse.Namespace) -> int:
+    async def cancel() -> tpb.TournamentInfo:
+        async with ArenaClient(args.server, operator_token=args.admin_token) as client:
+            return await client.tournaments.cancel(
+                args.cancel, reason="cancelled from the launcher"
+            )
+
+    info = asyncio.run(cancel())
+    print(f"tournament {info.tournament_id}: {info.end_reason}")
+    return EXIT_OK
+
+
+async def _host(config: HostedConfig, args: argparse.Namespace) -> int:
+    async with ArenaClient(config.address, operator_token=config.operator_token) as client:
+        created = await create(client, config)
+        tournament_id = created.tournament_id
+        print(f"tournament {tournament_id} created on {config.address}", file=sys.stderr)
+        processes = []
+        try:
+            for bot, key in zip(config.bots, created.keys, strict=True):
+                processes.append(start_bot(config.address, tournament_id, key, bot, config))
+        except OSError as error:
+            await client.tournaments.cancel(
+                tournament_id,
+                reason=f"a bot could not start: {error}"[:200],
+                secret=created.creator_secret,
+            )
+            stop_bots(processes, grace=0)
+            print(f"cardarena tournament: a bot could not start: {error}", file=sys.stderr)
+            return 2
+        watcher = asyncio.create_task(_bots_that_stop(processes, config.bots))
+        try:
+            code = await _watch(client, args, tournament_id)
+        finally:
+            watcher.cancel()
+        if code != EXIT_DETACHED:
+            await asyncio.to_thread(stop_bots, processes)
+        return code
+
+
+async def _bots_that_stop(
+    processes: Sequence[subprocess.Popen[bytes]], bots: Sequence[BotEntry]
+) -> None:
+    """Say so when a bot's process ends while the tournament runs (its seats are then played
+    by their clocks, and forfeit): a bot that cannot start should not go unnoticed."""
+    told: set[int] = set()
+    while len(told) < len(processes):
+        await asyncio.sleep(0.5)
+        for index, process in enumerate(processes):
+            code = process.poll()
+            if code is not None and index not in told:
+                told.add(index)
+                if code != 0:
+                    print(
+                        f"\nbot {bots[index].name} stopped (exit status {code}); its seats are"
+                        " played by their clocks (--bot-logs DIR keeps what it said)",
+                        file=sys.stderr,
+                    )
+
+
+async def _attach(args: argparse.Namespace, tournament_id: str) -> int:
+    async with ArenaClient(args.server, operator_token=args.admin_token) as client:
+        return await _watch(client, args, tournament_id)
+
+
+async def _watch(client: ArenaClient, args: argparse.Namespace, tournament_id: str) -> int:
+    bar: Progress | None = None
+    seen = 0
+
+    def update(info: tpb.TournamentInfo) -> None:
+        nonlocal bar, seen
+        if bar is None:
+            bar = Progress(
+                info.planned, label=info.game, enabled=False if args.no_progress else None
+            )
+            bar.draw(force=True)
+        for _ in range(info.finished + info.failed - seen):
+            bar.advance()
+        seen = info.finished + info.failed
+
+    try:
+        await follow(client, tournament_id, update)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        if bar is not None:
+            bar.close()
+        print(
+            f"\ndetached: tournament {tournament_id} goes on on the server. Follow it again:"
+            f" cardarena tournament --server {args.server} --attach {tournament_id};"
+            f" end it: cardarena tournament --server {args.server} --cancel {tournament_id}",
+            file=sys.stderr,
+        )
+        await _write(client, args, tournament_id)
+        return EXIT_DETACHED
+    if bar is not None:
+        bar.close()
+    info = await _write(client, args, tournament_id)
+    print_hosted(info, sys.stdout)
+    return EXIT_FAILED_MATCHES if info.failed else EXIT_OK
+
+
+async def _write(
+    client: ArenaClient, args: argparse.Namespace, tournament_id: str
+) -> tpb.TournamentInfo:
+    """The results as the server has them now, to the files asked for."""
+    info = await client.tournaments.get(tournament_id, matches=True)
+    if args.json is not None:
+        args.json.write_text(json.dumps(hosted_json(info), indent=2) + "\n")
+    if args.csv is not None:
+        write_hosted_csv(args.csv, info)
+    return info

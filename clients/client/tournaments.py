@@ -1,0 +1,148 @@
+"""The tournament calls of the client library: create, follow, cancel, and enter as a bot.
+
+A tournament hosted by the server (``docs/tournaments.md``): the server schedules its matches
+and seats the entrants; an entrant connects with its key (:meth:`TournamentCalls.enter`) and
+is told each match it sits in, with the seat's token, which :meth:`ArenaClient.play` plays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import grpc
+from google.protobuf import struct_pb2
+
+from cardarena.v1 import service_pb2 as spb
+from cardarena.v1 import tournament_pb2 as tpb
+from cardarena.v1 import tournament_pb2_grpc
+
+if TYPE_CHECKING:
+    from cardarena.v1.tournament_pb2_grpc import TournamentServiceAsyncStub
+
+    from .arena import ArenaClient
+
+
+@dataclass(frozen=True)
+class Entrant:
+    """One entrant of a tournament to create: its name and (optionally) its key."""
+
+    name: str
+    key: str = ""
+
+    def __repr__(self) -> str:
+        return f"Entrant(name={self.name!r}, key=…)"
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """Stop when an SPRT on the paired duplicate-group differences of ``a`` and ``b``
+    accepts H0 (mean advantage ``d0``) or H1 (``d1``)."""
+
+    a: str
+    b: str
+    d1: float
+    d0: float = 0.0
+    alpha: float = 0.05
+    beta: float = 0.05
+
+
+def _bearer(secret: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {secret}"),)
+
+
+class TournamentCalls:
+    """``client.tournaments``: the TournamentService over the client's channel."""
+
+    def __init__(self, client: ArenaClient, channel: grpc.aio.Channel) -> None:
+        self._client = client
+        self.stub: TournamentServiceAsyncStub = tournament_pb2_grpc.TournamentServiceStub(channel)
+
+    async def create(
+        self,
+        game: str,
+        entrants: Sequence[Entrant],
+        *,
+        deals: int,
+        move_ms: int,
+        players: int = 0,
+        options: Mapping[str, Any] | None = None,
+        concurrency: int = 0,
+        forfeit_after: int | None = 3,
+        stop: StopRule | None = None,
+        seed: bytes = b"",
+        name: str = "",
+        request_id: str = "",
+        creator_secret: str = "",
+    ) -> tpb.CreateTournamentResponse:
+        """Create a tournament; ``forfeit_after=None`` is the fallback policy (faults are
+        counted, never forfeit). Keys the server drew come back in ``entrant_keys``."""
+        struct = struct_pb2.Struct()
+        struct.update(dict(options or {}))
+        policy = (
+            tpb.FaultPolicy(fallback=True)
+            if forfeit_after is None
+            else tpb.FaultPolicy(forfeit_after=forfeit_after)
+        )
+        request = tpb.CreateTournamentRequest(
+            name=name,
+            game=game,
+            players=players,
+            options=struct,
+            time_control=spb.TimeControl(move_ms=move_ms),
+            entrants=[tpb.EntrantSpec(name=e.name, key=e.key) for e in entrants],
+            deals=deals,
+            concurrency=concurrency,
+            fault_policy=policy,
+            seed=seed,
+            request_id=request_id,
+            creator_secret=creator_secret,
+        )
+        if stop is not None:
+            request.stop.CopyFrom(
+                tpb.SprtRule(
+                    a=stop.a, b=stop.b, alpha=stop.alpha, beta=stop.beta, d0=stop.d0, d1=stop.d1
+                )
+            )
+        client = self._client
+        response: tpb.CreateTournamentResponse = await client._retrying(
+            lambda: self.stub.CreateTournament(
+                request, metadata=client._operator, timeout=client.timeout
+            )
+        )
+        return response
+
+    async def get(self, tournament_id: str, *, matches: bool = False) -> tpb.TournamentInfo:
+        request = tpb.GetTournamentRequest(tournament_id=tournament_id, include_matches=matches)
+        response: tpb.GetTournamentResponse = await self._client._retrying(
+            lambda: self.stub.GetTournament(request, timeout=self._client.timeout)
+        )
+        return response.tournament
+
+    async def cancel(
+        self, tournament_id: str, *, reason: str = "", secret: str | None = None
+    ) -> tpb.TournamentInfo:
+        """Cancel as the operator, or with the tournament's creator ``secret``."""
+        client = self._client
+        metadata = client._operator if secret is None else _bearer(secret)
+        request = tpb.CancelTournamentRequest(tournament_id=tournament_id, reason=reason)
+        response: tpb.CancelTournamentResponse = await client._retrying(
+            lambda: self.stub.CancelTournament(request, metadata=metadata, timeout=client.timeout)
+        )
+        return response.tournament
+
+    async def watch(self, tournament_id: str) -> AsyncIterator[tpb.TournamentInfo]:
+        """The tournament now and after every change, until it ends (one stream: a broken
+        one ends the iteration with its error)."""
+        request = tpb.WatchTournamentRequest(tournament_id=tournament_id)
+        async for response in self.stub.WatchTournament(request):
+            yield response.tournament
+
+    def enter(
+        self, tournament_id: str, key: str
+    ) -> grpc.aio.UnaryStreamCall[tpb.EnterRequest, tpb.EnterResponse]:
+        """An entrant's stream: ``entered`` first, then a ``match`` per seat it is given, and
+        ``ended`` last."""
+        request = tpb.EnterRequest(tournament_id=tournament_id)
+        return self.stub.Enter(request, metadata=_bearer(key))

@@ -1,0 +1,134 @@
+"""A hosted tournament's results (the server's standings) for people, programs and sheets.
+
+The rows are the server's (``TournamentInfo.standings``), turned back into
+:class:`cardarena.competition.Standing` so that the one table of :mod:`.reports` prints them;
+the crosstable and the stop rule follow. The JSON carries every match (id, seats, totals,
+faults, forfeits, last hash), so anyone can fetch each log, audit it, and recompute all of it.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import IO, Any
+
+from cardarena.competition import Rating, Standing
+from cardarena.v1 import codec
+from cardarena.v1 import tournament_pb2 as tpb
+
+from ..bots.external.protocol import number
+from .reports import CSV_FIELDS, LEGEND, num_text, print_rows, standing_row
+
+
+def standings_of(info: tpb.TournamentInfo) -> list[Standing]:
+    return [
+        Standing(
+            entrant=row.entrant,
+            matches=row.matches,
+            groups=row.groups,
+            mean=row.mean if row.has_mean else None,
+            ci_low=row.ci_low if row.has_interval else None,
+            ci_high=row.ci_high if row.has_interval else None,
+            wins=row.wins,
+            faults=row.faults,
+            forfeits=row.forfeits,
+            rating=Rating(row.mu, row.sigma) if row.matches else None,
+        )
+        for row in info.standings
+    ]
+
+
+def print_hosted(info: tpb.TournamentInfo, out: IO[str]) -> None:
+    direction = "lowest total wins" if info.lowest_wins else "highest total wins"
+    out.write(
+        f"\n{info.game}, {info.players} players ({direction}): {info.finished} of"
+        f" {info.planned} matches played, {info.failed} failed; tournament"
+        f" {info.tournament_id}: {info.end_reason or 'running'}\n"
+    )
+    print_rows(standings_of(info), out)
+    if info.crosstable:
+        out.write("\npaired differences over shared duplicate groups (positive: first is better)\n")
+        for pair in info.crosstable:
+            ci = (
+                f"[{num_text(pair.ci_low)}, {num_text(pair.ci_high)}]"
+                if pair.has_interval
+                else "n/a"
+            )
+            mean = num_text(pair.mean) if pair.has_mean else "n/a"
+            out.write(
+                f"  {pair.a:>16} vs {pair.b:<16} {mean:>9}  {ci:<19} over {pair.groups} groups\n"
+            )
+    if info.HasField("sprt"):
+        s = info.sprt
+        verdict = s.verdict or "undecided"
+        out.write(
+            f"\nSPRT {s.rule.a} vs {s.rule.b}: llr {s.llr:.3f} in [{s.lower:.3f},"
+            f" {s.upper:.3f}] after {s.samples} groups: {verdict}\n"
+        )
+    out.write(LEGEND + "; forfeit: ranked last, scored the worst total at the table\n")
+
+
+def hosted_json(info: tpb.TournamentInfo) -> dict[str, Any]:
+    rows = standings_of(info)
+    return {
+        "tournament": {
+            "id": info.tournament_id,
+            "game": info.game,
+            "players": info.players,
+            "lowest_wins": info.lowest_wins,
+            "options": codec.dict_of(info.options),
+            "entrants": list(info.entrants),
+            "deals": info.deals,
+            "move_ms": info.time_control.move_ms,
+            "planned": info.planned,
+            "finished": info.finished,
+            "failed": info.failed,
+            "ended": info.status == tpb.TOURNAMENT_STATUS_ENDED,
+            "end_reason": info.end_reason,
+            "seed_commitment": info.seed_commitment,
+            "seed": info.seed.hex(),
+        },
+        "standings": [
+            {**standing_row(rank, row), "faults": row.faults, "forfeits": row.forfeits}
+            for rank, row in enumerate(rows, 1)
+        ],
+        "crosstable": [
+            {
+                "a": p.a,
+                "b": p.b,
+                "groups": p.groups,
+                "mean": p.mean if p.has_mean else None,
+                "ci_low": p.ci_low if p.has_interval else None,
+                "ci_high": p.ci_high if p.has_interval else None,
+            }
+            for p in info.crosstable
+        ],
+        "matches": [
+            {
+                "index": m.index,
+                "match_id": m.match_id,
+                "group": m.group,
+                "deal": m.deal,
+                "rotation": m.rotation,
+                "seats": list(m.entrants),
+                "totals": [number(codec.score_from_pb(t)) for t in m.totals],
+                "winners": list(m.winners),
+                "faults": list(m.faults),
+                "forfeited": list(m.forfeited),
+                "cancelled": m.cancelled,
+                "last_hash": m.last_hash.hex(),
+            }
+            for m in info.matches
+        ],
+    }
+
+
+def write_hosted_csv(path: Path, info: tpb.TournamentInfo) -> None:
+    fields = (*CSV_FIELDS, "faults", "forfeits")
+    with path.open("w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=fields)
+        writer.writeheader()
+        for rank, row in enumerate(standings_of(info), 1):
+            writer.writerow(
+                {**standing_row(rank, row), "faults": row.faults, "forfeits": row.forfeits}
+            )

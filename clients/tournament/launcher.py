@@ -1,0 +1,186 @@
+"""The launcher: a tournament the server hosts, with this machine's bots as its entrants.
+
+The server schedules and scores; this only creates the tournament, starts each bot as a
+process of its own (``cardarena bot connect``: the entrant loop of :mod:`.entrant`) and
+follows the standings. Why processes: a bot in the launcher's process could read its
+rivals' state from memory or end everything with ``os._exit``; in its own process, with its
+own resource limits and without the launcher's secrets in its environment, it can harm only
+itself. The bots run in sessions of their own, so a Ctrl-C of the launcher leaves them (and
+the tournament) playing: the launcher detaches, and ``--attach`` follows it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import resource
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cardarena.v1 import tournament_pb2 as tpb
+
+from ..client import ArenaClient, Entrant, new_secret
+from ..client.channel import RETRYABLE
+from .botspec import BotEntry
+
+KEY_ENV = "CARDARENA_ENTRANT_KEY"
+KEPT_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "PYTHONPATH", "SYSTEMROOT", "TMPDIR", "NODE_PATH")
+"""What a bot's process inherits of the launcher's environment: nothing secret (no operator
+token, no other entrant's key)."""
+ENTRANT_COMMAND = ("-c", "from cardarena.clients.cli import main; raise SystemExit(main())")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What each bot process may use: CPU seconds over its life and address space (0: no
+    limit)."""
+
+    cpu_seconds: int = 0
+    memory_mb: int = 4096
+
+
+@dataclass(frozen=True)
+class HostedConfig:
+    address: str
+    game: str
+    bots: Sequence[BotEntry]
+    players: int = 0
+    options: dict[str, object] | None = None
+    deals: int = 2
+    concurrency: int = 4
+    move_ms: int = 10_000
+    forfeit_after: int | None = 3
+    seed: bytes = b""
+    operator_token: str | None = None
+    bot_logs: Path | None = None
+    limits: Limits = Limits()
+
+
+def bot_environment(key: str) -> dict[str, str]:
+    env = {name: os.environ[name] for name in KEPT_ENV if name in os.environ}
+    env[KEY_ENV] = key
+    return env
+
+
+def apply_limits(limits: Limits) -> None:
+    """Limit this process (a bot's, before it loads the bot): the limits hold for everything
+    it starts too. Set by the child itself rather than between fork and exec, which a
+    process with gRPC's threads must not do."""
+    if limits.cpu_seconds:
+        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds))
+    if limits.memory_mb:
+        size = limits.memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+
+
+def start_bot(
+    address: str, tournament_id: str, key: str, entry: BotEntry, config: HostedConfig
+) -> subprocess.Popen[bytes]:
+    """``cardarena bot connect`` for one entrant, in a session and with limits of its own."""
+    log = None
+    exec_log: list[str] = []
+    if config.bot_logs is not None:
+        config.bot_logs.mkdir(parents=True, exist_ok=True)
+        log = (config.bot_logs / f"{entry.name}.log").open("ab")
+        exec_log = ["--bot-log", str(config.bot_logs / f"{entry.name}.exec.log")]
+    try:
+        return subprocess.Popen(
+            [
+                sys.executable,
+                *ENTRANT_COMMAND,
+                "bot",
+                "connect",
+                "--server",
+                address,
+                "--tournament",
+                tournament_id,
+                *exec_log,
+                "--cpu-seconds",
+                str(config.limits.cpu_seconds),
+                "--memory-mb",
+                str(config.limits.memory_mb),
+                entry.spec,
+            ],
+            env=bot_environment(key),
+            stdin=subprocess.DEVNULL,
+            stdout=log or subprocess.DEVNULL,
+            stderr=log or subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    finally:
+        if log is not None:
+            log.close()
+
+
+@dataclass(frozen=True)
+class Created:
+    """A tournament created by the launcher: its id, the entrants' keys (drawn here, in bot
+    order) and the creator secret that may cancel it."""
+
+    tournament_id: str
+    keys: list[str]
+    creator_secret: str
+
+    def __repr__(self) -> str:
+        return f"Created(tournament_id={self.tournament_id!r}, keys=…, creator_secret=…)"
+
+
+async def create(client: ArenaClient, config: HostedConfig) -> Created:
+    """Create the tournament."""
+    keys = [new_secret() for _ in config.bots]
+    creator = new_secret()
+    created = await client.tournaments.create(
+        config.game,
+        [Entrant(b.name, k) for b, k in zip(config.bots, keys, strict=True)],
+        players=config.players,
+        options=config.options,
+        deals=config.deals,
+        move_ms=config.move_ms,
+        concurrency=config.concurrency,
+        forfeit_after=config.forfeit_after,
+        seed=config.seed,
+        creator_secret=creator,
+    )
+    return Created(created.tournament.tournament_id, keys, creator)
+
+
+async def follow(
+    client: ArenaClient,
+    tournament_id: str,
+    on_update: Callable[[tpb.TournamentInfo], None],
+) -> tpb.TournamentInfo:
+    """Watch until the tournament ends (reconnecting while the server restarts)."""
+    latest: tpb.TournamentInfo | None = None
+    pause = 0.1
+    while latest is None or latest.status != tpb.TOURNAMENT_STATUS_ENDED:
+        try:
+            async for info in client.tournaments.watch(tournament_id):
+                latest, pause = info, 0.1
+                on_update(info)
+        except Exception as error:
+            if not _retryable(error):
+                raise
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 2.0)
+    return latest
+
+
+def _retryable(error: BaseException) -> bool:
+    code = getattr(error, "code", None)
+    return callable(code) and code() in RETRYABLE
+
+
+def stop_bots(processes: Sequence[subprocess.Popen[bytes]], *, grace: float = 10.0) -> None:
+    """Wait for the bots to leave (they do once the tournament ended), then end any left."""
+    for process in processes:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=grace)
+    for process in processes:
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, 9)
+            process.wait()

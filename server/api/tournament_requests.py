@@ -1,0 +1,137 @@
+"""Checking a CreateTournamentRequest: every field, each refusal naming the one it is about."""
+
+from __future__ import annotations
+
+import math
+import secrets
+from math import comb
+
+from cardarena.engine import get_game
+from cardarena.engine.match import setup
+from cardarena.v1 import codec
+from cardarena.v1 import tournament_pb2 as tpb
+
+from ..errors import BadRequest
+from ..hosting.arena import MAX_MOVE_MS
+from ..hosting.credentials import secret_hash
+from ..tournaments.entrants import key_hash
+from ..tournaments.spec import DEFAULT_CONCURRENCY, DEFAULT_FORFEIT_AFTER, Sprt, TournamentSpec
+from .requests import MAX_NAME, check_request_id, check_secret, check_text, parsed
+
+MAX_ENTRANTS = 64
+MAX_DEALS = 10_000
+MAX_CONCURRENCY = 256
+MAX_PLANNED = 100_000
+MAX_FORFEIT_AFTER = 1000
+MAX_TITLE = 100
+
+
+def tournament_spec(request: tpb.CreateTournamentRequest) -> tuple[TournamentSpec, list[str]]:
+    """The checked settings, and the entrant keys the server drew ("" where one was given)."""
+    check_text("name", request.name, MAX_TITLE)
+    check_request_id(request.request_id)
+    check_secret("creator_secret", request.creator_secret)
+    if request.seed and len(request.seed) != 32:
+        raise BadRequest(f"seed must be exactly 32 bytes, got {len(request.seed)}")
+    names, hashes, drawn = _entrants(request)
+    game = get_game(request.game)
+    players = request.players
+    if players == 0:
+        players = len(names) if len(names) in game.players else game.default_players
+    options = (
+        parsed("options", lambda: codec.dict_of(request.options))
+        if request.HasField("options")
+        else {}
+    )
+    prepared = setup(game.name, players=players, options=options)
+    move_ms = request.time_control.move_ms
+    if not 1 <= move_ms <= MAX_MOVE_MS:
+        raise BadRequest(
+            f"time_control.move_ms must be 1..{MAX_MOVE_MS}: a tournament needs a clock, so"
+            " that an entrant who is away cannot stall it"
+        )
+    if not 1 <= request.deals <= MAX_DEALS:
+        raise BadRequest(f"deals must be 1..{MAX_DEALS}, got {request.deals}")
+    concurrency = request.concurrency or DEFAULT_CONCURRENCY
+    if concurrency > MAX_CONCURRENCY:
+        raise BadRequest(f"concurrency is at most {MAX_CONCURRENCY}, got {concurrency}")
+    lineups = comb(len(names), players) if len(names) >= players else 1
+    planned = request.deals * lineups * players
+    if planned > MAX_PLANNED:
+        raise BadRequest(
+            f"{request.deals} deals of {lineups} lineups in {players} rotations are"
+            f" {planned} matches: at most {MAX_PLANNED}"
+        )
+    spec = TournamentSpec(
+        name=request.name,
+        game=prepared.game,
+        players=prepared.players,
+        options=dict(prepared.options),
+        move_ms=move_ms,
+        entrants=tuple(names),
+        key_hashes=tuple(hashes),
+        deals=request.deals,
+        concurrency=concurrency,
+        forfeit_after=_forfeit_after(request),
+        lowest_wins=game.lowest_wins,
+        sprt=_sprt(request, names) if request.HasField("stop") else None,
+        creator=secret_hash(request.creator_secret).hex() if request.creator_secret else None,
+    )
+    return spec, drawn
+
+
+def _entrants(request: tpb.CreateTournamentRequest) -> tuple[list[str], list[str], list[str]]:
+    if not 2 <= len(request.entrants) <= MAX_ENTRANTS:
+        raise BadRequest(f"entrants: 2 to {MAX_ENTRANTS}, got {len(request.entrants)}")
+    names: list[str] = []
+    hashes: list[str] = []
+    drawn: list[str] = []
+    for i, entrant in enumerate(request.entrants):
+        where = f"entrants[{i}]"
+        if not entrant.name.strip():
+            raise BadRequest(f"{where}.name is empty")
+        check_text(f"{where}.name", entrant.name, MAX_NAME)
+        if entrant.name in names:
+            raise BadRequest(f"{where}.name {entrant.name!r} is taken by another entrant")
+        check_secret(f"{where}.key", entrant.key)
+        key = entrant.key or secrets.token_urlsafe(32)
+        digest = key_hash(key).hex()
+        if digest in hashes:
+            raise BadRequest(f"{where}.key is another entrant's key")
+        names.append(entrant.name)
+        hashes.append(digest)
+        drawn.append("" if entrant.key else key)
+    return names, hashes, drawn
+
+
+def _forfeit_after(request: tpb.CreateTournamentRequest) -> int:
+    which = request.fault_policy.WhichOneof("policy")
+    if which is None:
+        return DEFAULT_FORFEIT_AFTER
+    if which == "fallback":
+        if not request.fault_policy.fallback:
+            raise BadRequest("fault_policy.fallback: set it to true, or choose forfeit_after")
+        return 0
+    after = request.fault_policy.forfeit_after
+    if not 1 <= after <= MAX_FORFEIT_AFTER:
+        raise BadRequest(f"fault_policy.forfeit_after must be 1..{MAX_FORFEIT_AFTER}, got {after}")
+    return after
+
+
+def _sprt(request: tpb.CreateTournamentRequest, names: list[str]) -> Sprt:
+    rule = request.stop
+    for field, name in (("a", rule.a), ("b", rule.b)):
+        if name not in names:
+            raise BadRequest(f"stop.{field}: {name!r} is not an entrant")
+    if rule.a == rule.b:
+        raise BadRequest("stop.a and stop.b name the same entrant")
+    alpha, beta = rule.alpha or 0.05, rule.beta or 0.05
+    for field, value in (("alpha", alpha), ("beta", beta)):
+        if not 0 < value < 0.5:
+            raise BadRequest(f"stop.{field} must be in (0, 0.5), got {value}")
+    for field, value in (("d0", rule.d0), ("d1", rule.d1)):
+        if not math.isfinite(value):
+            raise BadRequest(f"stop.{field} must be a finite number")
+    if not rule.d1 > rule.d0:
+        raise BadRequest(f"stop.d1 ({rule.d1}) must be greater than stop.d0 ({rule.d0})")
+    return Sprt(rule.a, rule.b, alpha=alpha, beta=beta, d0=rule.d0, d1=rule.d1)

@@ -1,0 +1,141 @@
+"""The TournamentService servicer: each RPC checks its request, calls the tournaments room and
+answers, errors mapped by the same decorators and table as the match service."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+
+import grpc
+
+from cardarena.v1 import tournament_pb2 as tpb
+
+from ..errors import BadRequest, Forbidden
+from ..tournaments import Director, Tournaments, tournament_info
+from ..tournaments.entrants import entrant_of
+from .access import Guard
+from .requests import MAX_PAGE, MAX_REASON, bearer_token, check_text, credential
+from .status import Context, Refused, streaming, unary
+from .tournament_requests import tournament_spec
+
+
+class TournamentService:
+    """The handlers of ``cardarena.v1.TournamentService``."""
+
+    def __init__(
+        self, tournaments: Tournaments, guard: Guard, refuse_new: Callable[[], None]
+    ) -> None:
+        self.tournaments = tournaments
+        self.guard = guard
+        self.refuse_new = refuse_new
+
+    @unary
+    async def CreateTournament(
+        self, request: tpb.CreateTournamentRequest, context: Context
+    ) -> tpb.CreateTournamentResponse:
+        self.refuse_new()
+        self.guard.may_create(context)
+        spec, drawn = tournament_spec(request)
+        director = await self.tournaments.create(
+            spec, seed=request.seed or None, request_id=request.request_id or None
+        )
+        return tpb.CreateTournamentResponse(
+            tournament=tournament_info(director), entrant_keys=drawn
+        )
+
+    @unary
+    async def GetTournament(
+        self, request: tpb.GetTournamentRequest, context: Context
+    ) -> tpb.GetTournamentResponse:
+        director = await self.tournaments.get(request.tournament_id)
+        return tpb.GetTournamentResponse(
+            tournament=tournament_info(director, include_matches=request.include_matches)
+        )
+
+    @unary
+    async def ListTournaments(
+        self, request: tpb.ListTournamentsRequest, context: Context
+    ) -> tpb.ListTournamentsResponse:
+        size = request.page_size or 100
+        if size > MAX_PAGE:
+            raise BadRequest(f"page_size is at most {MAX_PAGE}, got {size}")
+        records, token = await self.tournaments.arena.store.list_tournaments(
+            page_size=size, page_token=request.page_token or None
+        )
+        infos = [tournament_info(await self.tournaments.get(r.tournament_id)) for r in records]
+        return tpb.ListTournamentsResponse(tournaments=infos, next_page_token=token or "")
+
+    @unary
+    async def CancelTournament(
+        self, request: tpb.CancelTournamentRequest, context: Context
+    ) -> tpb.CancelTournamentResponse:
+        self.refuse_new()
+        check_text("reason", request.reason, MAX_REASON)
+        director = await self.tournaments.get(request.tournament_id)
+        who = self._canceller(director, context)
+        reason = f"cancelled by {who}"
+        await director.cancel(f"{reason}: {request.reason}" if request.reason else reason)
+        return tpb.CancelTournamentResponse(tournament=tournament_info(director))
+
+    def _canceller(self, director: Director, context: Context) -> str:
+        secret = credential(context)
+        if secret is None:
+            raise Refused(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "send the operator token or the tournament's creator secret as metadata"
+                " 'authorization: Bearer <secret>'",
+            )
+        if self.guard.is_operator(context):
+            return "the operator"
+        if director.may_cancel(secret):
+            return "its creator"
+        raise Forbidden("only the operator or the tournament's creator may cancel it")
+
+    @streaming
+    async def WatchTournament(  # conflated: a slow reader sees the latest state, not each
+        self, request: tpb.WatchTournamentRequest, context: Context
+    ) -> AsyncIterator[tpb.WatchTournamentResponse]:
+        """Conflated: a watcher that reads slowly sees the latest state, not every one."""
+        self.refuse_new()
+        director = await self.tournaments.get(request.tournament_id)
+        while True:
+            version = director.version
+            yield tpb.WatchTournamentResponse(tournament=tournament_info(director))
+            if director.ended:
+                return
+            await director.changed_since(version)
+
+    @streaming
+    async def Enter(
+        self, request: tpb.EnterRequest, context: Context
+    ) -> AsyncIterator[tpb.EnterResponse]:
+        self.refuse_new()
+        key = bearer_token(context)
+        director = await self.tournaments.get(request.tournament_id)
+        entrant = entrant_of(director.spec.key_hashes, key)
+        if entrant is None:
+            raise Refused(
+                grpc.StatusCode.UNAUTHENTICATED, "the key is not an entrant's of this tournament"
+            )
+        entered = tpb.Entered(
+            entrant=director.spec.entrants[entrant], tournament=tournament_info(director)
+        )
+        if director.ended:
+            yield tpb.EnterResponse(entered=entered)
+            yield tpb.EnterResponse(ended=tournament_info(director))
+            return
+        link = director.connect(entrant)
+        try:
+            yield tpb.EnterResponse(entered=entered)
+            while True:
+                item = await link.queue.get()
+                if item is None:
+                    if link.dropped:
+                        raise Refused(
+                            grpc.StatusCode.UNAVAILABLE,
+                            "the stream fell behind: connect again (running matches are"
+                            " told again)",
+                        )
+                    return
+                yield item
+        finally:
+            director.disconnect(link)

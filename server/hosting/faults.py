@@ -1,0 +1,66 @@
+"""A match's fault policy and the faults counted against each seat, read from its log.
+
+Why from the log: every fault is a logged event (a ``TimedOut``, a ``SeatFaulted``), so the
+counts after a restart, on a follower and in an auditor are the same fold of the same
+entries; nothing about faults lives only in memory. The policy is a match setting
+(``forfeit_after``, hashed into ``MatchStarted``): after that many faults the seat forfeits
+(``SeatForfeited``) and the server plays it by default actions to the end.
+
+What counts: a time-out (not one played for a seat that had already forfeited), a refused
+action by the seat to act at the current seq (logged only in a tournament's matches, and at
+most once per seat and turn, so that a hostile seat cannot grow the log by sending nonsense),
+and a disconnect of a tournament entrant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cardarena.v1 import game_pb2 as pb
+
+
+@dataclass
+class SeatFaults:
+    players: int
+    forfeit_after: int = 0
+    """0: faults are counted but never forfeit the match."""
+    logged: bool = False
+    """Whether refused actions and disconnects are logged as faults (tournament matches)."""
+    counts: list[int] = field(default_factory=list)
+    forfeited: list[bool] = field(default_factory=list)
+    refused_this_turn: set[int] = field(default_factory=set)
+    """Seats whose refused action this turn is already logged."""
+
+    def __post_init__(self) -> None:
+        self.counts = [0] * self.players
+        self.forfeited = [False] * self.players
+
+    def note(self, entry: pb.Event) -> None:
+        """Fold one log entry into the counts."""
+        kind = entry.WhichOneof("kind")
+        if kind == "timed_out":
+            if not entry.timed_out.forfeited:
+                self.counts[entry.timed_out.seat] += 1
+            self.refused_this_turn.clear()
+        elif kind == "seat_faulted":
+            self.counts[entry.seat_faulted.seat] += 1
+            if entry.seat_faulted.kind == pb.FAULT_KIND_REFUSED_ACTION:
+                self.refused_this_turn.add(entry.seat_faulted.seat)
+        elif kind == "seat_forfeited":
+            self.forfeited[entry.seat_forfeited.seat] = True
+        elif kind in ("card_played", "passed", "suit_excluded", "trump_chosen"):
+            self.refused_this_turn.clear()
+
+    def forfeits_with_one_more(self, seat: int) -> bool:
+        """Whether one more fault makes ``seat`` forfeit."""
+        return (
+            self.forfeit_after > 0
+            and not self.forfeited[seat]
+            and self.counts[seat] + 1 >= self.forfeit_after
+        )
+
+    def logs_refusal(self, seat: int) -> bool:
+        return self.logged and not self.forfeited[seat] and seat not in self.refused_this_turn
+
+    def forfeit_event(self, seat: int) -> pb.SeatForfeited:
+        return pb.SeatForfeited(seat=seat, faults=self.counts[seat] + 1)

@@ -1,0 +1,175 @@
+"""What a hosted match does with its log when it is not (or no longer sure to be) its writer.
+
+A replica follows the matches another replica owns (:meth:`LogFollower.catch_up`), takes one
+over when its lease comes to it, and lets go when it loses the lease; a writer whose write
+failed in a way it cannot know goes back to the log (:meth:`LogFollower._recover`). Kept apart
+from :mod:`.match` because a single process never takes these paths except to recover.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from cardarena.engine import ActionError, Match
+from cardarena.v1 import codec
+from cardarena.v1 import game_pb2 as pb
+
+from ..store import EventStore, Fence, MatchRecord, StoreConflict, StoreError
+from .clock import MoveClock
+from .completion import to_completion
+from .rebuild import rebuild_engine
+from .seating import Seat
+
+
+class LogFollower:
+    """The log-following half of :class:`~.match.HostedMatch` (its attributes are set there)."""
+
+    record: MatchRecord
+    match_id: str
+    engine: Match
+    seats: list[Seat]
+    last_seq: int
+    last_hash: bytes
+    store: EventStore
+    move_ms: int
+    lock: asyncio.Lock
+    clock: MoveClock
+    cancelled: bool
+    resumed: bool
+    owned: bool
+    fence: Fence | None
+    log: Any
+    _out_of_step: bool
+
+    @property
+    def running(self) -> bool:
+        raise NotImplementedError
+
+    @property
+    def ended(self) -> bool:
+        raise NotImplementedError
+
+    @property
+    def status(self) -> str:
+        raise NotImplementedError
+
+    async def write_opening(self) -> None:
+        raise NotImplementedError
+
+    async def _end(self) -> None:
+        raise NotImplementedError
+
+    def _rearm_clock(self) -> None:
+        raise NotImplementedError
+
+    def _publish(self, encoded: list[pb.Event]) -> None:
+        raise NotImplementedError
+
+    def _note_faults(self, encoded: list[pb.Event]) -> None:
+        raise NotImplementedError
+
+    def _changed(self) -> None:
+        raise NotImplementedError
+
+    def demote(self, *, released: bool = False) -> None:
+        """Another replica owns the match now (or will: ``released``, this one is draining):
+        stop the clock and write nothing more."""
+        if self.owned and not self.ended:
+            self.log.info("lease_released" if released else "lease_lost")
+        self.owned = False
+        self.fence = None
+        self.clock.stop()
+
+    async def take_over(self, fence: Fence) -> None:
+        """This replica now holds the lease: read what the last owner wrote, then carry on
+        (its clock restarts with a full move time)."""
+        await to_completion(self._take_over(fence))
+
+    async def _take_over(self, fence: Fence) -> None:
+        async with self.lock:
+            await self._follow_store()
+            self.owned = True
+            self.fence = fence
+            self.resumed = True  # request ids answered elsewhere are only in the store
+            if self.last_seq == 0:  # its creator died before writing the first deal
+                await self.write_opening()
+            if (
+                self.ended
+            ):  # its owner died between the last event (or a cancel) and marking it ended
+                with contextlib.suppress(StoreConflict):
+                    await self._end()
+            self._rearm_clock()
+        self.log.info("lease_taken", epoch=fence.epoch, seq=self.last_seq)
+
+    async def catch_up(self) -> None:
+        """Apply and publish what the owner appended since ``last_seq`` (followers only)."""
+        if not self.owned:
+            await to_completion(self._catch_up())
+
+    async def _catch_up(self) -> None:
+        async with self.lock:
+            if not self.owned:
+                await self._follow_store()
+
+    async def _follow_store(self) -> None:
+        stored = await self.store.read_events(self.match_id, after_seq=self.last_seq)
+        if not stored:
+            return
+        encoded = [pb.Event.FromString(item.payload) for item in stored]
+        seats_changed = False
+        try:
+            for entry in encoded:
+                decoded = codec.event_from_pb(entry)
+                recorded = None if decoded is None else self.engine.recorded_action(decoded)
+                if recorded is not None:
+                    self.engine.apply(*recorded)
+                kind = entry.WhichOneof("kind")
+                seats_changed |= kind == "seat_joined"
+                self.cancelled |= kind == "match_cancelled"
+        except ActionError:  # cannot happen with a sound log; never leave a follower stuck
+            self.log.exception("follow_diverged")
+            await self._replay_to(stored[-1].seq)
+            seats_changed = True
+        if seats_changed:
+            for seat in await self.store.get_seats(self.match_id):
+                taken = self.seats[seat.seat]
+                taken.token_hash, taken.name = seat.token_hash, seat.name
+        self.last_seq = stored[-1].seq
+        self.last_hash = stored[-1].hash
+        if not self.owned:
+            # Only the owner runs the clock; a follower tells its readers the deadline the
+            # owner set when it wrote these events, as near as it knows (it reads them
+            # milliseconds later, so the estimate errs late by that much).
+            waiting = self.move_ms > 0 and self.running and self.engine.to_act is not None
+            self.clock.estimate(waiting)
+        self._note_faults(encoded)
+        self._publish(encoded)
+        self._changed()
+
+    async def _recover(self) -> None:
+        """After a write whose outcome this process cannot know (refused, fenced off, or lost
+        with the connection), go back to the log; if the store cannot be read now either,
+        the next change does it first (``_out_of_step``)."""
+        self._out_of_step = True
+        try:
+            await self._resync()
+        except StoreError as error:
+            self.log.warning("resync_failed", error=str(error))
+
+    async def _resync(self) -> None:
+        """Replay the log up to the last seq subscribers have seen, then follow it from
+        there: whatever the store holds beyond (a write that did commit, another owner's
+        events) is applied *and published*, so no stream is left with a gap. Request ids
+        may now be known only to the store."""
+        await self._replay_to(self.last_seq)
+        self.resumed = True
+        await self._follow_store()
+        self._out_of_step = False
+
+    async def _replay_to(self, seq: int) -> None:
+        """The engine as the log has it at ``seq``, replayed from the seed: the log is the truth."""
+        self.engine = rebuild_engine(
+            self.record, await self.store.read_events(self.match_id, limit=seq)
+        )

@@ -1,0 +1,344 @@
+"""One tournament's director: it starts the planned matches, a bounded number at once, seats
+the entrants the schedule names, collects the results and stops when the plan is played, the
+stop rule decides, or someone cancels.
+
+Why it can be killed at any moment: every match it starts is created with a request id
+derived from the tournament and the match's place in the plan, and every seat is joined
+with a token derived from the tournament's secret, so doing a step twice does it once.
+After a restart the director walks the plan, finds each match it had created (they are
+ordinary matches, resumed by the arena) and carries on with the first one it had not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import hashlib
+import hmac
+from collections.abc import Callable
+
+import structlog
+
+from cardarena.competition import MatchPlan, Played, Sprt, paired_differences, schedule
+from cardarena.v1 import codec
+from cardarena.v1 import tournament_pb2 as tpb
+
+from ..hosting import Arena, HostedMatch
+from ..hosting.arena import match_id_for
+from ..hosting.credentials import secret_hash
+from ..store import StoreError, TournamentRecord, UnknownMatch, now_iso
+from .entrants import Link, Links
+from .info import Scores, tournament_info
+from .spec import TournamentSpec
+
+log = structlog.get_logger(__name__)
+
+RETRY_SECONDS = (0.1, 0.5, 2.0, 5.0)
+"""Pauses between attempts to start a match while the store is away."""
+PLANNED = "every planned match was played"
+
+
+class Director:
+    """Runs one tournament in this process."""
+
+    def __init__(
+        self,
+        record: TournamentRecord,
+        spec: TournamentSpec,
+        arena: Arena,
+        *,
+        on_change: Callable[[Director], None],
+    ) -> None:
+        self.record = record
+        self.spec = spec
+        self.arena = arena
+        self.tournament_id = record.tournament_id
+        self.plans: list[MatchPlan] = schedule(
+            record.seed, deals=spec.deals, entrants=len(spec.entrants), players=spec.players
+        )
+        self.match_ids: dict[int, str] = {}
+        """Plan index -> match id, for every match started."""
+        self.by_match: dict[str, int] = {}
+        self.running: set[int] = set()
+        self.played: dict[int, Played] = {}
+        self.failed: set[int] = set()
+        self.ended_matches: dict[int, bytes] = {}
+        """Plan index -> the hash of its log's last entry, for every match that ended."""
+        self.scores: Scores | None = None
+        """The standings as of ``scores.version`` (see :mod:`.info`)."""
+        self.next_index = 0
+        self.stopping: str | None = None
+        """Why no more matches start (the stop rule decided, a cancellation)."""
+        self.cancelled = record.status == "cancelled"
+        self.ended = record.status != "running"
+        self.end_reason = record.end_reason
+        self.version = 0
+        """Counts changes, so watchers know when to look again."""
+        self.links = Links(len(spec.entrants))
+        self._on_change = on_change
+        self._wake = asyncio.Event()
+        self._next_change = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.log = log.bind(tournament_id=self.tournament_id)
+
+    # -- credentials -------------------------------------------------------------------
+
+    def _derived(self, label: str) -> str:
+        """A secret of this tournament's own (seat tokens, join and creator secrets): from
+        its stored secret, so it is the same after a restart and known to nobody else."""
+        digest = hmac.new(self.record.secret, label.encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+    def token(self, index: int, seat: int) -> str:
+        return self._derived(f"token/{index}/{seat}")
+
+    def request_id(self, index: int) -> str:
+        return f"t:{self.tournament_id}:{index}"
+
+    # -- running -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        try:
+            await self._recover()
+            self._check_stop_rule()
+            while not self.ended:
+                await self._start_what_fits()
+                if not self.running and (self.stopping or self.next_index >= len(self.plans)):
+                    await self._finish(self.stopping or PLANNED)
+                    return
+                self._wake.clear()
+                await self._wake.wait()
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a fault of the server: the tournament stays resumable
+            self.log.exception("director_failed")
+
+    async def load_results(self) -> None:
+        """An ended tournament, loaded again: its matches' results, from the store."""
+        await self._recover()
+
+    async def _recover(self) -> None:
+        """Find the matches a previous process started (a prefix of the plan)."""
+        for plan in self.plans:
+            match_id = match_id_for(self.request_id(plan.index))
+            try:
+                hosted = await self.arena.get(match_id)
+            except UnknownMatch:
+                break
+            await self._seat(plan, hosted)
+            self.next_index = plan.index + 1
+        if self.next_index:
+            self.log.info("tournament_resumed", started=self.next_index)
+
+    async def _start_what_fits(self) -> None:
+        while (
+            not self.stopping
+            and not self.ended
+            and len(self.running) < self.spec.concurrency
+            and self.next_index < len(self.plans)
+        ):
+            plan = self.plans[self.next_index]
+            for pause in (*RETRY_SECONDS, None):
+                try:
+                    hosted = await self._create(plan)
+                    break
+                except StoreError as error:
+                    if pause is None:
+                        raise
+                    self.log.warning("match_not_started", index=plan.index, error=str(error))
+                    await asyncio.sleep(pause)
+            self.next_index += 1
+            await self._seat(plan, hosted)
+
+    async def _create(self, plan: MatchPlan) -> HostedMatch:
+        spec = self.spec
+        return await self.arena.create(
+            spec.game,
+            spec.players,
+            spec.options,
+            move_ms=spec.move_ms,
+            seed=plan.seed,
+            request_id=self.request_id(plan.index),
+            reserved={s: self._derived(f"join/{plan.index}/{s}") for s in range(spec.players)},
+            creator_secret=self._derived(f"creator/{plan.index}"),
+            forfeit_after=spec.forfeit_after,
+            tournament_id=self.tournament_id,
+        )
+
+    async def _seat(self, plan: MatchPlan, hosted: HostedMatch) -> None:
+        """Seat every entrant the plan names (again, harmlessly, after a restart), tell the
+        connected ones, and follow the match to its end."""
+        self.match_ids[plan.index] = hosted.match_id
+        self.by_match[hosted.match_id] = plan.index
+        if hosted.ended:
+            self._collect(plan.index, hosted)
+            return
+        self.running.add(plan.index)
+        for seat, entrant in enumerate(plan.seats):
+            await hosted.join(
+                seat,
+                self.spec.entrants[entrant],
+                token=self.token(plan.index, seat),
+                join_secret=self._derived(f"join/{plan.index}/{seat}"),
+            )
+        for seat, entrant in enumerate(plan.seats):
+            self.links.tell(entrant, tpb.EnterResponse(match=self.assignment(plan, seat)))
+        self._changed_now()
+
+    def assignment(self, plan: MatchPlan, seat: int) -> tpb.MatchAssigned:
+        return tpb.MatchAssigned(
+            match_id=self.match_ids[plan.index],
+            seat=seat,
+            token=self.token(plan.index, seat),
+            game=self.spec.game,
+            players=self.spec.players,
+            options=codec.struct_of(self.spec.options),
+            names=[self.spec.entrants[e] for e in plan.seats],
+            move_ms=self.spec.move_ms,
+            lowest_wins=self.spec.lowest_wins,
+            index=plan.index,
+        )
+
+    def match_changed(self, hosted: HostedMatch) -> None:
+        """The arena's report of a change of one of this tournament's matches."""
+        index = self.by_match.get(hosted.match_id)
+        if index is None or not hosted.ended or index not in self.running:
+            return
+        self.running.discard(index)
+        self._collect(index, hosted)
+        self._check_stop_rule()
+        self._wake.set()
+
+    def _collect(self, index: int, hosted: HostedMatch) -> None:
+        plan = self.plans[index]
+        self.ended_matches[index] = hosted.last_hash
+        if hosted.cancelled:
+            self.failed.add(index)
+        else:
+            self.played[index] = Played(
+                index=index,
+                group=plan.group,
+                entrants=tuple(self.spec.entrants[e] for e in plan.seats),
+                totals=tuple(hosted.engine.totals),
+                winners=tuple(hosted.engine.winners),
+                faults=tuple(hosted.faults.counts),
+                forfeited=tuple(hosted.faults.forfeited),
+            )
+        self._changed_now()
+
+    def _check_stop_rule(self) -> None:
+        rule = self.sprt()
+        if rule is None or self.stopping:
+            return
+        decision = rule.decide(self.sprt_samples(rule))
+        if decision.verdict is not None:
+            self.stopping = f"the stop rule accepted {decision.verdict} (llr {decision.llr:.3f})"
+            self.log.info("tournament_decided", verdict=decision.verdict)
+
+    def sprt(self) -> Sprt | None:
+        rule = self.spec.sprt
+        if rule is None:
+            return None
+        return Sprt(rule.a, rule.b, alpha=rule.alpha, beta=rule.beta, d0=rule.d0, d1=rule.d1)
+
+    def sprt_samples(self, rule: Sprt) -> list[float]:
+        """One paired difference per duplicate group that is complete: a group still being
+        played is not a sample yet (its rotations cancel the deal's luck only together)."""
+        complete = self.complete_groups()
+        done = [p for i, p in sorted(self.played.items()) if p.group in complete]
+        return paired_differences(done, rule.a, rule.b, lowest_wins=self.spec.lowest_wins)
+
+    def complete_groups(self) -> set[int]:
+        groups: dict[int, int] = {}
+        for plan in self.plans:
+            groups[plan.group] = groups.get(plan.group, 0) + 1
+        finished: dict[int, int] = {}
+        for index in (*self.played, *self.failed):
+            group = self.plans[index].group
+            finished[group] = finished.get(group, 0) + 1
+        return {g for g, n in finished.items() if n == groups[g]}
+
+    async def cancel(self, reason: str) -> None:
+        """Stop starting matches, cancel the running ones, end."""
+        if self.ended:
+            return
+        self.stopping = reason
+        self.cancelled = True
+        for index in sorted(self.running):
+            hosted = await self.arena.get(self.match_ids[index])
+            with contextlib.suppress(Exception):  # it may have ended meanwhile: fine
+                await hosted.cancel(reason)
+        self._wake.set()
+        if self.task is None or self.task.done():
+            await self._finish(reason)
+
+    async def _finish(self, reason: str) -> None:
+        status = "cancelled" if self.cancelled else "ended"
+        await self.arena.store.end_tournament(self.tournament_id, now_iso(), reason, status)
+        self.ended = True
+        self.end_reason = reason
+        self.log.info("tournament_ended", reason=reason, played=len(self.played))
+        self._changed_now()
+        self.links.close(tpb.EnterResponse(ended=tournament_info(self)))
+
+    # -- entrants and watchers -------------------------------------------------------------
+
+    def connect(self, entrant: int) -> Link:
+        """A new stream for ``entrant``: told first of every match it sits in that runs."""
+        link = self.links.connect(entrant)
+        for index in sorted(self.running):
+            plan = self.plans[index]
+            for seat, e in enumerate(plan.seats):
+                if e == entrant:
+                    link.offer(tpb.EnterResponse(match=self.assignment(plan, seat)))
+        return link
+
+    def disconnect(self, link: Link) -> None:
+        """A stream ended; if it was the entrant's last, each running match of it logs a
+        disconnect fault against its seats (in a task of its own: the stream's handler may
+        be being cancelled)."""
+        if self.links.disconnect(link) and not self.ended and not link.dropped:
+            task = asyncio.create_task(self._disconnected(link.entrant))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def may_cancel(self, secret: str) -> bool:
+        """Whether ``secret`` is the tournament's creator secret (constant time)."""
+        digest = self.spec.creator
+        return digest is not None and hmac.compare_digest(
+            bytes.fromhex(digest), secret_hash(secret)
+        )
+
+    async def _disconnected(self, entrant: int) -> None:
+        for index in sorted(self.running):
+            plan = self.plans[index]
+            seats = [s for s, e in enumerate(plan.seats) if e == entrant]
+            if not seats:
+                continue
+            with contextlib.suppress(Exception):
+                hosted = await self.arena.get(self.match_ids[index])
+                for seat in seats:
+                    await hosted.disconnected(seat)
+
+    def _changed_now(self) -> None:
+        self.version += 1
+        self._on_change(self)
+        woken, self._next_change = self._next_change, asyncio.Event()
+        woken.set()
+
+    async def changed_since(self, version: int) -> None:
+        """Wait until something changed after ``version`` (returns at once if it has)."""
+        if self.version <= version:
+            await self._next_change.wait()
+
+    async def stop(self) -> None:
+        """This process is stopping: the director stops, the tournament stays resumable."""
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task

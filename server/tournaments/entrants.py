@@ -1,0 +1,86 @@
+"""Entrants: who holds which key, who is connected, and the matches each is told about.
+
+An entrant connects with its key to one stream (``Enter``) and is told every match it is
+seated in, with the seat's token: first the ones already running, then each new one as it
+starts. It may connect more than once (a reconnect can overlap the old stream); each stream
+has a bounded queue and is dropped if it stops reading, so no entrant can hold the director up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cardarena.v1 import tournament_pb2 as tpb
+
+LINK_QUEUE = 256
+"""What a connected entrant may have waiting unread before its stream is dropped."""
+
+
+def key_hash(key: str) -> bytes:
+    return hashlib.sha256(b"cardarena-entrant-key-v1" + key.encode()).digest()
+
+
+def entrant_of(key_hashes: Sequence[str], key: str) -> int | None:
+    """Which entrant ``key`` belongs to: every hash compared, in constant time each."""
+    offered = key_hash(key)
+    found = None
+    for index, digest in enumerate(key_hashes):
+        if hmac.compare_digest(bytes.fromhex(digest), offered):
+            found = index
+    return found
+
+
+@dataclass(eq=False)
+class Link:
+    """One connected stream of one entrant."""
+
+    entrant: int
+    queue: asyncio.Queue[tpb.EnterResponse | None]
+    dropped: bool = False
+
+    def offer(self, item: tpb.EnterResponse | None) -> None:
+        if self.dropped:
+            return
+        try:
+            self.queue.put_nowait(item)
+        except asyncio.QueueFull:  # it stopped reading: end its stream
+            self.dropped = True
+            while not self.queue.empty():
+                self.queue.get_nowait()
+            self.queue.put_nowait(None)
+
+
+class Links:
+    """Every connected stream of a tournament's entrants."""
+
+    def __init__(self, entrants: int) -> None:
+        self.by_entrant: list[set[Link]] = [set() for _ in range(entrants)]
+
+    def connect(self, entrant: int) -> Link:
+        link = Link(entrant, asyncio.Queue(LINK_QUEUE))
+        self.by_entrant[entrant].add(link)
+        return link
+
+    def disconnect(self, link: Link) -> bool:
+        """Forget ``link``; whether that was the entrant's last connection."""
+        links = self.by_entrant[link.entrant]
+        links.discard(link)
+        return not links
+
+    def connected(self, entrant: int) -> bool:
+        return bool(self.by_entrant[entrant])
+
+    def tell(self, entrant: int, item: tpb.EnterResponse) -> None:
+        for link in list(self.by_entrant[entrant]):
+            link.offer(item)
+
+    def close(self, last: tpb.EnterResponse) -> None:
+        """The tournament ended: say so on every stream, then end them."""
+        for links in self.by_entrant:
+            for link in list(links):
+                link.offer(last)
+                link.offer(None)

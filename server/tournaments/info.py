@@ -1,0 +1,172 @@
+"""TournamentInfo: what anyone may know about a tournament, its standings included.
+
+The standings, the crosstable and the stop rule's state are the pure functions of
+``cardarena.competition`` over the matches played so far, in plan order (so they do not
+depend on which match happened to end first); they are computed again only when a match has
+ended since the last time anyone asked.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from cardarena.competition import Pairing, Standing, crosstable, standings
+from cardarena.engine import commitment
+from cardarena.v1 import codec
+from cardarena.v1 import service_pb2 as spb
+from cardarena.v1 import tournament_pb2 as tpb
+
+if TYPE_CHECKING:
+    from .director import Director
+
+
+@dataclass(frozen=True)
+class Scores:
+    version: int
+    standings: list[Standing]
+    crosstable: list[Pairing]
+    sprt: tpb.SprtState | None
+
+
+def scores(director: Director) -> Scores:
+    cached = director.scores
+    if cached is not None and cached.version == director.version:
+        return cached
+    played = [director.played[i] for i in sorted(director.played)]
+    lowest = director.spec.lowest_wins
+    entrants = director.spec.entrants
+    sprt_state = None
+    rule = director.sprt()
+    if rule is not None:
+        decision = rule.decide(director.sprt_samples(rule))
+        sprt_state = tpb.SprtState(
+            rule=sprt_rule(director),
+            llr=decision.llr,
+            lower=decision.lower,
+            upper=decision.upper,
+            samples=decision.samples,
+            verdict=decision.verdict or "",
+        )
+    director.scores = Scores(
+        director.version,
+        standings(played, entrants, lowest_wins=lowest),
+        crosstable(played, entrants, lowest_wins=lowest),
+        sprt_state,
+    )
+    return director.scores
+
+
+def sprt_rule(director: Director) -> tpb.SprtRule | None:
+    rule = director.spec.sprt
+    if rule is None:
+        return None
+    return tpb.SprtRule(
+        a=rule.a, b=rule.b, alpha=rule.alpha, beta=rule.beta, d0=rule.d0, d1=rule.d1
+    )
+
+
+def fault_policy(forfeit_after: int) -> tpb.FaultPolicy:
+    if forfeit_after == 0:
+        return tpb.FaultPolicy(fallback=True)
+    return tpb.FaultPolicy(forfeit_after=forfeit_after)
+
+
+def tournament_info(director: Director, *, include_matches: bool = False) -> tpb.TournamentInfo:
+    spec, record = director.spec, director.record
+    now = scores(director)
+    info = tpb.TournamentInfo(
+        tournament_id=director.tournament_id,
+        name=spec.name,
+        game=spec.game,
+        players=spec.players,
+        options=codec.struct_of(spec.options),
+        time_control=spb.TimeControl(move_ms=spec.move_ms),
+        entrants=list(spec.entrants),
+        deals=spec.deals,
+        concurrency=spec.concurrency,
+        fault_policy=fault_policy(spec.forfeit_after),
+        status=tpb.TOURNAMENT_STATUS_ENDED if director.ended else tpb.TOURNAMENT_STATUS_RUNNING,
+        end_reason=director.end_reason,
+        cancelled=director.cancelled,
+        created_unix_ms=_unix_ms(record.created_at),
+        seed_commitment=commitment(record.seed),
+        lowest_wins=spec.lowest_wins,
+        planned=len(director.plans),
+        started=len(director.match_ids),
+        finished=len(director.played),
+        failed=len(director.failed),
+        standings=[_standing(s) for s in now.standings],
+        crosstable=[_pairing(p) for p in now.crosstable],
+    )
+    rule = sprt_rule(director)
+    if rule is not None:
+        info.stop.CopyFrom(rule)
+    if now.sprt is not None:
+        info.sprt.CopyFrom(now.sprt)
+    if director.ended:
+        info.seed = record.seed
+    if include_matches:
+        info.matches.extend(match_lines(director))
+    return info
+
+
+def match_lines(director: Director) -> list[tpb.TournamentMatch]:
+    lines = []
+    for plan in director.plans:
+        line = tpb.TournamentMatch(
+            index=plan.index,
+            group=plan.group,
+            deal=plan.deal,
+            rotation=plan.rotation,
+            entrants=[director.spec.entrants[e] for e in plan.seats],
+            match_id=director.match_ids.get(plan.index, ""),
+        )
+        ended = director.ended_matches.get(plan.index)
+        if plan.index in director.running:
+            line.status = spb.MATCH_STATUS_RUNNING
+        elif ended is not None:
+            line.status = spb.MATCH_STATUS_ENDED
+            line.cancelled = plan.index in director.failed
+            line.last_hash = ended
+        played = director.played.get(plan.index)
+        if played is not None:
+            line.totals.extend(codec.score_to_pb(t) for t in played.totals)
+            line.winners.extend(played.winners)
+            line.faults.extend(played.faults)
+            line.forfeited.extend(played.forfeited)
+        lines.append(line)
+    return lines
+
+
+def _standing(row: Standing) -> tpb.Standing:
+    out = tpb.Standing(
+        entrant=row.entrant,
+        matches=row.matches,
+        groups=row.groups,
+        wins=row.wins,
+        win_rate=row.win_rate or 0.0,
+        faults=row.faults,
+        forfeits=row.forfeits,
+    )
+    if row.mean is not None:
+        out.mean, out.has_mean = row.mean, True
+    if row.ci_low is not None and row.ci_high is not None:
+        out.ci_low, out.ci_high, out.has_interval = row.ci_low, row.ci_high, True
+    if row.rating is not None:
+        out.mu, out.sigma, out.ordinal = row.rating.mu, row.rating.sigma, row.rating.ordinal
+    return out
+
+
+def _pairing(pair: Pairing) -> tpb.Pairing:
+    out = tpb.Pairing(a=pair.a, b=pair.b, groups=pair.groups)
+    if pair.mean is not None:
+        out.mean, out.has_mean = pair.mean, True
+    if pair.ci_low is not None and pair.ci_high is not None:
+        out.ci_low, out.ci_high, out.has_interval = pair.ci_low, pair.ci_high, True
+    return out
+
+
+def _unix_ms(iso: str) -> int:
+    return int(datetime.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)

@@ -1,0 +1,133 @@
+"""Every tournament of this server: created, found, listed, cancelled, resumed after a restart.
+
+A running tournament has a :class:`~.director.Director` in memory; an ended one is loaded on
+demand (its matches are read back from the store to give its final standings) and kept
+among a bounded number of recently used ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections import OrderedDict
+
+import structlog
+
+from ..errors import RequestReused, UnknownTournament
+from ..hosting import Arena, HostedMatch
+from ..store import StoreConflict, TournamentRecord, now_iso
+from .director import Director
+from .spec import TournamentSpec
+
+log = structlog.get_logger(__name__)
+
+MAX_ENDED_IN_MEMORY = 100
+
+
+def tournament_id_for(request_id: str) -> str:
+    return hashlib.sha256(b"cardarena-tournament-v1:" + request_id.encode()).hexdigest()[:16]
+
+
+class Tournaments:
+    def __init__(self, arena: Arena) -> None:
+        self.arena = arena
+        self.directors: dict[str, Director] = {}
+        self._ended: OrderedDict[str, None] = OrderedDict()
+
+    async def create(
+        self, spec: TournamentSpec, *, seed: bytes | None, request_id: str | None
+    ) -> Director:
+        """Persist the tournament and start directing it; a retry with the same request id
+        and settings finds the first one (:class:`RequestReused` with other settings)."""
+        tournament_id = (
+            secrets.token_hex(8) if request_id is None else tournament_id_for(request_id)
+        )
+        record = TournamentRecord(
+            tournament_id=tournament_id,
+            created_at=now_iso(),
+            config=spec.to_json(),
+            seed=seed if seed is not None else secrets.token_bytes(32),
+            secret=secrets.token_bytes(32),
+        )
+        try:
+            await self.arena.store.create_tournament(record)
+        except StoreConflict:
+            if request_id is None:
+                raise
+            existing = await self.get(tournament_id)
+            if json.loads(existing.record.config) != json.loads(record.config):
+                raise RequestReused(
+                    request_id, "to create a tournament with other settings"
+                ) from None
+            return existing
+        director = self._host(record)
+        log.info(
+            "tournament_created",
+            tournament_id=tournament_id,
+            game=spec.game,
+            entrants=len(spec.entrants),
+            matches=len(director.plans),
+        )
+        return director
+
+    def _host(self, record: TournamentRecord) -> Director:
+        director = Director(
+            record, TournamentSpec.from_json(record.config), self.arena, on_change=self._changed
+        )
+        self.directors[record.tournament_id] = director
+        if not director.ended:
+            director.start()
+        return director
+
+    def _changed(self, director: Director) -> None:
+        if director.ended and director.tournament_id not in self._ended:
+            self._ended[director.tournament_id] = None
+            while len(self._ended) > MAX_ENDED_IN_MEMORY:
+                old, _ = self._ended.popitem(last=False)
+                self.directors.pop(old, None)
+
+    async def get(self, tournament_id: str) -> Director:
+        director = self.directors.get(tournament_id)
+        if director is not None:
+            return director
+        record = await self.arena.store.get_tournament(tournament_id)
+        if record is None:
+            raise UnknownTournament(tournament_id)
+        director = self.directors.get(tournament_id)  # loaded concurrently
+        if director is not None:
+            return director
+        director = self._host(record)
+        if director.ended:
+            await director.load_results()
+            self._changed(director)
+        return director
+
+    def match_changed(self, hosted: HostedMatch) -> None:
+        """The arena's report: pass it to the director of the match's tournament."""
+        if hosted.tournament_id:
+            director = self.directors.get(hosted.tournament_id)
+            if director is not None:
+                director.match_changed(hosted)
+
+    async def resume_unfinished(self) -> int:
+        """Direct again every tournament that had not ended (after the arena resumed its
+        matches)."""
+        count = 0
+        token = None
+        while True:
+            page, token = await self.arena.store.list_tournaments(
+                page_size=500, page_token=token, running_only=True
+            )
+            for record in page:
+                if record.tournament_id not in self.directors:
+                    self._host(record)
+                    count += 1
+            if token is None:
+                break
+        log.info("tournaments_resumed", count=count)
+        return count
+
+    async def shutdown(self) -> None:
+        for director in list(self.directors.values()):
+            await director.stop()

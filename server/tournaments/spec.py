@@ -1,0 +1,63 @@
+"""What a tournament is asked to play, as plain data: checked once, kept as JSON in its row.
+
+Entrant keys are kept only as hashes; the settings are what ``GetTournament`` shows, so
+nothing secret is in them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+DEFAULT_FORFEIT_AFTER = 3
+DEFAULT_CONCURRENCY = 4
+
+
+@dataclass(frozen=True)
+class Sprt:
+    """The stop rule: "is ``a`` better than ``b``", H0 mean advantage ``d0``, H1 ``d1``."""
+
+    a: str
+    b: str
+    alpha: float
+    beta: float
+    d0: float
+    d1: float
+
+
+@dataclass(frozen=True)
+class TournamentSpec:
+    name: str
+    game: str
+    players: int
+    options: dict[str, Any]
+    """Fully normalised (every default filled in), as the matches will have them."""
+    move_ms: int
+    entrants: tuple[str, ...]
+    key_hashes: tuple[str, ...] = field(repr=False)
+    """Hex hashes of the entrants' keys, in entrant order."""
+    deals: int
+    concurrency: int
+    forfeit_after: int
+    """0: the fallback policy (faults are counted, never forfeit)."""
+    lowest_wins: bool
+    sprt: Sprt | None = None
+    creator: str | None = field(default=None, repr=False)
+    """Hex hash of the creator secret, if one was given."""
+
+    def to_json(self) -> bytes:
+        return json.dumps(asdict(self), sort_keys=True).encode()
+
+    @classmethod
+    def from_json(cls, raw: bytes) -> TournamentSpec:
+        data = json.loads(raw)
+        sprt = data.pop("sprt")
+        return cls(
+            **{
+                **data,
+                "entrants": tuple(data["entrants"]),
+                "key_hashes": tuple(data["key_hashes"]),
+                "sprt": None if sprt is None else Sprt(**sprt),
+            }
+        )

@@ -1,0 +1,351 @@
+"""Tournaments hosted by the server: entrants connect with their keys and play what they are
+seated in; a crashing, a hanging and an illegal-move bot each rank below random bots."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import grpc
+import pytest
+
+from cardarena.clients.audit import audit_log
+from cardarena.clients.bots import Bot, SeatState
+from cardarena.clients.bots.decider import PythonDecider
+from cardarena.clients.bots.random_bot import RandomBot
+from cardarena.clients.client import ArenaClient, Entrant
+from cardarena.clients.tournament.entrant import EntrantReport, MakeDecider, play_entrant
+from cardarena.v1 import game_pb2 as pb
+from cardarena.v1 import tournament_pb2 as tpb
+
+from ..calls import run
+from ..serverproc import ServerProcess
+from ..waiting import eventually
+
+pytestmark = pytest.mark.integration
+
+
+class AlwaysCrashes:
+    name = "crasher"
+
+    def choose(self, state: SeatState) -> int:
+        raise ZeroDivisionError("a bug in the bot")
+
+
+class Hangs:
+    name = "hanger"
+
+    def choose(self, state: SeatState) -> int:
+        time.sleep(3600)
+        raise AssertionError("unreachable")
+
+
+class Illegal:
+    name = "illegal"
+
+    def choose(self, state: SeatState) -> int:
+        return 999
+
+
+def _decider(factory: Callable[[], Bot]) -> PythonDecider:
+    return PythonDecider(factory)
+
+
+def _makers(bots: Mapping[str, Callable[[], Bot]]) -> list[MakeDecider]:
+    """One decider factory per entrant: a fresh bot for every match."""
+
+    def maker(factory: Callable[[], Bot]) -> MakeDecider:
+        return lambda _assigned: _decider(factory)
+
+    return [maker(factory) for factory in bots.values()]
+
+
+async def _tournament(
+    address: str,
+    bots: Mapping[str, Callable[[], Bot]],
+    *,
+    deals: int = 1,
+    move_ms: int = 300,
+    game: str = "crazy_sixes",
+) -> tuple[tpb.TournamentInfo, list[EntrantReport]]:
+    async with ArenaClient(address) as client:
+        created = await client.tournaments.create(
+            game,
+            [Entrant(name) for name in bots],
+            players=3,
+            deals=deals,
+            move_ms=move_ms,
+            concurrency=8,
+            forfeit_after=3,
+            seed=bytes(range(32)),
+        )
+        tid = created.tournament.tournament_id
+        keys = list(created.entrant_keys)
+        assert all(keys)
+        reports = await asyncio.gather(
+            *(
+                play_entrant(client, tid, key, make)
+                for key, make in zip(keys, _makers(bots), strict=True)
+            )
+        )
+        final = await client.tournaments.get(tid, matches=True)
+        for line in final.matches:
+            report = audit_log(await client.match_log(line.match_id))
+            assert report.ok, report.failure
+        return final, list(reports)
+
+
+def _rank(final: tpb.TournamentInfo) -> list[str]:
+    return [s.entrant for s in final.standings]
+
+
+def test_a_crashing_bot_forfeits_and_ranks_below_random_bots(server: ServerProcess) -> None:
+    final, reports = run(
+        _tournament(
+            server.address, {"random-a": RandomBot, "random-b": RandomBot, "crasher": AlwaysCrashes}
+        ),
+        seconds=120,
+    )
+    assert final.status == tpb.TOURNAMENT_STATUS_ENDED
+    assert final.end_reason == "every planned match was played"
+    assert final.finished == final.planned == 3
+    rows = {s.entrant: s for s in final.standings}
+    assert rows["crasher"].forfeits == 3 and rows["crasher"].wins == 0
+    assert rows["crasher"].faults == 9  # three time-outs a match, then the server plays it
+    assert _rank(final)[-1] == "crasher"
+    assert {r.entrant for r in reports} == {"random-a", "random-b", "crasher"}
+
+
+def test_a_hanging_and_an_illegal_bot_rank_below_random_bots(server: ServerProcess) -> None:
+    final, _ = run(
+        _tournament(
+            server.address,
+            {"random-a": RandomBot, "hanger": Hangs, "illegal": Illegal, "random-b": RandomBot},
+            move_ms=200,
+        ),
+        seconds=180,
+    )
+    assert final.finished == final.planned == 12  # 4 lineups of 3, in 3 rotations
+    rows = {s.entrant: s for s in final.standings}
+    for bad in ("hanger", "illegal"):
+        assert rows[bad].forfeits == rows[bad].matches == 9
+        assert rows[bad].wins == 0
+    assert set(_rank(final)[-2:]) == {"hanger", "illegal"}
+
+
+class FirstLegal:
+    name = "first"
+
+    def choose(self, state: SeatState) -> int:
+        return state.legal[0]
+
+
+class LastLegal:
+    name = "last"
+
+    def choose(self, state: SeatState) -> int:
+        return state.legal[-1]
+
+
+DETERMINISTIC: dict[str, Callable[[], Bot]] = {
+    "first-a": FirstLegal,
+    "last": LastLegal,
+    "first-b": FirstLegal,
+}
+
+
+def _results(final: tpb.TournamentInfo) -> list[tuple[str, float, float, int]]:
+    return [(s.entrant, round(s.mean, 9), s.wins, s.matches) for s in final.standings]
+
+
+def test_kill_9_in_the_middle_of_a_tournament_loses_nothing(tmp_path: Path) -> None:
+    """The same tournament, once uninterrupted and once with the server killed (-9) while its
+    matches run: after the restart it finishes the planned matches, exactly, every log audits
+    clean, and the standings are those of the uninterrupted run."""
+    with ServerProcess(tmp_path / "calm") as calm:
+        expected, _ = run(
+            _tournament(calm.address, DETERMINISTIC, deals=3, move_ms=10_000), seconds=120
+        )
+    assert expected.finished == expected.planned == 9
+    data = tmp_path / "killed"
+    first = ServerProcess(data).start()
+    address = first.address
+
+    async def scenario() -> tpb.TournamentInfo:
+        async with ArenaClient(address, retry_for=60) as client:
+            created = await client.tournaments.create(
+                "crazy_sixes",
+                [Entrant(n) for n in DETERMINISTIC],
+                players=3,
+                deals=3,
+                move_ms=10_000,  # time enough to reconnect: a time-out would change a result
+                concurrency=8,
+                seed=bytes(range(32)),
+            )
+            tid = created.tournament.tournament_id
+            entrants = [
+                asyncio.create_task(play_entrant(client, tid, key, make, reconnect_for=60))
+                for key, make in zip(created.entrant_keys, _makers(DETERMINISTIC), strict=True)
+            ]
+
+            async def under_way() -> bool:
+                return (await client.tournaments.get(tid)).finished >= 2
+
+            await eventually(under_way, within=60, what="two matches played")
+            first.kill()
+            second = ServerProcess(data, listen=address).start()
+            try:
+                await asyncio.wait_for(asyncio.gather(*entrants), timeout=120)
+                final = await client.tournaments.get(tid, matches=True)
+                for line in final.matches:
+                    report = audit_log(await client.match_log(line.match_id))
+                    assert report.ok, report.failure
+                return final
+            finally:
+                second.kill()
+
+    final = asyncio.run(scenario())
+    assert final.status == tpb.TOURNAMENT_STATUS_ENDED
+    assert final.finished == final.planned == 9 and final.failed == 0
+    assert _results(final) == _results(expected)
+    assert all(s.faults == 0 for s in final.standings)
+
+
+def test_a_stranger_cannot_take_a_seat_and_keys_never_reach_the_log(
+    tmp_path: Path,
+) -> None:
+    key = "k" * 40
+    with ServerProcess(tmp_path / "data") as served:
+
+        async def scenario() -> None:
+            async with ArenaClient(served.address) as client:
+                created = await client.tournaments.create(
+                    "triathlon",
+                    [Entrant("a", key), Entrant("b"), Entrant("c")],
+                    deals=1,
+                    move_ms=60_000,
+                )
+                tid = created.tournament.tournament_id
+                assert created.entrant_keys[0] == ""  # given, not drawn
+                info = await client.tournaments.get(tid, matches=True)
+                match_id = next(m.match_id for m in info.matches if m.match_id)
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await client.join(match_id, seat=0, name="stranger")
+                assert refused.value.code() in (
+                    grpc.StatusCode.PERMISSION_DENIED,
+                    grpc.StatusCode.ALREADY_EXISTS,
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                )
+                with pytest.raises(grpc.aio.AioRpcError) as wrong:
+                    async for _ in client.tournaments.enter(tid, "x" * 40):
+                        pass
+                assert wrong.value.code() == grpc.StatusCode.UNAUTHENTICATED
+                cancelled = await client.tournaments.cancel(tid, reason="enough")
+                assert cancelled.cancelled and cancelled.status == tpb.TOURNAMENT_STATUS_ENDED
+                after = await client.tournaments.get(tid, matches=True)
+                for line in after.matches:
+                    if line.match_id:
+                        log = await client.match_log(line.match_id)
+                        kinds = [
+                            pb.Event.FromString(e.event).WhichOneof("kind") for e in log.entries
+                        ]
+                        assert kinds[-2:] == ["match_cancelled", "seed_revealed"]
+
+        run(scenario(), seconds=60)
+    logged = served.stderr_path.read_text()
+    assert key not in logged
+    assert "tournament_created" in logged
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_ctrl_c_detaches_the_launcher_and_attach_finishes_it(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    """``tournament --hosted`` starts every bot as its own process; Ctrl-C detaches (the bots
+    and the tournament go on), ``--attach`` follows it to the end and writes the results."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [
+        sys.executable,
+        "-c",
+        "from cardarena.clients.cli import main; raise SystemExit(main())",
+    ]
+    launcher = subprocess.Popen(
+        [
+            *command,
+            "tournament",
+            "--hosted",
+            "--server",
+            server.address,
+            "--game",
+            "crazy_sixes",
+            "--players",
+            "3",
+            "--bot",
+            "random",
+            "--bot",
+            "rules",
+            "--bot",
+            "crasher=tests.tournament_bots:Crasher",
+            "--deals",
+            "4",
+            "--move-ms",
+            "400",
+            "--concurrency",
+            "2",
+            "--no-progress",
+        ],
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert launcher.stderr is not None
+    tournament_id = ""
+    for line in launcher.stderr:
+        if line.startswith("tournament ") and " created on " in line:
+            tournament_id = line.split()[1]
+            break
+    assert tournament_id
+
+    async def started() -> bool:
+        async with ArenaClient(server.address) as client:
+            return (await client.tournaments.get(tournament_id)).finished >= 1
+
+    run(eventually(started, within=60, what="a match played"), seconds=70)
+    launcher.send_signal(signal.SIGINT)
+    _, rest = launcher.communicate(timeout=30)
+    assert launcher.returncode == 130
+    assert f"--attach {tournament_id}" in rest
+    results = tmp_path / "results.json"
+    attached = subprocess.run(
+        [
+            *command,
+            "tournament",
+            "--server",
+            server.address,
+            "--attach",
+            tournament_id,
+            "--json",
+            str(results),
+            "--no-progress",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert attached.returncode == 0, attached.stderr
+    report = json.loads(results.read_text())
+    assert report["tournament"]["finished"] == report["tournament"]["planned"] == 12
+    assert len(report["matches"]) == 12 and all(m["last_hash"] for m in report["matches"])
+    assert "crasher" in attached.stdout
