@@ -102,12 +102,18 @@ def log_from_engine(
         prev = chain_hash(prev, payload)
         entries.append(spb.LogEntry(seq=seq, event=payload, hash=prev))
     started = events[0].match_started
+    faults = [0] * match.players  # every time-out is a fault, counted as the server does
+    for index in timed_out:
+        recorded = recorded_at[index]
+        assert recorded is not None  # checked above
+        faults[recorded[0]] += 1
     seats = [
         spb.SeatInfo(
             seat=s,
             taken=s in joined,
             name=seat_names[s] if s in joined else "",
             reserved=bool(flags) and flags[s],
+            faults=faults[s],
         )
         for s in range(match.players)
     ]

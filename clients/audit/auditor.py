@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from cardarena.v1 import codec
 from cardarena.v1 import service_pb2 as spb
 
-from .checks import CHECKS, Checks, Discrepancy
+from .checks import CHECKS, Checks
+from .errors import Discrepancy
 
 
 @dataclass(frozen=True)

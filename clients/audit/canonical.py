@@ -40,6 +40,8 @@ def decode_entry(event: pb.Event, raw: bytes) -> ev.Event | None:
             started.match_id,
             move_ms=started.move_ms,
             reserved_seats=started.reserved_seats,
+            forfeit_after=started.forfeit_after,
+            tournament_id=started.tournament_id,
         )
         if canonical != event:
             raise NotCanonical(

@@ -1,4 +1,4 @@
-"""The nine checks of an audit, in their order, over the shared state of one log.
+"""The ten checks of an audit, in their order, over the shared state of one log.
 
 Each ``check_NAME`` of :class:`Checks` raises :class:`Discrepancy` at the first entry (or
 MatchInfo field) at fault and may rely on every check before it in :data:`CHECKS`; the
@@ -25,7 +25,9 @@ from cardarena.v1 import service_pb2 as spb
 from cardarena.v1.chain import first_break
 
 from .canonical import NotCanonical, decode_entry
+from .errors import Discrepancy, mismatch
 from .explain import explain_replay
+from .faults import FaultWalk
 
 SEED_SIZE: Final = 32
 COMMITMENT_PREFIX: Final = b"cardarena-seed-v1"
@@ -39,21 +41,12 @@ CHECKS: Final = (
     ("reveal", "SeedRevealed closes the log with the same seed; one MatchCancelled may precede it"),
     ("replay", "every deal, draw, action and result follows from the seed and the rules"),
     ("server", "every seat joined before play; each time-out is followed by the default action"),
+    ("faults", "every fault and forfeit follows the match's fault policy; MatchInfo counts them"),
     ("result", "MatchInfo's totals and winners are the replay's (no winners if cancelled)"),
 )
 
 NOT_IN_LOG: Final = frozenset({"created_unix_ms"})
 """MatchInfo's fields that the log cannot vouch for (it records no time), so not checked."""
-
-
-class Discrepancy(Exception):
-    """A check failed at ``seq``: the entry at fault, or the entry a MatchInfo field disagrees
-    with (``None`` when there is none: the seed field, or a seat that never joined)."""
-
-    def __init__(self, seq: int | None, reason: str) -> None:
-        super().__init__(reason)
-        self.seq = seq
-        self.reason = reason
 
 
 def seed_commitment(seed: bytes) -> str:
@@ -141,7 +134,7 @@ class Checks:
                 f"{self.head.hex()}: the log was re-signed, cut or extended",
             )
         if self.info.last_hash != last.hash:
-            raise _mismatch(
+            raise mismatch(
                 "last_hash",
                 self.info.last_hash.hex() or "empty",
                 f"{last.hash.hex()} (the chained hash of seq {last.seq})",
@@ -166,17 +159,20 @@ class Checks:
                 None, f"MatchInfo names match {info.match_id!r}, not {self.match_id!r}"
             )
         if info.game != started.game:
-            raise _mismatch("game", repr(info.game), repr(started.game), 1)
+            raise mismatch("game", repr(info.game), repr(started.game), 1)
         if info.players != started.players:
-            raise _mismatch("players", info.players, started.players, 1)
+            raise mismatch("players", info.players, started.players, 1)
         if info.options != started.options:
             path, mine, theirs = _first_difference(
                 codec.dict_of(info.options), codec.dict_of(started.options), "options"
             )
-            raise _mismatch(path, mine, theirs, 1)
+            raise mismatch(path, mine, theirs, 1)
+        if info.tournament_id != started.tournament_id:
+            shown = repr(started.tournament_id) if started.tournament_id else "'' (none)"
+            raise mismatch("tournament_id", repr(info.tournament_id), shown, 1)
         if info.time_control.move_ms != started.move_ms:
             old = " (a log that predates clocks in MatchStarted)" if started.move_ms == 0 else ""
-            raise _mismatch(
+            raise mismatch(
                 "time_control.move_ms", info.time_control.move_ms, f"{started.move_ms}{old}", 1
             )
         self._check_state()
@@ -188,7 +184,7 @@ class Checks:
         if self.events[-1].WhichOneof("kind") == "seed_revealed":
             if self.info.status != spb.MATCH_STATUS_ENDED:
                 shown = spb.MatchStatus.Name(self.info.status)
-                raise _mismatch("status", shown, "MATCH_STATUS_ENDED (the seed is revealed)", last)
+                raise mismatch("status", shown, "MATCH_STATUS_ENDED (the seed is revealed)", last)
         elif self.info.status != spb.MATCH_STATUS_ENDED:  # the reveal check will say why
             raise Discrepancy(
                 None,
@@ -198,7 +194,7 @@ class Checks:
         cancelled = self._seq_of("match_cancelled")
         if self.info.cancelled != (cancelled is not None):
             log_says = f"True (MatchCancelled at seq {cancelled})" if cancelled else "False"
-            raise _mismatch("cancelled", self.info.cancelled, log_says, cancelled)
+            raise mismatch("cancelled", self.info.cancelled, log_says, cancelled)
 
     def _check_seats(self, started: pb.MatchStarted) -> None:
         """One SeatInfo per seat: reserved as MatchStarted says, taken and named as the seat's
@@ -215,17 +211,17 @@ class Checks:
                 joined.setdefault(event.seat_joined.seat, (n, event.seat_joined.name))
         numbers = sorted(s.seat for s in self.info.seats)
         if numbers != list(range(players)):
-            raise _mismatch("seats", f"seats {numbers}", f"seats 0..{players - 1}", 1)
+            raise mismatch("seats", f"seats {numbers}", f"seats 0..{players - 1}", 1)
         for info in sorted(self.info.seats, key=lambda s: s.seat):
             seat = info.seat
             if info.reserved != reserved[seat]:
-                raise _mismatch(f"seats[{seat}].reserved", info.reserved, reserved[seat], 1)
+                raise mismatch(f"seats[{seat}].reserved", info.reserved, reserved[seat], 1)
             at, name = joined.get(seat, (None, ""))
             if info.taken != (at is not None):
                 log_says = f"True (SeatJoined at seq {at})" if at else "False (it never joined)"
-                raise _mismatch(f"seats[{seat}].taken", info.taken, log_says, at)
+                raise mismatch(f"seats[{seat}].taken", info.taken, log_says, at)
             if info.name != name:
-                raise _mismatch(f"seats[{seat}].name", repr(info.name), repr(name), at)
+                raise mismatch(f"seats[{seat}].name", repr(info.name), repr(name), at)
 
     # -- 5. seed ---------------------------------------------------------------------------
 
@@ -238,14 +234,14 @@ class Checks:
                 1, f"the seed's commitment is {expected}, MatchStarted published another"
             )
         if self.info.seed_commitment != expected:
-            raise _mismatch(
+            raise mismatch(
                 "seed_commitment",
                 self.info.seed_commitment or "empty",
                 f"{expected} (the seed's)",
                 1,
             )
         if self.info.seed != self.seed:
-            raise _mismatch("seed", self.info.seed.hex() or "empty", self.seed.hex(), None)
+            raise mismatch("seed", self.info.seed.hex() or "empty", self.seed.hex(), None)
 
     # -- 6. reveal -------------------------------------------------------------------------
 
@@ -312,16 +308,28 @@ class Checks:
         clocked = self.events[0].match_started.move_ms > 0  # the log's clock, not MatchInfo's
         joined: set[int] = set()
         timed_out: tuple[int, int, int] | None = None  # (seq, seat, default action)
+        forfeit_between = False  # whether the time-out's SeatForfeited came between
         for n, (event, decoded) in enumerate(zip(self.events, self.decoded, strict=True), 1):
             kind = event.WhichOneof("kind")
             recorded = match.recorded_action(decoded) if decoded is not None else None
             if timed_out is not None:
+                # The time-out that brings its seat to the fault policy's limit is followed
+                # by the seat's forfeit, then the action (the faults check judges the forfeit).
+                if (
+                    kind == "seat_forfeited"
+                    and event.seat_forfeited.seat == timed_out[1]
+                    and not forfeit_between
+                ):
+                    forfeit_between = True
+                    continue
                 _check_default(n, recorded, timed_out)
-                timed_out = None
+                timed_out, forfeit_between = None, False
             if kind == "seat_joined":
                 self._joined(n, event.seat_joined.seat, joined, started.players)
             elif kind == "timed_out":
-                timed_out = self._timed_out(n, event.timed_out.seat, match, clocked=clocked)
+                # A forfeited seat is played at once, clock or none.
+                clock = clocked or event.timed_out.forfeited
+                timed_out = self._timed_out(n, event.timed_out.seat, match, clocked=clock)
             elif recorded is not None:
                 if len(joined) < started.players:
                     missing = sorted(set(range(started.players)) - joined)
@@ -345,7 +353,17 @@ class Checks:
             raise Discrepancy(n, f"seat {seat} timed out, but seat {match.to_act} was to act")
         return n, seat, match.default_action()
 
-    # -- 9. result -------------------------------------------------------------------------
+    # -- 9. faults -------------------------------------------------------------------------
+
+    def check_faults(self) -> None:
+        """The fault policy's rules, entry by entry (:mod:`.faults`), then MatchInfo's counts."""
+        started = self.decoded[0]
+        assert isinstance(started, ev.MatchStarted)  # the replay check holds
+        walk = FaultWalk(self.events[0].match_started, started, self.seed)
+        walk.walk(self.events, self.decoded)
+        walk.check_info(self.info)
+
+    # -- 10. result -------------------------------------------------------------------------
 
     def check_result(self) -> None:
         match = self.replayed
@@ -357,18 +375,13 @@ class Checks:
         totals = tuple(codec.score_from_pb(t) for t in self.info.totals)
         if totals != match.totals:
             shown = ", ".join(map(str, match.totals))
-            raise _mismatch(
+            raise mismatch(
                 "totals", ", ".join(map(str, totals)) or "none", f"{shown} ({where})", at
             )
         if tuple(self.info.winners) != match.winners:
-            raise _mismatch(
+            raise mismatch(
                 "winners", list(self.info.winners), f"{list(match.winners)} ({where})", at
             )
-
-
-def _mismatch(name: str, info_says: object, log_says: object, seq: int | None) -> Discrepancy:
-    """A MatchInfo field that disagrees with the log, in the words every such failure uses."""
-    return Discrepancy(seq, f"MatchInfo.{name} is {info_says}, the log says {log_says}")
 
 
 def _first_difference(mine: Any, theirs: Any, path: str) -> tuple[str, str, str]:

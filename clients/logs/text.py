@@ -1,7 +1,8 @@
 """Events as short English, with the card codes of RULES.md (``QC``, ``10H``, ``6O``, ``JK``).
 
 Why not the dataclass repr: an auditor's reason or a replay line is read by people, who know
-cards as codes and seats by name, not as integer ids.
+cards as codes and seats by name, not as integer ids. :func:`event_text` says what an engine
+event records; :func:`server_event_text` the server's own time-outs, faults and forfeits.
 """
 
 from __future__ import annotations
@@ -9,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 
-from cardarena.engine import card_code
+from cardarena.engine import card_code, describe
 from cardarena.engine import events as ev
 from cardarena.engine.cards import suit_code
+from cardarena.v1 import codec
+from cardarena.v1 import game_pb2 as pb
 
 
 def cards_text(cards: Iterable[int]) -> str:
@@ -31,11 +34,46 @@ def seat_names(names: Sequence[str], players: int) -> list[str]:
     return [names[s] if s < len(names) and names[s] else f"seat {s}" for s in range(players)]
 
 
+def _who(names: Sequence[str], seat: int) -> str:
+    return names[seat] if 0 <= seat < len(names) else f"seat {seat}"
+
+
+def server_event_text(event: pb.Event, names: Sequence[str] = ()) -> str | None:
+    """One line for a time-out, a fault or a forfeit (entries the server writes on its own
+    account); ``None`` for any other entry. A refused action is named only where the log
+    shows it (a full log, or the log of the seat that sent it)."""
+    kind = event.WhichOneof("kind")
+    if kind == "timed_out":
+        who = _who(names, event.timed_out.seat)
+        if event.timed_out.forfeited:
+            return f"{who} has forfeited: the server plays its default action"
+        return f"{who} timed out"
+    if kind == "seat_forfeited":
+        forfeit = event.seat_forfeited
+        faults = "1 fault" if forfeit.faults == 1 else f"{forfeit.faults} faults"
+        return f"{_who(names, forfeit.seat)} forfeits after {faults}"
+    if kind != "seat_faulted":
+        return None
+    fault = event.seat_faulted
+    who = _who(names, fault.seat)
+    if fault.kind == pb.FAULT_KIND_DISCONNECTED:
+        return f"{who} disconnected (a fault)"
+    if fault.kind != pb.FAULT_KIND_REFUSED_ACTION:
+        return f"{who} faulted"
+    if not fault.HasField("action"):
+        return f"{who} sent a refused action"
+    try:
+        sent = describe(codec.action_from_pb(fault.action))
+    except (ValueError, ArithmeticError):
+        sent = "a malformed action"
+    return f"{who} sent a refused action ({sent})"
+
+
 def event_text(event: ev.Event, names: Sequence[str] = ()) -> str:
     """One line saying what ``event`` records; ``names`` are the seats' display names."""
 
     def who(seat: int) -> str:
-        return names[seat] if 0 <= seat < len(names) else f"seat {seat}"
+        return _who(names, seat)
 
     match event:
         case ev.MatchStarted():

@@ -7,7 +7,9 @@ third party could change. The timeline is embedded as JSON and drawn by a small 
 Stable hooks for tests and tools: ``#step`` (``data-step``, 1-based, and ``data-steps``),
 ``#prev``/``#next``/``#first``/``#last``, ``.hand[data-seat]`` holding ``.card[data-card]``,
 ``#trick`` (``data-leader``, ``data-winner``), ``#table``, ``#scores`` with ``#totals
-td[data-seat]``, ``#winners``, ``#lines``. The start step can be given as ``?step=N``.
+td[data-seat]``, ``#winners``, ``#lines`` (a step's lines, the server's time-outs, faults and
+forfeits among them), ``#policy`` (a tournament's fault policy, if any). The start step can be
+given as ``?step=N``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ def html_page(timeline: Timeline, verdict: str) -> str:
         "players": timeline.players,
         "names": timeline.names,
         "verdict": verdict,
+        "policy": timeline.policy,
         "steps": [_step_json(i, s) for i, s in enumerate(timeline.steps)],
     }
     embedded = (
@@ -49,6 +52,7 @@ def html_page(timeline: Timeline, verdict: str) -> str:
     )
     totals = "".join(f'<td data-seat="{s}"></td>' for s in range(timeline.players))
     bad = "" if verdict == "clean" else " failed"
+    policy = f'\n<p id="policy">{html.escape(timeline.policy)}</p>' if timeline.policy else ""
     return f"""<!doctype html>
 <html lang="en">
 <head>
@@ -60,7 +64,7 @@ def html_page(timeline: Timeline, verdict: str) -> str:
 <body>
 <header>
 <h1>{title}</h1>
-<p id="verdict" class="verdict{bad}">audit: {html.escape(verdict)}</p>
+<p id="verdict" class="verdict{bad}">audit: {html.escape(verdict)}</p>{policy}
 </header>
 <nav>
 <button id="first" type="button" title="first step (Home)">&laquo; First</button>
@@ -101,6 +105,7 @@ def _step_json(index: int, step: Step) -> dict[str, Any]:
         "dealer": step.dealer,
         "trump": suit_code(step.trump) if step.trump is not None else None,
         "lines": step.lines,
+        "notes": step.notes,
         "hands": [cards_text(h).split() if h else [] for h in step.hands],
         "trick": None
         if trick is None

@@ -7,6 +7,8 @@ after a round's last trick the engine has already dealt the next one. The fold i
 Steps: a deal (with its trump draw), each trick of a trick round, each play or pass of a
 Fan Tan round or a Crazy Sixes hand (with the cards it kills), each Triathlon trump call,
 each round's scores, and the end (or the cancellation, for a match that was cancelled).
+The server's time-outs, faults and forfeits are notes of the step whose action follows them
+(a play the server made for a seat is marked ``(timed out)``, or ``(forfeited)``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
-from ..logs.text import event_text, seat_names
+from ..logs.text import event_text, seat_names, server_event_text
 
 
 @dataclass
@@ -59,6 +61,8 @@ class Step:
     totals: list[str] = field(default_factory=list)
     winners: list[int] = field(default_factory=list)
     turn: int = 0  # turn steps: 1-based, within the round
+    notes: list[str] = field(default_factory=list)
+    """The server's entries before this step's action: time-outs, faults, forfeits."""
 
 
 @dataclass
@@ -70,6 +74,8 @@ class Timeline:
     steps: list[Step]
     spanish: bool = False
     """Whether the match is played with Spanish cards (its rounds' decks say so)."""
+    policy: str = ""
+    """The fault policy and tournament in words (MatchStarted's), or empty for none."""
 
 
 def decoded_entries(resp: spb.GetMatchLogResponse) -> list[tuple[pb.Event, ev.Event | None]]:
@@ -94,15 +100,32 @@ def build_timeline(resp: spb.GetMatchLogResponse) -> Timeline:
     players = info.players
     names = seat_names([s.name for s in sorted(info.seats, key=lambda s: s.seat)], players)
     fold = _Fold(players, names)
+    policy = ""
     for event, decoded in decoded_entries(resp):
         kind = event.WhichOneof("kind")
+        note = server_event_text(event, names)
+        if note is not None and not (kind == "timed_out" and event.timed_out.forfeited):
+            fold.notes.append(note)  # a forfeited seat's every play is marked: no note each
         if kind == "timed_out":
             fold.timed_out = event.timed_out.seat
+            fold.late = " (forfeited)" if event.timed_out.forfeited else " (timed out)"
         elif kind == "match_cancelled":
             fold.cancel(event.match_cancelled.reason)
-        elif decoded is not None:
+        elif kind == "match_started":
+            policy = policy_text(event.match_started)
+        if decoded is not None:
             fold.take(decoded)
-    return Timeline(info.game, players, info.match_id, names, fold.finish(), fold.spanish)
+    steps = fold.finish()
+    return Timeline(info.game, players, info.match_id, names, steps, fold.spanish, policy)
+
+
+def policy_text(started: pb.MatchStarted) -> str:
+    """A match's fault policy and tournament, as MatchStarted records them; empty for none."""
+    parts = [f"tournament {started.tournament_id}"] if started.tournament_id else []
+    if started.forfeit_after:
+        after = started.forfeit_after
+        parts.append(f"a seat forfeits after {after} fault{'s' if after != 1 else ''}")
+    return "; ".join(parts)
 
 
 class _Fold:
@@ -112,6 +135,10 @@ class _Fold:
         self.steps: list[Step] = []
         self.current: Step | None = None
         self.timed_out: int | None = None
+        self.late = " (timed out)"
+        """How the play after the time-out is marked: timed out, or played for a forfeit."""
+        self.notes: list[str] = []
+        """The server's entries in words, for the step of the next action."""
         self.reader = ActionReader()
         self.started: ev.MatchStarted | None = None
         self.round, self.kind, self.dealer = -1, "", 0
@@ -161,11 +188,22 @@ class _Fold:
 
     def cancel(self, reason: str) -> None:
         """The match stops here: no winners, the totals as they stand."""
-        self._open("cancelled").lines.append(cancelled_text(reason))
+        step = self._open("cancelled")
+        self._note(step)
+        step.lines.append(cancelled_text(reason))
 
     def finish(self) -> list[Step]:
+        last = self.current or (self.steps[-1] if self.steps else None)
+        if self.notes and last is not None:  # after the last action: the last step's
+            self._note(last)
         self._close()
         return self.steps
+
+    def _note(self, step: Step) -> None:
+        """The notes so far go to ``step``, before its own lines."""
+        step.notes.extend(self.notes)
+        step.lines.extend(self.notes)
+        self.notes = []
 
     def take(self, event: ev.Event) -> None:
         """Fold one engine event in: open a new step where one begins, then apply it."""
@@ -174,7 +212,7 @@ class _Fold:
         late = ""
         recorded = self.reader(event)  # fed every event, so it knows the round's passes
         if self.timed_out is not None and recorded is not None:
-            late, self.timed_out = " (timed out)", None
+            late, self.timed_out = self.late, None
         match event:
             case ev.RoundStarted():
                 step = self._open("deal")
@@ -236,6 +274,8 @@ class _Fold:
             case ev.DealerDrawn():
                 pass
         if step is not None:
+            if self.notes and recorded is not None:
+                self._note(step)
             step.lines.append(event_text(event, self.names) + late)
 
     def _look_up(self, index: int) -> None:

@@ -733,6 +733,8 @@ def test_a_log_without_time_outs_or_clock_passes() -> None:
     events[0].match_started.move_ms = 0
     out = forge(b, events)
     out.match.time_control.move_ms = 0
+    for seat in out.match.seats:  # no time-out, no fault
+        seat.faults = 0
     assert audit_log(out).ok
 
 
@@ -867,6 +869,24 @@ INFO_EDITS: dict[str, InfoEdit] = {
         "start",
         lambda b: None,
         "MatchInfo.cancelled is True, the log says False",
+    ),
+    "tournament_id": (
+        _set("tournament_id", "cup"),
+        "start",
+        lambda b: 1,
+        "MatchInfo.tournament_id is 'cup', the log says '' (none)",
+    ),
+    "seats.faults": (
+        lambda info: setattr(info.seats[1], "faults", info.seats[1].faults + 1),
+        "faults",
+        lambda b: b.seqs("timed_out", lambda e: e.timed_out.seat == 1)[-1],
+        "MatchInfo.seats[1].faults is",
+    ),
+    "seats.forfeited": (
+        _seat(2, "forfeited", True),
+        "faults",
+        lambda b: None,
+        "MatchInfo.seats[2].forfeited is True, the log says False",
     ),
 }
 
@@ -1242,6 +1262,7 @@ def test_the_command_reports_the_first_discrepancy(
         "failed",
         "skipped",
         "skipped",
+        "skipped",
     ]
     assert report["failure"]["seq"] == seq and report["failure"]["check"] == "replay"
 
@@ -1309,7 +1330,8 @@ def test_an_unreachable_server_exits_2(capsys: pytest.CaptureFixture[str]) -> No
 
 def test_report_fields_are_in_check_order() -> None:
     assert [name for name, _ in CHECKS] == [
-        "decode", "sequence", "chain", "start", "seed", "reveal", "replay", "server", "result",
+        "decode", "sequence", "chain", "start", "seed", "reveal", "replay", "server", "faults",
+        "result",
     ]  # fmt: skip
     assert isinstance(audit_log(hexa().resp), AuditReport)
 
