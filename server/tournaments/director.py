@@ -37,6 +37,7 @@ log = structlog.get_logger(__name__)
 RETRY_SECONDS = (0.1, 0.5, 2.0, 5.0)
 """Pauses between attempts to start a match while the store is away."""
 PLANNED = "every planned match was played"
+CANCEL_WAIT_SECONDS = 10.0
 
 
 class Director:
@@ -276,6 +277,11 @@ class Director:
         self._wake.set()
         if self.task is None or self.task.done():
             await self._finish(reason)
+            return
+        # The director ends the tournament once its cancelled matches are reported: the
+        # caller is answered with the tournament ended (or as far as it got in a while).
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.task), CANCEL_WAIT_SECONDS)
 
     async def _finish(self, reason: str) -> None:
         status = "cancelled" if self.cancelled else "ended"

@@ -214,8 +214,11 @@ def test_kill_9_in_the_middle_of_a_tournament_loses_nothing(tmp_path: Path) -> N
     final = asyncio.run(scenario())
     assert final.status == tpb.TOURNAMENT_STATUS_ENDED
     assert final.finished == final.planned == 9 and final.failed == 0
-    assert _results(final) == _results(expected)
-    assert all(s.faults == 0 for s in final.standings)
+    assert all(s.faults == 0 for s in final.standings), final.standings
+    assert _results(final) == _results(expected), final.matches
+
+
+CREATOR = "c" * 40
 
 
 def test_a_stranger_cannot_take_a_seat_and_keys_never_reach_the_log(
@@ -231,11 +234,16 @@ def test_a_stranger_cannot_take_a_seat_and_keys_never_reach_the_log(
                     [Entrant("a", key), Entrant("b"), Entrant("c")],
                     deals=1,
                     move_ms=60_000,
+                    creator_secret=CREATOR,
                 )
                 tid = created.tournament.tournament_id
                 assert created.entrant_keys[0] == ""  # given, not drawn
-                info = await client.tournaments.get(tid, matches=True)
-                match_id = next(m.match_id for m in info.matches if m.match_id)
+
+                async def first_match() -> str:
+                    info = await client.tournaments.get(tid, matches=True)
+                    return next((m.match_id for m in info.matches if m.match_id), "")
+
+                match_id = await eventually(first_match, within=30, what="a match started")
                 with pytest.raises(grpc.aio.AioRpcError) as refused:
                     await client.join(match_id, seat=0, name="stranger")
                 assert refused.value.code() in (
@@ -247,7 +255,10 @@ def test_a_stranger_cannot_take_a_seat_and_keys_never_reach_the_log(
                     async for _ in client.tournaments.enter(tid, "x" * 40):
                         pass
                 assert wrong.value.code() == grpc.StatusCode.UNAUTHENTICATED
-                cancelled = await client.tournaments.cancel(tid, reason="enough")
+                with pytest.raises(grpc.aio.AioRpcError) as anyone:
+                    await client.tournaments.cancel(tid, reason="mine now", secret="y" * 40)
+                assert anyone.value.code() == grpc.StatusCode.PERMISSION_DENIED
+                cancelled = await client.tournaments.cancel(tid, reason="enough", secret=CREATOR)
                 assert cancelled.cancelled and cancelled.status == tpb.TOURNAMENT_STATUS_ENDED
                 after = await client.tournaments.get(tid, matches=True)
                 for line in after.matches:
@@ -260,7 +271,7 @@ def test_a_stranger_cannot_take_a_seat_and_keys_never_reach_the_log(
 
         run(scenario(), seconds=60)
     logged = served.stderr_path.read_text()
-    assert key not in logged
+    assert key not in logged and CREATOR not in logged
     assert "tournament_created" in logged
 
 
