@@ -11,19 +11,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+import grpc
 
 from cardarena.v1 import tournament_pb2 as tpb
 
 from ..client import ArenaClient
 from ..tournament.botspec import BotEntry
 from ..tournament.hosted_report import hosted_json, print_hosted, write_hosted_csv
-from ..tournament.launcher import HostedConfig, Limits, create, follow, start_bot, stop_bots
+from ..tournament.launcher import BotFailedToStart, HostedConfig, Launch, Limits, follow
 from ..tournament.progress import Progress
 
-EXIT_OK, EXIT_FAILED_MATCHES, EXIT_DETACHED = 0, 1, 130
+EXIT_OK, EXIT_FAILED_MATCHES, EXIT_USAGE, EXIT_DETACHED = 0, 1, 2, 130
 
 
 def run_hosted(args: argparse.Namespace, bots: Sequence[BotEntry], seed: bytes) -> int:
@@ -42,11 +43,20 @@ def run_hosted(args: argparse.Namespace, bots: Sequence[BotEntry], seed: bytes) 
         bot_logs=args.bot_logs,
         limits=Limits(cpu_seconds=args.bot_cpu_seconds, memory_mb=args.bot_memory_mb),
     )
-    return asyncio.run(_host(config, args))
+    return _refusals(lambda: asyncio.run(_host(config, args)))
 
 
 def run_attached(args: argparse.Namespace) -> int:
-    return asyncio.run(_attach(args, args.attach))
+    return _refusals(lambda: asyncio.run(_attach(args, args.attach)))
+
+
+def _refusals(run: Callable[[], int]) -> int:
+    """The server's refusal (or absence) as one line and exit status 2, never a traceback."""
+    try:
+        return run()
+    except grpc.aio.AioRpcError as error:
+        print(f"cardarena tournament: {error.code().name}: {error.details()}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 def run_cancel(args: argparse.Namespace) -> int:
@@ -56,57 +66,37 @@ def run_cancel(args: argparse.Namespace) -> int:
                 args.cancel, reason="cancelled from the launcher"
             )
 
-    info = asyncio.run(cancel())
-    print(f"tournament {info.tournament_id}: {info.end_reason}")
-    return EXIT_OK
+    def cancelled() -> int:
+        info = asyncio.run(cancel())
+        print(f"tournament {info.tournament_id}: {info.end_reason}")
+        return EXIT_OK
+
+    return _refusals(cancelled)
 
 
 async def _host(config: HostedConfig, args: argparse.Namespace) -> int:
     async with ArenaClient(config.address, operator_token=config.operator_token) as client:
-        created = await create(client, config)
-        tournament_id = created.tournament_id
-        print(f"tournament {tournament_id} created on {config.address}", file=sys.stderr)
-        processes = []
+        launch = Launch(client, config)
         try:
-            for bot, key in zip(config.bots, created.keys, strict=True):
-                processes.append(start_bot(config.address, tournament_id, key, bot, config))
-        except OSError as error:
-            await client.tournaments.cancel(
-                tournament_id,
-                reason=f"a bot could not start: {error}"[:200],
-                secret=created.creator_secret,
-            )
-            stop_bots(processes, grace=0)
-            print(f"cardarena tournament: a bot could not start: {error}", file=sys.stderr)
+            created = await launch.start()
+        except BotFailedToStart as error:
+            print(f"cardarena tournament: {error}", file=sys.stderr)
             return 2
-        watcher = asyncio.create_task(_bots_that_stop(processes, config.bots))
-        try:
-            code = await _watch(client, args, tournament_id)
-        finally:
-            watcher.cancel()
+        print(f"tournament {created.tournament_id} created on {config.address}", file=sys.stderr)
+        code = await _watch(client, args, created.tournament_id, launch)
         if code != EXIT_DETACHED:
-            await asyncio.to_thread(stop_bots, processes)
+            await launch.stop_bots()
         return code
 
 
-async def _bots_that_stop(
-    processes: Sequence[subprocess.Popen[bytes]], bots: Sequence[BotEntry]
-) -> None:
-    """Say so when a bot's process ends while the tournament runs (its seats are then played
-    by their clocks, and forfeit): a bot that cannot start should not go unnoticed."""
-    told: set[int] = set()
-    while len(told) < len(processes):
-        await asyncio.sleep(0.5)
-        for index, process in enumerate(processes):
-            code = process.poll()
-            if code is not None and index not in told:
-                told.add(index)
-                if code != 0:
-                    print(
-                        f"\nbot {bots[index].name} stopped (exit status {code}); its seats are"
-                        " played by their clocks (--bot-logs DIR keeps what it said)",
-                        file=sys.stderr,
-                    )
+def bot_stopped(bot: BotEntry, code: int) -> None:
+    """A bot's process ended with an error while the tournament runs: its seats are then
+    played by their clocks (and forfeit), which should not go unnoticed."""
+    print(
+        f"\nbot {bot.name} stopped (exit status {code}); its seats are played by their clocks"
+        " (--bot-logs DIR keeps what it said)",
+        file=sys.stderr,
+    )
 
 
 async def _attach(args: argparse.Namespace, tournament_id: str) -> int:
@@ -114,7 +104,12 @@ async def _attach(args: argparse.Namespace, tournament_id: str) -> int:
         return await _watch(client, args, tournament_id)
 
 
-async def _watch(client: ArenaClient, args: argparse.Namespace, tournament_id: str) -> int:
+async def _watch(
+    client: ArenaClient,
+    args: argparse.Namespace,
+    tournament_id: str,
+    launch: Launch | None = None,
+) -> int:
     bar: Progress | None = None
     seen = 0
 
@@ -130,7 +125,10 @@ async def _watch(client: ArenaClient, args: argparse.Namespace, tournament_id: s
         seen = info.finished + info.failed
 
     try:
-        await follow(client, tournament_id, update)
+        if launch is not None:
+            await launch.follow(update, bot_stopped)
+        else:
+            await follow(client, tournament_id, update)
     except (KeyboardInterrupt, asyncio.CancelledError):
         if bar is not None:
             bar.close()
@@ -155,7 +153,7 @@ async def _write(
     """The results as the server has them now, to the files asked for."""
     info = await client.tournaments.get(tournament_id, matches=True)
     if args.json is not None:
-        args.json.write_text(json.dumps(hosted_json(info), indent=2) + "\n")
+        args.json.write_text(json.dumps(hosted_json(info, server=args.server), indent=2) + "\n")
     if args.csv is not None:
         write_hosted_csv(args.csv, info)
     return info

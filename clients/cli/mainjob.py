@@ -2,9 +2,10 @@
 
 1. start ``cardarena serve`` on 127.0.0.1:0 with a fresh store (a temporary folder, or
    ``--data-dir``), and read its ``cardarena listening on HOST:PORT`` line;
-2. play a tournament of the reference bots (random and every bot of ``REFERENCE``, the Monte
-   Carlo bot on a small budget) over every game the server offers, with duplicate deals, and
-   print the standings;
+2. for every game the server offers, have the server host a tournament of the reference bots
+   (random and every bot of ``REFERENCE``, the Monte Carlo bot on a small budget), each bot
+   its own process connected as an entrant, with duplicate deals; print the server's
+   standings and crosstable;
 3. audit every match it played from the server's public log (``GetMatchLog``);
 4. stop the server with SIGTERM (a graceful drain that must exit 0).
 
@@ -24,12 +25,15 @@ import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..audit import audit_response
 from ..bots import REFERENCE
 from ..client import ArenaClient
-from ..tournament import BotEntry, TournamentConfig, parse_bot, play_tournament
-from ..tournament.reports import LEGEND, print_table
+from ..tournament import BotEntry, parse_bot
+from ..tournament.hosted_report import HOSTED_LEGEND, print_hosted
+from ..tournament.launcher import BotFailedToStart, HostedConfig, Launch
+from ..tournament.progress import Progress
 from .argtypes import positive_int, seed_hex
 
 CARDARENA = Path(sys.executable).parent / "cardarena"
@@ -76,10 +80,10 @@ async def main_job(args: argparse.Namespace, data_dir: Path) -> int:
             games = args.game or [g.name for g in await client.list_games()]
         bots = reference_bots(args.mc_budget_ms)
         print("bots: " + ", ".join(f"{b.name} ({b.describe()})" for b in bots))
-        print(LEGEND, flush=True)
+        print(HOSTED_LEGEND, flush=True)
         played: list[tuple[str, bytes]] = []
         for game in games:
-            config = TournamentConfig(
+            config = HostedConfig(
                 address=address,
                 game=game,
                 bots=bots,
@@ -89,11 +93,11 @@ async def main_job(args: argparse.Namespace, data_dir: Path) -> int:
                 seed=args.seed,
                 operator_token=token,
             )
-            result, rows = await play_tournament(config, progress=not args.no_progress)
-            print_table(result, rows, sys.stdout)
+            info, stopped = await hosted_tournament(config, progress=not args.no_progress)
+            print_hosted(info, sys.stdout, legend=False)
             sys.stdout.flush()
-            failures += len(result.failed)
-            played += [(m.match_id, m.last_hash) for m in result.matches if m.ok]
+            failures += info.failed + stopped
+            played += [(m.match_id, m.last_hash) for m in info.matches if m.match_id]
         failures += await audit_all(address, played)
     finally:
         code = await server.stop()
@@ -102,6 +106,43 @@ async def main_job(args: argparse.Namespace, data_dir: Path) -> int:
         failures += 1
     print("main job: " + ("all well" if not failures else f"{failures} FAILURES"))
     return 1 if failures else 0
+
+
+async def hosted_tournament(config: HostedConfig, *, progress: bool) -> tuple[Any, int]:
+    """One game's tournament, hosted by the server, each bot its own entrant process: the
+    final TournamentInfo (every match included) and how many bots stopped with an error."""
+    stopped: list[str] = []
+
+    def bot_stopped(bot: BotEntry, code: int) -> None:
+        stopped.append(bot.name)
+        print(f"\nbot {bot.name} stopped with exit status {code}", file=sys.stderr)
+
+    async with ArenaClient(config.address, operator_token=config.operator_token) as client:
+        launch = Launch(client, config)
+        try:
+            await launch.start()
+        except BotFailedToStart as error:
+            raise RuntimeError(str(error)) from None
+        bar: Progress | None = None
+        done = 0
+
+        def update(info: Any) -> None:
+            nonlocal bar, done
+            if bar is None:
+                bar = Progress(info.planned, label=config.game, enabled=None if progress else False)
+                bar.draw(force=True)
+            for _ in range(info.finished + info.failed - done):
+                bar.advance()
+            done = info.finished + info.failed
+
+        try:
+            await launch.follow(update, bot_stopped)
+        finally:
+            if bar is not None:
+                bar.close()
+        await launch.stop_bots()
+        info = await client.tournaments.get(launch.tournament_id, matches=True)
+    return info, len(stopped)
 
 
 async def audit_all(address: str, played: Sequence[tuple[str, bytes]]) -> int:

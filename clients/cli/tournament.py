@@ -1,5 +1,8 @@
 """``cardarena tournament``: bots against each other on a server, with duplicate deals.
 
+By default the server hosts the tournament and every bot is its own process, connected as an
+entrant (:mod:`.hosted`); ``--in-process`` keeps the older runner, for trusted bots only.
+
 For each deal seed the same cards are played in every rotation of the seats, so the luck of
 the deal cancels out; standings give each bot's mean score per match with a 95% interval
 over those duplicate groups, its win rate and an OpenSkill rating, and count every crash,
@@ -90,7 +93,7 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         "--decision-ms",
         type=non_negative_int,
         default=0,
-        help="the runner's limit per decision before it benches a bot "
+        help="--in-process: the runner's limit per decision before it benches a bot "
         "(default: move-ms + 500, or 10000 without a time control)",
     )
     parser.add_argument(
@@ -110,7 +113,15 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     hosted.add_argument(
         "--hosted",
         action="store_true",
-        help="the server schedules and scores the tournament; Ctrl-C detaches instead of losing it",
+        help="the default: the server schedules and scores the tournament; Ctrl-C detaches"
+        " instead of losing it",
+    )
+    hosted.add_argument(
+        "--in-process",
+        action="store_true",
+        help="trusted bots only: this process schedules the matches and runs the Python bots"
+        " itself, playing the lowest legal action for one that fails (quicker to start; a bot"
+        " can read the others' state, and Ctrl-C loses the tournament)",
     )
     hosted.add_argument("--attach", metavar="ID", help="follow a hosted tournament again")
     hosted.add_argument("--cancel", metavar="ID", help="end a hosted tournament")
@@ -163,7 +174,7 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
             operator_token=args.admin_token,
         )
         print(f"tournament seed {seed.hex()} (--seed reproduces the deals)", file=sys.stderr)
-        if args.hosted:
+        if not args.in_process:
             return run_hosted(args, bots, seed)
         try:
             result, rows = asyncio.run(play_tournament(config, progress=not args.no_progress))

@@ -19,6 +19,8 @@ from cardarena.v1 import tournament_pb2 as tpb
 from ..bots.external.protocol import number
 from .reports import CSV_FIELDS, LEGEND, num_text, print_rows, standing_row
 
+HOSTED_LEGEND = LEGEND + "; forfeit: ranked last, scored the worst total at the table"
+
 
 def standings_of(info: tpb.TournamentInfo) -> list[Standing]:
     return [
@@ -38,7 +40,7 @@ def standings_of(info: tpb.TournamentInfo) -> list[Standing]:
     ]
 
 
-def print_hosted(info: tpb.TournamentInfo, out: IO[str]) -> None:
+def print_hosted(info: tpb.TournamentInfo, out: IO[str], *, legend: bool = True) -> None:
     direction = "lowest total wins" if info.lowest_wins else "highest total wins"
     out.write(
         f"\n{info.game}, {info.players} players ({direction}): {info.finished} of"
@@ -65,14 +67,16 @@ def print_hosted(info: tpb.TournamentInfo, out: IO[str]) -> None:
             f"\nSPRT {s.rule.a} vs {s.rule.b}: llr {s.llr:.3f} in [{s.lower:.3f},"
             f" {s.upper:.3f}] after {s.samples} groups: {verdict}\n"
         )
-    out.write(LEGEND + "; forfeit: ranked last, scored the worst total at the table\n")
+    if legend:
+        out.write(HOSTED_LEGEND + "\n")
 
 
-def hosted_json(info: tpb.TournamentInfo) -> dict[str, Any]:
+def hosted_json(info: tpb.TournamentInfo, *, server: str = "") -> dict[str, Any]:
     rows = standings_of(info)
     return {
         "tournament": {
             "id": info.tournament_id,
+            "server": server,
             "game": info.game,
             "players": info.players,
             "lowest_wins": info.lowest_wins,

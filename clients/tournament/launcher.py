@@ -184,3 +184,69 @@ def stop_bots(processes: Sequence[subprocess.Popen[bytes]], *, grace: float = 10
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, 9)
             process.wait()
+
+
+class BotFailedToStart(Exception):
+    """A bot's process could not be started: the tournament was cancelled."""
+
+
+class Launch:
+    """One launched tournament: created, its bots started, followed to its end.
+
+    ``start`` creates the tournament and starts every bot (cancelling the tournament if one
+    cannot start); ``follow`` watches it to the end, telling ``on_bot_stopped`` of a bot
+    whose process ended with an error while it ran; ``stop_bots`` waits for them to leave.
+    """
+
+    def __init__(self, client: ArenaClient, config: HostedConfig) -> None:
+        self.client = client
+        self.config = config
+        self.created: Created | None = None
+        self.processes: list[subprocess.Popen[bytes]] = []
+
+    @property
+    def tournament_id(self) -> str:
+        return self.created.tournament_id if self.created is not None else ""
+
+    async def start(self) -> Created:
+        config = self.config
+        self.created = created = await create(self.client, config)
+        try:
+            for bot, key in zip(config.bots, created.keys, strict=True):
+                self.processes.append(
+                    start_bot(config.address, created.tournament_id, key, bot, config)
+                )
+        except OSError as error:
+            await self.client.tournaments.cancel(
+                created.tournament_id,
+                reason=f"a bot could not start: {error}"[:200],
+                secret=created.creator_secret,
+            )
+            stop_bots(self.processes, grace=0)
+            raise BotFailedToStart(f"a bot could not start: {error}") from None
+        return created
+
+    async def follow(
+        self,
+        on_update: Callable[[tpb.TournamentInfo], None],
+        on_bot_stopped: Callable[[BotEntry, int], None],
+    ) -> tpb.TournamentInfo:
+        watcher = asyncio.create_task(self._watch_bots(on_bot_stopped))
+        try:
+            return await follow(self.client, self.tournament_id, on_update)
+        finally:
+            watcher.cancel()
+
+    async def _watch_bots(self, on_bot_stopped: Callable[[BotEntry, int], None]) -> None:
+        told: set[int] = set()
+        while len(told) < len(self.processes):
+            await asyncio.sleep(0.5)
+            for index, process in enumerate(self.processes):
+                code = process.poll()
+                if code is not None and index not in told:
+                    told.add(index)
+                    if code != 0:
+                        on_bot_stopped(self.config.bots[index], code)
+
+    async def stop_bots(self) -> None:
+        await asyncio.to_thread(stop_bots, self.processes)

@@ -4,14 +4,17 @@ seated in; a crashing, a hanging and an illegal-move bot each rank below random 
 from __future__ import annotations
 
 import asyncio
+import csv
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -20,6 +23,7 @@ from cardarena.clients.audit import audit_log
 from cardarena.clients.bots import Bot, SeatState
 from cardarena.clients.bots.decider import PythonDecider
 from cardarena.clients.bots.random_bot import RandomBot
+from cardarena.clients.cli import main
 from cardarena.clients.client import ArenaClient, Entrant
 from cardarena.clients.tournament.entrant import EntrantReport, MakeDecider, play_entrant
 from cardarena.v1 import game_pb2 as pb
@@ -360,3 +364,134 @@ def test_ctrl_c_detaches_the_launcher_and_attach_finishes_it(
     assert report["tournament"]["finished"] == report["tournament"]["planned"] == 12
     assert len(report["matches"]) == 12 and all(m["last_hash"] for m in report["matches"])
     assert "crasher" in attached.stdout
+
+
+NODE_BOT = ROOT / "clients" / "examples" / "first_legal_bot.js"
+SILENT_BOT = ROOT / "tests" / "tournament_bots.py"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="the example bot needs node")
+def test_the_command_hosts_misbehaving_bots_and_they_forfeit(
+    server: ServerProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``cardarena tournament`` (hosted: the default) with a Node.js bot, a random bot, and
+    a bot that crashes, one that plays illegally and a program that never answers: the bad
+    three forfeit every match and rank last; results and standings come from the server."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    out_json, out_csv = tmp_path / "results.json", tmp_path / "standings.csv"
+    bots = [
+        "random",
+        f"exec:first=node {NODE_BOT}",
+        "crasher=tests.tournament_bots:Crasher",
+        "illegal=tests.tournament_bots:IllegalMover",
+        f"exec:hanger={sys.executable} {SILENT_BOT}",
+    ]
+    code = main(
+        [
+            "tournament",
+            "--server",
+            server.address,
+            "--game",
+            "pentathlon",
+            "--players",
+            "3",
+            "--options",
+            '{"rounds": ["queens"]}',
+            *(arg for bot in bots for arg in ("--bot", bot)),
+            "--deals",
+            "1",
+            "--concurrency",
+            "10",
+            "--move-ms",
+            "1500",
+            "--json",
+            str(out_json),
+            "--csv",
+            str(out_csv),
+            "--bot-logs",
+            str(tmp_path / "bots"),
+            "--no-progress",
+        ]
+    )
+    assert code == 0
+    report = json.loads(out_json.read_text())
+    assert report["tournament"]["finished"] == report["tournament"]["planned"] == 30
+    rows = {row["bot"]: row for row in report["standings"]}
+    assert all(rows[b]["matches"] == 18 for b in rows)
+    for good in ("random", "first"):
+        assert rows[good]["faults"] == rows[good]["forfeits"] == 0, rows[good]
+    for bad in ("crasher", "illegal", "hanger"):
+        assert rows[bad]["forfeits"] == 18, rows[bad]
+        assert rows[bad]["wins"] == 0
+    assert [r["bot"] for r in report["standings"]][:2] in (["random", "first"], ["first", "random"])
+    groups: dict[int, list[dict[str, Any]]] = {}
+    for match in report["matches"]:
+        groups.setdefault(match["group"], []).append(match)
+    assert len(groups) == 10  # C(5, 3) lineups, one deal
+    for members in groups.values():
+        assert len(members) == 3
+        for seat in range(3):
+            assert len({m["seats"][seat] for m in members}) == 3
+    with out_csv.open() as handle:
+        table = list(csv.DictReader(handle))
+    assert [r["bot"] for r in table] == [r["bot"] for r in report["standings"]]
+
+
+def test_a_locked_server_hosts_only_for_its_operator(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without the operator token the command stops at once with the server's refusal; with
+    it the tournament is played, and a match the operator cancels midway counts as failed,
+    not with the totals it had reached."""
+    token = "operator-" + "x" * 40
+    with ServerProcess(tmp_path / "data", extra=["--admin-token", token]) as locked:
+        refused = main(
+            [
+                "tournament",
+                "--server",
+                locked.address,
+                "--game",
+                "triathlon",
+                "--bot",
+                "random",
+                "--bot",
+                "r2=random",
+                "--bot",
+                "r3=random",
+                "--no-progress",
+            ]
+        )
+        assert refused == 2
+        assert "UNAUTHENTICATED" in capsys.readouterr().err
+
+        async def scenario() -> tpb.TournamentInfo:
+            async with ArenaClient(locked.address, operator_token=token) as client:
+                created = await client.tournaments.create(
+                    "triathlon",
+                    [Entrant(n) for n in ("a", "b", "c")],
+                    deals=2,
+                    move_ms=60_000,
+                    concurrency=6,
+                )
+                tid, keys = created.tournament.tournament_id, list(created.entrant_keys)
+
+                async def started() -> str:
+                    info = await client.tournaments.get(tid, matches=True)
+                    return next((m.match_id for m in info.matches if m.match_id), "")
+
+                victim = await eventually(started, within=30, what="a match started")
+                await client.cancel_match(victim, reason="the operator says so")
+                await asyncio.gather(
+                    *(
+                        play_entrant(client, tid, key, make)
+                        for key, make in zip(
+                            keys, _makers(dict.fromkeys("abc", RandomBot)), strict=True
+                        )
+                    )
+                )
+                return await client.tournaments.get(tid, matches=True)
+
+        final = run(scenario(), seconds=120)
+        assert final.failed == 1 and final.finished == final.planned - 1 == 5
+        assert [m.cancelled for m in final.matches].count(True) == 1
+        assert token not in locked.stderr_path.read_text()

@@ -52,6 +52,7 @@ def test_a_tournament_with_misbehaving_bots_plays_every_match(
     code = main(
         [
             "tournament",
+            "--in-process",
             "--server",
             server_process.address,
             "--game",
