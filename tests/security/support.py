@@ -199,10 +199,12 @@ async def raw_unary(
     *,
     metadata: tuple[tuple[str, str], ...] = (),
     timeout: float = RPC,
+    service: str = SERVICE,
 ) -> tuple[grpc.StatusCode, str, bytes]:
-    """Call ``method`` with ``payload`` as the request's bytes: ``(code, details, reply)``."""
+    """Call ``method`` (of ``service``) with ``payload`` as the request's bytes: ``(code,
+    details, reply)``."""
     call: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(
-        f"/{SERVICE}/{method}"
+        f"/{service}/{method}"
     )
     try:
         reply = await call(payload, metadata=metadata, timeout=timeout)

@@ -1,6 +1,7 @@
 """Fuzzing every RPC of a real server with live matches (issue 10, "what done looks like").
 
-At least 5,000 requests, from a fixed seed, over every method of MatchService: messages
+At least 5,000 requests, from a fixed seed, over every method of MatchService and of
+TournamentService (aimed at a live tournament whose entrants stay connected): messages
 built at random from the protobuf descriptors (field values drawn from the real match ids,
 seats and secrets as well as from edge cases), serialized valid requests with bits flipped,
 bytes cut, inserted or repeated, plain random bytes, and random credentials in the metadata.
@@ -11,7 +12,8 @@ Asserted throughout:
   that has not ended) and no card of another seat's hidden hand is in any error message or
   in-stream ActionResult (whatever the request itself carried is taken out first);
 * a refused request changes nothing: every live match's last seq, last hash, seats and
-  status are what they were after the last request that was accepted;
+  status are what they were after the last request that was accepted; the tournament's
+  matches never change (no request may touch them), and it is never cancelled;
 
 and at the end: the process is alive, health says SERVING, a normal match is played to its
 end and audits clean, the log has no ERROR line and no secret, and SIGTERM exits 0.
@@ -39,8 +41,9 @@ from cardarena.engine import card_code
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
+from cardarena.v1 import tournament_pb2 as tpb
 
-from ..calls import LAST, SERVICE, auth, health_check
+from ..calls import LAST, auth, health_check
 from ..serverproc import ServerProcess, log_records
 from .support import (
     Table,
@@ -50,6 +53,7 @@ from .support import (
     raw_unary,
     secret,
 )
+from .tournaments import LONG_MOVE, Entry, create_request, enter, tstub
 
 REQUESTS = 5000
 CAP_SECONDS = 40.0
@@ -60,10 +64,22 @@ FIRST_ANSWER = 2.0
 milliseconds; a stream that is open and quiet is cancelled after this)."""
 CHECK_EVERY = 25
 """Requests between two checks that nothing changed."""
-METHODS: tuple[MethodDescriptor, ...] = tuple(
-    spb.DESCRIPTOR.services_by_name["MatchService"].methods
+METHODS: tuple[MethodDescriptor, ...] = (
+    *spb.DESCRIPTOR.services_by_name["MatchService"].methods,
+    *tpb.DESCRIPTOR.services_by_name["TournamentService"].methods,
 )
-MUTATING = frozenset({"CreateMatch", "JoinMatch", "SubmitAction", "Play", "CancelMatch"})
+MUTATING = frozenset(
+    {
+        "CreateMatch",
+        "JoinMatch",
+        "SubmitAction",
+        "Play",
+        "CancelMatch",
+        "CreateTournament",
+        "CancelTournament",
+    }
+)
+CREATING = frozenset({"CreateMatch", "CreateTournament"})
 FORBIDDEN = frozenset(
     {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL, grpc.StatusCode.DEADLINE_EXCEEDED}
 )
@@ -83,6 +99,25 @@ RULE_CARDS = frozenset({"7H", "6O"})
 """Named by the rules themselves ("Fan Tan opens with 7H"), whoever holds them."""
 
 
+def request_class(method: MethodDescriptor) -> Any:
+    """The request message class of ``method``, of either service."""
+    module = tpb if method.containing_service.name == "TournamentService" else spb
+    return getattr(module, method.input_type.name)
+
+
+@dataclass
+class Tourney:
+    """The live tournament: its id, its entrants' keys and creator secret, its seed, the
+    seat tokens its entrants were given, and its matches' states (which must not change)."""
+
+    tournament_id: str = ""
+    keys: list[str] = field(default_factory=list)
+    creator: str = ""
+    seed: bytes = b""
+    tokens: list[str] = field(default_factory=list)
+    matches: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+
+
 @dataclass
 class Live:
     """The matches the fuzzer aims at, and everything that must never leak."""
@@ -97,25 +132,34 @@ class Live:
     ended: set[str] = field(default_factory=set)
     turns: dict[str, tuple[int, int, list[pb.Action]]] = field(default_factory=dict)
     """Whose turn it is in each running match: ``(seat, seq, legal actions)``."""
+    tourney: Tourney = field(default_factory=Tourney)
 
     def secrets(self) -> list[str]:
         out = [self.operator, *self.creators.values(), *self.join_secrets]
+        tourney = self.tourney
+        out += [*tourney.keys, tourney.creator, *tourney.tokens, *forms(tourney.seed)]
         for table in self.tables.values():
             out += table.tokens
             if table.match_id not in self.ended:
-                seed = table.seed
-                out += [
-                    seed.hex(),
-                    base64.b64encode(seed).decode(),
-                    base64.urlsafe_b64encode(seed).decode().rstrip("="),
-                    repr(seed)[2:-1],
-                ]
+                out += forms(table.seed)
         return out
 
     def tokens(self) -> list[tuple[str, int, str]]:
         return [
             (t.match_id, s, tok) for t in self.tables.values() for s, tok in enumerate(t.tokens)
         ]
+
+
+def forms(seed: bytes) -> list[str]:
+    """How a seed could be written in a message."""
+    if not seed:
+        return []
+    return [
+        seed.hex(),
+        base64.b64encode(seed).decode(),
+        base64.urlsafe_b64encode(seed).decode().rstrip("="),
+        repr(seed)[2:-1],
+    ]
 
 
 @dataclass
@@ -152,6 +196,8 @@ class Fuzzer:
         if kind == 0:
             return ""
         if kind == 1:
+            if rng.random() < 0.3:
+                return self.live.tourney.tournament_id
             return rng.choice(list(self.live.tables))
         if kind == 2:
             return secret()
@@ -255,6 +301,21 @@ class Fuzzer:
         last = self.live.state[table.match_id][0]
         action = codec.action_to_pb(rng.randrange(56))
         name = method.name
+        tid = self.live.tourney.tournament_id
+        if name == "CreateTournament":
+            return create_request(
+                ("fa", "fb", "fc"), deals=1, concurrency=1, request_id=f"fzt{rng.randrange(10)}"
+            )
+        if name == "GetTournament":
+            return tpb.GetTournamentRequest(tournament_id=tid, include_matches=rng.random() < 0.5)
+        if name == "ListTournaments":
+            return tpb.ListTournamentsRequest(page_size=rng.randrange(3))
+        if name == "CancelTournament":
+            return tpb.CancelTournamentRequest(tournament_id=tid, reason="fz")
+        if name == "WatchTournament":
+            return tpb.WatchTournamentRequest(tournament_id=tid)
+        if name == "Enter":
+            return tpb.EnterRequest(tournament_id=tid)
         if name == "CreateMatch":
             return spb.CreateMatchRequest(
                 game="triathlon", players=3, request_id=f"fz{rng.randrange(50)}"
@@ -285,7 +346,7 @@ class Fuzzer:
             return spb.CancelMatchRequest(match_id=table.match_id, reason="fz")
         if name == "Play":
             return spb.PlayRequest(act=spb.PlayAction(action=action, expected_seq=last))
-        request = getattr(spb, method.input_type.name)()
+        request = request_class(method)()
         if "match_id" in request.DESCRIPTOR.fields_by_name:
             request.match_id = table.match_id
         message: Message = request
@@ -316,8 +377,7 @@ class Fuzzer:
         rng = self.rng
         how = rng.random()
         if how < 0.35:
-            cls = getattr(spb, method.input_type.name)
-            return bytes(self.fill(cls()).SerializeToString())
+            return bytes(self.fill(request_class(method)()).SerializeToString())
         if how < 0.75:
             return self.mutate(self.valid(method, table).SerializeToString())
         if how < 0.9:
@@ -332,8 +392,14 @@ class Fuzzer:
         if kind in (1, 2):
             _, _, token = rng.choice(self.live.tokens())
             return auth(token)
-        if kind == 3 and method.name != "CancelMatch":  # cancelling a live match is allowed
+        cancelling = method.name in ("CancelMatch", "CancelTournament")
+        if kind == 3 and not cancelling:  # cancelling a live match or tournament is allowed
             return auth(self.live.operator)
+        if kind == 4 and rng.random() < 0.5:  # an entrant's key, or (not to cancel) the creator's
+            tourney = self.live.tourney
+            if cancelling or rng.random() < 0.7:
+                return auth(rng.choice(tourney.keys))
+            return auth(tourney.creator)
         if kind == 4:
             return (("authorization", rng.choice(("Bearer", "Bearer ", "bearer " + secret()))),)
         if kind == 5:
@@ -388,7 +454,7 @@ class Fuzzer:
     ) -> tuple[tuple[str, str], ...] | None:
         """The credential of the seat the request names, if it names a real one."""
         try:
-            request = getattr(spb, method.input_type.name).FromString(payload)
+            request = request_class(method).FromString(payload)
         except DecodeError:
             return None
         for match_id, seat, token in self.live.tokens():
@@ -402,10 +468,16 @@ class Fuzzer:
 
 async def send(channel: grpc.aio.Channel, sent: Sent) -> Answer:
     method = sent.method
-    path = f"/{SERVICE}/{method.name}"
+    service = method.containing_service.full_name
+    path = f"/{service}/{method.name}"
     if not method.client_streaming and not method.server_streaming:
         code, details, _ = await raw_unary(
-            channel, method.name, sent.payloads[0], metadata=sent.metadata, timeout=CALL_TIMEOUT
+            channel,
+            method.name,
+            sent.payloads[0],
+            metadata=sent.metadata,
+            timeout=CALL_TIMEOUT,
+            service=service,
         )
         return Answer(code, [details], code == grpc.StatusCode.OK)
     call: Any
@@ -460,7 +532,7 @@ async def send(channel: grpc.aio.Channel, sent: Sent) -> Answer:
 def echoed(sent: Sent) -> list[str]:
     """Every string the request carried (its own text may come back in an error)."""
     out: list[str] = []
-    cls = getattr(spb, sent.method.input_type.name)
+    cls = request_class(sent.method)
     for payload in sent.payloads:
         try:
             message = cls.FromString(payload)
@@ -563,7 +635,7 @@ async def hand_of(api: Any, table: Table, seat: int) -> set[str]:
 def targets(sent: Sent) -> set[str]:
     """The matches a request names (those it may change if it is accepted)."""
     out = set()
-    cls = getattr(spb, sent.method.input_type.name)
+    cls = request_class(sent.method)
     for payload in sent.payloads:
         try:
             message = cls.FromString(payload)
@@ -579,7 +651,12 @@ def targets(sent: Sent) -> set[str]:
 async def unchanged(
     api: Any, live: Live, window: list[Sent], but: frozenset[str] | set[str] = frozenset()
 ) -> None:
-    """No match changed since the last look, but those in ``but``."""
+    """No match changed since the last look, but those in ``but``; the tournament's, never."""
+    for match_id, state in live.tourney.matches.items():
+        info = (await api.GetMatch(spb.GetMatchRequest(match_id=match_id), timeout=5)).match
+        assert state_of(info) == state, f"tournament match {match_id} changed: " + ", ".join(
+            f"{s.method.name}{s.payloads!r}"[:300] for s in window
+        )
     for match_id in set(live.tables) - but:
         info = (await api.GetMatch(spb.GetMatchRequest(match_id=match_id), timeout=5)).match
         assert state_of(info) == live.state[match_id], (
@@ -591,6 +668,30 @@ async def unchanged(
 
 
 # --------------------------------------------------------------------------- the test
+
+
+async def setup_tournament(channel: grpc.aio.Channel, api: Any, live: Live) -> list[Entry]:
+    """A running tournament (three matches, no clock to speak of) whose every entrant stays
+    connected throughout: the fuzzer's own Enter calls, with real keys, then never leave an
+    entrant disconnected (which would log faults, as it should)."""
+    tapi = tstub(channel)
+    tourney = live.tourney
+    tourney.keys = [secret() for _ in range(3)]
+    tourney.creator = secret()
+    created = await tapi.CreateTournament(
+        create_request(keys=tourney.keys, creator_secret=tourney.creator, move_ms=LONG_MOVE),
+        metadata=auth(live.operator),
+        timeout=5,
+    )
+    tourney.tournament_id = created.tournament.tournament_id
+    entries = [enter(tapi, tourney.tournament_id, key) for key in tourney.keys]
+    for entry in entries:
+        tourney.tokens += [m.token for m in await entry.until_matches(3)]
+        tourney.matches.update({m.match_id: () for m in entry.seats()})
+    for match_id in tourney.matches:
+        info = (await api.GetMatch(spb.GetMatchRequest(match_id=match_id), timeout=5)).match
+        tourney.matches[match_id] = state_of(info)
+    return entries
 
 
 async def setup(api: Any, address: str, live: Live) -> None:
@@ -650,6 +751,7 @@ def test_fuzzing_every_rpc_breaks_nothing_and_leaks_nothing(data_dir: Path) -> N
     async def scenario(address: str) -> int:
         async with channel_to(address) as (channel, api):
             await setup(api, address, live)
+            entries = await setup_tournament(channel, api, live)
             fuzzer = Fuzzer(random.Random(SEED), live)
             started = time.monotonic()
             window: list[Sent] = []
@@ -663,7 +765,8 @@ def test_fuzzing_every_rpc_breaks_nothing_and_leaks_nothing(data_dir: Path) -> N
                 codes[answer.code.name] = codes.get(answer.code.name, 0) + 1
                 assert answer.code not in FORBIDDEN, (sent, answer)
                 assert not leaks(live, sent, answer), (sent, leaks(live, sent, answer))
-                if answer.accepted and sent.method.name in MUTATING - {"CreateMatch"}:
+                assert not (answer.accepted and sent.method.name == "CancelTournament"), sent
+                if answer.accepted and sent.method.name in MUTATING - CREATING:
                     # Only the match it names may have changed; then look at all afresh.
                     await unchanged(api, live, window, but=targets(sent))
                     await refresh(api, live)
@@ -672,6 +775,15 @@ def test_fuzzing_every_rpc_breaks_nothing_and_leaks_nothing(data_dir: Path) -> N
                     await unchanged(api, live, window)
                     window = []
             await unchanged(api, live, window)
+            tapi = tstub(channel)
+            got = await tapi.GetTournament(
+                tpb.GetTournamentRequest(tournament_id=live.tourney.tournament_id), timeout=5
+            )
+            assert got.tournament.status == tpb.TOURNAMENT_STATUS_RUNNING
+            assert not got.tournament.cancelled and got.tournament.started == 3
+            for entry in entries:  # still connected, not dropped
+                assert not entry.call.done()
+                entry.cancel()
 
             # Still serving, and a normal match still plays to its end and audits clean.
             health = await health_check(channel)(health_pb2.HealthCheckRequest(), timeout=5)
