@@ -70,7 +70,7 @@ async def play_entrant(
                     kind = message.WhichOneof("kind")
                     if kind == "entered":
                         report.entrant = message.entered.entrant
-                    elif kind == "match" and message.match.match_id not in playing:
+                    elif kind == "match" and not _in_play(playing, message.match.match_id):
                         assigned = message.match
                         playing[assigned.match_id] = asyncio.create_task(
                             _play(client, assigned, make_decider, report, say)
@@ -89,6 +89,13 @@ async def play_entrant(
         for task in playing.values():
             task.cancel()
     return report
+
+
+def _in_play(playing: dict[str, asyncio.Task[None]], match_id: str) -> bool:
+    """Whether a match is being played here: told of it again (after a reconnect) while the
+    task that played it has stopped (its stream failed), the server says it still runs."""
+    task = playing.get(match_id)
+    return task is not None and not task.done()
 
 
 async def _play(

@@ -58,7 +58,7 @@ def match_info(hosted: HostedMatch) -> spb.MatchInfo:
         cancelled=hosted.cancelled,
         tournament_id=hosted.tournament_id,
     )
-    if hosted.ended:
+    if hosted.revealed:
         info.seed = hosted.record.seed
     return info
 

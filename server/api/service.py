@@ -105,6 +105,11 @@ class MatchService:
         hosted = await self.arena.get(request.match_id)
         if not hosted.ended:
             raise NotRunning("the full log and the seed are public once the match has ended")
+        if not hosted.revealed:
+            raise NotRunning(
+                "the match has ended, but its seed deals other matches of its duplicate group"
+                " too: its full log is public once the group's last match has ended"
+            )
         stored = await hosted.store.read_events(hosted.match_id)
         entries = [spb.LogEntry(seq=s.seq, event=s.payload, hash=s.hash) for s in stored]
         return spb.GetMatchLogResponse(

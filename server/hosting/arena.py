@@ -93,6 +93,7 @@ class Arena:
         creator_secret: str | None = None,
         forfeit_after: int = 0,
         tournament_id: str = "",
+        seed_shared: bool = False,
     ) -> HostedMatch:
         """Validate, persist the match and its first events, and host it. Raises ``OptionError``.
 
@@ -101,8 +102,13 @@ class Arena:
         ``request_id`` the match id is derived from it, so a retried request finds the match
         its first attempt created (:class:`RequestReused` if the retry asks for something
         else). A tournament's matches name it, and carry its fault policy (``forfeit_after``
-        faults forfeit a seat; see :mod:`.faults`)."""
-        settings = {"forfeit_after": forfeit_after, "tournament": tournament_id}
+        faults forfeit a seat; see :mod:`.faults`); a match whose ``seed_shared`` with others
+        keeps it until its tournament reveals it (:mod:`.ending`)."""
+        settings = {
+            "forfeit_after": forfeit_after,
+            "tournament": tournament_id,
+            "seed_shared": seed_shared,
+        }
         return await to_completion(
             self._create(
                 game,
@@ -216,6 +222,7 @@ class Arena:
                 logged=bool(config.get("tournament")),
             ),
             tournament_id=str(config.get("tournament", "")),
+            seed_shared=bool(config.get("seed_shared")),
         )
         hosted.cancelled = cancelled
         self.matches[record.match_id] = hosted
@@ -309,7 +316,7 @@ class Arena:
         )
         for entry in entries:
             hosted.readers.note_round(entry)
-            hosted.faults.note(entry)
+        hosted._note_faults(entries)
         hosted.resumed = True
         hosted.last_hash = stored[-1].hash if stored else b""
         if self.owner is not None:  # a replica follows until it holds the lease

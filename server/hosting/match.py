@@ -37,13 +37,12 @@ from ..store import (
     MatchRecord,
     SeatRecord,
     StoreError,
-    now_iso,
 )
 from .clock import MoveClock
 from .completion import to_completion
 from .credentials import request_key, same_action, token_hash
+from .ending import Ending
 from .faults import SeatFaults
-from .following import LogFollower
 from .rebuild import stored_request
 from .seating import Seat, seat_for, seat_holding
 from .subscribers import Readers
@@ -64,7 +63,7 @@ class Submitted:
     voluntary_before: bool
 
 
-class HostedMatch(LogFollower):
+class HostedMatch(Ending):
     """One match in memory, its seats, its subscribers, its clock and its faults."""
 
     def __init__(
@@ -80,6 +79,7 @@ class HostedMatch(LogFollower):
         on_change: Callable[[HostedMatch], None],
         faults: SeatFaults | None = None,
         tournament_id: str = "",
+        seed_shared: bool = False,
     ) -> None:
         self.record = record
         self.match_id = record.match_id
@@ -96,6 +96,10 @@ class HostedMatch(LogFollower):
         fault written in the middle of a turn does not give the seat more time)."""
         self.faults = faults or SeatFaults(len(seats))
         self.tournament_id = tournament_id
+        self.seed_shared = seed_shared
+        """The seed deals other matches too (a duplicate group's): revealed by its tournament."""
+        self.revealed = False
+        """Whether the log holds ``SeedRevealed`` (see :mod:`.ending`)."""
         self._on_change = on_change
         self._reported_status = ""
         self.requests: dict[tuple[int, str], tuple[int, int, int]] = {}
@@ -256,38 +260,6 @@ class HostedMatch(LogFollower):
             return done
         return await stored_request(self.store, self.match_id, request_key(seat, request_id))
 
-    async def cancel(self, reason: str) -> None:
-        """End the match now: ``MatchCancelled`` and the seed revealed, in one write."""
-        await to_completion(self._cancel(reason))
-
-    async def _cancel(self, reason: str) -> None:
-        async with self.lock:
-            if self._out_of_step:
-                await self._resync()
-            if not self.owned:
-                raise Moved(self.match_id)
-            if self.ended:
-                raise NotRunning("the match has ended")
-            first = self.last_seq + 1
-            encoded = [
-                pb.Event(
-                    seq=first,
-                    match_cancelled=pb.MatchCancelled(
-                        reason=reason, totals=[codec.score_to_pb(t) for t in self.engine.totals]
-                    ),
-                ),
-                pb.Event(seq=first + 1, seed_revealed=pb.SeedRevealed(seed=self.record.seed)),
-            ]
-            self.cancelled = True  # before publishing: streams end when they see it
-            try:
-                await self._persist(encoded, request_id=None, seat=None)
-            except Exception:
-                self.cancelled = False
-                await self._recover()
-                raise
-            await self._end()
-            self.log.info("match_cancelled", reason=reason)
-
     async def disconnected(self, seat: int) -> None:
         """The tournament entrant at ``seat`` went away while the match runs: a fault."""
         async with self.lock:
@@ -339,11 +311,7 @@ class HostedMatch(LogFollower):
         start = first + len(encoded)
         encoded += [codec.event_to_pb(e, start + i, self.match_id) for i, e in enumerate(events)]
         if self.engine.over:
-            encoded.append(
-                pb.Event(
-                    seq=first + len(encoded), seed_revealed=pb.SeedRevealed(seed=self.record.seed)
-                )
-            )
+            encoded += self.reveal_event(first + len(encoded))
         try:
             await self._persist(encoded, request_id=request_id, seat=seat)
         except DuplicateRequest as done:
@@ -418,19 +386,13 @@ class HostedMatch(LogFollower):
         ]
         await self._persist(encoded, request_id=None, seat=None)
 
-    async def _end(self) -> None:
-        """Mark the match ended in the store. The action that ended it is already durable, so
-        losing the lease here is no failure: the next owner finishes the job."""
-        try:
-            await self.store.end_match(self.match_id, now_iso(), fence=self.fence)
-        except LeaseLost:
-            return
-
     # -- readers ------------------------------------------------------------------------
 
     def _note_faults(self, encoded: list[pb.Event]) -> None:
+        """Fold entries into what the log says beyond the engine: faults, and the reveal."""
         for entry in encoded:
             self.faults.note(entry)
+            self.revealed |= entry.WhichOneof("kind") == "seed_revealed"
 
     def _publish(self, encoded: list[pb.Event]) -> None:
         """Hand durable events to every reader, then prompt the seat to act."""

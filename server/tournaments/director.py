@@ -16,7 +16,8 @@ import base64
 import contextlib
 import hashlib
 import hmac
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import structlog
 
@@ -62,6 +63,9 @@ class Director:
         """Plan index -> match id, for every match started."""
         self.by_match: dict[str, int] = {}
         self.running: set[int] = set()
+        self.seated: set[int] = set()
+        """Running matches whose every seat is joined: those an entrant may be told of (a
+        seat's token works only once its join is durable)."""
         self.played: dict[int, Played] = {}
         self.failed: set[int] = set()
         self.ended_matches: dict[int, bytes] = {}
@@ -107,6 +111,7 @@ class Director:
         try:
             await self._recover()
             self._check_stop_rule()
+            await self._reveal_complete_groups()
             while not self.ended:
                 await self._start_what_fits()
                 if not self.running and (self.stopping or self.next_index >= len(self.plans)):
@@ -169,6 +174,7 @@ class Director:
             creator_secret=self._derived(f"creator/{plan.index}"),
             forfeit_after=spec.forfeit_after,
             tournament_id=self.tournament_id,
+            seed_shared=True,
         )
 
     async def _seat(self, plan: MatchPlan, hosted: HostedMatch) -> None:
@@ -187,6 +193,7 @@ class Director:
                 token=self.token(plan.index, seat),
                 join_secret=self._derived(f"join/{plan.index}/{seat}"),
             )
+        self.seated.add(plan.index)
         for seat, entrant in enumerate(plan.seats):
             self.links.tell(entrant, tpb.EnterResponse(match=self.assignment(plan, seat)))
         self._changed_now()
@@ -211,8 +218,10 @@ class Director:
         if index is None or not hosted.ended or index not in self.running:
             return
         self.running.discard(index)
+        self.seated.discard(index)
         self._collect(index, hosted)
         self._check_stop_rule()
+        self._spawn(self._reveal_complete_groups())
         self._wake.set()
 
     def _collect(self, index: int, hosted: HostedMatch) -> None:
@@ -283,7 +292,33 @@ class Director:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(self.task), CANCEL_WAIT_SECONDS)
 
+    async def _reveal_complete_groups(self, *, every: bool = False) -> None:
+        """Reveal the seed of every ended match whose duplicate group is complete (``every``:
+        of every started match, at the end, when no more of a group will be played)."""
+        complete = self.complete_groups()
+        for index, match_id in sorted(self.match_ids.items()):
+            if index in self.running or (not every and self.plans[index].group not in complete):
+                continue
+            hosted = await self.arena.get(match_id)
+            if hosted.revealed:
+                continue
+            await hosted.reveal_seed()
+            self.ended_matches[index] = hosted.last_hash
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self.log.warning("director_task_failed", error=str(task.exception()))
+
     async def _finish(self, reason: str) -> None:
+        # Every seed is shown before the tournament says it ended: a group cut short by the
+        # stop rule or a cancellation will not be played any further.
+        await self._reveal_complete_groups(every=True)
         status = "cancelled" if self.cancelled else "ended"
         await self.arena.store.end_tournament(self.tournament_id, now_iso(), reason, status)
         self.ended = True
@@ -297,7 +332,7 @@ class Director:
     def connect(self, entrant: int) -> Link:
         """A new stream for ``entrant``: told first of every match it sits in that runs."""
         link = self.links.connect(entrant)
-        for index in sorted(self.running):
+        for index in sorted(self.seated):
             plan = self.plans[index]
             for seat, e in enumerate(plan.seats):
                 if e == entrant:
@@ -309,9 +344,7 @@ class Director:
         disconnect fault against its seats (in a task of its own: the stream's handler may
         be being cancelled)."""
         if self.links.disconnect(link) and not self.ended and not link.dropped:
-            task = asyncio.create_task(self._disconnected(link.entrant))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._spawn(self._disconnected(link.entrant))
 
     def may_cancel(self, secret: str) -> bool:
         """Whether ``secret`` is the tournament's creator secret (constant time)."""

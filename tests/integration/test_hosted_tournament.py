@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -27,6 +28,7 @@ from cardarena.clients.cli import main
 from cardarena.clients.client import ArenaClient, Entrant
 from cardarena.clients.tournament.entrant import EntrantReport, MakeDecider, play_entrant
 from cardarena.v1 import game_pb2 as pb
+from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
 
 from ..calls import run
@@ -208,9 +210,21 @@ def test_kill_9_in_the_middle_of_a_tournament_loses_nothing(tmp_path: Path) -> N
             try:
                 await asyncio.wait_for(asyncio.gather(*entrants), timeout=120)
                 final = await client.tournaments.get(tid, matches=True)
+                faults: list[str] = []
                 for line in final.matches:
-                    report = audit_log(await client.match_log(line.match_id))
+                    log = await client.match_log(line.match_id)
+                    report = audit_log(log)
                     assert report.ok, report.failure
+                    for entry in log.entries:
+                        event = pb.Event.FromString(entry.event)
+                        if event.WhichOneof("kind") in ("timed_out", "seat_faulted"):
+                            faults.append(f"{line.index}:{event}")
+                logged = [
+                    line
+                    for line in (data / "server.log").read_text().splitlines()
+                    if "timed_out" in line or "listening" in line or "resumed" in line
+                ]
+                assert not faults, (faults, logged)
                 return final
             finally:
                 second.kill()
@@ -495,3 +509,83 @@ def test_a_locked_server_hosts_only_for_its_operator(
         assert final.failed == 1 and final.finished == final.planned - 1 == 5
         assert [m.cancelled for m in final.matches].count(True) == 1
         assert token not in locked.stderr_path.read_text()
+
+
+def test_a_duplicate_groups_seed_stays_secret_until_its_last_rotation_ends(
+    server: ServerProcess,
+) -> None:
+    """One rotation at a time: when the first has ended and the second is being played,
+    nothing the server returns about the first (GetMatch, ListMatches, GetMatchLog, its
+    spectator stream, the tournament) shows the seed that deals the second its cards; once
+    the group is done, every rotation shows the one seed, and its log audits clean."""
+    hold = threading.Event()
+
+    class HeldInTheSecondMatch:
+        name = "held"
+
+        def __init__(self) -> None:
+            self.first_turn = True
+
+        def choose(self, state: SeatState) -> int:
+            if self.first_turn and state.match_id == second_match[0]:
+                hold.wait(30)
+            self.first_turn = False
+            return state.legal[0]
+
+    second_match: list[str] = [""]
+
+    async def scenario() -> None:
+        async with ArenaClient(server.address) as client:
+            created = await client.tournaments.create(
+                "triathlon",
+                [Entrant(n) for n in ("a", "b", "c")],
+                deals=1,
+                move_ms=60_000,
+                concurrency=1,
+                creator_secret=CREATOR,
+            )
+            tid = created.tournament.tournament_id
+            bots: dict[str, Callable[[], Bot]] = {
+                "a": HeldInTheSecondMatch,
+                "b": FirstLegal,
+                "c": FirstLegal,
+            }
+
+            async def two_started() -> list[str]:
+                info = await client.tournaments.get(tid, matches=True)
+                ids = [m.match_id for m in info.matches if m.match_id]
+                return ids if len(ids) >= 2 else []
+
+            playing = [
+                asyncio.create_task(play_entrant(client, tid, key, make))
+                for key, make in zip(created.entrant_keys, _makers(bots), strict=True)
+            ]
+            first, second = (await eventually(two_started, within=60, what="two rotations"))[:2]
+            second_match[0] = second
+            try:
+                info = await client.get_match(first)
+                assert info.status == spb.MATCH_STATUS_ENDED and info.seed == b""
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await client.match_log(first)
+                assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+                assert "duplicate group" in (refused.value.details() or "")
+                listed = await client.stub.ListMatches(spb.ListMatchesRequest(), timeout=10)
+                ours = [m for m in listed.matches if m.tournament_id == tid]
+                assert ours and all(m.seed == b"" for m in ours)
+                kinds = []
+                async for item in client.stub.WatchMatch(spb.WatchMatchRequest(match_id=first)):
+                    if item.WhichOneof("kind") == "event":
+                        kinds.append(item.event.WhichOneof("kind"))
+                assert "match_ended" in kinds and "seed_revealed" not in kinds
+                assert (await client.tournaments.get(tid)).seed == b""
+            finally:
+                hold.set()
+            await asyncio.gather(*playing)
+            final = await client.tournaments.get(tid, matches=True)
+            seeds = {(await client.get_match(m.match_id)).seed for m in final.matches}
+            assert len(seeds) == 1 and len(seeds.pop()) == 32
+            for line in final.matches:
+                log = await client.match_log(line.match_id)
+                assert audit_log(log, head=line.last_hash).ok
+
+    run(scenario(), seconds=120)
