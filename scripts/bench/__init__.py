@@ -31,8 +31,10 @@ Other questions, each a mode of the same command, each with its peer measured in
   the status message of the first of each kind), RSS per hosted match and throughput.
 * ``--restart N``: time to serving after SIGKILL and SIGTERM with N unfinished matches, beside a
   start on an empty data dir (``restart.py``).
-* ``--tournament DEALS``: the tournament runner (``run_tournament``, random bots) beside the
-  bench's closed-loop ceiling on the same game (``tournament.py``).
+* ``--tournament DEALS``: both tournament paths with random bots, side by side: hosted by the
+  server (the launcher starts one ``cardarena bot connect`` process per entrant; the bots'
+  start timed apart) and the in-process runner (``run_tournament``), beside the bench's
+  closed-loop ceiling on the same game, each path's share of it (``tournament.py``).
 
 Reported, per server: player actions/s (acknowledged actions in the window), client-measured
 action latency p50/p90/p99/max, the server's own mean action and group-commit times and commits
@@ -84,7 +86,9 @@ The parts, one concern each (imports run downwards)::
 
     cli.py         the flags and their checks; runs a plan, or the no-op server
     restart.py     --restart: unfinished matches, stops and starts, timed
-    tournament.py  --tournament: run_tournament in a process of its own, beside the ceiling
+    tournament.py  --tournament: hosted, in-process and the ceiling per repeat; the table
+    hosted.py      a hosted tournament: the launcher and its bot processes, timed
+    inprocess.py   a tournament of run_tournament in a process of its own; what a run measures
     paced.py       --rate: the paced plans (fixed rate, half the capacity) and their report
     compare.py     the two plans: SQLite vs the ceiling, and --replicas; repeats, order, medians
     report.py      the printed tables

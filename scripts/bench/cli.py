@@ -162,15 +162,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--tournament",
         type=bounded_int(1, 10_000),
         metavar="DEALS",
-        help="tournament throughput: run_tournament with one random bot per seat, DEALS deals "
-        "(each in every rotation), against the SQLite server, beside the closed-loop ceiling "
-        "of the same game measured in the same run",
+        help="tournament throughput: a tournament hosted by the server (one `cardarena bot "
+        "connect` process per random entrant, started by the launcher) and one of the "
+        "in-process runner (run_tournament), each DEALS deals (each in every rotation) on a "
+        "fresh SQLite server, beside the closed-loop ceiling of the same game, same run",
     )
     parser.add_argument(
         "--concurrency",
         type=bounded_int(1, 1000),
         default=8,
-        help="matches the tournament runner plays at once (default 8)",
+        help="matches either tournament plays at once (default 8)",
     )
     parser.add_argument(
         "--nofile",

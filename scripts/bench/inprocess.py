@@ -1,0 +1,165 @@
+"""One tournament played by the in-process runner (``run_tournament``), and what a run of
+either tournament path measures (``TournamentRun``).
+
+Why a module of its own: the in-process runner (``cardarena tournament --in-process``: one
+channel, a task per match, each seat's bot asked through its guard, all in one process) and
+the hosted path (``hosted.py``) are measured alike and reported side by side by
+``tournament.py``; each path's process is its own concern.
+
+The runner plays in a process of its own (spawned), one ``random`` bot per seat (``r0=random``,
+``r1=random``, ...), against a fresh SQLite server. Actions come from the server's own counter
+(``cardarena_actions_total``), server CPU from ``/proc``, the runner's CPU from its process
+time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import multiprocessing
+import queue
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cardarena.clients import TournamentConfig, parse_bot, run_tournament
+
+from .measure import cpu_seconds, scrape
+from .procs import server_processes
+
+if TYPE_CHECKING:
+    from multiprocessing.queues import Queue
+
+NAN = float("nan")
+
+
+@dataclasses.dataclass
+class TournamentRun:
+    """One tournament of either path: ``seconds`` from its start (for the hosted path: the
+    CreateTournament call) to its end; ``client_cpu`` the runner's or launcher's process,
+    ``bot_cpu`` the hosted path's bot processes (0 in process: the bots are the runner's)."""
+
+    matches: int
+    failed: int
+    seconds: float
+    actions: int
+    server_cpu: float
+    client_cpu: float
+    first_error: str
+    bot_cpu: float = 0.0
+    start_seconds: float = NAN
+    """Hosted: the launcher's ``start()`` (CreateTournament, then every bot's process spawned)."""
+    connected_seconds: float = NAN
+    """Hosted: from the create call until every bot process holds its connection."""
+    left_seconds: float = NAN
+    """Hosted: from the end until every bot process has exited (not in ``seconds``)."""
+    faults: int = 0
+    forfeits: int = 0
+    bots_stopped: int = 0
+    """Hosted: bot processes that ended with an error status while the tournament ran."""
+
+    @property
+    def matches_per_min(self) -> float:
+        return self.matches / self.seconds * 60
+
+    @property
+    def actions_per_s(self) -> float:
+        return self.actions / self.seconds
+
+    @property
+    def server_cpu_us_per_action(self) -> float:
+        return self.server_cpu / max(self.actions, 1) * 1e6
+
+    @property
+    def client_cpu_us_per_action(self) -> float:
+        return (self.client_cpu + self.bot_cpu) / max(self.actions, 1) * 1e6
+
+
+def tournament_settings(args: argparse.Namespace, repeat: int) -> dict[str, Any]:
+    """What both paths play in one repeat: the same game, players, deals, concurrency, seed."""
+    return {
+        "game": args.game,
+        "players": args.players,
+        "deals": args.tournament,
+        "concurrency": args.concurrency,
+        "seed": args.seed * 1000 + repeat,
+        "timeout": tournament_timeout(args),
+    }
+
+
+def tournament_timeout(args: argparse.Namespace) -> float:
+    """The bound on one tournament, either path (it ends the run with an error if passed)."""
+    return float(args.setup_timeout + 3600)
+
+
+def runner_main(
+    address: str, args: dict[str, Any], results: Queue[dict[str, Any]]
+) -> None:  # pragma: no cover - runs in the runner's process
+    """The runner's process: one tournament of random bots; its outcome back as a dict."""
+    try:
+        bots = [parse_bot(f"r{seat}=random") for seat in range(args["players"])]
+        config = TournamentConfig(
+            address=address,
+            game=args["game"],
+            bots=bots,
+            players=args["players"],
+            deals=args["deals"],
+            concurrency=args["concurrency"],
+            seed=args["seed"].to_bytes(32, "big"),
+        )
+        cpu = time.process_time()
+        result = asyncio.run(run_tournament(config))
+        failed = result.failed
+        results.put(
+            {
+                "matches": len(result.matches),
+                "failed": len(failed),
+                "seconds": result.seconds,
+                "cpu": time.process_time() - cpu,
+                "first_error": failed[0].error or "" if failed else "",
+            }
+        )
+    except BaseException as error:
+        results.put({"fatal": f"{type(error).__name__}: {error}"})
+        raise
+
+
+def run_tournament_once(args: argparse.Namespace, repeat: int) -> TournamentRun:
+    """A fresh SQLite server, one tournament against it in a process of its own."""
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-tournament-") as tmp,
+        server_processes("durable", Path(tmp), 0) as servers,
+    ):
+        server = servers[0]
+        ctx = multiprocessing.get_context("spawn")
+        results: Queue[dict[str, Any]] = ctx.Queue()
+        settings = tournament_settings(args, repeat)
+        runner = ctx.Process(target=runner_main, args=(server.address, settings, results))
+        before = scrape(servers)
+        cpu = cpu_seconds([server.process.pid])
+        runner.start()
+        try:
+            outcome = results.get(timeout=settings["timeout"])
+        except queue.Empty:
+            raise RuntimeError("the tournament runner did not end within its bound") from None
+        finally:
+            runner.join(30)
+            if runner.is_alive():
+                runner.kill()
+        server_cpu = cpu_seconds([server.process.pid]) - cpu
+        after = scrape(servers)
+    if "fatal" in outcome:
+        raise RuntimeError(f"the tournament runner failed: {outcome['fatal']}")
+    if before["scraped"] != 1 or after["scraped"] != 1:
+        raise RuntimeError("could not read the server's action counter (its metrics)")
+    return TournamentRun(
+        matches=outcome["matches"],
+        failed=outcome["failed"],
+        seconds=outcome["seconds"],
+        actions=after["actions"] - before["actions"],
+        server_cpu=server_cpu,
+        client_cpu=outcome["cpu"],
+        first_error=outcome["first_error"],
+    )
