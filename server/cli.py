@@ -55,7 +55,7 @@ expiry_seconds = seconds(0, 30 * 86400, "expiry (0: never) is")
 
 
 def admin_token(text: str) -> str:
-    if not SECRET.match(text):
+    if not SECRET.fullmatch(text):
         raise argparse.ArgumentTypeError(f"an operator token is {SECRET_RULE}")
     return text
 

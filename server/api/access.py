@@ -87,8 +87,9 @@ class Guard:
             return
         self.throttles.check(limiter, call, context)
 
-    def may_create(self, context: Context) -> None:
-        """A locked server creates for its operator only; everyone is rate-limited."""
+    def may_create(self, context: Context, call: str = "CreateMatch") -> None:
+        """A locked server creates for its operator only; everyone is rate-limited (matches
+        and tournaments share one budget per address)."""
         if self.access.operator_token is not None and not self.is_operator(context):
             if credential(context) is None:
                 raise Refused(
@@ -97,7 +98,7 @@ class Guard:
                     " token as metadata 'authorization: Bearer <token>'",
                 )
             raise Forbidden("the credential is not this server's operator token")
-        self.limit(self.throttles.create, "CreateMatch", context)
+        self.limit(self.throttles.create, call, context)
 
     def canceller(self, arena: Arena, hosted: HostedMatch, context: Context) -> str:
         """Who is cancelling ``hosted``, in the words of its log: the operator or its creator."""

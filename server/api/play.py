@@ -134,7 +134,7 @@ class PlayCall:
         act = request.act
         # Echoed only once it is known to be an id (at most 64 characters): a huge one would
         # otherwise sit in the call's queue as many times as the client sends it.
-        echo = act.request_id if REQUEST_ID.match(act.request_id) else ""
+        echo = act.request_id if REQUEST_ID.fullmatch(act.request_id) else ""
         result = spb.ActionResult(request_id=echo)
         try:
             with refusals():

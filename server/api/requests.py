@@ -22,8 +22,8 @@ from .status import Refused
 
 T = TypeVar("T")
 
-REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,64}$")
-SECRET = re.compile(r"^[\x21-\x7e]{32,128}$")
+REQUEST_ID = re.compile(r"[\x21-\x7e]{1,64}")
+SECRET = re.compile(r"[\x21-\x7e]{32,128}")
 """Client-chosen seat tokens, join secrets and creator secrets."""
 SECRET_RULE = "32 to 128 printable ASCII characters, no spaces"
 MAX_PAGE = 1000
@@ -41,12 +41,12 @@ def parsed(what: str, parse: Callable[[], T]) -> T:
 
 def check_request_id(request_id: str) -> None:
     """Empty (none), or 1..64 printable ASCII characters without spaces."""
-    if request_id and not REQUEST_ID.match(request_id):
+    if request_id and not REQUEST_ID.fullmatch(request_id):
         raise BadRequest("request_id is 1..64 printable ASCII characters without spaces")
 
 
 def check_secret(field: str, value: str) -> None:
-    if value and not SECRET.match(value):
+    if value and not SECRET.fullmatch(value):
         raise BadRequest(f"{field} is {SECRET_RULE}")
 
 
@@ -92,11 +92,13 @@ def check_seat(hosted: HostedMatch, seat: int) -> None:
 
 
 def check_text(field: str, value: str, limit: int) -> None:
-    """Names and reasons: at most ``limit`` characters, none of them a control character."""
+    """Names and reasons: at most ``limit`` characters, every one printable (no control,
+    format or line-separating character: nothing that hides, reorders or breaks the text
+    around it where it is shown), spaces allowed."""
     if len(value) > limit:
         raise BadRequest(f"{field} is at most {limit} characters")
-    if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in value):
-        raise BadRequest(f"{field} may not contain control characters")
+    if any(not (c.isprintable() or c == " ") for c in value):
+        raise BadRequest(f"{field} may only contain printable characters")
 
 
 def reservations(request: spb.CreateMatchRequest) -> dict[int, str]:

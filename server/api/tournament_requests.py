@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import secrets
 from math import comb
 
 from cardarena.engine import get_game
@@ -26,8 +25,9 @@ MAX_FORFEIT_AFTER = 1000
 MAX_TITLE = 100
 
 
-def tournament_spec(request: tpb.CreateTournamentRequest) -> tuple[TournamentSpec, list[str]]:
-    """The checked settings, and the entrant keys the server drew ("" where one was given)."""
+def tournament_spec(request: tpb.CreateTournamentRequest) -> tuple[TournamentSpec, list[int]]:
+    """The checked settings, and the entrants whose keys the server is to draw (their
+    ``key_hashes`` are empty until it does)."""
     check_text("name", request.name, MAX_TITLE)
     check_request_id(request.request_id)
     check_secret("creator_secret", request.creator_secret)
@@ -44,6 +44,11 @@ def tournament_spec(request: tpb.CreateTournamentRequest) -> tuple[TournamentSpe
         else {}
     )
     prepared = setup(game.name, players=players, options=options)
+    if len(names) < prepared.players:
+        raise BadRequest(
+            f"entrants: {len(names)} for {prepared.players} seats; a tournament needs an"
+            " entrant per seat (one entrant in two seats would see two hands)"
+        )
     move_ms = request.time_control.move_ms
     if not 1 <= move_ms <= MAX_MOVE_MS:
         raise BadRequest(
@@ -80,12 +85,12 @@ def tournament_spec(request: tpb.CreateTournamentRequest) -> tuple[TournamentSpe
     return spec, drawn
 
 
-def _entrants(request: tpb.CreateTournamentRequest) -> tuple[list[str], list[str], list[str]]:
+def _entrants(request: tpb.CreateTournamentRequest) -> tuple[list[str], list[str], list[int]]:
     if not 2 <= len(request.entrants) <= MAX_ENTRANTS:
         raise BadRequest(f"entrants: 2 to {MAX_ENTRANTS}, got {len(request.entrants)}")
     names: list[str] = []
     hashes: list[str] = []
-    drawn: list[str] = []
+    drawn: list[int] = []
     for i, entrant in enumerate(request.entrants):
         where = f"entrants[{i}]"
         if not entrant.name.strip():
@@ -94,13 +99,13 @@ def _entrants(request: tpb.CreateTournamentRequest) -> tuple[list[str], list[str
         if entrant.name in names:
             raise BadRequest(f"{where}.name {entrant.name!r} is taken by another entrant")
         check_secret(f"{where}.key", entrant.key)
-        key = entrant.key or secrets.token_urlsafe(32)
-        digest = key_hash(key).hex()
-        if digest in hashes:
+        digest = key_hash(entrant.key).hex() if entrant.key else ""
+        if digest and digest in hashes:
             raise BadRequest(f"{where}.key is another entrant's key")
         names.append(entrant.name)
         hashes.append(digest)
-        drawn.append("" if entrant.key else key)
+        if not entrant.key:
+            drawn.append(i)
     return names, hashes, drawn
 
 

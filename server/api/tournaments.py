@@ -13,9 +13,13 @@ from ..errors import BadRequest, Forbidden
 from ..tournaments import Director, Tournaments, tournament_info
 from ..tournaments.entrants import entrant_of
 from .access import Guard
-from .requests import MAX_PAGE, MAX_REASON, bearer_token, check_text, credential
+from .requests import MAX_REASON, bearer_token, check_text, credential
 from .status import Context, Refused, streaming, unary
 from .tournament_requests import tournament_spec
+
+MAX_TOURNAMENT_PAGE = 100
+"""Tournaments per ListTournaments page: an ended one not in memory is read back with every
+match, so a page costs far more than a page of matches."""
 
 
 class TournamentService:
@@ -33,13 +37,16 @@ class TournamentService:
         self, request: tpb.CreateTournamentRequest, context: Context
     ) -> tpb.CreateTournamentResponse:
         self.refuse_new()
-        self.guard.may_create(context)
+        self.guard.may_create(context, "CreateTournament")
         spec, drawn = tournament_spec(request)
-        director = await self.tournaments.create(
-            spec, seed=request.seed or None, request_id=request.request_id or None
+        director, keys = await self.tournaments.create(
+            spec, seed=request.seed or None, request_id=request.request_id or None, drawn=drawn
         )
+        entrant_keys = [""] * len(spec.entrants)
+        for index, key in zip(drawn, keys, strict=True):
+            entrant_keys[index] = key
         return tpb.CreateTournamentResponse(
-            tournament=tournament_info(director), entrant_keys=drawn
+            tournament=tournament_info(director), entrant_keys=entrant_keys
         )
 
     @unary
@@ -55,9 +62,9 @@ class TournamentService:
     async def ListTournaments(
         self, request: tpb.ListTournamentsRequest, context: Context
     ) -> tpb.ListTournamentsResponse:
-        size = request.page_size or 100
-        if size > MAX_PAGE:
-            raise BadRequest(f"page_size is at most {MAX_PAGE}, got {size}")
+        size = request.page_size or MAX_TOURNAMENT_PAGE
+        if size > MAX_TOURNAMENT_PAGE:
+            raise BadRequest(f"page_size is at most {MAX_TOURNAMENT_PAGE}, got {size}")
         records, token = await self.tournaments.arena.store.list_tournaments(
             page_size=size, page_token=request.page_token or None
         )
@@ -98,9 +105,9 @@ class TournamentService:
         self.refuse_new()
         director = await self.tournaments.get(request.tournament_id)
         while True:
-            version = director.version
+            version, ended = director.version, director.ended
             yield tpb.WatchTournamentResponse(tournament=tournament_info(director))
-            if director.ended:
+            if ended:
                 return
             await director.changed_since(version)
 

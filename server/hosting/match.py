@@ -124,7 +124,10 @@ class HostedMatch(Ending):
 
     @property
     def running(self) -> bool:
-        return not self.engine.over and all(s.token_hash is not None for s in self.seats)
+        """Every seat taken and not ended (by the rules or by a cancellation): only then may
+        anyone act. The store no longer guards an ended match whose seed is still to be
+        revealed (its log stays open for the reveal), so this is the guard."""
+        return not self.ended and all(s.token_hash is not None for s in self.seats)
 
     @property
     def ended(self) -> bool:

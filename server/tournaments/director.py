@@ -12,9 +12,7 @@ ordinary matches, resumed by the arena) and carries on with the first one it had
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import hashlib
 import hmac
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -25,11 +23,12 @@ from cardarena.competition import MatchPlan, Played, Sprt, paired_differences, s
 from cardarena.v1 import codec
 from cardarena.v1 import tournament_pb2 as tpb
 
+from ..errors import NotRunning
 from ..hosting import Arena, HostedMatch
 from ..hosting.arena import match_id_for
 from ..hosting.credentials import secret_hash
 from ..store import StoreError, TournamentRecord, UnknownMatch, now_iso
-from .entrants import Link, Links
+from .entrants import Link, Links, derive
 from .info import Scores, tournament_info
 from .spec import TournamentSpec
 
@@ -91,16 +90,14 @@ class Director:
     # -- credentials -------------------------------------------------------------------
 
     def _derived(self, label: str) -> str:
-        """A secret of this tournament's own (seat tokens, join and creator secrets): from
-        its stored secret, so it is the same after a restart and known to nobody else."""
-        digest = hmac.new(self.record.secret, label.encode(), hashlib.sha256).digest()
-        return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+        return derive(self.record.secret, label)
 
     def token(self, index: int, seat: int) -> str:
         return self._derived(f"token/{index}/{seat}")
 
     def request_id(self, index: int) -> str:
-        return f"t:{self.tournament_id}:{index}"
+        """Secret, so that nobody can create a match under the id of one still to come."""
+        return self._derived(f"match/{index}")
 
     # -- running -------------------------------------------------------------------------
 
@@ -114,6 +111,8 @@ class Director:
             await self._reveal_complete_groups()
             while not self.ended:
                 await self._start_what_fits()
+                if self.cancelled:  # a match being started as the cancel came is one too
+                    await self._cancel_running()
                 if not self.running and (self.stopping or self.next_index >= len(self.plans)):
                     await self._finish(self.stopping or PLANNED)
                     return
@@ -186,13 +185,17 @@ class Director:
             self._collect(plan.index, hosted)
             return
         self.running.add(plan.index)
-        for seat, entrant in enumerate(plan.seats):
-            await hosted.join(
-                seat,
-                self.spec.entrants[entrant],
-                token=self.token(plan.index, seat),
-                join_secret=self._derived(f"join/{plan.index}/{seat}"),
-            )
+        try:
+            for seat, entrant in enumerate(plan.seats):
+                await hosted.join(
+                    seat,
+                    self.spec.entrants[entrant],
+                    token=self.token(plan.index, seat),
+                    join_secret=self._derived(f"join/{plan.index}/{seat}"),
+                )
+        except NotRunning:  # cancelled while it was being seated: it has ended
+            self.match_changed(hosted)
+            return
         self.seated.add(plan.index)
         for seat, entrant in enumerate(plan.seats):
             self.links.tell(entrant, tpb.EnterResponse(match=self.assignment(plan, seat)))
@@ -279,10 +282,7 @@ class Director:
             return
         self.stopping = reason
         self.cancelled = True
-        for index in sorted(self.running):
-            hosted = await self.arena.get(self.match_ids[index])
-            with contextlib.suppress(Exception):  # it may have ended meanwhile: fine
-                await hosted.cancel(reason)
+        await self._cancel_running()
         self._wake.set()
         if self.task is None or self.task.done():
             await self._finish(reason)
@@ -291,6 +291,14 @@ class Director:
         # caller is answered with the tournament ended (or as far as it got in a while).
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(self.task), CANCEL_WAIT_SECONDS)
+
+    async def _cancel_running(self) -> None:
+        assert self.stopping is not None
+        for index in sorted(self.running):
+            hosted = await self.arena.get(self.match_ids[index])
+            if not hosted.ended:
+                with contextlib.suppress(Exception):  # it may have ended meanwhile: fine
+                    await hosted.cancel(self.stopping)
 
     async def _reveal_complete_groups(self, *, every: bool = False) -> None:
         """Reveal the seed of every ended match whose duplicate group is complete (``every``:
@@ -376,8 +384,11 @@ class Director:
             await self._next_change.wait()
 
     async def stop(self) -> None:
-        """This process is stopping: the director stops, the tournament stays resumable."""
-        if self.task is not None:
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.task
+        """This process is stopping: the director stops, the tournament stays resumable (what
+        its tasks were doing, a reveal or a fault, is done again or not needed after a
+        restart)."""
+        for task in [self.task, *self._tasks]:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task

@@ -9,6 +9,7 @@ has a bounded queue and is dropped if it stops reading, so no entrant can hold t
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import hmac
 from collections.abc import Sequence
@@ -16,8 +17,24 @@ from dataclasses import dataclass
 
 from cardarena.v1 import tournament_pb2 as tpb
 
+from ..errors import Throttled
+
 LINK_QUEUE = 256
 """What a connected entrant may have waiting unread before its stream is dropped."""
+MAX_LINKS = 8
+"""Streams one entrant may have open at once (a reconnect may overlap the old stream)."""
+
+
+def derive(secret: bytes, label: str) -> str:
+    """A secret of a tournament's own (seat tokens, join and creator secrets of its matches,
+    the keys it draws, its matches' request ids): from its stored secret, so the same after a
+    restart or a retried create, and known to nobody else (43 URL-safe characters)."""
+    digest = hmac.new(secret, label.encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+
+def drawn_key(secret: bytes, entrant: int) -> str:
+    return derive(secret, f"key/{entrant}")
 
 
 def key_hash(key: str) -> bytes:
@@ -61,6 +78,11 @@ class Links:
         self.by_entrant: list[set[Link]] = [set() for _ in range(entrants)]
 
     def connect(self, entrant: int) -> Link:
+        """A new stream of ``entrant``; :class:`Throttled` past :data:`MAX_LINKS`."""
+        if len(self.by_entrant[entrant]) >= MAX_LINKS:
+            raise Throttled(
+                f"this entrant has {MAX_LINKS} streams open already: close one first", 1000
+            )
         link = Link(entrant, asyncio.Queue(LINK_QUEUE))
         self.by_entrant[entrant].add(link)
         return link

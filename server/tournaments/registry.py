@@ -7,10 +7,12 @@ among a bounded number of recently used ones.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import secrets
 from collections import OrderedDict
+from collections.abc import Sequence
 
 import structlog
 
@@ -18,11 +20,19 @@ from ..errors import RequestReused, UnknownTournament
 from ..hosting import Arena, HostedMatch
 from ..store import StoreConflict, TournamentRecord, now_iso
 from .director import Director
+from .entrants import drawn_key, key_hash
 from .spec import TournamentSpec
 
 log = structlog.get_logger(__name__)
 
 MAX_ENDED_IN_MEMORY = 100
+
+
+def _with_keys(spec: TournamentSpec, secret: bytes, drawn: Sequence[int]) -> TournamentSpec:
+    hashes = list(spec.key_hashes)
+    for index in drawn:
+        hashes[index] = key_hash(drawn_key(secret, index)).hex()
+    return dataclasses.replace(spec, key_hashes=tuple(hashes))
 
 
 def tournament_id_for(request_id: str) -> str:
@@ -36,19 +46,27 @@ class Tournaments:
         self._ended: OrderedDict[str, None] = OrderedDict()
 
     async def create(
-        self, spec: TournamentSpec, *, seed: bytes | None, request_id: str | None
-    ) -> Director:
-        """Persist the tournament and start directing it; a retry with the same request id
-        and settings finds the first one (:class:`RequestReused` with other settings)."""
+        self,
+        spec: TournamentSpec,
+        *,
+        seed: bytes | None,
+        request_id: str | None,
+        drawn: Sequence[int] = (),
+    ) -> tuple[Director, list[str]]:
+        """Persist the tournament and start directing it; return it and the keys drawn for
+        the entrants ``drawn`` names (whose ``key_hashes`` are empty). The keys derive from
+        the tournament's secret, so a retry with the same request id and settings finds the
+        first tournament and the same keys (:class:`RequestReused` with other settings)."""
         tournament_id = (
             secrets.token_hex(8) if request_id is None else tournament_id_for(request_id)
         )
+        secret = secrets.token_bytes(32)
         record = TournamentRecord(
             tournament_id=tournament_id,
             created_at=now_iso(),
-            config=spec.to_json(),
+            config=_with_keys(spec, secret, drawn).to_json(),
             seed=seed if seed is not None else secrets.token_bytes(32),
-            secret=secrets.token_bytes(32),
+            secret=secret,
         )
         try:
             await self.arena.store.create_tournament(record)
@@ -56,11 +74,12 @@ class Tournaments:
             if request_id is None:
                 raise
             existing = await self.get(tournament_id)
-            if json.loads(existing.record.config) != json.loads(record.config):
+            again = _with_keys(spec, existing.record.secret, drawn).to_json()
+            if json.loads(existing.record.config) != json.loads(again):
                 raise RequestReused(
                     request_id, "to create a tournament with other settings"
                 ) from None
-            return existing
+            return existing, [drawn_key(existing.record.secret, i) for i in drawn]
         director = self._host(record)
         log.info(
             "tournament_created",
@@ -69,7 +88,7 @@ class Tournaments:
             entrants=len(spec.entrants),
             matches=len(director.plans),
         )
-        return director
+        return director, [drawn_key(secret, i) for i in drawn]
 
     def _host(self, record: TournamentRecord) -> Director:
         director = Director(

@@ -25,7 +25,7 @@ from cardarena.clients.bots import Bot, SeatState
 from cardarena.clients.bots.decider import PythonDecider
 from cardarena.clients.bots.random_bot import RandomBot
 from cardarena.clients.cli import main
-from cardarena.clients.client import ArenaClient, Entrant
+from cardarena.clients.client import ArenaClient, Entrant, Ticket
 from cardarena.clients.tournament.entrant import EntrantReport, MakeDecider, play_entrant
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
@@ -239,6 +239,14 @@ def test_kill_9_in_the_middle_of_a_tournament_loses_nothing(tmp_path: Path) -> N
 CREATOR = "c" * 40
 
 
+async def _until_match(stream: Any) -> Any:
+    """The entrant stream's messages up to its first ``match``."""
+    async for message in stream:
+        yield message
+        if message.WhichOneof("kind") == "match":
+            return
+
+
 def test_a_stranger_cannot_take_a_seat_and_keys_never_reach_the_log(
     tmp_path: Path,
 ) -> None:
@@ -276,8 +284,22 @@ def test_a_stranger_cannot_take_a_seat_and_keys_never_reach_the_log(
                 with pytest.raises(grpc.aio.AioRpcError) as anyone:
                     await client.tournaments.cancel(tid, reason="mine now", secret="y" * 40)
                 assert anyone.value.code() == grpc.StatusCode.PERMISSION_DENIED
+                entered = client.tournaments.enter(tid, key)
+                told = [m async for m in _until_match(entered)]
+                entered.cancel()
+                seat = told[-1].match
                 cancelled = await client.tournaments.cancel(tid, reason="enough", secret=CREATOR)
                 assert cancelled.cancelled and cancelled.status == tpb.TOURNAMENT_STATUS_ENDED
+                # A seat of a cancelled match can no longer act (its log is final), whatever
+                # it sends: it is told the match ended, before its action is looked at.
+                before = await client.get_match(seat.match_id)
+                with pytest.raises(grpc.aio.AioRpcError) as late:
+                    await client.submit(
+                        Ticket(seat.match_id, seat.seat, seat.token), 0, before.last_seq
+                    )
+                assert late.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+                assert "ended" in (late.value.details() or "")
+                assert (await client.get_match(seat.match_id)).last_seq == before.last_seq
                 after = await client.tournaments.get(tid, matches=True)
                 for line in after.matches:
                     if line.match_id:

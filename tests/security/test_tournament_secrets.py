@@ -17,7 +17,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import grpc
-import pytest
 
 from cardarena.server.hosting.arena import match_id_for
 from cardarena.v1 import codec
@@ -288,12 +287,6 @@ def test_keys_and_creator_secrets_never_reach_the_servers_log(data_dir: Path) ->
 # --------------------------------------------------------------------------- bugs found
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="CancelTournament while the director is still starting matches: those started after"
-    " cancel() looked at `running` are never cancelled (and a join into a just-cancelled match"
-    " raises NotRunning and kills the director): matches run on after, or without, the end",
-)
 def test_a_cancel_while_matches_are_being_started_ends_the_tournament(data_dir: Path) -> None:
     async def scenario() -> tuple[int, list[str]]:
         async with served(data_dir) as server, apis(server) as (_, _api, tapi):
@@ -309,12 +302,6 @@ def test_a_cancel_while_matches_are_being_started_ends_the_tournament(data_dir: 
     assert status == tpb.TOURNAMENT_STATUS_ENDED and not running, (status, len(running))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="check_text refuses only C0/C1 controls: entrant names with U+2028 (a line break),"
-    " U+202E (right-to-left override) or U+200B (invisible) are accepted, though the proto"
-    " says 'printable characters'",
-)
 def test_entrant_names_with_invisible_or_line_breaking_characters_are_refused(
     data_dir: Path,
 ) -> None:
@@ -335,11 +322,6 @@ def test_entrant_names_with_invisible_or_line_breaking_characters_are_refused(
     assert run(scenario()) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="requests.SECRET and REQUEST_ID end in `$`, which re.match also finds before a final"
-    " newline: a key, creator secret or request_id with a trailing newline is accepted",
-)
 def test_a_trailing_newline_makes_no_key_secret_or_request_id_valid(data_dir: Path) -> None:
     async def scenario() -> list[str]:
         async with served(data_dir) as server, apis(server) as (_, _api, tapi):
@@ -363,11 +345,6 @@ def test_a_trailing_newline_makes_no_key_secret_or_request_id_valid(data_dir: Pa
     assert run(scenario()) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a retried CreateTournament (same request_id, same request) whose keys the server"
-    " draws is ALREADY_EXISTS: the keys are drawn again, so the settings compare unequal",
-)
 def test_a_create_retried_with_its_request_id_finds_the_first_tournament(data_dir: Path) -> None:
     async def scenario() -> tuple[str, str]:
         async with served(data_dir) as server, apis(server) as (_, _api, tapi):
@@ -402,12 +379,6 @@ def test_a_create_retried_with_given_keys_finds_the_first_tournament(data_dir: P
     run(scenario())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a tournament's match ids are match_id_for('t:<tournament>:<index>'), a request id"
-    " anyone may send to CreateMatch: a client that takes the next one first makes the"
-    " director fail (RequestReused) and the tournament stall",
-)
 def test_a_client_cannot_take_the_id_of_a_tournaments_next_match(data_dir: Path) -> None:
     async def scenario() -> tuple[bool, str]:
         async with served(data_dir) as server, apis(server) as (_, api, tapi):

@@ -620,7 +620,7 @@ class ListTournamentsRequest(_message.Message):
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     page_size: _builtins.int
-    """1..1000; 0 means 100."""
+    """1..100; 0 means 100 (an ended tournament is listed with its standings)."""
     page_token: _builtins.str
     def __init__(
         self,
