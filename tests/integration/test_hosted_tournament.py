@@ -611,3 +611,88 @@ def test_a_duplicate_groups_seed_stays_secret_until_its_last_rotation_ends(
                 assert audit_log(log, head=line.last_hash).ok
 
     run(scenario(), seconds=120)
+
+
+def test_the_stop_rule_ends_a_tournament_once_it_decides(server: ServerProcess) -> None:
+    """An SPRT of the rule bot against a random one (H1: the rule bot scores 5 points a
+    match more): the tournament stops long before its 60 planned groups, says which
+    hypothesis it accepted, and every match it started was played to its end."""
+    from cardarena.clients.bots.rules_bot import RuleBot
+    from cardarena.clients.client import StopRule
+
+    async def scenario() -> tpb.TournamentInfo:
+        async with ArenaClient(server.address) as client:
+            created = await client.tournaments.create(
+                "triathlon",
+                [Entrant(n) for n in ("rules", "random-a", "random-b")],
+                deals=60,
+                move_ms=60_000,
+                concurrency=6,
+                stop=StopRule(a="rules", b="random-a", d0=0.0, d1=5.0),
+            )
+            tid = created.tournament.tournament_id
+            bots: dict[str, Callable[[], Bot]] = {
+                "rules": RuleBot,
+                "random-a": RandomBot,
+                "random-b": RandomBot,
+            }
+            await asyncio.gather(
+                *(
+                    play_entrant(client, tid, key, make)
+                    for key, make in zip(created.entrant_keys, _makers(bots), strict=True)
+                )
+            )
+            return await client.tournaments.get(tid, matches=True)
+
+    final = run(scenario(), seconds=180)
+    assert final.status == tpb.TOURNAMENT_STATUS_ENDED
+    assert final.end_reason.startswith("the stop rule accepted H1"), final.end_reason
+    assert final.sprt.verdict == "H1" and final.sprt.llr >= final.sprt.upper
+    assert final.finished < final.planned == 180 and final.failed == 0
+    started = [m for m in final.matches if m.match_id]
+    assert len(started) == final.finished  # none left running, none cut short
+    assert all(m.status == spb.MATCH_STATUS_ENDED and m.last_hash for m in started)
+
+
+def test_a_bot_connects_from_a_process_of_its_own(server: ServerProcess, tmp_path: Path) -> None:
+    """``cardarena bot connect``, as an entrant on another machine would run it (its key in
+    the environment, not on the command line), plays a whole tournament."""
+
+    async def create() -> tuple[str, list[str]]:
+        async with ArenaClient(server.address) as client:
+            created = await client.tournaments.create(
+                "crazy_sixes",
+                [Entrant(n) for n in ("one", "two", "three")],
+                deals=2,
+                move_ms=10_000,
+            )
+            return created.tournament.tournament_id, list(created.entrant_keys)
+
+    tid, keys = run(create(), seconds=30)
+    command = [
+        sys.executable,
+        "-c",
+        "from cardarena.clients.cli import main; raise SystemExit(main())",
+    ]
+    bots = [
+        subprocess.Popen(
+            [*command, "bot", "connect", "--server", server.address, "--tournament", tid, spec],
+            env={**os.environ, "CARDARENA_ENTRANT_KEY": key},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for key, spec in zip(keys, ("random", "rules", "random"), strict=True)
+    ]
+    outputs = [bot.communicate(timeout=120) for bot in bots]
+    assert [bot.returncode for bot in bots] == [0, 0, 0], outputs
+    assert all(f"tournament {tid} ended" in out for out, _ in outputs)
+    assert all("6 matches played, 0 failures" in err for _, err in outputs)
+
+    async def final() -> tpb.TournamentInfo:
+        async with ArenaClient(server.address) as client:
+            return await client.tournaments.get(tid)
+
+    info = run(final(), seconds=30)
+    assert info.finished == info.planned == 6
+    assert all(s.faults == 0 for s in info.standings)
