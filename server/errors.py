@@ -11,6 +11,7 @@ Exception
 ├── Forbidden         a credential that does not allow this           PERMISSION_DENIED
 ├── Throttled         too many calls from one address                 RESOURCE_EXHAUSTED
 ├── UnknownTournament no tournament has this id                       NOT_FOUND
+├── DirectedElsewhere another replica schedules this tournament       UNAVAILABLE
 └── Moved             another replica owns the match now              UNAVAILABLE
 ```
 
@@ -70,3 +71,13 @@ class UnknownTournament(LookupError):
 
     def __init__(self, tournament_id: str) -> None:
         super().__init__(f"no tournament {tournament_id!r}")
+
+
+class DirectedElsewhere(Exception):
+    """Another replica schedules this tournament: a call that changes it must go there."""
+
+    def __init__(self, tournament_id: str, address: str) -> None:
+        super().__init__(
+            f"tournament {tournament_id!r} is directed by the replica at {address}: send the"
+            " call there"
+        )

@@ -27,6 +27,7 @@ from cardarena.engine import (
 from .. import metrics
 from ..errors import (
     BadRequest,
+    DirectedElsewhere,
     Forbidden,
     Moved,
     NotRunning,
@@ -60,7 +61,7 @@ class Refused(Exception):
 _CODES: tuple[
     tuple[type[BaseException] | tuple[type[BaseException], ...], grpc.StatusCode], ...
 ] = (
-    ((Moved, LeaseLost, OwnerUnreachable), grpc.StatusCode.UNAVAILABLE),
+    ((Moved, LeaseLost, OwnerUnreachable, DirectedElsewhere), grpc.StatusCode.UNAVAILABLE),
     (
         (BadRequest, MalformedAction, OptionError, InvalidPageToken),
         grpc.StatusCode.INVALID_ARGUMENT,

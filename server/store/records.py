@@ -51,6 +51,8 @@ class TournamentRecord:
     status: str = "running"
     ended_at: str | None = None
     end_reason: str = ""
+    director: str = ""
+    """The address of the replica that schedules its matches ("" alone: this process)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,7 +76,8 @@ CREATE TABLE IF NOT EXISTS tournaments (
     secret        {bytes} NOT NULL,
     status        TEXT    NOT NULL,
     ended_at      TEXT    NULL,
-    end_reason    TEXT    NOT NULL
+    end_reason    TEXT    NOT NULL,
+    director      TEXT    NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS tournaments_by_created ON tournaments (created_at, tournament_id);
 CREATE TABLE IF NOT EXISTS peer_secret (

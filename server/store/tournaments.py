@@ -11,7 +11,9 @@ from .records import TournamentRecord
 from .schema import Connection, decode_page_token, encode_page_token
 from .threads import StoreThreads
 
-COLUMNS: Final = "tournament_id, created_at, config, seed, secret, status, ended_at, end_reason"
+COLUMNS: Final = (
+    "tournament_id, created_at, config, seed, secret, status, ended_at, end_reason, director"
+)
 
 
 def _from_row(row: tuple[Any, ...]) -> TournamentRecord:
@@ -24,6 +26,7 @@ def _from_row(row: tuple[Any, ...]) -> TournamentRecord:
         status=row[5],
         ended_at=row[6],
         end_reason=row[7],
+        director=row[8],
     )
 
 
@@ -36,7 +39,7 @@ class TournamentQueries(StoreThreads):
         def work(conn: Connection) -> None:
             try:
                 conn.execute(
-                    f"INSERT INTO tournaments ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    f"INSERT INTO tournaments ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         record.tournament_id,
                         record.created_at,
@@ -46,6 +49,7 @@ class TournamentQueries(StoreThreads):
                         record.status,
                         record.ended_at,
                         record.end_reason,
+                        record.director,
                     ),
                 )
             except Exception as exc:

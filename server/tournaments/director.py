@@ -23,7 +23,7 @@ from cardarena.competition import MatchPlan, Played, Sprt, paired_differences, s
 from cardarena.v1 import codec
 from cardarena.v1 import tournament_pb2 as tpb
 
-from ..errors import NotRunning
+from ..errors import DirectedElsewhere, NotRunning
 from ..hosting import Arena, HostedMatch
 from ..hosting.arena import match_id_for
 from ..hosting.credentials import secret_hash
@@ -38,6 +38,8 @@ RETRY_SECONDS = (0.1, 0.5, 2.0, 5.0)
 """Pauses between attempts to start a match while the store is away."""
 PLANNED = "every planned match was played"
 CANCEL_WAIT_SECONDS = 10.0
+FOLLOW_SECONDS = 0.5
+"""How often a replica that does not direct a tournament looks for its new matches."""
 
 
 class Director:
@@ -50,8 +52,12 @@ class Director:
         arena: Arena,
         *,
         on_change: Callable[[Director], None],
+        directing: bool = True,
     ) -> None:
         self.record = record
+        self.directing = directing
+        """Whether this process schedules the matches; else it follows the replica that does
+        from the store (answering GetTournament, Watch and Enter) and never writes."""
         self.spec = spec
         self.arena = arena
         self.tournament_id = record.tournament_id
@@ -106,6 +112,9 @@ class Director:
 
     async def _run(self) -> None:
         try:
+            if not self.directing:
+                await self._follow_director()
+                return
             await self._recover()
             self._check_stop_rule()
             await self._reveal_complete_groups()
@@ -122,6 +131,41 @@ class Director:
             raise
         except Exception:  # a fault of the server: the tournament stays resumable
             self.log.exception("director_failed")
+
+    async def _follow_director(self) -> None:
+        """Another replica directs: keep up with its matches from the store (each followed
+        like any match of another replica) until the tournament's row says it ended."""
+        while True:
+            record = await self.arena.store.get_tournament(self.tournament_id)
+            while self.next_index < len(self.plans):
+                plan = self.plans[self.next_index]
+                try:
+                    hosted = await self.arena.get(match_id_for(self.request_id(plan.index)))
+                except UnknownMatch:
+                    break
+                self.next_index += 1
+                self.match_ids[plan.index] = hosted.match_id
+                self.by_match[hosted.match_id] = plan.index
+                if hosted.ended:
+                    self._collect(plan.index, hosted)
+                else:
+                    self.running.add(plan.index)
+            for index in sorted(self.running - self.seated):
+                hosted = await self.arena.get(self.match_ids[index])
+                if hosted.running:  # every seat joined: entrants connected here are told
+                    self.seated.add(index)
+                    plan = self.plans[index]
+                    for seat, entrant in enumerate(plan.seats):
+                        told = tpb.EnterResponse(match=self.assignment(plan, seat))
+                        self.links.tell(entrant, told)
+            if record is not None and record.status != "running":
+                self.cancelled = record.status == "cancelled"
+                self.end_reason = record.end_reason
+                self.ended = True
+                self._changed_now()
+                self.links.close(tpb.EnterResponse(ended=tournament_info(self)))
+                return
+            await asyncio.sleep(FOLLOW_SECONDS)
 
     async def load_results(self) -> None:
         """An ended tournament, loaded again: its matches' results, from the store."""
@@ -224,7 +268,8 @@ class Director:
         self.seated.discard(index)
         self._collect(index, hosted)
         self._check_stop_rule()
-        self._spawn(self._reveal_complete_groups())
+        if self.directing:
+            self._spawn(self._reveal_complete_groups())
         self._wake.set()
 
     def _collect(self, index: int, hosted: HostedMatch) -> None:
@@ -280,6 +325,8 @@ class Director:
         """Stop starting matches, cancel the running ones, end."""
         if self.ended:
             return
+        if not self.directing:
+            raise DirectedElsewhere(self.tournament_id, self.record.director)
         self.stopping = reason
         self.cancelled = True
         await self._cancel_running()

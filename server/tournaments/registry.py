@@ -45,6 +45,13 @@ class Tournaments:
         self.directors: dict[str, Director] = {}
         self._ended: OrderedDict[str, None] = OrderedDict()
 
+    @property
+    def address(self) -> str:
+        """This replica, as a tournament's row names its director ("" alone). Read when
+        needed: a replica learns its address only once it listens."""
+        owner = self.arena.owner
+        return owner.address if owner is not None else ""
+
     async def create(
         self,
         spec: TournamentSpec,
@@ -67,6 +74,7 @@ class Tournaments:
             config=_with_keys(spec, secret, drawn).to_json(),
             seed=seed if seed is not None else secrets.token_bytes(32),
             secret=secret,
+            director=self.address,
         )
         try:
             await self.arena.store.create_tournament(record)
@@ -92,7 +100,11 @@ class Tournaments:
 
     def _host(self, record: TournamentRecord) -> Director:
         director = Director(
-            record, TournamentSpec.from_json(record.config), self.arena, on_change=self._changed
+            record,
+            TournamentSpec.from_json(record.config),
+            self.arena,
+            on_change=self._changed,
+            directing=record.director == self.address,
         )
         self.directors[record.tournament_id] = director
         if not director.ended:

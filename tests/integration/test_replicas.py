@@ -323,3 +323,64 @@ def test_chaos_replicas_killed_and_restarted_again_and_again(
             for server in servers:
                 server.kill()
     assert len(played) == 4 * 2 and kills >= 3
+
+
+def test_a_hosted_tournament_is_followed_by_the_replica_that_does_not_direct_it(
+    tmp_path: Path,
+) -> None:
+    """Two replicas: the one that creates a tournament directs it; entrants connect to the
+    other, are told their seats there and play through it (forwarded to the owners); it
+    shows the standings as they come, refuses to cancel (naming the director) and ends its
+    entrants' streams when the tournament ends."""
+    from cardarena.clients.bots.random_bot import RandomBot
+    from cardarena.clients.client import Entrant
+    from cardarena.clients.tournament.entrant import play_entrant
+    from cardarena.v1 import tournament_pb2 as tpb
+    from tests.integration.test_hosted_tournament import _makers
+
+    with postgres_schema() as url:
+        director, follower = (s.start() for s in replicas(tmp_path, url, 2))
+        try:
+
+            async def main() -> tpb.TournamentInfo:
+                async with (
+                    ArenaClient(director.address) as first,
+                    ArenaClient(follower.address) as second,
+                ):
+                    created = await first.tournaments.create(
+                        "triathlon",
+                        [Entrant(n) for n in ("a", "b", "c")],
+                        deals=2,
+                        move_ms=10_000,
+                        concurrency=3,
+                    )
+                    tid = created.tournament.tournament_id
+                    with pytest.raises(grpc.aio.AioRpcError) as elsewhere:
+                        await second.tournaments.cancel(tid, reason="not here", secret="s" * 40)
+                    assert elsewhere.value.code() in (
+                        grpc.StatusCode.UNAVAILABLE,
+                        grpc.StatusCode.PERMISSION_DENIED,
+                    )
+                    reports = await asyncio.wait_for(
+                        asyncio.gather(
+                            *(
+                                play_entrant(second, tid, key, make)
+                                for key, make in zip(
+                                    created.entrant_keys,
+                                    _makers(dict.fromkeys("abc", RandomBot)),
+                                    strict=True,
+                                )
+                            )
+                        ),
+                        120,
+                    )
+                    assert all(r.final is not None and r.matches == 6 for r in reports)
+                    seen = await second.tournaments.get(tid)
+                    assert seen.status == tpb.TOURNAMENT_STATUS_ENDED and seen.finished == 6
+                    return await first.tournaments.get(tid, matches=True)
+
+            final = asyncio.run(main())
+            assert final.finished == final.planned == 6 and final.failed == 0
+        finally:
+            for server in (director, follower):
+                server.kill()
