@@ -76,3 +76,27 @@ class Slow:
     def choose(self, state: SeatState) -> int:
         threading.Event().wait(0.02)
         return state.legal[0]
+
+
+class FirstLegal:
+    """Deterministic: the first legal action, always."""
+
+    name = "first"
+
+    def __init__(self, seed: int | None = None) -> None:
+        pass
+
+    def choose(self, state: SeatState) -> int:
+        return state.legal[0]
+
+
+class LastLegal:
+    """Deterministic: the last legal action, always."""
+
+    name = "last"
+
+    def __init__(self, seed: int | None = None) -> None:
+        pass
+
+    def choose(self, state: SeatState) -> int:
+        return state.legal[-1]

@@ -350,8 +350,13 @@ class ArenaClient:
             await self.submit(ticket, action, seq)
         except grpc.aio.AioRpcError as error:
             # ABORTED: the server's clock played for the seat meanwhile; FAILED_PRECONDITION:
-            # the match ended meanwhile. Either way, read on.
-            if error.code() not in (grpc.StatusCode.ABORTED, grpc.StatusCode.FAILED_PRECONDITION):
+            # the match ended meanwhile. Either way, read on. When the server judges
+            # (``judge``), a refused action is its verdict, not a failure of this loop: read
+            # on (the seat is asked again, or its clock plays).
+            read_on = {grpc.StatusCode.ABORTED, grpc.StatusCode.FAILED_PRECONDITION}
+            if judge:
+                read_on.add(grpc.StatusCode.INVALID_ARGUMENT)
+            if error.code() not in read_on:
                 raise
         finally:
             state.legal = []

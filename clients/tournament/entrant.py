@@ -129,7 +129,9 @@ async def _play(
             raise Abstain
         try:
             async with asyncio.timeout(budget):
-                return await decider.decide(state)
+                action = await decider.decide(state)
+            codec.action_to_pb(action)  # an answer that is no action at all is not sent
+            return action
         except TimeoutError:
             failed("no answer in time")
         except Exception as error:  # the bot's failure, never this loop's

@@ -234,7 +234,14 @@ class MatchService:
         check_seat(hosted, request.seat)
         authorize(hosted, request.seat, context)
         check_request_id(request.request_id)
-        action = parsed("action", lambda: codec.action_from_pb(request.action))
+        try:
+            action = codec.action_from_pb(request.action)
+        except ValueError as error:
+            detail = f"action: {error}"
+            await hosted.refuse_malformed(
+                request.seat, request.action, request.expected_seq, detail
+            )
+            raise BadRequest(detail) from None
         done = await hosted.submit(request.seat, action, request.expected_seq, request.request_id)
         if done.applied:
             metrics.ACTIONS.inc()

@@ -236,15 +236,7 @@ class HostedMatch(Ending):
             try:
                 events = self.engine.apply(seat, action)
             except ActionError as error:
-                if seat == self.engine.to_act and self.faults.logs_refusal(seat):
-                    await self._fault(
-                        pb.SeatFaulted(
-                            seat=seat,
-                            kind=pb.FAULT_KIND_REFUSED_ACTION,
-                            action=codec.action_to_pb(action),
-                            detail=str(error)[:200],
-                        )
-                    )
+                await self._refused(seat, codec.action_to_pb(action), str(error))
                 raise
             first, last, encoded = await self._record(
                 events, request_id=request_key(seat, request_id) if request_id else None, seat=seat
@@ -262,6 +254,28 @@ class HostedMatch(Ending):
         if done is not None or not self.resumed:
             return done
         return await stored_request(self.store, self.match_id, request_key(seat, request_id))
+
+    async def refuse_malformed(
+        self, seat: int, action: pb.Action, expected_seq: int, detail: str
+    ) -> None:
+        """An action that is no action at all (it does not decode): refused like an illegal
+        one, and a fault of the seat to act if it answered the current seq."""
+        async with self.lock:
+            if self.owned and self.running and expected_seq == self.last_seq:
+                await self._refused(seat, action, detail)
+
+    async def _refused(self, seat: int, action: pb.Action, detail: str) -> None:
+        """Log the refusal of the seat to act's action as its fault, where the match's
+        policy logs them (once per seat and turn). Call with the lock held."""
+        if seat == self.engine.to_act and self.faults.logs_refusal(seat):
+            await self._fault(
+                pb.SeatFaulted(
+                    seat=seat,
+                    kind=pb.FAULT_KIND_REFUSED_ACTION,
+                    action=action,
+                    detail=detail[:200],
+                )
+            )
 
     async def disconnected(self, seat: int) -> None:
         """The tournament entrant at ``seat`` went away while the match runs: a fault."""

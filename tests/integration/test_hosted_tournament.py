@@ -318,42 +318,65 @@ def test_a_stranger_cannot_take_a_seat_and_keys_never_reach_the_log(
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_ctrl_c_detaches_the_launcher_and_attach_finishes_it(
+CLI = [sys.executable, "-c", "from cardarena.clients.cli import main; raise SystemExit(main())"]
+DETERMINISTIC_BOTS = [
+    "first=tests.tournament_bots:FirstLegal",
+    "last=tests.tournament_bots:LastLegal",
+    "illegal=tests.tournament_bots:IllegalMover",
+]
+
+
+def _tournament_command(address: str, *extra: str) -> list[str]:
+    return [
+        *CLI,
+        "tournament",
+        "--server",
+        address,
+        "--game",
+        "crazy_sixes",
+        "--players",
+        "3",
+        *(arg for bot in DETERMINISTIC_BOTS for arg in ("--bot", bot)),
+        "--deals",
+        "4",
+        "--move-ms",
+        "5000",
+        "--concurrency",
+        "2",
+        "--seed",
+        "cd" * 32,
+        "--no-progress",
+        *extra,
+    ]
+
+
+def _standings(path: Path) -> list[tuple[Any, ...]]:
+    report = json.loads(path.read_text())
+    assert report["tournament"]["finished"] == report["tournament"]["planned"] == 12
+    assert len(report["matches"]) == 12 and all(m["last_hash"] for m in report["matches"])
+    return [
+        (r["bot"], r["matches"], r["mean"], r["wins"], r["faults"], r["forfeits"])
+        for r in report["standings"]
+    ]
+
+
+def test_ctrl_c_detaches_the_launcher_and_attach_finishes_it_with_the_same_results(
     server: ServerProcess, tmp_path: Path
 ) -> None:
-    """``tournament --hosted`` starts every bot as its own process; Ctrl-C detaches (the bots
-    and the tournament go on), ``--attach`` follows it to the end and writes the results."""
+    """``cardarena tournament`` starts every bot as its own process; Ctrl-C detaches (the bots
+    and the tournament go on), ``--attach`` follows it to the end and writes the results:
+    with deterministic bots and the same seed, the results of an uninterrupted run."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = [
-        sys.executable,
-        "-c",
-        "from cardarena.clients.cli import main; raise SystemExit(main())",
-    ]
+    calm = tmp_path / "calm.json"
+    subprocess.run(
+        _tournament_command(server.address, "--json", str(calm)),
+        env=env,
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
     launcher = subprocess.Popen(
-        [
-            *command,
-            "tournament",
-            "--hosted",
-            "--server",
-            server.address,
-            "--game",
-            "crazy_sixes",
-            "--players",
-            "3",
-            "--bot",
-            "random",
-            "--bot",
-            "rules",
-            "--bot",
-            "crasher=tests.tournament_bots:Crasher",
-            "--deals",
-            "4",
-            "--move-ms",
-            "400",
-            "--concurrency",
-            "2",
-            "--no-progress",
-        ],
+        _tournament_command(server.address),
         env=env,
         stderr=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -379,7 +402,7 @@ def test_ctrl_c_detaches_the_launcher_and_attach_finishes_it(
     results = tmp_path / "results.json"
     attached = subprocess.run(
         [
-            *command,
+            *CLI,
             "tournament",
             "--server",
             server.address,
@@ -396,10 +419,8 @@ def test_ctrl_c_detaches_the_launcher_and_attach_finishes_it(
         check=False,
     )
     assert attached.returncode == 0, attached.stderr
-    report = json.loads(results.read_text())
-    assert report["tournament"]["finished"] == report["tournament"]["planned"] == 12
-    assert len(report["matches"]) == 12 and all(m["last_hash"] for m in report["matches"])
-    assert "crasher" in attached.stdout
+    assert _standings(results) == _standings(calm)
+    assert "illegal" in attached.stdout
 
 
 NODE_BOT = ROOT / "clients" / "examples" / "first_legal_bot.js"
