@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import os
 import sys
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import grpc
 
+from cardarena.competition import bot_seed
 from cardarena.v1 import tournament_pb2 as tpb
 
 from ..bots.decider import Decider, PythonDecider
@@ -27,7 +27,7 @@ from ..client import ArenaClient
 from ..tournament.botspec import BotEntry, check_bot, make_python_bot, parse_bot
 from ..tournament.entrant import play_entrant
 from ..tournament.launcher import Limits, apply_limits
-from .argtypes import non_negative_int, server_address
+from .argtypes import non_negative_int, seed_hex, server_address
 
 KEY_ENV = "CARDARENA_ENTRANT_KEY"
 
@@ -51,6 +51,13 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     connect.add_argument("--key-file", type=Path, help="a file holding the entrant's key")
     connect.add_argument(
         "--bot-log", type=Path, help="an exec: bot's standard error goes to this file"
+    )
+    connect.add_argument(
+        "--bot-seed",
+        type=seed_hex,
+        help="64 hex digits: a Python bot's seed for each match derives from it and the"
+        " match's place in the schedule (the launcher passes one made from --seed, so a"
+        " tournament replays exactly; default: random)",
     )
     connect.add_argument(
         "--cpu-seconds",
@@ -79,7 +86,8 @@ def run_connect(args: argparse.Namespace) -> int:
         print(f"cardarena bot connect: {error}", file=sys.stderr)
         return 2
     try:
-        final = asyncio.run(_connect(args.server, args.tournament, key, entry, args.bot_log))
+        seed = args.bot_seed if args.bot_seed is not None else os.urandom(32)
+        final = asyncio.run(_connect(args.server, args.tournament, key, entry, args.bot_log, seed))
     except grpc.aio.AioRpcError as error:
         print(f"cardarena bot connect: {error.code().name}: {error.details()}", file=sys.stderr)
         return 1
@@ -102,16 +110,19 @@ def _key(args: argparse.Namespace) -> str:
 
 
 async def _connect(
-    address: str, tournament_id: str, key: str, entry: BotEntry, bot_log: Path | None
+    address: str,
+    tournament_id: str,
+    key: str,
+    entry: BotEntry,
+    bot_log: Path | None,
+    bots_seed: bytes,
 ) -> tpb.TournamentInfo:
     async with ArenaClient(address, retry_for=60) as client:
 
         def make(assigned: tpb.MatchAssigned) -> Decider:
             if entry.kind == "exec":
                 return ExternalDecider(entry.command, stderr_path=bot_log)
-            seed = int.from_bytes(
-                hashlib.sha256(f"{assigned.match_id}/{assigned.seat}".encode()).digest()[:8]
-            )
+            seed = bot_seed(bots_seed, assigned.index, assigned.seat)
             return PythonDecider(lambda: make_python_bot(entry, seed=seed))
 
         report = await play_entrant(client, tournament_id, key, make)

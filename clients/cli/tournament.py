@@ -1,34 +1,29 @@
 """``cardarena tournament``: bots against each other on a server, with duplicate deals.
 
-By default the server hosts the tournament and every bot is its own process, connected as an
-entrant (:mod:`.hosted`); ``--in-process`` keeps the older runner, for trusted bots only.
+The server hosts the tournament and every bot is its own process, connected as an entrant
+(:mod:`.hosted`): no bot shares this process, so none can read another's state or end the
+tournament.
 
 For each deal seed the same cards are played in every rotation of the seats, so the luck of
 the deal cancels out; standings give each bot's mean score per match with a 95% interval
-over those duplicate groups, its win rate and an OpenSkill rating, and count every crash,
-hang and illegal move without ever stopping. Bots are Python classes or external programs
-(``docs/bot-protocol.md``). This module is only the command: argument checks, then
-:mod:`cardarena.clients.tournament` plays, ranks and reports.
+over those duplicate groups, its win rate and an OpenSkill rating, and count every
+time-out, refused action and disconnect, a seat forfeiting after ``--forfeit-after``. Bots
+are Python classes or external programs (``docs/bot-protocol.md``). This module is only the
+command: argument checks, then :mod:`cardarena.clients.tournament` launches and reports.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import os
 import sys
 from collections.abc import Callable
 
 from ..tournament import (
-    TournamentConfig,
-    TournamentError,
     check_bot,
     check_unique,
     parse_bot,
-    play_tournament,
 )
-from ..tournament.reports import LEGEND, print_table, settings_json, to_json, write_csv
 from .argtypes import (
     json_object,
     non_negative_int,
@@ -86,18 +81,16 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     parser.add_argument(
         "--move-ms",
         type=non_negative_int,
-        default=0,
-        help="the server's time control per move (0: none); on expiry it plays the default",
+        default=10_000,
+        help="the time per move (default 10000): on expiry the server plays the seat's"
+        " default action and counts a fault",
     )
     parser.add_argument(
-        "--decision-ms",
-        type=non_negative_int,
-        default=0,
-        help="--in-process: the runner's limit per decision before it benches a bot "
-        "(default: move-ms + 500, or 10000 without a time control)",
-    )
-    parser.add_argument(
-        "--seed", type=seed_hex, default=None, help="64 hex digits: the tournament's seed"
+        "--seed",
+        type=seed_hex,
+        default=None,
+        help="64 hex digits: the tournament's seed, to replay one (default: the server draws a"
+        " secret one and shows it when the tournament ends)",
     )
     parser.add_argument(
         "--json", type=output_file, metavar="OUT", help="write every result as JSON"
@@ -115,13 +108,6 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         action="store_true",
         help="the default: the server schedules and scores the tournament; Ctrl-C detaches"
         " instead of losing it",
-    )
-    hosted.add_argument(
-        "--in-process",
-        action="store_true",
-        help="trusted bots only: this process schedules the matches and runs the Python bots"
-        " itself, playing the lowest legal action for one that fails (quicker to start; a bot"
-        " can read the others' state, and Ctrl-C loses the tournament)",
     )
     hosted.add_argument("--attach", metavar="ID", help="follow a hosted tournament again")
     hosted.add_argument("--cancel", metavar="ID", help="end a hosted tournament")
@@ -158,36 +144,12 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
             check_unique(bots)
         except ValueError as error:
             parser.error(str(error))
-        seed = args.seed if args.seed is not None else os.urandom(32)
-        config = TournamentConfig(
-            address=args.server,
-            game=args.game,
-            bots=bots,
-            players=args.players,
-            options=args.options,
-            deals=args.deals,
-            concurrency=args.concurrency,
-            move_ms=args.move_ms,
-            decision_ms=args.decision_ms,
-            seed=seed,
-            bot_logs=args.bot_logs,
-            operator_token=args.admin_token,
-        )
-        print(f"tournament seed {seed.hex()} (--seed reproduces the deals)", file=sys.stderr)
-        if not args.in_process:
-            return run_hosted(args, bots, seed)
-        try:
-            result, rows = asyncio.run(play_tournament(config, progress=not args.no_progress))
-        except TournamentError as error:
-            print(f"cardarena tournament: {error}", file=sys.stderr)
-            return EXIT_USAGE
-        print_table(result, rows, sys.stdout)
-        print(LEGEND)
-        report = to_json(result, rows, settings_json(config))
-        if args.json is not None:
-            args.json.write_text(json.dumps(report, indent=2) + "\n")
-        if args.csv is not None:
-            write_csv(args.csv, rows)
-        return EXIT_FAILED_MATCHES if result.failed else EXIT_OK
+        if args.seed is not None:
+            print(
+                "the tournament's seed is given: its deals are reproducible, and known to"
+                " whoever can see it (the server draws a secret one without --seed)",
+                file=sys.stderr,
+            )
+        return run_hosted(args, bots, args.seed or b"")
 
     return run

@@ -1,11 +1,16 @@
 """Tournaments: bots against each other on a server, with duplicate deals, standings, ratings.
 
 The rules (who sits where on which seed, what a match counts for, standings, ratings) are
-:mod:`cardarena.competition`'s, shared with the server. The parts here, in the order a
-tournament uses them: :mod:`.botspec` (who plays), :mod:`.config`, :mod:`.runner` and
-:mod:`.match` (playing the schedule), :mod:`.guard` and :mod:`.faults` (a misbehaving bot
-costs a counted fault, never the tournament), :mod:`.outcomes`, :mod:`.ranking` (the results
-ranked by the rules), :mod:`.reports` and :mod:`.progress`.
+:mod:`cardarena.competition`'s, shared with the server, which hosts every tournament
+``cardarena tournament`` runs. The parts here: :mod:`.botspec` (who plays),
+:mod:`.launcher` (create the tournament, start each bot as its own entrant process, follow
+it), :mod:`.entrant` (one entrant's loop, as ``cardarena bot connect`` runs it),
+:mod:`.hosted_report` (the server's standings as a table, JSON and CSV), :mod:`.progress`.
+
+The older runner, which schedules the matches itself with every Python bot in its own
+process (:mod:`.runner`, :mod:`.match`, :mod:`.guard`, :mod:`.faults`, :mod:`.outcomes`,
+:mod:`.ranking`, :mod:`.reports`), is kept as the tournament benchmark's peer and for the
+library: no command runs bots that way.
 """
 
 from cardarena.competition import Standing

@@ -48,6 +48,8 @@ def print_hosted(info: tpb.TournamentInfo, out: IO[str], *, legend: bool = True)
         f" {info.tournament_id}: {info.end_reason or 'running'}\n"
     )
     print_rows(standings_of(info), out)
+    if info.seed:
+        out.write(f"tournament seed {info.seed.hex()} (--seed replays its deals)\n")
     if info.crosstable:
         out.write("\npaired differences over shared duplicate groups (positive: first is better)\n")
         for pair in info.crosstable:

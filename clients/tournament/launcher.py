@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import resource
 import subprocess
@@ -60,6 +61,12 @@ class HostedConfig:
     limits: Limits = Limits()
 
 
+def bots_seed(seed: bytes) -> bytes:
+    """What the bots' seeds derive from, given the tournament's seed: one-way, so that
+    nothing a bot is given says anything of the seed that deals the cards."""
+    return hashlib.sha256(b"cardarena-bots-v1" + seed).digest()
+
+
 def bot_environment(key: str) -> dict[str, str]:
     env = {name: os.environ[name] for name in KEPT_ENV if name in os.environ}
     env[KEY_ENV] = key
@@ -99,6 +106,7 @@ def start_bot(
                 "--tournament",
                 tournament_id,
                 *exec_log,
+                *(["--bot-seed", bots_seed(config.seed).hex()] if config.seed else []),
                 "--cpu-seconds",
                 str(config.limits.cpu_seconds),
                 "--memory-mb",
