@@ -254,7 +254,7 @@ def fork(match: Match) -> Match:
     and its schedule hold numbers, tuples and immutable events directly, and lists, sets or
     dicts of those (a Triathlon schedule's feats are a list of sets). So each of the three is
     copied with every such container copied one level down, and everything else (the game,
-    the options, the round plan, a scorer) is shared. ``tests/test_determinize.py`` plays
+    the options, the round plan, a scorer) is shared. ``tests/engine/test_determinize.py`` plays
     forks and clones side by side so that a deeper state added later is noticed.
     """
     other = _copy_state(match, skip="log")

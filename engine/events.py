@@ -229,7 +229,7 @@ def trick_won(trick: int, leader: int, cards: tuple[int, ...], seat: int) -> Tri
 
     The frozen dataclass's ``__init__`` stores each field through ``object.__setattr__``,
     which looks up the field's slot and stores through it; this stores through the slots
-    directly. The event is the same (tests/test_engine_fastpaths.py compares them).
+    directly. The event is the same (tests/engine/test_engine_fastpaths.py compares them).
     """
     event = object.__new__(TrickWon)
     set_trick, set_leader, set_cards, set_seat = _SET_TRICK_WON

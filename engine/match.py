@@ -126,7 +126,8 @@ class Match:
         legal = rnd.legal
         if legal < FRENCH_ONLY:
             # cards_of(legal), its French-deck case written out: this is asked before every
-            # action, and a call costs as much as the lookups (tests/test_engine_fastpaths.py).
+            # action, and a call costs as much as the lookups
+            # (tests/engine/test_engine_fastpaths.py).
             return [
                 *_CLUBS[legal & 8191],
                 *_DIAMONDS[legal >> 13 & 8191],
