@@ -6,10 +6,11 @@ looked up once through the registry). Code that asks ``kind == "fan_tan"`` or
 misses the next game or round kind. This scan finds every such question, so that a test can
 keep the answer "none".
 
-An AST scan of every Python module under ``engine/``, ``clients/``, ``server/``, ``proto/``
-and ``scripts/`` (``tests/`` may name kinds in its assertions; ``engine/games.py``, the
-registry, may name anything). It flags, where ``"name"`` is a game of the registry
-(``GAMES``) or a round kind its games play (``ROUND_KINDS``) and ``x`` is a game or a kind:
+An AST scan of every Python module under ``engine/``, ``competition/``, ``clients/``,
+``server/``, ``proto/`` and ``scripts/`` (``tests/`` may name kinds in its assertions;
+``engine/games.py``, the registry, may name anything). It flags, where ``"name"`` is a game
+of the registry (``GAMES``) or a round kind its games play (``ROUND_KINDS``) and ``x`` is a
+game or a kind:
 
 * ``x == "name"``, ``x != "name"``, ``x is "name"``, ``x is not "name"`` (either side);
 * ``x in C`` / ``x not in C`` where ``C`` holds a name: a tuple, list or set literal, a
@@ -27,7 +28,7 @@ oneof tag is never one either, though the codec calls it ``kind``: a ``.WhichOne
 call, or a name bound to one in the same function or module, is left alone.
 
 The names come from the registry, so a new game or round kind is covered without touching
-this script.
+this script. ``tests/engine/test_kind_strings.py`` runs the scan with the test suite.
 
     .venv/bin/python scripts/check_kind_strings.py             # this checkout
     .venv/bin/python scripts/check_kind_strings.py --root DIR  # another tree of this repository
@@ -47,7 +48,7 @@ from pathlib import Path
 
 from cardarena.engine.games import GAMES, ROUND_KINDS
 
-ROOTS = ("engine", "clients", "server", "proto", "scripts")
+ROOTS = ("engine", "competition", "clients", "server", "proto", "scripts")
 """The folders scanned, relative to the repository root; ``tests/`` is left out on purpose."""
 REGISTRY = frozenset({"engine/games.py"})
 """The modules allowed to compare names: the registry itself."""
