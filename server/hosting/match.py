@@ -43,6 +43,7 @@ from .completion import to_completion
 from .credentials import request_key, same_action, token_hash
 from .ending import Ending
 from .faults import SeatFaults
+from .outcome import Outcome
 from .rebuild import stored_request
 from .seating import Seat, seat_for, seat_holding
 from .subscribers import Readers
@@ -136,6 +137,19 @@ class HostedMatch(Ending):
     @property
     def status(self) -> str:
         return "ended" if self.ended else "running" if self.running else "waiting"
+
+    def outcome(self) -> Outcome:
+        """What the match produced so far (its result once it has ended)."""
+        return Outcome(
+            match_id=self.match_id,
+            totals=tuple(self.engine.totals),
+            winners=tuple(self.engine.winners),
+            cancelled=self.cancelled,
+            faults=tuple(self.faults.counts),
+            forfeited=tuple(self.faults.forfeited),
+            last_hash=self.last_hash,
+            revealed=self.revealed,
+        )
 
     def seat_of(self, token: str) -> int | None:
         """The seat whose token this is (constant time); ``None`` if none."""

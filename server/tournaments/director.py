@@ -27,7 +27,8 @@ from ..errors import DirectedElsewhere, NotRunning
 from ..hosting import Arena, HostedMatch
 from ..hosting.arena import match_id_for
 from ..hosting.credentials import secret_hash
-from ..store import StoreError, TournamentRecord, UnknownMatch, now_iso
+from ..hosting.outcome import Outcome, stored_outcome
+from ..store import ENDED, StoreError, TournamentRecord, UnknownMatch, now_iso
 from .entrants import Link, Links, derive
 from .info import Scores, tournament_info
 from .spec import TournamentSpec
@@ -74,6 +75,8 @@ class Director:
         self.played: dict[int, Played] = {}
         self.failed: set[int] = set()
         self.ended_matches: dict[int, bytes] = {}
+        self.revealed: set[int] = set()
+        """Ended matches whose (shared) seed is revealed: their logs are final."""
         """Plan index -> the hash of its log's last entry, for every match that ended."""
         self.scores: Scores | None = None
         """The standings as of ``scores.version`` (see :mod:`.info`)."""
@@ -147,7 +150,7 @@ class Director:
                 self.match_ids[plan.index] = hosted.match_id
                 self.by_match[hosted.match_id] = plan.index
                 if hosted.ended:
-                    self._collect(plan.index, hosted)
+                    self._collect(plan.index, hosted.outcome())
                 else:
                     self.running.add(plan.index)
             for index in sorted(self.running - self.seated):
@@ -172,15 +175,20 @@ class Director:
         await self._recover()
 
     async def _recover(self) -> None:
-        """Find the matches a previous process started (a prefix of the plan)."""
+        """Find the matches a previous process started (a prefix of the plan): an ended one
+        read from its log (not hosted again), an unfinished one hosted and seated."""
         for plan in self.plans:
             match_id = match_id_for(self.request_id(plan.index))
-            try:
-                hosted = await self.arena.get(match_id)
-            except UnknownMatch:
+            record = await self.arena.store.get_match(match_id)
+            if record is None:
                 break
-            await self._seat(plan, hosted)
             self.next_index = plan.index + 1
+            if record.status == ENDED and match_id not in self.arena.matches:
+                self.match_ids[plan.index] = match_id
+                self.by_match[match_id] = plan.index
+                self._collect(plan.index, await stored_outcome(self.arena.store, record))
+                continue
+            await self._seat(plan, await self.arena.get(match_id))
         if self.next_index:
             self.log.info("tournament_resumed", started=self.next_index)
 
@@ -226,7 +234,7 @@ class Director:
         self.match_ids[plan.index] = hosted.match_id
         self.by_match[hosted.match_id] = plan.index
         if hosted.ended:
-            self._collect(plan.index, hosted)
+            self._collect(plan.index, hosted.outcome())
             return
         self.running.add(plan.index)
         try:
@@ -266,26 +274,28 @@ class Director:
             return
         self.running.discard(index)
         self.seated.discard(index)
-        self._collect(index, hosted)
+        self._collect(index, hosted.outcome())
         self._check_stop_rule()
         if self.directing:
             self._spawn(self._reveal_complete_groups())
         self._wake.set()
 
-    def _collect(self, index: int, hosted: HostedMatch) -> None:
+    def _collect(self, index: int, outcome: Outcome) -> None:
         plan = self.plans[index]
-        self.ended_matches[index] = hosted.last_hash
-        if hosted.cancelled:
+        self.ended_matches[index] = outcome.last_hash
+        if outcome.revealed:
+            self.revealed.add(index)
+        if outcome.cancelled:
             self.failed.add(index)
         else:
             self.played[index] = Played(
                 index=index,
                 group=plan.group,
                 entrants=tuple(self.spec.entrants[e] for e in plan.seats),
-                totals=tuple(hosted.engine.totals),
-                winners=tuple(hosted.engine.winners),
-                faults=tuple(hosted.faults.counts),
-                forfeited=tuple(hosted.faults.forfeited),
+                totals=outcome.totals,
+                winners=outcome.winners,
+                faults=outcome.faults,
+                forfeited=outcome.forfeited,
             )
         self._changed_now()
 
@@ -352,12 +362,13 @@ class Director:
         of every started match, at the end, when no more of a group will be played)."""
         complete = self.complete_groups()
         for index, match_id in sorted(self.match_ids.items()):
-            if index in self.running or (not every and self.plans[index].group not in complete):
+            if index in self.running or index in self.revealed:
+                continue
+            if not every and self.plans[index].group not in complete:
                 continue
             hosted = await self.arena.get(match_id)
-            if hosted.revealed:
-                continue
             await hosted.reveal_seed()
+            self.revealed.add(index)
             self.ended_matches[index] = hosted.last_hash
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
