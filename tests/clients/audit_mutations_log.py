@@ -1,0 +1,173 @@
+"""Mutations of the log as bytes and as a sequence: flipped, dropped, duplicated, swapped,
+truncated or junk entries, raw and re-signed; encodings and seqs that disagree; no start.
+"""
+
+from __future__ import annotations
+
+from cardarena.v1 import game_pb2 as pb
+
+from .audit_support import Expected, a_play, clone, edit, edit_raw, flip, forge, hexa, mutation
+
+
+@mutation("flip a byte in an event")
+def _flip_event() -> Expected:
+    b, k = hexa(), a_play(hexa())
+    out = clone(b.resp)
+    out.entries[k - 1].event = flip(out.entries[k - 1].event, 5, 0x02)
+    return out, {"decode", "sequence", "chain"}, k
+
+
+@mutation("flip a byte in a hash")
+def _flip_hash() -> Expected:
+    b, k = hexa(), a_play(hexa())
+    out = clone(b.resp)
+    out.entries[k - 1].hash = flip(out.entries[k - 1].hash, 7)
+    return out, "chain", k
+
+
+@mutation("drop an event")
+def _drop() -> Expected:
+    b, k = hexa(), a_play(hexa())
+    out = clone(b.resp)
+    del out.entries[k - 1]
+    return out, "sequence", k
+
+
+@mutation("duplicate an event")
+def _duplicate() -> Expected:
+    b, k = hexa(), a_play(hexa())
+    out = clone(b.resp)
+    entries = list(out.entries)
+    del out.entries[:]
+    out.entries.extend([*entries[:k], entries[k - 1], *entries[k:]])
+    return out, "sequence", k + 1
+
+
+@mutation("swap two events")
+def _swap() -> Expected:
+    b, k = hexa(), a_play(hexa())
+    out = clone(b.resp)
+    entries = list(out.entries)
+    entries[k - 1], entries[k] = entries[k], entries[k - 1]
+    del out.entries[:]
+    out.entries.extend(entries)
+    return out, "sequence", k
+
+
+@mutation("truncate")
+def _truncate() -> Expected:
+    b, k = hexa(), a_play(hexa())
+    out = clone(b.resp)
+    del out.entries[k:]
+    return out, "sequence", k + 1
+
+
+@mutation("truncate and fix MatchInfo's last seq")
+def _truncate_seq_fixed() -> Expected:
+    b, k = hexa(), a_play(hexa())
+    out = clone(b.resp)
+    del out.entries[k:]
+    out.match.last_seq = k
+    return out, "chain", k  # MatchInfo's last hash is still the real end's
+
+
+@mutation("truncate and fix MatchInfo's last seq and last hash")
+def _truncate_fixed() -> Expected:
+    b, k = hexa(), a_play(hexa())
+    out = clone(b.resp)
+    del out.entries[k:]
+    out.match.last_seq, out.match.last_hash = k, out.entries[-1].hash
+    return out, "reveal", k + 1
+
+
+@mutation("append junk")
+def _junk() -> Expected:
+    b = hexa()
+    out = clone(b.resp)
+    out.entries.add(seq=b.last + 1, event=b"\xff\xfejunk", hash=bytes(32))
+    return out, "decode", b.last + 1
+
+
+@mutation("append junk and fix MatchInfo's last seq")
+def _junk_fixed() -> Expected:
+    b = hexa()
+    out = clone(b.resp)
+    out.entries.add(seq=b.last + 1, event=b"\x08", hash=bytes(32))
+    out.match.last_seq = b.last + 1
+    return out, "decode", b.last + 1
+
+
+@mutation("re-signed: drop an action")
+def _drop_signed() -> Expected:
+    b, k = hexa(), a_play(hexa())
+    events = b.events()
+    del events[k - 1]
+    return forge(b, events), "replay", k
+
+
+@mutation("re-signed: duplicate an action")
+def _duplicate_signed() -> Expected:
+    b, k = hexa(), a_play(hexa())
+    events = b.events()
+    events.insert(k, pb.Event.FromString(events[k - 1].SerializeToString()))
+    return forge(b, events), "replay", k + 1
+
+
+@mutation("re-signed: swap two plays")
+def _swap_signed() -> Expected:
+    b, k = hexa(), a_play(hexa(), 12)  # the first play of a trick, then the second
+    events = b.events()
+    events[k - 1], events[k] = events[k], events[k - 1]
+    return forge(b, events), "replay", k
+
+
+@mutation("re-signed: cut mid-match and reveal")
+def _cut_signed() -> Expected:
+    b, k = hexa(), a_play(hexa(), 12)
+    events = b.events()
+    return forge(b, [*events[:k], events[-1]]), "replay", k + 1
+
+
+@mutation("re-signed: a card code that disagrees with its card")
+def _card_code() -> Expected:
+    b, k = hexa(), a_play(hexa())
+    return edit(b, k, lambda e: setattr(e.card_played.card, "code", "QC!")), "decode", k
+
+
+@mutation("re-signed: a field the protocol does not define")
+def _unknown_field() -> Expected:
+    b, k = hexa(), a_play(hexa())
+    return edit_raw(b, k, lambda raw: raw + b"\xf8\x07\x01"), "decode", k
+
+
+@mutation("re-signed: a non-canonical encoding of the same event")
+def _non_canonical() -> Expected:
+    b, k = hexa(), a_play(hexa())
+    return edit_raw(b, k, lambda raw: raw + bytes([0x08, k])), "decode", k  # seq again
+
+
+@mutation("re-signed: an event that says another seq")
+def _inner_seq() -> Expected:
+    b, k = hexa(), a_play(hexa())
+    return edit(b, k, lambda e: setattr(e, "seq", k + 1)), "sequence", k
+
+
+@mutation("an entry's seq")
+def _entry_seq() -> Expected:
+    b, k = hexa(), a_play(hexa())
+    out = clone(b.resp)
+    out.entries[k - 1].seq = 999
+    return out, "sequence", k
+
+
+@mutation("no entries")
+def _empty() -> Expected:
+    out = clone(hexa().resp)
+    del out.entries[:]
+    return out, "decode", 1
+
+
+@mutation("re-signed: MatchStarted removed")
+def _no_start() -> Expected:
+    b = hexa()
+    return forge(b, b.events()[1:]), "start", 1
