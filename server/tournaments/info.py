@@ -3,12 +3,13 @@
 The standings, the crosstable and the stop rule's state are the pure functions of
 ``cardarena.competition`` over the matches played so far, in plan order (so they do not
 depend on which match happened to end first); they are computed again only when a match has
-ended since the last time anyone asked.
+ended since the last time anyone asked, and while the tournament runs at most once a second.
 """
 
 from __future__ import annotations
 
 import datetime
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,9 @@ from cardarena.v1 import codec
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
 
+REFRESH_SECONDS = 1.0
+"""How stale the standings of a running tournament may be (counts are always current)."""
+
 if TYPE_CHECKING:
     from .director import Director
 
@@ -25,14 +29,22 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Scores:
     version: int
+    at: float
+    """When they were computed (monotonic seconds)."""
     standings: list[Standing]
     crosstable: list[Pairing]
     sprt: tpb.SprtState | None
 
 
 def scores(director: Director) -> Scores:
+    """The standings as of now, computed again at most every :data:`REFRESH_SECONDS` while
+    the tournament runs: ratings are replayed over every match in plan order, so computing
+    them at every match's end would cost a long tournament time quadratic in its length."""
     cached = director.scores
     if cached is not None and cached.version == director.version:
+        return cached
+    now = time.monotonic()
+    if cached is not None and not director.ended and now - cached.at < REFRESH_SECONDS:
         return cached
     played = [director.played[i] for i in sorted(director.played)]
     lowest = director.spec.lowest_wins
@@ -51,6 +63,7 @@ def scores(director: Director) -> Scores:
         )
     director.scores = Scores(
         director.version,
+        now,
         standings(played, entrants, lowest_wins=lowest),
         crosstable(played, entrants, lowest_wins=lowest),
         sprt_state,
