@@ -19,6 +19,7 @@ from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1.chain import chain_hash, genesis_hash
 
+from ..helpers import play_out
 from ..logs import log_from_engine, play_with_time_outs
 
 SEED = bytes(range(32))
@@ -57,6 +58,13 @@ def base(game: str, players: int, *, first_dealer: str | None = None, every: int
 
 def hexa() -> Base:
     return base("hexathlon", 4)
+
+
+@cache
+def base_one_deal() -> Base:
+    match = new_match("triathlon", seed=SEED, options={"max_deals": 1})
+    play_out(match, rng_seed=1)
+    return Base(match, log_from_engine(match, SEED, "one-deal", timed_out=(), move_ms=0))
 
 
 # -- tools of a forger -----------------------------------------------------------------------

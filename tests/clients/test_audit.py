@@ -11,7 +11,6 @@ fields, cancelled matches and the command have modules of their own (``test_audi
 from __future__ import annotations
 
 import json
-from functools import cache
 from pathlib import Path
 
 import pytest
@@ -19,13 +18,21 @@ import pytest
 from cardarena.clients.audit import CHECKS, audit_log
 from cardarena.clients.cli import main
 from cardarena.clients.logs import save_log
-from cardarena.engine import GAMES, new_match
+from cardarena.engine import GAMES
 from cardarena.v1 import game_pb2 as pb
 
-from ..helpers import play_out
-from ..logs import log_from_engine
 from . import audit_mutations_log, audit_mutations_play, audit_mutations_start
-from .audit_support import MUTATIONS, SEED, Base, base, edit, edit_raw, flip, forge, hexa
+from .audit_support import (
+    MUTATIONS,
+    Base,
+    base,
+    base_one_deal,
+    edit,
+    edit_raw,
+    flip,
+    forge,
+    hexa,
+)
 
 MUTATION_MODULES = (audit_mutations_log, audit_mutations_play, audit_mutations_start)
 """Imported for their mutations, which each registers in ``MUTATIONS``."""
@@ -140,13 +147,6 @@ def test_every_byte_flip_of_a_re_signed_log_is_caught() -> None:
     b = base_one_deal()
     missed = flips(b, (0x01, 0xFF), every_entry=True)
     assert consequence_free(b, missed), missed
-
-
-@cache
-def base_one_deal() -> Base:
-    match = new_match("triathlon", seed=SEED, options={"max_deals": 1})
-    play_out(match, rng_seed=1)
-    return Base(match, log_from_engine(match, SEED, "one-deal", timed_out=(), move_ms=0))
 
 
 def test_the_replay_reason_names_cards_by_code() -> None:

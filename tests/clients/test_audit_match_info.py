@@ -17,8 +17,7 @@ from cardarena.v1 import service_pb2 as spb
 
 from ..logs import log_from_engine
 from .audit_mutations_start import more_points
-from .audit_support import SEED, Base, clone, edit, flip, hexa
-from .test_audit import base_one_deal
+from .audit_support import SEED, Base, base_one_deal, clone, edit, flip, hexa
 
 # -- MatchInfo, field by field ---------------------------------------------------------------
 
