@@ -19,20 +19,19 @@ from cardarena.engine.cards import CardSet
 from cardarena.engine.events import Dealt, Passed, RoundStarted
 from cardarena.engine.views import TableView, Viewer
 
-from .test_properties import (
+from .properties_support import (
     CUSTOM_PENTATHLON_ROUNDS,
     MAX_STEPS,
     NORWEGIAN,
     RNG_SEEDS,
     SEEDS,
     Config,
-    RulesModel,
-    cards_in,
     choose,
-    mask,
     params,
     play_random,
 )
+from .rules_model import RulesModel
+from .rules_reference import cards_in, mask
 
 FAN_TAN_ONLY = [
     Config(
