@@ -7,11 +7,16 @@ read at all (or the command was misused), so "tampered" and "missing" are never 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from collections.abc import Callable
 
+import grpc
+
 from ..audit import audit_log, report_json, report_text
+from ..audit.tournament import TournamentAudit, audit_tournament
+from ..client import ArenaClient
 from ..logs import LogUnavailable
 from .argtypes import hash_hex
 from .logsource import add_source_arguments, read_source
@@ -22,6 +27,12 @@ EXIT_CLEAN, EXIT_DISCREPANCY, EXIT_UNREADABLE = 0, 1, 2
 def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
     """check a match log: hash chain, seed commitment, deals, every action and result"""
     add_source_arguments(parser)
+    parser.add_argument(
+        "--tournament",
+        metavar="ID",
+        help="audit a whole hosted tournament (with --server): every log pinned to the hash it"
+        " published, the schedule its revealed seed plans, the standings recomputed",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
         "--head",
@@ -31,6 +42,8 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     )
 
     def run(args: argparse.Namespace) -> int:
+        if args.tournament is not None:
+            return _tournament(args, parser)
         try:
             resp, match_id = read_source(args, parser)
         except LogUnavailable as error:
@@ -48,3 +61,41 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         return EXIT_CLEAN if report.ok else EXIT_DISCREPANCY
 
     return run
+
+
+def _tournament(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if args.server is None or args.logfile is not None or args.match is not None:
+        parser.error("--tournament ID needs --server HOST:PORT and neither LOGFILE nor --match")
+
+    async def audit() -> TournamentAudit:
+        async with ArenaClient(args.server) as client:
+            return await audit_tournament(client, args.tournament)
+
+    try:
+        report = asyncio.run(audit())
+    except grpc.aio.AioRpcError as error:
+        print(f"cardarena audit: {error.code().name}: {error.details()}", file=sys.stderr)
+        return EXIT_UNREADABLE
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "tournament": report.tournament_id,
+                    "ok": report.ok,
+                    "matches": report.matches,
+                    "audited": report.audited,
+                    "findings": report.count,
+                    "first_findings": report.findings,
+                },
+                indent=2,
+            )
+        )
+    else:
+        verdict = "all clean" if report.ok else f"{report.count} FINDINGS"
+        print(
+            f"tournament {report.tournament_id}: {report.audited} of {report.matches} match"
+            f" logs audited, the schedule and the standings recomputed: {verdict}"
+        )
+        for finding in report.findings:
+            print(f"  {finding}")
+    return EXIT_CLEAN if report.ok else EXIT_DISCREPANCY

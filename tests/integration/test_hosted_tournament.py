@@ -717,3 +717,51 @@ def test_a_bot_connects_from_a_process_of_its_own(server: ServerProcess, tmp_pat
     info = run(final(), seconds=30)
     assert info.finished == info.planned == 6
     assert all(s.faults == 0 for s in info.standings)
+
+
+def test_a_whole_tournament_audits_clean_and_a_doctored_one_does_not(
+    server: ServerProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``cardarena audit --tournament``: every log pinned to its published hash, the schedule
+    the revealed seed plans, the standings recomputed from the logs. A server that publishes
+    other standings, or a log that is not the one it pinned, is caught."""
+    from cardarena.clients.audit.tournament import audit_tournament
+    from cardarena.clients.client.tournaments import TournamentCalls
+
+    async def scenario() -> str:
+        async with ArenaClient(server.address) as client:
+            created = await client.tournaments.create(
+                "triathlon",
+                [Entrant(n) for n in ("a", "b", "c")],
+                deals=2,
+                move_ms=1_000,
+            )
+            tid = created.tournament.tournament_id
+            bots: dict[str, Callable[[], Bot]] = {"a": FirstLegal, "b": LastLegal, "c": Illegal}
+            await asyncio.gather(
+                *(
+                    play_entrant(client, tid, key, make)
+                    for key, make in zip(created.entrant_keys, _makers(bots), strict=True)
+                )
+            )
+            clean = await audit_tournament(client, tid)
+            assert clean.ok and clean.audited == clean.matches == 6, clean.findings
+
+            real_get = TournamentCalls.get
+
+            async def doctored(self: TournamentCalls, tournament_id: str, **kw: Any) -> Any:
+                info = await real_get(self, tournament_id, **kw)
+                info.standings[0].wins += 1  # a server that favours its first entrant
+                info.matches[3].last_hash = bytes(32)  # and pins another log
+                return info
+
+            monkeypatch.setattr(TournamentCalls, "get", doctored)
+            caught = await audit_tournament(client, tid)
+            assert not caught.ok
+            assert any("wins" in f for f in caught.findings), caught.findings
+            assert any("match 3" in f for f in caught.findings), caught.findings
+            return tid
+
+    tid = run(scenario(), seconds=120)
+    monkeypatch.undo()
+    assert main(["audit", "--server", server.address, "--tournament", tid]) == 0
