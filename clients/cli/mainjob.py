@@ -6,7 +6,8 @@
    (random and every bot of ``REFERENCE``, the Monte Carlo bot on a small budget), each bot
    its own process connected as an entrant, with duplicate deals; print the server's
    standings and crosstable;
-3. audit every match it played from the server's public log (``GetMatchLog``);
+3. audit every tournament as an outsider would: every match log (``GetMatchLog``) pinned
+   to the hash the tournament published, its schedule and its standings recomputed;
 4. stop the server with SIGTERM (a graceful drain that must exit 0).
 
 It exits non-zero if any match failed, any log did not audit clean, or the server did not stop
@@ -27,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..audit import audit_response
+from ..audit.tournament import audit_tournament
 from ..bots import REFERENCE
 from ..client import ArenaClient
 from ..tournament import BotEntry, parse_bot
@@ -81,7 +82,7 @@ async def main_job(args: argparse.Namespace, data_dir: Path) -> int:
         bots = reference_bots(args.mc_budget_ms)
         print("bots: " + ", ".join(f"{b.name} ({b.describe()})" for b in bots))
         print(HOSTED_LEGEND, flush=True)
-        played: list[tuple[str, bytes]] = []
+        tournaments: list[str] = []
         for game in games:
             config = HostedConfig(
                 address=address,
@@ -97,8 +98,8 @@ async def main_job(args: argparse.Namespace, data_dir: Path) -> int:
             print_hosted(info, sys.stdout, legend=False)
             sys.stdout.flush()
             failures += info.failed + stopped
-            played += [(m.match_id, m.last_hash) for m in info.matches if m.match_id]
-        failures += await audit_all(address, played)
+            tournaments.append(info.tournament_id)
+        failures += await audit_all(address, tournaments)
     finally:
         code = await server.stop()
     print(f"server stopped with SIGTERM (exit code {code})")
@@ -145,20 +146,22 @@ async def hosted_tournament(config: HostedConfig, *, progress: bool) -> tuple[An
     return info, len(stopped)
 
 
-async def audit_all(address: str, played: Sequence[tuple[str, bytes]]) -> int:
-    """Fetch and audit every match log, each pinned to the last hash seen when it ended;
-    print the verdict; return the number of failures."""
-    print(f"\n== audit of {len(played)} match logs (GetMatchLog)")
-    failed = 0
+async def audit_all(address: str, tournaments: Sequence[str]) -> int:
+    """Audit every tournament as an outsider would (``cardarena audit --tournament``): each
+    match log pinned to the hash the tournament published, the schedule, the standings
+    recomputed; print the verdict; return the number of findings."""
+    print(f"\n== audit of {len(tournaments)} tournaments and their match logs (GetMatchLog)")
+    findings = audited = 0
     async with ArenaClient(address) as client:
-        for match_id, head in played:
-            problem = audit_response(await client.match_log(match_id), match_id, head=head)
-            if problem is not None:
-                failed += 1
-                print(f"  {match_id}: {problem}")
-    verdict = f"{failed} FAILED" if failed else "all clean"
-    print(f"{len(played)} matches audited: {verdict}")
-    return failed
+        for tournament_id in tournaments:
+            report = await audit_tournament(client, tournament_id)
+            audited += report.audited
+            findings += report.count
+            for finding in report.findings:
+                print(f"  tournament {tournament_id}: {finding}")
+    verdict = f"{findings} FINDINGS" if findings else "all clean"
+    print(f"{audited} matches audited, schedules and standings recomputed: {verdict}")
+    return findings
 
 
 class Server:

@@ -35,7 +35,7 @@ def test_the_main_job_plays_audits_and_stops_the_server(
     assert code == 0, out
     assert "cardarena listening on 127.0.0.1:" in out
     assert "triathlon, 3 players" in out and "95% CI" in out
-    assert "6 matches audited: all clean" in out
+    assert "6 matches audited, schedules and standings recomputed: all clean" in out
     assert "exit code 0" in out and out.rstrip().endswith("all well")
 
 
