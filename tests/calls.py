@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import urllib.request
-from collections.abc import Coroutine, Sequence
+from collections.abc import Awaitable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -47,6 +47,19 @@ def stub(channel: grpc.aio.Channel) -> MatchServiceAsyncStub:
 
 def auth(token: str) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {token}"),)
+
+
+async def refused(call: grpc.aio.UnaryStreamCall[Any, Any] | Awaitable[Any]) -> grpc.StatusCode:
+    """The status code of a unary call, or of a stream before its second message, that fails."""
+    try:
+        if isinstance(call, grpc.aio.UnaryStreamCall):
+            await asyncio.wait_for(call.read(), RPC_TIMEOUT)
+            await asyncio.wait_for(call.read(), RPC_TIMEOUT)
+        else:
+            await asyncio.wait_for(call, RPC_TIMEOUT)
+    except grpc.aio.AioRpcError as error:
+        return error.code()
+    raise AssertionError("the call succeeded")
 
 
 # --------------------------------------------------------------------------- metrics

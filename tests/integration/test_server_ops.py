@@ -1,5 +1,5 @@
-"""Operating a real server: health, reflection, metrics, logs, the SIGTERM drain, paging,
-error codes and many matches at once."""
+"""Operating a real server: health, reflection, metrics, logs and the SIGTERM drain (paging,
+error codes and many matches at once: ``test_server_requests``)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,7 @@ import base64
 import hashlib
 import secrets
 import time
-from collections.abc import Awaitable, Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import grpc
 import pytest
@@ -26,20 +24,18 @@ from ..calls import (
     Table,
     act,
     act_times,
-    audit,
     auth,
     create,
     health_check,
     health_watch,
     join_all,
     new_table,
-    play_out,
     reflection_services,
+    refused,
     run,
     sample,
     scrape,
     seat_feed,
-    seat_player,
     snapshot_of,
     stub,
     watch_feed,
@@ -65,19 +61,6 @@ METRICS = (
     "cardarena_stream_subscribers",
     "cardarena_rpc_errors_total",
 )
-
-
-async def refused(call: grpc.aio.UnaryStreamCall[Any, Any] | Awaitable[Any]) -> grpc.StatusCode:
-    """The status code of a unary call, or of a stream before its second message, that fails."""
-    try:
-        if isinstance(call, grpc.aio.UnaryStreamCall):
-            await asyncio.wait_for(call.read(), RPC_TIMEOUT)
-            await asyncio.wait_for(call.read(), RPC_TIMEOUT)
-        else:
-            await asyncio.wait_for(call, RPC_TIMEOUT)
-    except grpc.aio.AioRpcError as error:
-        return error.code()
-    raise AssertionError("the call succeeded")
 
 
 # --------------------------------------------------------------------------- health, reflection
@@ -311,272 +294,3 @@ def test_logs_are_json_with_match_ids_and_never_a_token_or_a_seed(tmp_path: Path
             repr(seed),
         ):
             assert form not in text, form
-
-
-# --------------------------------------------------------------------------- paging
-
-
-@dataclass
-class Catalog:
-    server: ServerProcess
-    by_status: dict[spb.MatchStatus.ValueType, set[str]]
-
-
-@pytest.fixture(scope="module")
-def catalog(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Catalog]:
-    """A server of its own with 12 matches: 4 waiting, 4 running, 4 ended."""
-    data: Path = tmp_path_factory.mktemp("paging") / "data"
-
-    async def populate(api: MatchServiceAsyncStub) -> dict[spb.MatchStatus.ValueType, set[str]]:
-        by_status: dict[spb.MatchStatus.ValueType, set[str]] = {}
-        for status in (spb.MATCH_STATUS_WAITING, spb.MATCH_STATUS_RUNNING):
-            for _ in range(4):
-                info = await create(api, "triathlon", 3, max_deals=1)
-                if status == spb.MATCH_STATUS_WAITING:
-                    await api.JoinMatch(spb.JoinMatchRequest(match_id=info.match_id), timeout=10)
-                else:
-                    await join_all(api, info.match_id, 3)
-                by_status.setdefault(status, set()).add(info.match_id)
-        tables = [await new_table(api) for _ in range(4)]
-        await asyncio.gather(*(play_out(api, t) for t in tables))
-        by_status[spb.MATCH_STATUS_ENDED] = {t.match_id for t in tables}
-        return by_status
-
-    async def scenario(address: str) -> dict[spb.MatchStatus.ValueType, set[str]]:
-        async with grpc.aio.insecure_channel(address) as channel:
-            return await populate(stub(channel))
-
-    with ServerProcess(data) as running:
-        yield Catalog(running, run(scenario(running.address)))
-
-
-async def every_page(
-    api: MatchServiceAsyncStub,
-    page_size: int,
-    status: spb.MatchStatus.ValueType = spb.MATCH_STATUS_UNSPECIFIED,
-) -> list[list[spb.MatchInfo]]:
-    pages: list[list[spb.MatchInfo]] = []
-    token = ""
-    while True:
-        page = await api.ListMatches(
-            spb.ListMatchesRequest(page_size=page_size, page_token=token, status=status),
-            timeout=10,
-        )
-        assert len(page.matches) <= page_size
-        pages.append(list(page.matches))
-        assert len(pages) < 100, "paging does not end"
-        token = page.next_page_token
-        if not token:
-            return pages
-
-
-def test_list_matches_pages_through_every_match_once_by_status(catalog: Catalog) -> None:
-    everything = set().union(*catalog.by_status.values())
-    assert len(everything) == 12
-
-    async def scenario() -> None:
-        async with grpc.aio.insecure_channel(catalog.server.address) as channel:
-            api = stub(channel)
-            pages = await every_page(api, 5)
-            assert [len(p) for p in pages] == [5, 5, 2]
-            ids = [m.match_id for p in pages for m in p]
-            assert len(ids) == len(set(ids)) and set(ids) == everything
-            created = [m.created_unix_ms for p in pages for m in p]
-            assert created == sorted(created)
-            whole = await api.ListMatches(spb.ListMatchesRequest(), timeout=10)  # 0 means 100
-            assert [m.match_id for m in whole.matches] == ids and not whole.next_page_token
-            for status, expected in catalog.by_status.items():
-                for size in (1, 3, 1000):
-                    listed = [m for p in await every_page(api, size, status) for m in p]
-                    assert {m.match_id for m in listed} == expected, (status, size)
-                    assert len(listed) == len(expected)
-                    assert all(m.status == status for m in listed)
-
-    run(scenario())
-
-
-def _nested(depth: int) -> str:
-    return base64.urlsafe_b64encode(b"[" * depth).decode().rstrip("=")
-
-
-@pytest.mark.parametrize(
-    "token",
-    [
-        pytest.param("garbage", id="word"),
-        pytest.param("!!!not base64!!!", id="punctuation"),
-        pytest.param("ü", id="non-ascii"),
-        pytest.param(base64.urlsafe_b64encode(b"[1, 2]").decode(), id="numbers"),
-        pytest.param(base64.urlsafe_b64encode(b"\xff\xfe").decode(), id="not-utf8"),
-        pytest.param(base64.urlsafe_b64encode(b'{"a": 1, "b": 2}').decode(), id="object"),
-        # regressions: RecursionError escaped as UNKNOWN; a JSON string passed as a key
-        pytest.param(_nested(5000), id="deeply-nested-json"),
-        pytest.param(
-            base64.urlsafe_b64encode(b'"ab"').decode(), id="json-string-of-two-characters"
-        ),
-    ],
-)
-def test_a_garbage_page_token_is_invalid_argument(catalog: Catalog, token: str) -> None:
-    async def scenario() -> None:
-        async with grpc.aio.insecure_channel(catalog.server.address) as channel:
-            call = stub(channel).ListMatches(
-                spb.ListMatchesRequest(page_size=5, page_token=token), timeout=10
-            )
-            assert await refused(call) == grpc.StatusCode.INVALID_ARGUMENT
-
-    run(scenario())
-
-
-def test_page_size_is_at_most_1000(catalog: Catalog) -> None:
-    async def scenario() -> None:
-        async with grpc.aio.insecure_channel(catalog.server.address) as channel:
-            api = stub(channel)
-            for size in (1001, 5000):
-                call = api.ListMatches(spb.ListMatchesRequest(page_size=size), timeout=10)
-                assert await refused(call) == grpc.StatusCode.INVALID_ARGUMENT, size
-            full = await api.ListMatches(spb.ListMatchesRequest(page_size=1000), timeout=10)
-            assert len(full.matches) == 12
-
-    run(scenario())
-
-
-# --------------------------------------------------------------------------- error codes
-
-
-def test_every_rpc_on_an_unknown_match_is_not_found(server: ServerProcess) -> None:
-    async def scenario() -> None:
-        async with grpc.aio.insecure_channel(server.address) as channel:
-            api = stub(channel)
-            table = await new_table(api)
-            token = auth(table.tokens[0])
-            for missing in ("0123456789abcdef", "nope", ""):
-                calls: list[grpc.aio.UnaryStreamCall[Any, Any] | Awaitable[Any]] = [
-                    api.GetMatch(spb.GetMatchRequest(match_id=missing), timeout=10),
-                    api.JoinMatch(spb.JoinMatchRequest(match_id=missing), timeout=10),
-                    api.SubmitAction(
-                        spb.SubmitActionRequest(match_id=missing, seat=0),
-                        metadata=token,
-                        timeout=10,
-                    ),
-                    api.StreamEvents(
-                        spb.StreamEventsRequest(match_id=missing, seat=0),
-                        metadata=token,
-                        timeout=10,
-                    ),
-                    api.WatchMatch(spb.WatchMatchRequest(match_id=missing), timeout=10),
-                    api.GetMatchLog(spb.GetMatchLogRequest(match_id=missing), timeout=10),
-                ]
-                for call in calls:
-                    assert await refused(call) == grpc.StatusCode.NOT_FOUND, (missing, call)
-
-    run(scenario())
-
-
-def test_refusals_get_their_documented_codes(server: ServerProcess) -> None:
-    async def scenario() -> None:
-        async with grpc.aio.insecure_channel(server.address) as channel:
-            api = stub(channel)
-            waiting = await create(api, "triathlon", 3, max_deals=1)
-            table = await new_table(api)
-            other = await new_table(api)
-            await act_times(api, table, 2)
-            for match_id in (waiting.match_id, table.match_id):
-                early = api.GetMatchLog(spb.GetMatchLogRequest(match_id=match_id), timeout=10)
-                assert await refused(early) == grpc.StatusCode.FAILED_PRECONDITION
-            for seat in (None, 0, 2):
-                join = api.JoinMatch(
-                    spb.JoinMatchRequest(match_id=table.match_id, seat=seat), timeout=10
-                )
-                assert await refused(join) == grpc.StatusCode.ALREADY_EXISTS, seat
-
-            def stream(
-                seat: int, metadata: tuple[tuple[str, str], ...]
-            ) -> grpc.aio.UnaryStreamCall[Any, Any]:
-                return api.StreamEvents(
-                    spb.StreamEventsRequest(match_id=table.match_id, seat=seat),
-                    metadata=metadata,
-                    timeout=10,
-                )
-
-            cases = [
-                (stream(1, auth(table.tokens[0])), grpc.StatusCode.PERMISSION_DENIED),
-                (stream(0, auth(table.tokens[2])), grpc.StatusCode.PERMISSION_DENIED),
-                (stream(0, ()), grpc.StatusCode.UNAUTHENTICATED),
-                (stream(0, (("authorization", table.tokens[0]),)), grpc.StatusCode.UNAUTHENTICATED),
-                (stream(0, auth("forged")), grpc.StatusCode.UNAUTHENTICATED),
-                (stream(0, auth(other.tokens[0])), grpc.StatusCode.UNAUTHENTICATED),
-            ]
-            for call, code in cases:
-                assert await refused(call) == code
-            # the token the match does know still works
-            own = seat_feed(api, table.match_id, 0, table.tokens[0], after_seq=LAST)
-            assert (await own.snapshot()).viewer_seat == 0
-            own.cancel()
-            await play_out(api, table)
-            ended = api.JoinMatch(spb.JoinMatchRequest(match_id=table.match_id), timeout=10)
-            assert await refused(ended) == grpc.StatusCode.FAILED_PRECONDITION
-            audit(
-                await api.GetMatchLog(
-                    spb.GetMatchLogRequest(match_id=table.match_id), timeout=RPC_TIMEOUT
-                )
-            )
-
-    run(scenario())
-
-
-# --------------------------------------------------------------------------- concurrency
-
-
-def test_twenty_matches_played_at_once_all_audit(server: ServerProcess) -> None:
-    games: list[tuple[str, int, dict[str, Any]]] = [
-        ("triathlon", 3, {"max_deals": 1}),
-        ("pentathlon", 3, {"rounds": ["fan_tan"]}),
-        ("pentathlon", 4, {"rounds": ["pass"]}),
-        ("pentathlon", 5, {"rounds": ["queens"]}),
-    ]
-
-    async def scenario() -> None:
-        async with grpc.aio.insecure_channel(server.address) as channel:
-            api = stub(channel)
-            tables = []
-            for i in range(20):
-                game, players, options = games[i % len(games)]
-                tables.append(await new_table(api, game, players, **options))
-            bots = [
-                seat_player(api, table.match_id, seat, table.tokens[seat])
-                for table in tables
-                for seat in range(len(table.tokens))
-            ]
-
-            async def late_watcher(index: int, match_id: str) -> list[pb.Event]:
-                """A spectator who arrives mid-game and asks for everything from seq 1."""
-                await asyncio.sleep(0.02 * index)
-                feed = watch_feed(api, match_id, after_seq=0)
-                snap = await feed.snapshot()
-                return (await feed.events_through(snap.seq) if snap.seq else []) + (
-                    await feed.rest()
-                )
-
-            watchers = [
-                asyncio.ensure_future(late_watcher(i, t.match_id)) for i, t in enumerate(tables)
-            ]
-            acted = await asyncio.gather(*bots)
-            assert sum(acted) > 20 * 40
-            await asyncio.gather(*watchers)
-            for table, watcher in zip(tables, watchers, strict=True):
-                log = await api.GetMatchLog(
-                    spb.GetMatchLogRequest(match_id=table.match_id), timeout=10
-                )
-                assert log.match.status == spb.MATCH_STATUS_ENDED
-                assert len(log.entries) == log.match.last_seq
-                assert hashlib.sha256(b"cardarena-seed-v1" + log.seed).hexdigest() == (
-                    table.commitment
-                )
-                audit(log)
-                watched = watcher.result()
-                assert [e.seq for e in watched] == [e.seq for e in log.entries]
-                for seen, entry in zip(watched, log.entries, strict=True):
-                    stored = pb.Event.FromString(entry.event)
-                    if not stored.HasField("dealt"):
-                        assert seen == stored
-
-    run(scenario(), 35)
