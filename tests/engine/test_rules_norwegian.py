@@ -1,41 +1,30 @@
-"""RULES.md §1: the worked examples of the Norwegian family, and its rules one by one."""
+"""RULES.md §1: the worked examples of the Norwegian family, and its rules one by one (Fan
+Tan's, §1.4, in ``test_rules_fan_tan``)."""
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
 import pytest
 
-from cardarena.engine import IllegalAction, Match, OptionError, commitment, new_match, setup
-from cardarena.engine.cards import CardSet, card_code, parse_card, parse_cards
+from cardarena.engine import OptionError, new_match, setup
+from cardarena.engine.cards import CardSet, parse_card, parse_cards
 from cardarena.engine.events import (
-    Dealt,
-    Event,
     MatchEnded,
-    MatchStarted,
-    Passed,
     RoundScored,
     RoundStarted,
     TrickWon,
     TrumpDrawn,
 )
 from cardarena.engine.fairdeal import RandomStream
-from cardarena.engine.fantan import FanTanRound, suit_playable
+from cardarena.engine.fantan import FanTanRound
 from cardarena.engine.norwegian import TRICK_SCORERS, resolve_rounds
 from cardarena.engine.schedule import best_seats
 from cardarena.engine.tricks import NO_TRUMP, TrickRound, playable_cards, winning_index
 
 from ..helpers import fractions, play_out
-
-C, D, H, S = 0, 1, 2, 3
-
-
-def cards(codes: str) -> list[int]:
-    return [parse_card(c) for c in codes.split()]
-
+from .norwegian_deals import H, S, cards, dealt_norwegian, play_twelve_and_one
 
 # -- §1.2 tricks -----------------------------------------------------------------------
 
@@ -160,70 +149,6 @@ def test_fan_tan_winner_scores_own_passes_option() -> None:
     assert fan_tan_scores([2, 1, 0, 0], [0, 3, 2, 1], 0, winner_scores_zero=False) == [2, 4, 2, 1]
 
 
-# -- §1.4 Fan Tan ------------------------------------------------------------------------
-
-
-def test_fan_tan_plain_worked_example() -> None:
-    playable = suit_playable(H, 5, 9, six_and_seven=False) | suit_playable(
-        S, 7, 7, six_and_seven=False
-    )
-    playable |= suit_playable(C, 0, 0, six_and_seven=False) | suit_playable(
-        D, 0, 0, six_and_seven=False
-    )
-    hand = parse_cards("4H 10H 6S 8C 7D")
-    assert CardSet(hand & playable) == CardSet.parse("4H 10H 6S 7D")
-
-
-def test_fan_tan_six_and_seven_worked_example() -> None:
-    playable = suit_playable(H, 0, 9, six_and_seven=True) | suit_playable(
-        S, 4, 0, six_and_seven=True
-    )
-    playable |= suit_playable(C, 0, 0, six_and_seven=True) | suit_playable(
-        D, 0, 0, six_and_seven=True
-    )
-    hand = parse_cards("6H 10H 3S 8S 5C 6C")
-    assert CardSet(hand & playable) == CardSet.parse("6H 10H 3S 6C")
-
-
-def test_fan_tan_ends_of_rows_ace_low_king_high() -> None:
-    assert CardSet(suit_playable(H, 1, 13, six_and_seven=False)) == CardSet()
-    assert CardSet(suit_playable(H, 2, 12, six_and_seven=False)) == CardSet.parse("AH KH")
-    assert CardSet(suit_playable(H, 1, 13, six_and_seven=True)) == CardSet()
-
-
-def _fan_tan_match(**fan_tan: Any) -> Any:
-    options = {"rounds": ["fan_tan"], "fan_tan": fan_tan}
-    return new_match("pentathlon", players=4, seed=bytes(32), options=options)
-
-
-def test_fan_tan_opens_with_seven_of_hearts_from_its_holder() -> None:
-    match = _fan_tan_match()
-    holder = next(s for s in range(4) if match.hands[s] >> parse_card("7H") & 1)
-    assert match.to_act == holder
-    assert match.legal_actions() == [parse_card("7H")]
-
-
-def test_fan_tan_voluntary_pass_but_not_on_the_opening_and_not_forever() -> None:
-    match = _fan_tan_match(voluntary_pass=True)
-    assert match.legal_actions() == [parse_card("7H")]
-    match.apply(match.to_act, parse_card("7H"))
-    forced = 0
-    for _ in range(4):
-        legal = match.legal_actions()
-        assert 120 in legal, "a seat that can play may pass voluntarily until everyone passed"
-        # Every pass, forced or chosen, is asked of its seat here: one pass per action.
-        (passed,) = match.apply(match.to_act, 120)
-        assert isinstance(passed, Passed) and passed.forced == (legal == [120])
-        forced += legal == [120]
-    assert forced, "the count of passes in succession includes a forced one"
-    while match.legal_actions() == [120]:
-        match.apply(match.to_act, 120)  # a seat that cannot play is still asked, and passes
-    legal = match.legal_actions()
-    assert 120 not in legal and legal, "after every seat passed in succession the next must play"
-    with pytest.raises(IllegalAction, match="passed in succession"):
-        match.apply(match.to_act, 120)
-
-
 # -- §1.5 presets and §1.6 options ---------------------------------------------------------
 
 
@@ -298,55 +223,6 @@ def test_double_last_round_multiplies_trick_scores() -> None:
 def test_dealer_rotates_through_every_round_including_fan_tan() -> None:
     log = play_out(new_match("pentathlon", players=3, seed=bytes(32), options={"first_dealer": 2}))
     assert [e.dealer for e in log if isinstance(e, RoundStarted)] == [2, 0, 1, 2, 0]
-
-
-# -- hand-built deals played through a real match ------------------------------------------
-#
-# The deals below are resolved into a match without a seed, so the cards are the test's own,
-# and every seat plays its plan card by card (an illegal card would raise). Every expected
-# score is worked out by hand from RULES.md in the comment beside it.
-
-
-def dealt_norwegian(game: str, players: int, options: dict[str, Any]) -> Match:
-    config = setup(game, players=players, options=options)
-    started = MatchStarted(config.game, players, config.options, commitment(bytes(32)))
-    return Match.from_start(started)
-
-
-def deal_hands(match: Match, hands: Sequence[str]) -> list[Event]:
-    assert match.pending == "deal"
-    dealt = tuple(CardSet.parse(h) for h in hands)
-    return match.resolve(Dealt(match.round_index, dealt, tuple(len(h) for h in dealt)))
-
-
-def play_plans(match: Match, plans: Sequence[str]) -> None:
-    """Play the round in progress, each seat its plan in order, to the round's end."""
-    queues = [deque(parse_card(c) for c in plan.split()) for plan in plans]
-    while match.to_act is not None:
-        seat = match.to_act
-        match.apply(seat, queues[seat].popleft())
-    assert all(not q for q in queues), "the round ended before every seat played its plan"
-
-
-# A 4-player trick deal in four roles. The leader holds every heart but QH, and 2D; "last"
-# holds every club but QC, and QD; "spades" every spade; "rest" QH, QC and the diamonds but 2D
-# and QD. The leader leads AH (QH, the only other heart, must fall to it), then its other
-# hearts: it takes 12 tricks. Then it leads 2D: only "last" still holds a diamond, QD, and
-# takes the 13th trick, 2D QS QC QD (the others kept those for the end).
-LEADER = ("2H 3H 4H 5H 6H 7H 8H 9H 10H JH KH AH 2D", "AH KH JH 10H 9H 8H 7H 6H 5H 4H 3H 2H 2D")
-LAST = ("2C 3C 4C 5C 6C 7C 8C 9C 10C JC KC AC QD", "2C 3C 4C 5C 6C 7C 8C 9C 10C JC KC AC QD")
-SPADES = ("2S 3S 4S 5S 6S 7S 8S 9S 10S JS QS KS AS", "2S 3S 4S 5S 6S 7S 8S 9S 10S JS KS AS QS")
-REST = ("QH QC 3D 4D 5D 6D 7D 8D 9D 10D JD KD AD", "QH 3D 4D 5D 6D 7D 8D 9D 10D JD KD AD QC")
-
-
-def play_twelve_and_one(match: Match, last: int) -> None:
-    """Deal and play the round in progress with the roles above: the leader (the seat after
-    the dealer) takes 12 tricks, seat ``last`` the 13th; the other two take none."""
-    leader = (match.dealer + 1) % 4
-    others = [s for s in range(4) if s not in (leader, last)]
-    roles = {leader: LEADER, last: LAST, others[0]: SPADES, others[1]: REST}
-    deal_hands(match, [roles[s][0] for s in range(4)])
-    play_plans(match, [roles[s][1] for s in range(4)])
 
 
 def test_joint_winners_of_a_deliberate_tie() -> None:
@@ -438,88 +314,3 @@ def test_options_of_unused_round_types_change_no_seeded_play(rng_seed: int) -> N
         totals.append(match.totals)
     assert logs[0] == logs[1] and totals[0] == totals[1]
     assert sum(totals[0]) == 13 + 13 + 13  # pass, clubs, pass each hand out 13 points
-
-
-@pytest.mark.parametrize(
-    ("players", "dealer", "sizes"),
-    [
-        (3, 0, (17, 18, 17)),
-        (3, 1, (17, 17, 18)),
-        (3, 2, (18, 17, 17)),
-        (4, 0, (13, 13, 13, 13)),
-        (5, 0, (10, 11, 11, 10, 10)),
-        (5, 3, (11, 10, 10, 10, 11)),
-    ],
-)
-def test_fan_tan_deals_all_52_cards_extra_ones_after_the_dealer(
-    players: int, dealer: int, sizes: tuple[int, ...]
-) -> None:
-    """§1.1: Fan Tan uses all 52 cards: 18/17/17 with 3 players, 11/11/10/10/10 with 5, the
-    extra cards to the first seats after the dealer."""
-    options = {"rounds": ["fan_tan"], "first_dealer": dealer}
-    match = new_match("pentathlon", players=players, seed=bytes(range(32)), options=options)
-    (dealt,) = [e for e in match.log if isinstance(e, Dealt)]
-    assert tuple(h.bit_count() for h in match.hands) == sizes == dealt.hand_sizes
-    whole = 0
-    for hand in match.hands:
-        whole |= hand
-    assert whole == (1 << 52) - 1
-
-
-def test_fan_tan_deal_with_the_extra_card_at_the_dealer_is_refused() -> None:
-    """The sizes bind a recorded deal too: with dealer 0 the 18th card is seat 1's."""
-    match = dealt_norwegian("pentathlon", 3, {"rounds": ["fan_tan"]})
-    deck = [card_code(c) for c in range(52)]
-    wrong = (" ".join(deck[:18]), " ".join(deck[18:35]), " ".join(deck[35:]))
-    with pytest.raises(ValueError, match="seat 0 was dealt 18 cards, the rules give 17"):
-        deal_hands(match, wrong)
-
-
-def test_fan_tan_plain_worked_example_in_a_match() -> None:
-    """§1.7, plain Fan Tan, reached in a real round: after 7H 8H 6H 9H 5H 7S (hearts 5..9,
-    spades the 7, clubs and diamonds unopened) seat 2, holding 4H 10H 6S 8C 7D and cards
-    that fit nowhere, may play exactly 4H 10H 6S 7D."""
-    match = dealt_norwegian("pentathlon", 4, {"rounds": ["fan_tan"]})
-    deal_hands(
-        match,
-        [
-            "7H 5H 3C 4C 5C 6C 7C 9C 10C JC QC KC AC",
-            "8H 7S 2S 3S 4S 5S 8S 9S 10S JS QS KS AS",
-            "6H 4H 10H 6S 8C 7D 2H 3H JH QH KH AH 2C",
-            "9H 2D 3D 4D 5D 6D 8D 9D 10D JD QD KD AD",
-        ],
-    )
-    for seat, code in enumerate(["7H", "8H", "6H", "9H", "5H", "7S"]):
-        assert match.to_act == seat % 4
-        match.apply(seat % 4, parse_card(code))
-    assert match.to_act == 2
-    assert CardSet.parse("4H 10H 6S 8C 7D") - CardSet(match.hands[2]) == CardSet()
-    assert CardSet.of(match.legal_actions()) == CardSet.parse("4H 10H 6S 7D")
-    with pytest.raises(IllegalAction, match="8C does not fit"):
-        match.apply(2, parse_card("8C"))
-
-
-def test_fan_tan_six_and_seven_worked_example_in_a_match() -> None:
-    """§1.7, six and seven, reached in a real round: after 7H 8H 6S 9H 5S 4S (a hearts high
-    stack 7..9 and no low stack, a spades low stack 6..4 and no high stack, clubs and
-    diamonds unopened) seat 2, holding 6H 10H 3S 8S 5C 6C and cards that fit nowhere, may
-    play exactly 6H 10H 3S 6C."""
-    match = dealt_norwegian("hexathlon", 4, {"rounds": ["fan_tan"]})
-    deal_hands(
-        match,
-        [
-            "7H 5S 2C 3C 4C 7C 8C 9C 10C JC QC KC AC",
-            "8H 4S 2D 3D 4D 5D 8D 9D 10D JD QD KD AD",
-            "6S 6H 10H 3S 8S 5C 6C 2H 3H 4H 5H JH QH",
-            "9H KH AH 6D 7D 2S 7S 9S 10S JS QS KS AS",
-        ],
-    )
-    for seat, code in enumerate(["7H", "8H", "6S", "9H", "5S", "4S"]):
-        assert match.to_act == seat % 4
-        match.apply(seat % 4, parse_card(code))
-    assert match.to_act == 2
-    assert CardSet.parse("6H 10H 3S 8S 5C 6C") - CardSet(match.hands[2]) == CardSet()
-    assert CardSet.of(match.legal_actions()) == CardSet.parse("6H 10H 3S 6C")
-    for code in ("8S", "5C", "5H"):
-        with pytest.raises(IllegalAction, match=f"{code} does not fit"):
-            match.apply(2, parse_card(code))
