@@ -4,8 +4,8 @@ The rooms, each a sub-package, from the bottom up (the import contract in pyproj
 holds each to the rooms below it, and all of them away from the server):
 
 * :mod:`.bots`: what a seat knows (:class:`SeatState`), the :class:`Bot` interface, the
-  reference bots, matches in-process (:func:`play_local`); :mod:`.bots.external` runs programs
-  in any language as bots;
+  reference bots, matches in-process (:func:`play`: the log a server would write);
+  :mod:`.bots.external` runs programs in any language as bots;
 * :mod:`.client`: :class:`ArenaClient`, typed asyncio calls and the loop that plays a seat;
 * :mod:`.logs`: match logs as files or fetched; events in words;
 * :mod:`.tournament`, :mod:`.audit`, :mod:`.replay`: the applications;
@@ -22,7 +22,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names as mypy sees them; at run time, __getattr__ imports them
     from .audit import AuditReport, audit_log, audit_response
-    from .bots import Bot, MonteCarloBot, RandomBot, RuleBot, SeatState, load_bot, play_local
+    from .bots import (
+        Bot,
+        MonteCarloBot,
+        RandomBot,
+        RuleBot,
+        SeatState,
+        load_bot,
+        play,
+        play_local,
+    )
     from .bots.external import ExternalDecider
     from .client import ArenaClient, Ticket, new_secret
     from .logs import LogUnavailable, fetch_log, load_log, save_log
@@ -64,6 +73,7 @@ _ROOM_OF: dict[str, str] = {
     "load_log": "logs",
     "new_secret": "client",
     "parse_bot": "tournament",
+    "play": "bots",
     "play_local": "bots",
     "play_tournament": "tournament",
     "render_text": "replay",
@@ -98,6 +108,7 @@ __all__ = [
     "load_log",
     "new_secret",
     "parse_bot",
+    "play",
     "play_local",
     "play_tournament",
     "render_text",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
@@ -69,10 +70,22 @@ def _parse_json(source: Path, data: bytes) -> spb.GetMatchLogResponse:
 
 
 def save_log(resp: spb.GetMatchLogResponse, path: str | Path) -> None:
-    """Write ``resp`` as JSON for a ``.json`` path, as binary protobuf otherwise."""
+    """Write ``resp`` as JSON for a ``.json`` path, as binary protobuf otherwise; the same
+    log always as the same bytes."""
     target = Path(path)
     if target.suffix == ".json":
-        text = json_format.MessageToJson(resp, indent=1, preserving_proto_field_name=True)
-        target.write_text(text + "\n", encoding="utf-8")
+        data = json_format.MessageToDict(resp, preserving_proto_field_name=True)
+        info = data.get("match", {})
+        if "options" in info:  # a Struct's keys come in no fixed order: the same log, same bytes
+            info["options"] = _sorted(info["options"])
+        target.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     else:
-        target.write_bytes(resp.SerializeToString())
+        target.write_bytes(resp.SerializeToString(deterministic=True))
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _sorted(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(item) for item in value]
+    return value
