@@ -27,12 +27,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import multiprocessing
 import os
 import queue
 import resource
 import signal
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,9 +40,7 @@ from cardarena.clients import ArenaClient, parse_bot
 from cardarena.clients.tournament.launcher import HostedConfig, Launch
 from cardarena.v1 import tournament_pb2 as tpb
 
-from .inprocess import TournamentRun, tournament_settings
-from .measure import cpu_seconds, scrape
-from .procs import server_processes
+from .inprocess import TournamentRun, fresh_server
 
 if TYPE_CHECKING:
     from multiprocessing.queues import Queue
@@ -168,24 +164,17 @@ def kill_bots(pids: Sequence[int]) -> None:
 
 def run_hosted_once(args: argparse.Namespace, repeat: int) -> TournamentRun:
     """A fresh SQLite server, one hosted tournament on it, launched from a process of its own."""
-    with (
-        tempfile.TemporaryDirectory(prefix="bench-hosted-") as tmp,
-        server_processes("durable", Path(tmp), 0) as servers,
-    ):
-        server = servers[0]
-        ctx = multiprocessing.get_context("spawn")
-        results: Queue[dict[str, Any]] = ctx.Queue()
-        settings = tournament_settings(args, repeat)
-        launcher = ctx.Process(target=launcher_main, args=(server.address, settings, results))
-        before = scrape(servers)
-        cpu = cpu_seconds([server.process.pid])
+    with fresh_server(args, repeat, "bench-hosted-") as fresh:
+        launcher = fresh.ctx.Process(
+            target=launcher_main, args=(fresh.address, fresh.settings, fresh.results)
+        )
         launcher.start()
         bots: list[int] = []
         outcome: dict[str, Any] = {}
-        deadline = time.monotonic() + settings["timeout"] + 60
+        deadline = time.monotonic() + fresh.settings["timeout"] + 60
         try:
             while not outcome:
-                message = results.get(timeout=max(0.0, deadline - time.monotonic()))
+                message = fresh.results.get(timeout=max(0.0, deadline - time.monotonic()))
                 if "bots" in message:
                     bots = message["bots"]
                 else:
@@ -198,18 +187,14 @@ def run_hosted_once(args: argparse.Namespace, repeat: int) -> TournamentRun:
                 launcher.kill()
             if "fatal" in outcome or not outcome:
                 kill_bots(bots)
-        server_cpu = cpu_seconds([server.process.pid]) - cpu
-        after = scrape(servers)
     if "fatal" in outcome:
         raise RuntimeError(f"the hosted tournament's launcher failed: {outcome['fatal']}")
-    if before["scraped"] != 1 or after["scraped"] != 1:
-        raise RuntimeError("could not read the server's action counter (its metrics)")
     return TournamentRun(
         matches=outcome["matches"],
         failed=outcome["failed"],
         seconds=outcome["seconds"],
-        actions=after["actions"] - before["actions"],
-        server_cpu=server_cpu,
+        actions=fresh.actions,
+        server_cpu=fresh.server_cpu,
         client_cpu=outcome["cpu"],
         first_error=outcome["first_error"],
         bot_cpu=outcome["bot_cpu"],

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import multiprocessing
 import queue
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +32,7 @@ from .measure import cpu_seconds, scrape
 from .procs import server_processes
 
 if TYPE_CHECKING:
+    from multiprocessing.context import SpawnContext
     from multiprocessing.queues import Queue
 
 NAN = float("nan")
@@ -126,40 +129,63 @@ def runner_main(
         raise
 
 
-def run_tournament_once(args: argparse.Namespace, repeat: int) -> TournamentRun:
-    """A fresh SQLite server, one tournament against it in a process of its own."""
+@dataclasses.dataclass
+class FreshServer:
+    """A fresh SQLite server for one tournament run, and what the run's process is given: a
+    spawn context, a queue for its outcome, the repeat's settings. On leaving
+    :func:`fresh_server`: the server's CPU seconds and its actions over the run."""
+
+    address: str
+    ctx: SpawnContext
+    results: Queue[dict[str, Any]]
+    settings: dict[str, Any]
+    server_cpu: float = 0.0
+    actions: int = 0
+
+
+@contextlib.contextmanager
+def fresh_server(args: argparse.Namespace, repeat: int, prefix: str) -> Iterator[FreshServer]:
+    """Both paths' frame: the server, its counters and CPU read before and after the run."""
     with (
-        tempfile.TemporaryDirectory(prefix="bench-tournament-") as tmp,
+        tempfile.TemporaryDirectory(prefix=prefix) as tmp,
         server_processes("durable", Path(tmp), 0) as servers,
     ):
         server = servers[0]
         ctx = multiprocessing.get_context("spawn")
-        results: Queue[dict[str, Any]] = ctx.Queue()
-        settings = tournament_settings(args, repeat)
-        runner = ctx.Process(target=runner_main, args=(server.address, settings, results))
+        fresh = FreshServer(server.address, ctx, ctx.Queue(), tournament_settings(args, repeat))
         before = scrape(servers)
         cpu = cpu_seconds([server.process.pid])
+        yield fresh
+        fresh.server_cpu = cpu_seconds([server.process.pid]) - cpu
+        after = scrape(servers)
+    if before["scraped"] != 1 or after["scraped"] != 1:
+        raise RuntimeError("could not read the server's action counter (its metrics)")
+    fresh.actions = after["actions"] - before["actions"]
+
+
+def run_tournament_once(args: argparse.Namespace, repeat: int) -> TournamentRun:
+    """A fresh SQLite server, one tournament against it in a process of its own."""
+    with fresh_server(args, repeat, "bench-tournament-") as fresh:
+        runner = fresh.ctx.Process(
+            target=runner_main, args=(fresh.address, fresh.settings, fresh.results)
+        )
         runner.start()
         try:
-            outcome = results.get(timeout=settings["timeout"])
+            outcome = fresh.results.get(timeout=fresh.settings["timeout"])
         except queue.Empty:
             raise RuntimeError("the tournament runner did not end within its bound") from None
         finally:
             runner.join(30)
             if runner.is_alive():
                 runner.kill()
-        server_cpu = cpu_seconds([server.process.pid]) - cpu
-        after = scrape(servers)
     if "fatal" in outcome:
         raise RuntimeError(f"the tournament runner failed: {outcome['fatal']}")
-    if before["scraped"] != 1 or after["scraped"] != 1:
-        raise RuntimeError("could not read the server's action counter (its metrics)")
     return TournamentRun(
         matches=outcome["matches"],
         failed=outcome["failed"],
         seconds=outcome["seconds"],
-        actions=after["actions"] - before["actions"],
-        server_cpu=server_cpu,
+        actions=fresh.actions,
+        server_cpu=fresh.server_cpu,
         client_cpu=outcome["cpu"],
         first_error=outcome["first_error"],
     )
