@@ -77,7 +77,8 @@ CREATE TABLE IF NOT EXISTS tournaments (
     status        TEXT    NOT NULL,
     ended_at      TEXT    NULL,
     end_reason    TEXT    NOT NULL,
-    director      TEXT    NOT NULL DEFAULT ''
+    director      TEXT    NOT NULL DEFAULT '',
+    director_until_ms {int64} NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS tournaments_by_created ON tournaments (created_at, tournament_id);
 CREATE TABLE IF NOT EXISTS peer_secret (

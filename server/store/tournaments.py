@@ -77,6 +77,55 @@ class TournamentQueries(StoreThreads):
 
         return bool(await self._submit(work))
 
+    async def claim_tournament(self, tournament_id: str, director: str, lease_ms: int) -> str:
+        """Make ``director`` the replica that schedules a running tournament for ``lease_ms``,
+        if nobody else holds it live (judged by the database's clock); return who directs it
+        now ("" if it has ended)."""
+
+        def work(conn: Connection) -> str:
+            now = self._now_ms
+            conn.execute(
+                f"UPDATE tournaments SET director = ?, director_until_ms = {now} + ?"
+                " WHERE tournament_id = ? AND status = 'running'"
+                f" AND (director = ? OR director_until_ms < {now})",
+                (director, lease_ms, tournament_id, director),
+            )
+            row = conn.execute(
+                "SELECT director, status FROM tournaments WHERE tournament_id = ?",
+                (tournament_id,),
+            ).fetchone()
+            return "" if row is None or row[1] != "running" else str(row[0])
+
+        return str(await self._submit(work))
+
+    async def renew_tournaments(self, director: str, lease_ms: int) -> set[str]:
+        """Push the leases of every running tournament ``director`` schedules ``lease_ms``
+        into the future; return their ids (one taken over meanwhile is not renewed)."""
+
+        def work(conn: Connection) -> set[str]:
+            rows = conn.execute(
+                f"UPDATE tournaments SET director_until_ms = {self._now_ms} + ?"
+                " WHERE director = ? AND status = 'running' RETURNING tournament_id",
+                (lease_ms, director),
+            ).fetchall()
+            return {str(r[0]) for r in rows}
+
+        result: set[str] = await self._submit(work)
+        return result
+
+    async def orphaned_tournaments(self) -> list[str]:
+        """Running tournaments whose director's lease ran out."""
+
+        def work(conn: Connection) -> list[str]:
+            rows = conn.execute(
+                "SELECT tournament_id FROM tournaments WHERE status = 'running'"
+                f" AND director_until_ms < {self._now_ms} ORDER BY created_at, tournament_id"
+            ).fetchall()
+            return [str(r[0]) for r in rows]
+
+        result: list[str] = await self._read(work)
+        return result
+
     async def get_tournament(self, tournament_id: str) -> TournamentRecord | None:
         def work(conn: Connection) -> TournamentRecord | None:
             row = conn.execute(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hmac
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -112,6 +113,30 @@ class Director:
 
     def start(self) -> None:
         self.task = asyncio.create_task(self._run())
+
+    def direct_instead(self, address: str) -> None:
+        """This replica took the tournament's lease over: schedule it from where the log
+        says it stands (walking the plan again finds every match already started)."""
+        if self.directing or self.ended:
+            return
+        self.log.info("tournament_lease_taken")
+        self.record = dataclasses.replace(self.record, director=address)
+        self._restart(directing=True)
+
+    def follow_instead(self) -> None:
+        """The lease went to another replica: stop scheduling, follow it from the store."""
+        if not self.directing or self.ended:
+            return
+        self.log.info("tournament_lease_lost")
+        self.record = dataclasses.replace(self.record, director="another replica")
+        self._restart(directing=False)
+
+    def _restart(self, *, directing: bool) -> None:
+        if self.task is not None:
+            self.task.cancel()
+        self.directing = directing
+        self.next_index = 0
+        self.start()
 
     async def _run(self) -> None:
         try:
@@ -237,17 +262,22 @@ class Director:
             self._collect(plan.index, hosted.outcome())
             return
         self.running.add(plan.index)
-        try:
-            for seat, entrant in enumerate(plan.seats):
-                await hosted.join(
-                    seat,
-                    self.spec.entrants[entrant],
-                    token=self.token(plan.index, seat),
-                    join_secret=self._derived(f"join/{plan.index}/{seat}"),
-                )
-        except NotRunning:  # cancelled while it was being seated: it has ended
-            self.match_changed(hosted)
-            return
+        if not all(s.token_hash is not None for s in hosted.seats):
+            writer = await self.arena.writer_of(hosted.match_id)  # a replica may own it
+            if isinstance(writer, str):  # seated by its owner, or expired by it
+                self.log.warning("match_seated_elsewhere", match_id=hosted.match_id)
+                return
+            try:
+                for seat, entrant in enumerate(plan.seats):
+                    await writer.join(
+                        seat,
+                        self.spec.entrants[entrant],
+                        token=self.token(plan.index, seat),
+                        join_secret=self._derived(f"join/{plan.index}/{seat}"),
+                    )
+            except NotRunning:  # cancelled while it was being seated: it has ended
+                self.match_changed(writer)
+                return
         self.seated.add(plan.index)
         for seat, entrant in enumerate(plan.seats):
             self.links.tell(entrant, tpb.EnterResponse(match=self.assignment(plan, seat)))

@@ -7,9 +7,12 @@ among a bounded number of recently used ones.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import hashlib
 import json
+import random
 import secrets
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -18,7 +21,7 @@ import structlog
 
 from ..errors import RequestReused, UnknownTournament
 from ..hosting import Arena, HostedMatch
-from ..store import StoreConflict, TournamentRecord, now_iso
+from ..store import StoreConflict, StoreError, TournamentRecord, now_iso
 from .director import Director
 from .entrants import drawn_key, key_hash
 from .spec import TournamentSpec
@@ -43,6 +46,7 @@ class Tournaments:
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
         self.directors: dict[str, Director] = {}
+        self._keeper: asyncio.Task[None] | None = None
         self._ended: OrderedDict[str, None] = OrderedDict()
 
     @property
@@ -78,6 +82,10 @@ class Tournaments:
         )
         try:
             await self.arena.store.create_tournament(record)
+            if self.arena.owner is not None:  # its lease, before any replica sees it orphaned
+                await self.arena.store.claim_tournament(
+                    tournament_id, self.address, self.arena.owner.lease_ms
+                )
         except StoreConflict:
             if request_id is None:
                 raise
@@ -157,8 +165,42 @@ class Tournaments:
             if token is None:
                 break
         log.info("tournaments_resumed", count=count)
+        if self.arena.owner is not None and self._keeper is None:
+            self._keeper = asyncio.create_task(self._keep_leases())
         return count
 
+    async def _keep_leases(self) -> None:
+        """As a replica: renew the leases of the tournaments directed here, give up those
+        lost, and take over the scheduling of any whose director stopped renewing."""
+        owner = self.arena.owner
+        assert owner is not None
+        while True:
+            await asyncio.sleep(owner.lease_ms / 3000 * random.uniform(0.8, 1.0))
+            try:
+                await self._keep_leases_once()
+            except StoreError as error:  # the database is away: next round
+                log.warning("tournament_lease_round_failed", error=str(error))
+
+    async def _keep_leases_once(self) -> None:
+        owner = self.arena.owner
+        assert owner is not None
+        held = await self.arena.store.renew_tournaments(self.address, owner.lease_ms)
+        for director in list(self.directors.values()):
+            if director.directing and not director.ended and director.tournament_id not in held:
+                director.follow_instead()
+        for tournament_id in await self.arena.store.orphaned_tournaments():
+            claimed = await self.arena.store.claim_tournament(
+                tournament_id, self.address, owner.lease_ms
+            )
+            if claimed == self.address:
+                director = await self.get(tournament_id)
+                director.direct_instead(self.address)
+
     async def shutdown(self) -> None:
+        if self._keeper is not None:
+            self._keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._keeper
+            self._keeper = None
         for director in list(self.directors.values()):
             await director.stop()

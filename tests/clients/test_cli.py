@@ -42,7 +42,7 @@ def test_games_json_describes_every_option(capsys: pytest.CaptureFixture[str]) -
         (["demo", "--seed", "zz"], "64 hex digits"),
         (["demo", "--seed", "ab"], "64 hex digits"),
         (["demo", "--game", "hearts"], "invalid choice"),
-        (["play"], "invalid choice"),
+        (["nosuchcommand"], "invalid choice"),
         (["tournament", "--server", "10.0.0.1:1,db:2", "--game", "x"], "IPv4 HOST:PORT.*'db:2'"),
         (["audit", "--server", "10.0.0.1:1,,10.0.0.2:x", "--match", "m"], "10.0.0.2:x"),
         (["serve", "--store", "mysql://u:secret@h/db"], r"unknown store 'mysql://u:\*\*\*@h/db'"),
