@@ -17,6 +17,8 @@ from .cli import refusal
 
 CARDARENA = Path(sys.executable).parent / "cardarena"
 THREE_BOTS = ["--bot", "random", "--bot", "rules", "--bot", "mc"]
+TRIATHLON_NOWHERE = ["tournament", "--server", "127.0.0.1:1", "--game", "triathlon"]
+"""A tournament against an address nobody listens on: any refusal comes before play."""
 
 
 @pytest.mark.parametrize("flag", ["--json", "--csv"])
@@ -26,11 +28,7 @@ def test_an_unwritable_output_file_is_refused_before_the_tournament(
     # The server address is unreachable: the refusal must come before any attempt to play.
     line = refusal(
         capsys,
-        "tournament",
-        "--server",
-        "127.0.0.1:1",
-        "--game",
-        "triathlon",
+        *TRIATHLON_NOWHERE,
         *THREE_BOTS,
         flag,
         "/nonexistent/dir/out.json",
@@ -48,11 +46,7 @@ def test_an_output_that_is_a_directory_is_refused(
 def test_an_unknown_bot_option_names_the_accepted_ones(capsys: pytest.CaptureFixture[str]) -> None:
     line = refusal(
         capsys,
-        "tournament",
-        "--server",
-        "127.0.0.1:1",
-        "--game",
-        "triathlon",
+        *TRIATHLON_NOWHERE,
         "--bot",
         "m=mc,budget=5",
         "--bot",

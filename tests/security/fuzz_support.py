@@ -287,16 +287,22 @@ def state_of(info: spb.MatchInfo) -> tuple[Any, ...]:
     )
 
 
-async def hand_of(api: Any, table: Table, seat: int) -> set[str]:
+async def seat_snapshot(api: Any, table: Table, seat: int) -> pb.Snapshot:
+    """What ``seat`` of ``table`` is shown now (a stream's snapshot; the stream is closed)."""
     call = api.StreamEvents(
         spb.StreamEventsRequest(match_id=table.match_id, seat=seat, after_seq=LAST),
         metadata=auth(table.tokens[seat]),
         timeout=5,
     )
     try:
-        snapshot = (await asyncio.wait_for(call.read(), 5)).snapshot
+        snapshot: pb.Snapshot = (await asyncio.wait_for(call.read(), 5)).snapshot
     finally:
         call.cancel()
+    return snapshot
+
+
+async def hand_of(api: Any, table: Table, seat: int) -> set[str]:
+    snapshot = await seat_snapshot(api, table, seat)
     return {card_code_of(c) for c in snapshot.hands[seat].cards}
 
 
@@ -337,15 +343,7 @@ async def unchanged(
 
 async def turn(api: Any, table: Table) -> tuple[int, int, list[pb.Action]]:
     for seat in range(table.players):
-        call = api.StreamEvents(
-            spb.StreamEventsRequest(match_id=table.match_id, seat=seat, after_seq=LAST),
-            metadata=auth(table.tokens[seat]),
-            timeout=5,
-        )
-        try:
-            snapshot = (await asyncio.wait_for(call.read(), 5)).snapshot
-        finally:
-            call.cancel()
+        snapshot = await seat_snapshot(api, table, seat)
         if snapshot.legal_actions:
             return seat, snapshot.seq, list(snapshot.legal_actions)
     raise AssertionError("nobody is to act")

@@ -32,6 +32,21 @@ SHORT = {"rounds": ["pass"]}
 """A one-round Pentathlon: about fifty actions."""
 
 
+def count_rebuilds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """A list that grows, from now on, by the id of every match whose engine is rebuilt from
+    its log (by either module of the hosting layer that rebuilds one)."""
+    rebuilt: list[str] = []
+    real = rebuild.rebuild_engine
+
+    def counted(record: Any, stored: Any) -> Any:
+        rebuilt.append(record.match_id)
+        return real(record, stored)
+
+    monkeypatch.setattr(arena_module, "rebuild_engine", counted)
+    monkeypatch.setattr(hosting_module, "rebuild_engine", counted)
+    return rebuilt
+
+
 async def ended_match(arena: Arena) -> str:
     """A short match played to its end through the arena (fast: no RPC per action)."""
     hosted = await arena.create("pentathlon", 3, SHORT)
@@ -77,17 +92,9 @@ def test_listing_ended_matches_after_a_restart_replays_no_log(
                 await create_table(api, seat_all=False)  # one waiting, one running
                 await create_table(api)
 
-        rebuilt: list[str] = []
-        real = rebuild.rebuild_engine
-
-        def counted(record: Any, stored: Any) -> Any:
-            rebuilt.append(record.match_id)
-            return real(record, stored)
-
         async with served(data_dir) as server, channel_to(address_of(server)) as (_, api):
             hosted_before = set(server.arena.matches)
-            monkeypatch.setattr(arena_module, "rebuild_engine", counted)
-            monkeypatch.setattr(hosting_module, "rebuild_engine", counted)
+            rebuilt = count_rebuilds(monkeypatch)
             ended = await api.ListMatches(
                 spb.ListMatchesRequest(status=spb.MATCH_STATUS_ENDED, page_size=ENDED),
                 timeout=RPC,
@@ -124,16 +131,8 @@ def test_listing_cancelled_matches_after_a_restart_replays_no_log(
             for _ in range(CANCELLED):
                 hosted = await server.arena.create("pentathlon", 3, SHORT)
                 await hosted.cancel("expired: seats still free after 3600 s")
-        rebuilt: list[str] = []
-        real = rebuild.rebuild_engine
-
-        def counted(record: Any, stored: Any) -> Any:
-            rebuilt.append(record.match_id)
-            return real(record, stored)
-
         async with served(data_dir) as server, channel_to(address_of(server)) as (_, api):
-            monkeypatch.setattr(arena_module, "rebuild_engine", counted)
-            monkeypatch.setattr(hosting_module, "rebuild_engine", counted)
+            rebuilt = count_rebuilds(monkeypatch)
             listed = await api.ListMatches(
                 spb.ListMatchesRequest(status=spb.MATCH_STATUS_ENDED), timeout=RPC
             )
