@@ -6,16 +6,14 @@ winner, the Fan Tan table, the final totals and winners; then Previous, the keyb
 ``?step=N`` link. The page must load nothing from the network and log no error.
 
 Without Chromium the test is skipped, unless ``CARDARENA_REQUIRE_E2E=1`` (CI) makes that a
-failure. With Chromium, Node and playwright-core are required: see ``PLAYWRIGHT_INSTALL``.
+failure. With Chromium, Node and playwright-core are required: see
+``browser.PLAYWRIGHT_INSTALL``.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import random
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -29,44 +27,13 @@ from cardarena.v1 import codec
 from cardarena.v1 import service_pb2 as spb
 
 from ..logs import log_from_engine, play_with_time_outs
+from .browser import chromium, playwright_core, run_driver
 
 pytestmark = pytest.mark.e2e
 
-REPO = Path(__file__).resolve().parents[2]
-PLAYWRIGHT_VERSION = "1.65.1"
-PLAYWRIGHT_INSTALL = (
-    "npm install --no-save --no-audit --no-fund --prefix .tools/e2e "
-    f"playwright-core@{PLAYWRIGHT_VERSION}"
-)
 DRIVER = Path(__file__).with_name("drive_replay.cjs")
 NAMES = ("ann", "bob", "cy")
 SEED = bytes(range(32))
-
-
-def chromium() -> str:
-    """The browser, or a skip (a failure when CI requires the end-to-end tests)."""
-    found = os.environ.get("CARDARENA_CHROMIUM") or shutil.which("chromium")
-    found = found or shutil.which("chromium-browser")
-    if found:
-        return found
-    message = "Chromium is not installed (apt-get install -y chromium); the e2e test needs it"
-    if os.environ.get("CARDARENA_REQUIRE_E2E") == "1":
-        pytest.fail(f"{message}, and CARDARENA_REQUIRE_E2E=1 requires it")
-    pytest.skip(message)
-
-
-def playwright_core() -> Path:
-    candidates = [
-        os.environ.get("CARDARENA_PLAYWRIGHT_CORE", ""),
-        str(REPO / ".tools/e2e/node_modules/playwright-core"),
-        str(REPO / ".tools/node_modules/playwright-core"),
-    ]
-    for candidate in filter(None, candidates):
-        if (Path(candidate) / "package.json").is_file():
-            return Path(candidate)
-    pytest.fail(
-        f"Chromium is here but playwright-core is not: run `{PLAYWRIGHT_INSTALL}` in {REPO}"
-    )
 
 
 def match_log() -> spb.GetMatchLogResponse:
@@ -81,16 +48,7 @@ def drive(page: Path) -> dict[str, Any]:
     node = shutil.which("node")
     if node is None:
         pytest.fail("Chromium is here but Node is not: apt-get install -y nodejs")
-    done = subprocess.run(
-        [node, str(DRIVER), str(library), browser, page.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, f"the browser driver failed:\n{done.stderr[-4000:]}"
-    result: dict[str, Any] = json.loads(done.stdout)
-    return result
+    return run_driver([node, str(DRIVER), str(library), browser, page.as_uri()])
 
 
 def expected_hands(timeline: Timeline) -> list[list[list[str]]]:

@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
-import subprocess
 from pathlib import Path
-from typing import Any
 
 import grpc
 import pytest
@@ -22,8 +19,9 @@ import pytest
 from cardarena.v1 import codec
 from cardarena.v1 import service_pb2 as spb
 from tests.calls import stub
-from tests.e2e.test_replay_html import playwright_core
 from tests.serverproc import ServerProcess
+
+from .browser import find_chromium, playwright_core, run_driver, skip_unless_required
 
 pytestmark = pytest.mark.e2e
 
@@ -32,15 +30,11 @@ OPTIONS = {"rounds": ["pass"]}
 
 
 def tools() -> tuple[str, str]:
-    browser = os.environ.get("CARDARENA_CHROMIUM") or shutil.which("chromium")
-    browser = browser or shutil.which("chromium-browser")
-    node = shutil.which("node")
-    if browser and node:
-        return browser, node
-    message = "the web e2e test needs Chromium and Node (apt-get install -y chromium nodejs)"
-    if os.environ.get("CARDARENA_REQUIRE_E2E") == "1":
-        pytest.fail(f"{message}, and CARDARENA_REQUIRE_E2E=1 requires them")
-    pytest.skip(message)
+    browser, node = find_chromium(), shutil.which("node")
+    if not (browser and node):
+        message = "the web e2e test needs Chromium and Node (apt-get install -y chromium nodejs)"
+        skip_unless_required(message, "them")
+    return browser, node
 
 
 async def get_match(address: str, match_id: str) -> spb.GetMatchResponse:
@@ -52,7 +46,7 @@ def test_playing_a_match_in_the_browser(tmp_path: Path) -> None:
     browser, node = tools()
     library = playwright_core()
     with ServerProcess(tmp_path / "data", web="127.0.0.1:0") as server:
-        done = subprocess.run(
+        seen = run_driver(
             [
                 node,
                 str(DRIVER),
@@ -60,14 +54,8 @@ def test_playing_a_match_in_the_browser(tmp_path: Path) -> None:
                 browser,
                 f"http://{server.web_address}",
                 json.dumps(OPTIONS),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
+            ]
         )
-        assert done.returncode == 0, f"the browser driver failed:\n{done.stderr[-4000:]}"
-        seen: dict[str, Any] = json.loads(done.stdout)
         match = asyncio.run(get_match(server.address, seen["match"])).match
 
     assert seen["errors"] == []
