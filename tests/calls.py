@@ -87,16 +87,19 @@ def sample(text: str, name: str, **labels: str) -> float:
 # --------------------------------------------------------------------------- health and reflection
 
 
+HEALTH_CODEC: dict[str, Any] = {
+    "request_serializer": health_pb2.HealthCheckRequest.SerializeToString,
+    "response_deserializer": health_pb2.HealthCheckResponse.FromString,
+}
+"""How both health methods encode their request and decode their answers."""
+
+
 def health_check(
     channel: grpc.aio.Channel,
 ) -> grpc.aio.UnaryUnaryMultiCallable[
     health_pb2.HealthCheckRequest, health_pb2.HealthCheckResponse
 ]:
-    return channel.unary_unary(
-        "/grpc.health.v1.Health/Check",
-        request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
-        response_deserializer=health_pb2.HealthCheckResponse.FromString,
-    )
+    return channel.unary_unary("/grpc.health.v1.Health/Check", **HEALTH_CODEC)
 
 
 def health_watch(
@@ -104,11 +107,7 @@ def health_watch(
 ) -> grpc.aio.UnaryStreamMultiCallable[
     health_pb2.HealthCheckRequest, health_pb2.HealthCheckResponse
 ]:
-    return channel.unary_stream(
-        "/grpc.health.v1.Health/Watch",
-        request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
-        response_deserializer=health_pb2.HealthCheckResponse.FromString,
-    )
+    return channel.unary_stream("/grpc.health.v1.Health/Watch", **HEALTH_CODEC)
 
 
 async def reflection_services(channel: grpc.aio.Channel) -> list[str]:

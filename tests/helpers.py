@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 from fractions import Fraction
+from typing import Any
 
 from cardarena.engine import Event, Match
+from cardarena.v1 import game_pb2 as pb
 
 
 def play_out(match: Match, rng_seed: int = 0, max_steps: int = 20_000) -> list[Event]:
@@ -29,3 +32,14 @@ def actor(match: Match) -> int:
 
 def fractions(*values: int) -> tuple[Fraction, ...]:
     return tuple(Fraction(v) for v in values)
+
+
+def drain_event_seqs(queue: asyncio.Queue[Any]) -> list[int]:
+    """Empty a reader's queue; the seqs of the events it held, in order (prompts and other
+    items are dropped)."""
+    seqs = []
+    while not queue.empty():
+        item = queue.get_nowait()
+        if isinstance(item, pb.Event):
+            seqs.append(item.seq)
+    return seqs

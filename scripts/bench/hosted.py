@@ -40,7 +40,7 @@ from cardarena.clients import ArenaClient, parse_bot
 from cardarena.clients.tournament.launcher import HostedConfig, Launch
 from cardarena.v1 import tournament_pb2 as tpb
 
-from .inprocess import TournamentRun, fresh_server
+from .inprocess import TournamentRun, fresh_server, run_of
 
 if TYPE_CHECKING:
     from multiprocessing.queues import Queue
@@ -189,19 +189,14 @@ def run_hosted_once(args: argparse.Namespace, repeat: int) -> TournamentRun:
                 kill_bots(bots)
     if "fatal" in outcome:
         raise RuntimeError(f"the hosted tournament's launcher failed: {outcome['fatal']}")
-    return TournamentRun(
-        matches=outcome["matches"],
-        failed=outcome["failed"],
-        seconds=outcome["seconds"],
-        actions=fresh.actions,
-        server_cpu=fresh.server_cpu,
-        client_cpu=outcome["cpu"],
-        first_error=outcome["first_error"],
-        bot_cpu=outcome["bot_cpu"],
-        start_seconds=outcome["start_seconds"],
-        connected_seconds=outcome["connected_seconds"],
-        left_seconds=outcome["left_seconds"],
-        faults=outcome["faults"],
-        forfeits=outcome["forfeits"],
-        bots_stopped=outcome["bots_stopped"],
+    return run_of(
+        outcome,
+        fresh,
+        "bot_cpu",
+        "start_seconds",
+        "connected_seconds",
+        "left_seconds",
+        "faults",
+        "forfeits",
+        "bots_stopped",
     )

@@ -180,6 +180,12 @@ def run_tournament_once(args: argparse.Namespace, repeat: int) -> TournamentRun:
                 runner.kill()
     if "fatal" in outcome:
         raise RuntimeError(f"the tournament runner failed: {outcome['fatal']}")
+    return run_of(outcome, fresh)
+
+
+def run_of(outcome: dict[str, Any], fresh: FreshServer, *more: str) -> TournamentRun:
+    """A run from the outcome its process sent and the server's measures; ``more``: the
+    names of further fields (the hosted path's), each as the outcome has it."""
     return TournamentRun(
         matches=outcome["matches"],
         failed=outcome["failed"],
@@ -188,4 +194,5 @@ def run_tournament_once(args: argparse.Namespace, repeat: int) -> TournamentRun:
         server_cpu=fresh.server_cpu,
         client_cpu=outcome["cpu"],
         first_error=outcome["first_error"],
+        **{name: outcome[name] for name in more},
     )

@@ -15,9 +15,10 @@ from cardarena.server.errors import Moved
 from cardarena.server.hosting import Arena, HostedMatch
 from cardarena.server.store import Fence, LeaseLost, MatchRecord, Owner, StoreError
 from cardarena.server.store.postgres import PostgresStore
-from cardarena.v1 import game_pb2 as pb
 from tests.stores import POSTGRES_URL, make_store, postgres_schema
 from tests.waiting import eventually
+
+from ..helpers import drain_event_seqs
 
 A = Owner("replica-a", "127.0.0.1:1", lease_ms=60_000)
 B = Owner("replica-b", "127.0.0.1:2", lease_ms=60_000)
@@ -216,8 +217,7 @@ def test_a_fenced_off_owner_streams_what_the_new_owner_wrote_without_a_gap() -> 
         mine = await a.create("triathlon", 3, {})
         await seat_everyone(mine)
         watcher = mine.readers.subscribe(None)
-        while not watcher.queue.empty():
-            watcher.queue.get_nowait()
+        drain_event_seqs(watcher.queue)
         seen = mine.last_seq
         await a.store.renew_leases(LAPSED)
         taken = await b.writer_of(mine.match_id)
@@ -226,11 +226,7 @@ def test_a_fenced_off_owner_streams_what_the_new_owner_wrote_without_a_gap() -> 
             await act(taken)
         with pytest.raises(LeaseLost):  # A did not know; its next write is fenced off
             await act(mine)
-        streamed = []
-        while not watcher.queue.empty():
-            item = watcher.queue.get_nowait()
-            if isinstance(item, pb.Event):
-                streamed.append(item.seq)
+        streamed = drain_event_seqs(watcher.queue)
         assert streamed == list(range(seen + 1, taken.last_seq + 1))
 
     with_two_arenas(body)

@@ -13,7 +13,8 @@ from cardarena.server.errors import RequestReused
 from cardarena.server.hosting import Arena, HostedMatch
 from cardarena.server.hosting import arena as arena_module
 from cardarena.server.store import SqliteStore, StoreError
-from cardarena.v1 import game_pb2 as pb
+
+from ..helpers import drain_event_seqs
 
 
 async def seated_triathlon(arena: Arena) -> HostedMatch:
@@ -88,11 +89,7 @@ def test_a_write_that_committed_but_failed_to_answer_is_recognised_on_retry(
                 await hosted.submit(seat, action, before, "r1")
             store.append = real_append  # type: ignore[method-assign]
             assert hosted.last_seq == await store.last_seq(hosted.match_id) > before
-            published = []
-            while not watcher.queue.empty():
-                item = watcher.queue.get_nowait()
-                if isinstance(item, pb.Event):
-                    published.append(item.seq)
+            published = drain_event_seqs(watcher.queue)
             assert published == list(range(before + 1, hosted.last_seq + 1))
             again = await hosted.submit(seat, action, before, "r1")
             assert (again.applied, again.first_seq) == (False, before + 1)
