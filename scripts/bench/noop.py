@@ -193,6 +193,19 @@ class NoopService(service_pb2_grpc.MatchServiceServicer):
             snapshot.legal_actions.extend(CANNED_LEGAL)
         return snapshot
 
+    def open_stream(
+        self, match_id: str, seat: int, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> tuple[NoopTable, asyncio.Queue[Prompt]] | None:
+        """A new queue of ``seat``'s on its table, or None (NOT_FOUND, set on ``context``)."""
+        table = self.tables.get(match_id)
+        if table is None or seat not in table.queues:
+            context.set_code(grpc.StatusCode.NOT_FOUND)
+            context.set_details("no such match or seat")
+            return None
+        queue: asyncio.Queue[Prompt] = asyncio.Queue()
+        table.queues[seat].add(queue)
+        return table, queue
+
     def close_stream(
         self, table: NoopTable, match_id: str, seat: int, queue: asyncio.Queue[Prompt]
     ) -> None:
@@ -203,13 +216,10 @@ class NoopService(service_pb2_grpc.MatchServiceServicer):
     async def StreamEvents(  # noqa: N802 - the protocol's name
         self, request: spb.StreamEventsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[spb.StreamEventsResponse]:
-        table = self.tables.get(request.match_id)
-        if table is None or request.seat not in table.queues:
-            context.set_code(grpc.StatusCode.NOT_FOUND)
-            context.set_details("no such match or seat")
+        opened = self.open_stream(request.match_id, request.seat, context)
+        if opened is None:
             return
-        queue: asyncio.Queue[Prompt] = asyncio.Queue()
-        table.queues[request.seat].add(queue)
+        table, queue = opened
         try:
             yield spb.StreamEventsResponse(
                 snapshot=self.snapshot(table, request.match_id, request.seat)
@@ -258,13 +268,10 @@ class NoopService(service_pb2_grpc.MatchServiceServicer):
             context.set_details("send PlayOpen first, then actions")
             return
         opening = first.open
-        table = self.tables.get(opening.match_id)
-        if table is None or opening.seat not in table.queues:
-            context.set_code(grpc.StatusCode.NOT_FOUND)
-            context.set_details("no such match or seat")
+        opened = self.open_stream(opening.match_id, opening.seat, context)
+        if opened is None:
             return
-        queue: asyncio.Queue[Prompt] = asyncio.Queue()
-        table.queues[opening.seat].add(queue)
+        table, queue = opened
         reader = asyncio.create_task(self.play_actions(requests, table, opening.seat, queue))
         try:
             yield spb.PlayResponse(snapshot=self.snapshot(table, opening.match_id, opening.seat))
