@@ -36,11 +36,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cardarena.clients import ArenaClient, parse_bot
+from cardarena.clients import ArenaClient
 from cardarena.clients.tournament.launcher import HostedConfig, Launch
 from cardarena.v1 import tournament_pb2 as tpb
 
-from .inprocess import TournamentRun, fresh_server, run_of
+from .inprocess import TournamentRun, fresh_server, run_of, tournament_fields
 
 if TYPE_CHECKING:
     from multiprocessing.queues import Queue
@@ -86,16 +86,7 @@ async def launch_and_follow(
     address: str, args: dict[str, Any], results: Queue[dict[str, Any]]
 ) -> dict[str, Any]:
     """Create the tournament, start the bots, follow it to the end; the timings."""
-    bots = [parse_bot(f"r{seat}=random") for seat in range(args["players"])]
-    config = HostedConfig(
-        address=address,
-        game=args["game"],
-        bots=bots,
-        players=args["players"],
-        deals=args["deals"],
-        concurrency=args["concurrency"],
-        seed=args["seed"].to_bytes(32, "big"),
-    )
+    config = HostedConfig(**tournament_fields(address, args))
     port = int(address.rsplit(":", 1)[1])
     stopped: list[tuple[str, int]] = []
     async with ArenaClient(address) as client:

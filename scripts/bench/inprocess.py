@@ -97,21 +97,26 @@ def tournament_timeout(args: argparse.Namespace) -> float:
     return float(args.setup_timeout + 3600)
 
 
+def tournament_fields(address: str, args: dict[str, Any]) -> dict[str, Any]:
+    """What either path's configuration is made of: the server, a random bot per seat, and
+    the repeat's settings (:func:`tournament_settings`)."""
+    return {
+        "address": address,
+        "game": args["game"],
+        "bots": [parse_bot(f"r{seat}=random") for seat in range(args["players"])],
+        "players": args["players"],
+        "deals": args["deals"],
+        "concurrency": args["concurrency"],
+        "seed": args["seed"].to_bytes(32, "big"),
+    }
+
+
 def runner_main(
     address: str, args: dict[str, Any], results: Queue[dict[str, Any]]
 ) -> None:  # pragma: no cover - runs in the runner's process
     """The runner's process: one tournament of random bots; its outcome back as a dict."""
     try:
-        bots = [parse_bot(f"r{seat}=random") for seat in range(args["players"])]
-        config = TournamentConfig(
-            address=address,
-            game=args["game"],
-            bots=bots,
-            players=args["players"],
-            deals=args["deals"],
-            concurrency=args["concurrency"],
-            seed=args["seed"].to_bytes(32, "big"),
-        )
+        config = TournamentConfig(**tournament_fields(address, args))
         cpu = time.process_time()
         result = asyncio.run(run_tournament(config))
         failed = result.failed

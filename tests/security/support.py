@@ -15,7 +15,7 @@ import os
 import secrets
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -190,6 +190,20 @@ async def play_hosted_to_end(
             timeout=RPC,
         )
     raise AssertionError(f"match {table.match_id} did not end in {max_actions} actions")
+
+
+async def failure(call: Awaitable[object]) -> grpc.aio.AioRpcError:
+    """The error of a unary call that must fail."""
+    try:
+        await call
+    except grpc.aio.AioRpcError as error:
+        return error
+    raise AssertionError("the call succeeded")
+
+
+async def code_of(call: Awaitable[object]) -> grpc.StatusCode:
+    """The status code of a unary call that must fail."""
+    return (await failure(call)).code()
 
 
 async def raw_unary(

@@ -34,21 +34,12 @@ from ..calls import auth, run
 from ..serverproc import ServerProcess, log_records
 from ..stores import postgres_schema
 from ..waiting import eventually
-from .support import Table, channel_to, create_table, secret, served
+from .support import Table, channel_to, code_of, create_table, secret, served
 
 if TYPE_CHECKING:
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
 
 RETRY_AFTER = "cardarena-retry-after-ms"
-
-
-async def code_of(call: Awaitable[object]) -> grpc.StatusCode:
-    """The status code of a call that must fail."""
-    try:
-        await call
-    except grpc.aio.AioRpcError as error:
-        return error.code()
-    raise AssertionError("the call succeeded")
 
 
 async def outcome(call: Awaitable[object]) -> tuple[grpc.StatusCode, dict[str, Any]]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -22,15 +21,7 @@ from cardarena.v1 import service_pb2 as spb
 from ..calls import RPC_TIMEOUT as RPC
 from ..calls import run
 from .support import address_of, channel_to, create_table, secret, served
-
-
-async def refused(call: Awaitable[object]) -> grpc.StatusCode:
-    """The status code of a call that must fail."""
-    try:
-        await call
-    except grpc.aio.AioRpcError as error:
-        return error.code()
-    raise AssertionError("the call succeeded")
+from .support import code_of as refused
 
 
 def test_a_reserved_seat_takes_its_join_secret(data_dir: Path) -> None:

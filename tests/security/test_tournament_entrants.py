@@ -26,19 +26,9 @@ from cardarena.v1 import tournament_pb2 as tpb
 from ..calls import RPC_TIMEOUT as RPC
 from ..calls import auth, run
 from ..waiting import eventually
-from .support import hosted_turn, secret, served
+from .support import code_of, failure, hosted_turn, secret, served
 from .test_streams_bounded import NOT_READING, read_to_end
-from .tournaments import (
-    apis,
-    code_of,
-    director_of,
-    end_oldest,
-    enter,
-    failure,
-    host,
-    settled,
-    stream_failure,
-)
+from .tournaments import apis, director_of, end_oldest, enter, host, settled, stream_failure
 
 UNAUTHENTICATED = grpc.StatusCode.UNAUTHENTICATED
 DENIED = grpc.StatusCode.PERMISSION_DENIED

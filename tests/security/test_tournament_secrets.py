@@ -28,15 +28,13 @@ from ..calls import RPC_TIMEOUT as RPC
 from ..calls import SERVICE, auth, run
 from ..serverproc import ServerProcess
 from ..waiting import eventually
-from .support import channel_to, hosted_turn, secret, served
+from .support import channel_to, code_of, failure, hosted_turn, secret, served
 from .tournaments import (
     TSERVICE,
     apis,
-    code_of,
     create_request,
     director_of,
     enter,
-    failure,
     host,
     raw_stream,
     settled,

@@ -27,19 +27,9 @@ from cardarena.v1 import tournament_pb2 as tpb
 
 from ..calls import RPC_TIMEOUT as RPC
 from ..calls import auth, run
-from .support import create_table, raw_unary, secret, served
+from .support import code_of, create_table, failure, raw_unary, secret, served
 from .test_errors import GARBAGE
-from .tournaments import (
-    TMETHODS,
-    TSERVICE,
-    apis,
-    code_of,
-    create_request,
-    failure,
-    host,
-    settled,
-    stream_failure,
-)
+from .tournaments import TMETHODS, TSERVICE, apis, create_request, host, settled, stream_failure
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 Spoil = Callable[[tpb.CreateTournamentRequest], None]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -106,19 +106,6 @@ async def host(
     created = await tapi.CreateTournament(request, metadata=metadata, timeout=RPC)
     keys = [e.key or drawn for e, drawn in zip(request.entrants, created.entrant_keys, strict=True)]
     return Hosted(created.tournament.tournament_id, keys, creator, created.tournament)
-
-
-async def failure(call: Awaitable[object]) -> grpc.aio.AioRpcError:
-    """The error of a unary call that must fail."""
-    try:
-        await call
-    except grpc.aio.AioRpcError as error:
-        return error
-    raise AssertionError("the call succeeded")
-
-
-async def code_of(call: Awaitable[object]) -> grpc.StatusCode:
-    return (await failure(call)).code()
 
 
 async def stream_failure(call: Any) -> grpc.aio.AioRpcError:
