@@ -108,22 +108,22 @@ def _cancel_twice() -> tuple[spb.GetMatchLogResponse, int]:
     return forge(b, events), len(events) - 1
 
 
-def _cancel_after_the_end() -> tuple[spb.GetMatchLogResponse, int]:
+def _cancel_in_an_ended_match(back: int) -> tuple[spb.GetMatchLogResponse, int]:
+    """A finished match's log with MatchCancelled put in ``back`` events before its end."""
     b = hexa()
     events = b.events()
-    events.insert(-1, pb.Event(match_cancelled=pb.MatchCancelled(reason=CANCELLED)))
+    events.insert(-back, pb.Event(match_cancelled=pb.MatchCancelled(reason=CANCELLED)))
     out = forge(b, events)
     out.match.cancelled = True
-    return out, len(events) - 1
+    return out, len(events) - back
+
+
+def _cancel_after_the_end() -> tuple[spb.GetMatchLogResponse, int]:
+    return _cancel_in_an_ended_match(1)
 
 
 def _cancel_before_the_end() -> tuple[spb.GetMatchLogResponse, int]:
-    b = hexa()
-    events = b.events()
-    events.insert(-2, pb.Event(match_cancelled=pb.MatchCancelled(reason=CANCELLED)))
-    out = forge(b, events)
-    out.match.cancelled = True
-    return out, len(events) - 2
+    return _cancel_in_an_ended_match(2)
 
 
 @pytest.mark.parametrize(

@@ -20,24 +20,22 @@ from .norwegian_deals import C, D, H, S, deal_hands, dealt_norwegian
 # -- §1.4 Fan Tan ------------------------------------------------------------------------
 
 
+def table_playable(ends: dict[int, tuple[int, int]], *, six_and_seven: bool) -> int:
+    """The cards that may go down next on a table whose suits have these (low, high) ends."""
+    playable = 0
+    for suit, (low, high) in ends.items():
+        playable |= suit_playable(suit, low, high, six_and_seven=six_and_seven)
+    return playable
+
+
 def test_fan_tan_plain_worked_example() -> None:
-    playable = suit_playable(H, 5, 9, six_and_seven=False) | suit_playable(
-        S, 7, 7, six_and_seven=False
-    )
-    playable |= suit_playable(C, 0, 0, six_and_seven=False) | suit_playable(
-        D, 0, 0, six_and_seven=False
-    )
+    playable = table_playable({H: (5, 9), S: (7, 7), C: (0, 0), D: (0, 0)}, six_and_seven=False)
     hand = parse_cards("4H 10H 6S 8C 7D")
     assert CardSet(hand & playable) == CardSet.parse("4H 10H 6S 7D")
 
 
 def test_fan_tan_six_and_seven_worked_example() -> None:
-    playable = suit_playable(H, 0, 9, six_and_seven=True) | suit_playable(
-        S, 4, 0, six_and_seven=True
-    )
-    playable |= suit_playable(C, 0, 0, six_and_seven=True) | suit_playable(
-        D, 0, 0, six_and_seven=True
-    )
+    playable = table_playable({H: (0, 9), S: (4, 0), C: (0, 0), D: (0, 0)}, six_and_seven=True)
     hand = parse_cards("6H 10H 3S 8S 5C 6C")
     assert CardSet(hand & playable) == CardSet.parse("6H 10H 3S 6C")
 
