@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from fractions import Fraction
+from typing import TypeVar
 
 import pytest
 
@@ -14,6 +15,12 @@ from cardarena.engine.events import CardPlayed, Dealt, Event, RoundScored, Trick
 from ..helpers import play_out
 
 SEED = bytes(range(32))
+E = TypeVar("E", bound=Event)
+
+
+def first_of(log: list[Event], kind: type[E]) -> tuple[int, E]:
+    """The first event of ``kind`` in ``log``, and its index."""
+    return next((i, e) for i, e in enumerate(log) if isinstance(e, kind))
 
 
 def recorded(game: str = "hexathlon", players: int = 4) -> list[Event]:
@@ -49,9 +56,7 @@ def test_a_prefix_replays_to_the_same_point() -> None:
 
 def test_changed_trick_winner_is_caught_at_its_index() -> None:
     log = recorded()
-    index = next(i for i, e in enumerate(log) if isinstance(e, TrickWon))
-    won = log[index]
-    assert isinstance(won, TrickWon)
+    index, won = first_of(log, TrickWon)
     log[index] = dataclasses.replace(won, seat=(won.seat + 1) % 4)
     with pytest.raises(ReplayError) as caught:
         replay(log)
@@ -60,9 +65,7 @@ def test_changed_trick_winner_is_caught_at_its_index() -> None:
 
 def test_changed_score_is_caught() -> None:
     log = recorded()
-    index = next(i for i, e in enumerate(log) if isinstance(e, RoundScored))
-    scored = log[index]
-    assert isinstance(scored, RoundScored)
+    index, scored = first_of(log, RoundScored)
     log[index] = dataclasses.replace(scored, scores=(Fraction(0),) * 4)
     with pytest.raises(ReplayError, match=f"event {index}"):
         replay(log)
@@ -70,9 +73,7 @@ def test_changed_score_is_caught() -> None:
 
 def test_illegal_card_is_caught() -> None:
     log = recorded()
-    index = next(i for i, e in enumerate(log) if isinstance(e, CardPlayed))
-    played = log[index]
-    assert isinstance(played, CardPlayed)
+    index, played = first_of(log, CardPlayed)
     log[index] = dataclasses.replace(played, seat=(played.seat + 1) % 4)
     with pytest.raises(ReplayError, match="is to act"):
         replay(log)
@@ -80,9 +81,7 @@ def test_illegal_card_is_caught() -> None:
 
 def test_forged_deal_passes_without_seed_but_fails_with_it() -> None:
     log = recorded("pentathlon")
-    index = next(i for i, e in enumerate(log) if isinstance(e, Dealt))
-    dealt = log[index]
-    assert isinstance(dealt, Dealt)
+    index, dealt = first_of(log, Dealt)
     hands = [h for h in dealt.hands if h is not None]
     swapped = (hands[1], hands[0], *hands[2:])
     forged = [*log[:index], dataclasses.replace(dealt, hands=swapped)]
@@ -93,9 +92,7 @@ def test_forged_deal_passes_without_seed_but_fails_with_it() -> None:
 
 def test_impossible_deal_is_caught_without_seed() -> None:
     log = recorded("pentathlon")
-    index = next(i for i, e in enumerate(log) if isinstance(e, Dealt))
-    dealt = log[index]
-    assert isinstance(dealt, Dealt)
+    index, dealt = first_of(log, Dealt)
     first = dealt.hands[0]
     assert first is not None
     doubled = (first, first, *dealt.hands[2:])
