@@ -145,14 +145,22 @@ CUSTOM_HEXATHLON_ROUNDS: list[Any] = [
     "clubs",
 ]
 
+PLAIN_NORWEGIAN = [Config(game, n) for game in NORWEGIAN for n in (3, 4, 5)]
+VOLUNTARY_PASS_RANDOM_DEALER = Config(
+    "pentathlon",
+    4,
+    {"fan_tan": {"voluntary_pass": True}, "first_dealer": "random"},
+    name="voluntary_pass,first_dealer=random",
+)
+CUSTOM_PENTATHLON = Config(
+    "pentathlon",
+    3,
+    {"rounds": CUSTOM_PENTATHLON_ROUNDS, "first_dealer": "random"},
+    name="custom_rounds,first_dealer=random",
+)
 NORWEGIAN_CONFIGS = [
-    *(Config(game, n) for game in NORWEGIAN for n in (3, 4, 5)),
-    Config(
-        "pentathlon",
-        4,
-        {"fan_tan": {"voluntary_pass": True}, "first_dealer": "random"},
-        name="voluntary_pass,first_dealer=random",
-    ),
+    *PLAIN_NORWEGIAN,
+    VOLUNTARY_PASS_RANDOM_DEALER,
     Config(
         "hexathlon",
         3,
@@ -168,12 +176,7 @@ NORWEGIAN_CONFIGS = [
         },
         name="six_and_seven,voluntary_pass,random_trump",
     ),
-    Config(
-        "pentathlon",
-        3,
-        {"rounds": CUSTOM_PENTATHLON_ROUNDS, "first_dealer": "random"},
-        name="custom_rounds,first_dealer=random",
-    ),
+    CUSTOM_PENTATHLON,
     Config(
         "hexathlon",
         5,

@@ -20,11 +20,12 @@ from cardarena.engine.events import Dealt, Passed, RoundStarted
 from cardarena.engine.views import TableView, Viewer
 
 from .properties_support import (
-    CUSTOM_PENTATHLON_ROUNDS,
+    CUSTOM_PENTATHLON,
     MAX_STEPS,
-    NORWEGIAN,
+    PLAIN_NORWEGIAN,
     RNG_SEEDS,
     SEEDS,
+    VOLUNTARY_PASS_RANDOM_DEALER,
     Config,
     choose,
     params,
@@ -62,19 +63,9 @@ FAN_TAN_ONLY = [
     ),
 ]
 VIEW_CONFIGS = [
-    *(Config(game, n) for game in NORWEGIAN for n in (3, 4, 5)),
-    Config(
-        "pentathlon",
-        4,
-        {"fan_tan": {"voluntary_pass": True}, "first_dealer": "random"},
-        name="voluntary_pass,first_dealer=random",
-    ),
-    Config(
-        "pentathlon",
-        3,
-        {"rounds": CUSTOM_PENTATHLON_ROUNDS, "first_dealer": "random"},
-        name="custom_rounds,first_dealer=random",
-    ),
+    *PLAIN_NORWEGIAN,
+    VOLUNTARY_PASS_RANDOM_DEALER,
+    CUSTOM_PENTATHLON,
     *FAN_TAN_ONLY,
     Config("crazy_sixes", 3),
     Config("crazy_sixes", 4, {"deck": 40, "first_dealer": "random"}),
