@@ -40,7 +40,7 @@ from cardarena.clients import ArenaClient
 from cardarena.clients.tournament.launcher import HostedConfig, Launch
 from cardarena.v1 import tournament_pb2 as tpb
 
-from .inprocess import TournamentRun, fresh_server, run_of, tournament_fields
+from .inprocess import TournamentRun, fresh_server, run_of, stop, tournament_fields
 
 if TYPE_CHECKING:
     from multiprocessing.queues import Queue
@@ -173,9 +173,7 @@ def run_hosted_once(args: argparse.Namespace, repeat: int) -> TournamentRun:
         except queue.Empty:
             raise RuntimeError("the hosted tournament did not end within its bound") from None
         finally:
-            launcher.join(30)
-            if launcher.is_alive():
-                launcher.kill()
+            stop(launcher)
             if "fatal" in outcome or not outcome:
                 kill_bots(bots)
     if "fatal" in outcome:

@@ -1,5 +1,7 @@
-"""One tournament played by the in-process runner (``run_tournament``), and what a run of
-either tournament path measures (``TournamentRun``).
+"""One tournament played by the in-process runner (``run_tournament``), what a run of either
+tournament path measures (``TournamentRun``), and what both paths share: the fresh server each
+run plays on and is measured by (``fresh_server``), the configuration of a run's bots
+(``tournament_fields``), stopping a run's process (``stop``).
 
 Why a module of its own: the in-process runner (``cardarena tournament --in-process``: one
 channel, a task per match, each seat's bot asked through its guard, all in one process) and
@@ -33,6 +35,7 @@ from .procs import server_processes
 
 if TYPE_CHECKING:
     from multiprocessing.context import SpawnContext
+    from multiprocessing.process import BaseProcess
     from multiprocessing.queues import Queue
 
 NAN = float("nan")
@@ -168,6 +171,13 @@ def fresh_server(args: argparse.Namespace, repeat: int, prefix: str) -> Iterator
     fresh.actions = after["actions"] - before["actions"]
 
 
+def stop(process: BaseProcess) -> None:
+    """A run's process, given 30 s to end after its outcome (or a failure), then killed."""
+    process.join(30)
+    if process.is_alive():
+        process.kill()
+
+
 def run_tournament_once(args: argparse.Namespace, repeat: int) -> TournamentRun:
     """A fresh SQLite server, one tournament against it in a process of its own."""
     with fresh_server(args, repeat, "bench-tournament-") as fresh:
@@ -180,9 +190,7 @@ def run_tournament_once(args: argparse.Namespace, repeat: int) -> TournamentRun:
         except queue.Empty:
             raise RuntimeError("the tournament runner did not end within its bound") from None
         finally:
-            runner.join(30)
-            if runner.is_alive():
-                runner.kill()
+            stop(runner)
     if "fatal" in outcome:
         raise RuntimeError(f"the tournament runner failed: {outcome['fatal']}")
     return run_of(outcome, fresh)
