@@ -20,7 +20,14 @@ from typing import Any
 
 import structlog
 
-from cardarena.competition import MatchPlan, Played, Sprt, paired_differences, schedule
+from cardarena.competition import (
+    Decision,
+    MatchPlan,
+    Played,
+    Sprt,
+    paired_differences,
+    schedule,
+)
 from cardarena.v1 import codec
 from cardarena.v1 import tournament_pb2 as tpb
 
@@ -83,6 +90,10 @@ class Director:
         """The standings as of ``scores.version`` (see :mod:`.info`)."""
         self.next_index = 0
         self.stopping: str | None = None
+        self.sprt_decision: Decision | None = None
+        """The stop rule's verdict, frozen at the sample that reached it."""
+        self._sprt_tested = 0
+        """Samples already tested without a verdict."""
         """Why no more matches start (the stop rule decided, a cancellation)."""
         self.cancelled = record.status == "cancelled"
         self.ended = record.status != "running"
@@ -330,13 +341,23 @@ class Director:
         self._changed_now()
 
     def _check_stop_rule(self) -> None:
+        """Test the samples one more at a time, in group order, and stop at the first that
+        decides: the verdict is then the same whatever order the matches ended in, and a
+        restart (which tests them again from the first) reaches it at the same sample."""
         rule = self.sprt()
-        if rule is None or self.stopping:
+        if rule is None or self.stopping or self.sprt_decision is not None:
             return
-        decision = rule.decide(self.sprt_samples(rule))
-        if decision.verdict is not None:
-            self.stopping = f"the stop rule accepted {decision.verdict} (llr {decision.llr:.3f})"
-            self.log.info("tournament_decided", verdict=decision.verdict)
+        samples = self.sprt_samples(rule)
+        for count in range(self._sprt_tested + 1, len(samples) + 1):
+            decision = rule.decide(samples[:count])
+            if decision.verdict is not None:
+                self.sprt_decision = decision
+                self.stopping = (
+                    f"the stop rule accepted {decision.verdict} (llr {decision.llr:.3f})"
+                )
+                self.log.info("tournament_decided", verdict=decision.verdict, samples=count)
+                return
+        self._sprt_tested = len(samples)
 
     def sprt(self) -> Sprt | None:
         rule = self.spec.sprt
@@ -345,10 +366,14 @@ class Director:
         return Sprt(rule.a, rule.b, alpha=rule.alpha, beta=rule.beta, d0=rule.d0, d1=rule.d1)
 
     def sprt_samples(self, rule: Sprt) -> list[float]:
-        """One paired difference per duplicate group that is complete: a group still being
-        played is not a sample yet (its rotations cancel the deal's luck only together)."""
+        """One paired difference per duplicate group, in group order, over the groups that
+        are complete from the first on: a group still being played is not a sample yet (its
+        rotations cancel the deal's luck only together), nor one after it."""
         complete = self.complete_groups()
-        done = [p for i, p in sorted(self.played.items()) if p.group in complete]
+        prefix = 0
+        while prefix in complete:
+            prefix += 1
+        done = [p for i, p in sorted(self.played.items()) if p.group < prefix]
         return paired_differences(done, rule.a, rule.b, lowest_wins=self.spec.lowest_wins)
 
     def complete_groups(self) -> set[int]:

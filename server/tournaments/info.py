@@ -52,7 +52,7 @@ def scores(director: Director) -> Scores:
     sprt_state = None
     rule = director.sprt()
     if rule is not None:
-        decision = rule.decide(director.sprt_samples(rule))
+        decision = director.sprt_decision or rule.decide(director.sprt_samples(rule))
         sprt_state = tpb.SprtState(
             rule=sprt_rule(director),
             llr=decision.llr,
