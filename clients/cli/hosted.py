@@ -22,7 +22,7 @@ from ..client import ArenaClient
 from ..tournament.botspec import BotEntry
 from ..tournament.hosted_report import hosted_json, print_hosted, write_hosted_csv
 from ..tournament.launcher import BotFailedToStart, HostedConfig, Launch, Limits, follow
-from ..tournament.progress import Progress
+from ..tournament.progress import LiveProgress
 
 EXIT_OK, EXIT_FAILED_MATCHES, EXIT_USAGE, EXIT_DETACHED = 0, 1, 2, 130
 
@@ -110,28 +110,14 @@ async def _watch(
     tournament_id: str,
     launch: Launch | None = None,
 ) -> int:
-    bar: Progress | None = None
-    seen = 0
-
-    def update(info: tpb.TournamentInfo) -> None:
-        nonlocal bar, seen
-        if bar is None:
-            bar = Progress(
-                info.planned, label=info.game, enabled=False if args.no_progress else None
-            )
-            bar.draw(force=True)
-        for _ in range(info.finished + info.failed - seen):
-            bar.advance()
-        seen = info.finished + info.failed
-
+    update = LiveProgress(enabled=False if args.no_progress else None)
     try:
         if launch is not None:
             await launch.follow(update, bot_stopped)
         else:
             await follow(client, tournament_id, update)
     except (KeyboardInterrupt, asyncio.CancelledError):
-        if bar is not None:
-            bar.close()
+        update.close()
         print(
             f"\ndetached: tournament {tournament_id} goes on on the server. Follow it again:"
             f" cardarena tournament --server {args.server} --attach {tournament_id};"
@@ -140,8 +126,7 @@ async def _watch(
         )
         await _write(client, args, tournament_id)
         return EXIT_DETACHED
-    if bar is not None:
-        bar.close()
+    update.close()
     info = await _write(client, args, tournament_id)
     print_hosted(info, sys.stdout)
     return EXIT_FAILED_MATCHES if info.failed else EXIT_OK

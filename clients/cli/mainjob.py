@@ -34,7 +34,7 @@ from ..client import ArenaClient
 from ..tournament import BotEntry, parse_bot
 from ..tournament.hosted_report import HOSTED_LEGEND, print_hosted
 from ..tournament.launcher import BotFailedToStart, HostedConfig, Launch
-from ..tournament.progress import Progress
+from ..tournament.progress import LiveProgress
 from .argtypes import positive_int, seed_hex
 
 CARDARENA = Path(sys.executable).parent / "cardarena"
@@ -124,23 +124,11 @@ async def hosted_tournament(config: HostedConfig, *, progress: bool) -> tuple[An
             await launch.start()
         except BotFailedToStart as error:
             raise RuntimeError(str(error)) from None
-        bar: Progress | None = None
-        done = 0
-
-        def update(info: Any) -> None:
-            nonlocal bar, done
-            if bar is None:
-                bar = Progress(info.planned, label=config.game, enabled=None if progress else False)
-                bar.draw(force=True)
-            for _ in range(info.finished + info.failed - done):
-                bar.advance()
-            done = info.finished + info.failed
-
+        update = LiveProgress(label=config.game, enabled=None if progress else False)
         try:
             await launch.follow(update, bot_stopped)
         finally:
-            if bar is not None:
-                bar.close()
+            update.close()
         await launch.stop_bots()
         info = await client.tournaments.get(launch.tournament_id, matches=True)
     return info, len(stopped)
