@@ -150,26 +150,41 @@ class Director:
         self.start()
 
     async def _run(self) -> None:
-        try:
-            if not self.directing:
-                await self._follow_director()
+        """Direct (or follow) until the tournament ends. While the store is away, try again
+        from the log, with backoff; any other failure is a fault of the server, logged, and
+        the tournament stays resumable (a restart or another replica carries on)."""
+        pause = RETRY_SECONDS[0]
+        while not self.ended:
+            try:
+                if self.directing:
+                    await self._direct()
+                else:
+                    await self._follow_director()
                 return
-            await self._recover()
-            self._check_stop_rule()
-            await self._reveal_complete_groups()
-            while not self.ended:
-                await self._start_what_fits()
-                if self.cancelled:  # a match being started as the cancel came is one too
-                    await self._cancel_running()
-                if not self.running and (self.stopping or self.next_index >= len(self.plans)):
-                    await self._finish(self.stopping or PLANNED)
-                    return
-                self._wake.clear()
-                await self._wake.wait()
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # a fault of the server: the tournament stays resumable
-            self.log.exception("director_failed")
+            except asyncio.CancelledError:
+                raise
+            except StoreError as error:
+                self.log.warning("director_retrying", error=str(error))
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, RETRY_SECONDS[-1])
+                self.next_index = 0
+            except Exception:
+                self.log.exception("director_failed")
+                return
+
+    async def _direct(self) -> None:
+        await self._recover()
+        self._check_stop_rule()
+        await self._reveal_complete_groups()
+        while not self.ended:
+            await self._start_what_fits()
+            if self.cancelled:  # a match being started as the cancel came is one too
+                await self._cancel_running()
+            if not self.running and (self.stopping or self.next_index >= len(self.plans)):
+                await self._finish(self.stopping or PLANNED)
+                return
+            self._wake.clear()
+            await self._wake.wait()
 
     async def _follow_director(self) -> None:
         """Another replica directs: keep up with its matches from the store (each followed
