@@ -318,7 +318,7 @@ def test_a_hosted_tournament_is_followed_by_the_replica_that_does_not_direct_it(
     from cardarena.clients.client import Entrant
     from cardarena.clients.tournament.entrant import play_entrant
     from cardarena.v1 import tournament_pb2 as tpb
-    from tests.integration.test_hosted_tournament import _makers
+    from tests.integration.hosted import makers
 
     with running_replicas(tmp_path, 2) as (_, (director, follower)):
 
@@ -347,7 +347,7 @@ def test_a_hosted_tournament_is_followed_by_the_replica_that_does_not_direct_it(
                             play_entrant(second, tid, key, make)
                             for key, make in zip(
                                 created.entrant_keys,
-                                _makers(dict.fromkeys("abc", RandomBot)),
+                                makers(dict.fromkeys("abc", RandomBot)),
                                 strict=True,
                             )
                         )
@@ -374,7 +374,7 @@ def test_a_hosted_tournament_carries_on_when_its_directing_replica_dies(
     from cardarena.clients.client import Entrant
     from cardarena.clients.tournament.entrant import play_entrant
     from cardarena.v1 import tournament_pb2 as tpb
-    from tests.integration.test_hosted_tournament import _makers
+    from tests.integration.hosted import makers
 
     with running_replicas(tmp_path, 2) as (_, (first, second)):
 
@@ -395,7 +395,7 @@ def test_a_hosted_tournament_carries_on_when_its_directing_replica_dies(
                     asyncio.create_task(play_entrant(client, tid, key, make))
                     for key, make in zip(
                         created.entrant_keys,
-                        _makers(dict.fromkeys("abc", RandomBot)),
+                        makers(dict.fromkeys("abc", RandomBot)),
                         strict=True,
                     )
                 ]

@@ -1,0 +1,182 @@
+"""What the hosted-tournament tests share: bots that misbehave or play by rote, a tournament
+played to its end by in-process entrants, and the command line as an entrant would run it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from cardarena.clients.audit import audit_log
+from cardarena.clients.bots import Bot, SeatState
+from cardarena.clients.bots.decider import PythonDecider
+from cardarena.clients.client import ArenaClient, Entrant
+from cardarena.clients.tournament.entrant import EntrantReport, MakeDecider, play_entrant
+from cardarena.v1 import tournament_pb2 as tpb
+
+
+class AlwaysCrashes:
+    name = "crasher"
+
+    def choose(self, state: SeatState) -> int:
+        raise ZeroDivisionError("a bug in the bot")
+
+
+class Hangs:
+    name = "hanger"
+
+    def choose(self, state: SeatState) -> int:
+        time.sleep(3600)
+        raise AssertionError("unreachable")
+
+
+class Illegal:
+    name = "illegal"
+
+    def choose(self, state: SeatState) -> int:
+        return 999
+
+
+def decider(factory: Callable[[], Bot]) -> PythonDecider:
+    return PythonDecider(factory)
+
+
+def makers(bots: Mapping[str, Callable[[], Bot]]) -> list[MakeDecider]:
+    """One decider factory per entrant: a fresh bot for every match."""
+
+    def maker(factory: Callable[[], Bot]) -> MakeDecider:
+        return lambda _assigned: decider(factory)
+
+    return [maker(factory) for factory in bots.values()]
+
+
+async def tournament(
+    address: str,
+    bots: Mapping[str, Callable[[], Bot]],
+    *,
+    deals: int = 1,
+    move_ms: int = 300,
+    game: str = "crazy_sixes",
+) -> tuple[tpb.TournamentInfo, list[EntrantReport]]:
+    async with ArenaClient(address) as client:
+        created = await client.tournaments.create(
+            game,
+            [Entrant(name) for name in bots],
+            players=3,
+            deals=deals,
+            move_ms=move_ms,
+            concurrency=8,
+            forfeit_after=3,
+            seed=bytes(range(32)),
+        )
+        tid = created.tournament.tournament_id
+        keys = list(created.entrant_keys)
+        assert all(keys)
+        reports = await asyncio.gather(
+            *(
+                play_entrant(client, tid, key, make)
+                for key, make in zip(keys, makers(bots), strict=True)
+            )
+        )
+        final = await client.tournaments.get(tid, matches=True)
+        for line in final.matches:
+            report = audit_log(await client.match_log(line.match_id))
+            assert report.ok, report.failure
+        return final, list(reports)
+
+
+def rank(final: tpb.TournamentInfo) -> list[str]:
+    return [s.entrant for s in final.standings]
+
+
+class FirstLegal:
+    name = "first"
+
+    def choose(self, state: SeatState) -> int:
+        return state.legal[0]
+
+
+class LastLegal:
+    name = "last"
+
+    def choose(self, state: SeatState) -> int:
+        return state.legal[-1]
+
+
+DETERMINISTIC: dict[str, Callable[[], Bot]] = {
+    "first-a": FirstLegal,
+    "last": LastLegal,
+    "first-b": FirstLegal,
+}
+
+
+def results(final: tpb.TournamentInfo) -> list[tuple[str, float, float, int]]:
+    return [(s.entrant, round(s.mean, 9), s.wins, s.matches) for s in final.standings]
+
+
+CREATOR = "c" * 40
+
+
+async def until_match(stream: Any) -> Any:
+    """The entrant stream's messages up to its first ``match``."""
+    async for message in stream:
+        yield message
+        if message.WhichOneof("kind") == "match":
+            return
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+CLI = [sys.executable, "-c", "from cardarena.clients.cli import main; raise SystemExit(main())"]
+
+
+DETERMINISTIC_BOTS = [
+    "first=tests.tournament_bots:FirstLegal",
+    "last=tests.tournament_bots:LastLegal",
+    "illegal=tests.tournament_bots:IllegalMover",
+]
+
+
+def tournament_command(address: str, *extra: str) -> list[str]:
+    return [
+        *CLI,
+        "tournament",
+        "--server",
+        address,
+        "--game",
+        "crazy_sixes",
+        "--players",
+        "3",
+        *(arg for bot in DETERMINISTIC_BOTS for arg in ("--bot", bot)),
+        "--deals",
+        "4",
+        "--move-ms",
+        "5000",
+        "--concurrency",
+        "2",
+        "--seed",
+        "cd" * 32,
+        "--no-progress",
+        *extra,
+    ]
+
+
+def standings(path: Path) -> list[tuple[Any, ...]]:
+    report = json.loads(path.read_text())
+    assert report["tournament"]["finished"] == report["tournament"]["planned"] == 12
+    assert len(report["matches"]) == 12 and all(m["last_hash"] for m in report["matches"])
+    return [
+        (r["bot"], r["matches"], r["mean"], r["wins"], r["faults"], r["forfeits"])
+        for r in report["standings"]
+    ]
+
+
+NODE_BOT = ROOT / "clients" / "examples" / "first_legal_bot.js"
+
+
+SILENT_BOT = ROOT / "tests" / "tournament_bots.py"
