@@ -20,14 +20,7 @@ from typing import Any
 
 import structlog
 
-from cardarena.competition import (
-    Decision,
-    MatchPlan,
-    Played,
-    Sprt,
-    paired_differences,
-    schedule,
-)
+from cardarena.competition import MatchPlan, Played, schedule
 from cardarena.v1 import codec
 from cardarena.v1 import tournament_pb2 as tpb
 
@@ -40,6 +33,7 @@ from ..store import ENDED, StoreError, TournamentRecord, UnknownMatch, now_iso
 from .entrants import Link, Links, derive
 from .info import Scores, tournament_info
 from .spec import TournamentSpec
+from .stoprule import StopRule, complete_groups
 
 log = structlog.get_logger(__name__)
 
@@ -90,10 +84,7 @@ class Director:
         """The standings as of ``scores.version`` (see :mod:`.info`)."""
         self.next_index = 0
         self.stopping: str | None = None
-        self.sprt_decision: Decision | None = None
-        """The stop rule's verdict, frozen at the sample that reached it."""
-        self._sprt_tested = 0
-        """Samples already tested without a verdict."""
+        self.stop_rule = StopRule(spec)
         """Why no more matches start (the stop rule decided, a cancellation)."""
         self.cancelled = record.status == "cancelled"
         self.ended = record.status != "running"
@@ -356,50 +347,15 @@ class Director:
         self._changed_now()
 
     def _check_stop_rule(self) -> None:
-        """Test the samples one more at a time, in group order, and stop at the first that
-        decides: the verdict is then the same whatever order the matches ended in, and a
-        restart (which tests them again from the first) reaches it at the same sample."""
-        rule = self.sprt()
-        if rule is None or self.stopping or self.sprt_decision is not None:
+        if self.stopping:
             return
-        samples = self.sprt_samples(rule)
-        for count in range(self._sprt_tested + 1, len(samples) + 1):
-            decision = rule.decide(samples[:count])
-            if decision.verdict is not None:
-                self.sprt_decision = decision
-                self.stopping = (
-                    f"the stop rule accepted {decision.verdict} (llr {decision.llr:.3f})"
-                )
-                self.log.info("tournament_decided", verdict=decision.verdict, samples=count)
-                return
-        self._sprt_tested = len(samples)
-
-    def sprt(self) -> Sprt | None:
-        rule = self.spec.sprt
-        if rule is None:
-            return None
-        return Sprt(rule.a, rule.b, alpha=rule.alpha, beta=rule.beta, d0=rule.d0, d1=rule.d1)
-
-    def sprt_samples(self, rule: Sprt) -> list[float]:
-        """One paired difference per duplicate group, in group order, over the groups that
-        are complete from the first on: a group still being played is not a sample yet (its
-        rotations cancel the deal's luck only together), nor one after it."""
-        complete = self.complete_groups()
-        prefix = 0
-        while prefix in complete:
-            prefix += 1
-        done = [p for i, p in sorted(self.played.items()) if p.group < prefix]
-        return paired_differences(done, rule.a, rule.b, lowest_wins=self.spec.lowest_wins)
+        decision = self.stop_rule.check(self.played, self.complete_groups())
+        if decision is not None:
+            self.stopping = f"the stop rule accepted {decision.verdict} (llr {decision.llr:.3f})"
+            self.log.info("tournament_decided", verdict=decision.verdict)
 
     def complete_groups(self) -> set[int]:
-        groups: dict[int, int] = {}
-        for plan in self.plans:
-            groups[plan.group] = groups.get(plan.group, 0) + 1
-        finished: dict[int, int] = {}
-        for index in (*self.played, *self.failed):
-            group = self.plans[index].group
-            finished[group] = finished.get(group, 0) + 1
-        return {g for g, n in finished.items() if n == groups[g]}
+        return complete_groups(self.plans, (*self.played, *self.failed))
 
     async def cancel(self, reason: str) -> None:
         """Stop starting matches, cancel the running ones, end."""

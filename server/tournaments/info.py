@@ -50,9 +50,8 @@ def scores(director: Director) -> Scores:
     lowest = director.spec.lowest_wins
     entrants = director.spec.entrants
     sprt_state = None
-    rule = director.sprt()
-    if rule is not None:
-        decision = director.sprt_decision or rule.decide(director.sprt_samples(rule))
+    decision = director.stop_rule.state(director.played, director.complete_groups())
+    if decision is not None:
         sprt_state = tpb.SprtState(
             rule=sprt_rule(director),
             llr=decision.llr,
