@@ -15,6 +15,9 @@ import asyncio
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from google.protobuf import json_format
 
 from cardarena.competition import Played, group_seed, schedule, standings
 from cardarena.engine import commitment
@@ -24,6 +27,7 @@ from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
 
 from ..client import ArenaClient
+from ..logs import save_log
 from .auditor import audit_log
 
 PARALLEL = 8
@@ -51,10 +55,19 @@ class TournamentAudit:
             self.findings.append(text)
 
 
-async def audit_tournament(client: ArenaClient, tournament_id: str) -> TournamentAudit:
-    """Fetch the tournament and every log of it, and check all of it (see the module)."""
+async def audit_tournament(
+    client: ArenaClient, tournament_id: str, *, save_dir: Path | None = None
+) -> TournamentAudit:
+    """Fetch the tournament and every log of it, and check all of it (see the module);
+    with ``save_dir``, keep every log there as ``MATCH_ID.pb`` (and the tournament as
+    ``tournament.json``), to audit or replay again without the server."""
     info = await client.tournaments.get(tournament_id, matches=True)
     report = TournamentAudit(tournament_id, matches=len(info.matches))
+    if save_dir is not None:
+        save_dir.mkdir(parents=True, exist_ok=True)
+        (save_dir / "tournament.json").write_text(
+            json_format.MessageToJson(info, preserving_proto_field_name=True) + "\n"
+        )
     if info.status != tpb.TOURNAMENT_STATUS_ENDED:
         report.find("the tournament has not ended: its seeds and logs are not all public yet")
         return report
@@ -65,6 +78,8 @@ async def audit_tournament(client: ArenaClient, tournament_id: str) -> Tournamen
     async def one(line: tpb.TournamentMatch) -> Played | None:
         async with gate:
             log = await client.match_log(line.match_id)
+        if save_dir is not None:
+            save_log(log, save_dir / f"{line.match_id}.pb")
         return _check_match(info, line, log, report)
 
     outcomes = await asyncio.gather(*(one(line) for line in started))

@@ -17,8 +17,8 @@ import grpc
 from ..audit import audit_log, report_json, report_text
 from ..audit.tournament import TournamentAudit, audit_tournament
 from ..client import ArenaClient
-from ..logs import LogUnavailable
-from .argtypes import hash_hex
+from ..logs import LogUnavailable, save_log
+from .argtypes import hash_hex, output_dir, output_file
 from .logsource import add_source_arguments, read_source
 
 EXIT_CLEAN, EXIT_DISCREPANCY, EXIT_UNREADABLE = 0, 1, 2
@@ -33,6 +33,19 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         help="audit a whole hosted tournament (with --server): every log pinned to the hash it"
         " published, the schedule its revealed seed plans, the standings recomputed",
     )
+    parser.add_argument(
+        "--save",
+        type=output_file,
+        metavar="FILE",
+        help="keep the log fetched with --server/--match (.json, else binary protobuf), to audit"
+        " or replay later without the server",
+    )
+    parser.add_argument(
+        "--save-dir",
+        type=output_dir,
+        metavar="DIR",
+        help="with --tournament: keep every match log there, as MATCH_ID.pb",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
         "--head",
@@ -44,6 +57,8 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     def run(args: argparse.Namespace) -> int:
         if args.tournament is not None:
             return _tournament(args, parser)
+        if args.save_dir is not None:
+            parser.error("--save-dir keeps a tournament's logs: give --tournament ID")
         try:
             resp, match_id = read_source(args, parser)
         except LogUnavailable as error:
@@ -51,6 +66,10 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
                 print(json.dumps({"ok": False, "error": str(error)}))
             print(f"cardarena audit: {error}", file=sys.stderr)
             return EXIT_UNREADABLE
+        if args.save is not None:
+            if match_id is None:
+                parser.error("--save keeps a log fetched from a server: give --server and --match")
+            save_log(resp, args.save)
         report = audit_log(resp, match_id=match_id, head=args.head)
         source = args.logfile or f"{args.server} match {args.match}"
         print(
@@ -64,12 +83,14 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
 
 
 def _tournament(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if args.save is not None:
+        parser.error("--save keeps one match's log; for a tournament's, use --save-dir DIR")
     if args.server is None or args.logfile is not None or args.match is not None:
         parser.error("--tournament ID needs --server HOST:PORT and neither LOGFILE nor --match")
 
     async def audit() -> TournamentAudit:
         async with ArenaClient(args.server) as client:
-            return await audit_tournament(client, args.tournament)
+            return await audit_tournament(client, args.tournament, save_dir=args.save_dir)
 
     try:
         report = asyncio.run(audit())

@@ -164,7 +164,7 @@ def test_a_locked_server_hosts_only_for_its_operator(
 
 
 def test_a_whole_tournament_audits_clean_and_a_doctored_one_does_not(
-    server: ServerProcess, monkeypatch: pytest.MonkeyPatch
+    server: ServerProcess, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """``cardarena audit --tournament``: every log pinned to its published hash, the schedule
     the revealed seed plans, the standings recomputed from the logs. A server that publishes
@@ -208,4 +208,17 @@ def test_a_whole_tournament_audits_clean_and_a_doctored_one_does_not(
 
     tid = run(scenario(), seconds=120)
     monkeypatch.undo()
-    assert main(["audit", "--server", server.address, "--tournament", tid]) == 0
+    kept = tmp_path / "logs"
+    assert (
+        main(["audit", "--server", server.address, "--tournament", tid, "--save-dir", str(kept)])
+        == 0
+    )
+    saved = sorted(kept.glob("*.pb"))
+    assert len(saved) == 6 and (kept / "tournament.json").is_file()
+    assert main(["audit", str(saved[0])]) == 0  # audited again, without the server
+    one = tmp_path / "one.json"
+    assert (
+        main(["audit", "--server", server.address, "--match", saved[1].stem, "--save", str(one)])
+        == 0
+    )
+    assert main(["audit", str(one)]) == 0
