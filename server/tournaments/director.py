@@ -67,6 +67,10 @@ class Director:
         self.plans: list[MatchPlan] = schedule(
             record.seed, deals=spec.deals, entrants=len(spec.entrants), players=spec.players
         )
+        self.members: dict[int, list[int]] = {}
+        """Duplicate group -> the plan indices of its matches."""
+        for plan in self.plans:
+            self.members.setdefault(plan.group, []).append(plan.index)
         self.match_ids: dict[int, str] = {}
         """Plan index -> match id, for every match started."""
         self.by_match: dict[str, int] = {}
@@ -323,8 +327,9 @@ class Director:
         self.seated.discard(index)
         self._collect(index, hosted.outcome())
         self._check_stop_rule()
-        if self.directing:
-            self._spawn(self._reveal_complete_groups())
+        group = self.members[self.plans[index].group]
+        if self.directing and all(i in self.played or i in self.failed for i in group):
+            self._spawn(self._reveal(group))  # its last match: the group's seed is public now
         self._wake.set()
 
     def _collect(self, index: int, outcome: Outcome) -> None:
@@ -387,10 +392,15 @@ class Director:
         """Reveal the seed of every ended match whose duplicate group is complete (``every``:
         of every started match, at the end, when no more of a group will be played)."""
         complete = self.complete_groups()
-        for index, match_id in sorted(self.match_ids.items()):
-            if index in self.running or index in self.revealed:
-                continue
-            if not every and self.plans[index].group not in complete:
+        for group, indices in sorted(self.members.items()):
+            if every or group in complete:
+                await self._reveal(indices)
+
+    async def _reveal(self, indices: list[int]) -> None:
+        """Reveal the seed of each of these matches that has ended and is not revealed."""
+        for index in indices:
+            match_id = self.match_ids.get(index)
+            if match_id is None or index in self.running or index in self.revealed:
                 continue
             hosted = await self.arena.get(match_id)
             await hosted.reveal_seed()
