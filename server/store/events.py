@@ -16,7 +16,7 @@ from .schema import (
     Connection,
     check_fence,
     decode_page_token,
-    encode_page_token,
+    keyset_page,
     match_from_row,
     match_row,
 )
@@ -228,27 +228,19 @@ class EventStore(LeaseQueries, TournamentQueries):
         """
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
-        after = None if page_token is None else decode_page_token(page_token)
+        if page_token is not None:
+            decode_page_token(page_token)  # a malformed one is refused before any query
 
         def work(conn: Connection) -> tuple[list[MatchRecord], str | None]:
-            where: list[str] = []
-            args: list[object] = []
-            if status is not None:
-                where.append("status = ?")
-                args.append(status)
-            if after is not None:
-                where.append("(created_at, match_id) > (?, ?)")
-                args.extend(after)
-            sql = f"SELECT {MATCH_COLUMNS} FROM matches"
-            if where:
-                sql += " WHERE " + " AND ".join(where)
-            sql += " ORDER BY created_at, match_id LIMIT ?"
-            rows = conn.execute(sql, (*args, page_size + 1)).fetchall()
-            page = [match_from_row(r) for r in rows[:page_size]]
-            more = len(rows) > page_size
-            return page, (
-                encode_page_token(page[-1].created_at, page[-1].match_id) if more else None
+            rows, token = keyset_page(
+                conn,
+                select=f"SELECT {MATCH_COLUMNS} FROM matches",
+                key="match_id",
+                filters=[] if status is None else [("status = ?", (status,))],
+                page_size=page_size,
+                page_token=page_token,
             )
+            return [match_from_row(r) for r in rows], token
 
         return await self._read(work)
 

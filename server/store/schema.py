@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Sequence
 from typing import Any, Final
 
 from .errors import InvalidPageToken, LeaseLost, UnknownMatch
@@ -130,6 +131,35 @@ def decode_page_token(token: str) -> tuple[str, str]:
     ):
         raise InvalidPageToken("malformed page token")
     return decoded[0], decoded[1]
+
+
+def keyset_page(
+    conn: Connection,
+    *,
+    select: str,
+    key: str,
+    filters: Sequence[tuple[str, tuple[object, ...]]],
+    page_size: int,
+    page_token: str | None,
+) -> tuple[list[tuple[Any, ...]], str | None]:
+    """One page of rows in ``(created_at, <key>)`` order, and the token of the next (``None``
+    on the last page). Keyset pagination: the token names the last row returned, so pages
+    stay exact while rows are being added (no skips, no repeats, unlike OFFSET). ``select``
+    is ``SELECT … FROM table`` whose columns have ``created_at`` second and ``key`` first.
+    """
+    if page_size < 1:
+        raise ValueError("page_size must be at least 1")
+    where = [clause for clause, _ in filters]
+    args = [arg for _, values in filters for arg in values]
+    if page_token is not None:
+        where.append(f"(created_at, {key}) > (?, ?)")
+        args.extend(decode_page_token(page_token))
+    sql = select + (" WHERE " + " AND ".join(where) if where else "")
+    sql += f" ORDER BY created_at, {key} LIMIT ?"
+    rows = conn.execute(sql, (*args, page_size + 1)).fetchall()
+    page = rows[:page_size]
+    more = len(rows) > page_size
+    return page, encode_page_token(page[-1][1], page[-1][0]) if more else None
 
 
 def match_row(conn: Connection, match_id: str) -> tuple[int, str]:

@@ -8,7 +8,7 @@ from typing import Any, Final
 
 from .errors import StoreConflict
 from .records import TournamentRecord
-from .schema import Connection, decode_page_token, encode_page_token
+from .schema import Connection, decode_page_token, keyset_page
 from .threads import StoreThreads
 
 COLUMNS: Final = (
@@ -141,24 +141,18 @@ class TournamentQueries(StoreThreads):
         """One page in ``(created_at, tournament_id)`` order (keyset pagination, as matches)."""
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
-        after = None if page_token is None else decode_page_token(page_token)
+        if page_token is not None:
+            decode_page_token(page_token)  # a malformed one is refused before any query
 
         def work(conn: Connection) -> tuple[list[TournamentRecord], str | None]:
-            where: list[str] = []
-            args: list[object] = []
-            if running_only:
-                where.append("status = 'running'")
-            if after is not None:
-                where.append("(created_at, tournament_id) > (?, ?)")
-                args.extend(after)
-            sql = f"SELECT {COLUMNS} FROM tournaments"
-            if where:
-                sql += " WHERE " + " AND ".join(where)
-            sql += " ORDER BY created_at, tournament_id LIMIT ?"
-            rows = conn.execute(sql, (*args, page_size + 1)).fetchall()
-            page = [_from_row(r) for r in rows[:page_size]]
-            more = len(rows) > page_size
-            token = encode_page_token(page[-1].created_at, page[-1].tournament_id) if more else None
-            return page, token
+            rows, token = keyset_page(
+                conn,
+                select=f"SELECT {COLUMNS} FROM tournaments",
+                key="tournament_id",
+                filters=[("status = 'running'", ())] if running_only else [],
+                page_size=page_size,
+                page_token=page_token,
+            )
+            return [_from_row(r) for r in rows], token
 
         return await self._read(work)
