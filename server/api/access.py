@@ -5,6 +5,7 @@ from __future__ import annotations
 import hmac
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,7 +13,6 @@ import grpc
 import structlog
 
 from ..errors import Forbidden, Throttled
-from ..hosting import Arena, HostedMatch
 from .limits import Rate, RateLimiter, peer_host
 from .peers import Peers
 from .requests import credential
@@ -100,17 +100,18 @@ class Guard:
             raise Forbidden("the credential is not this server's operator token")
         self.limit(self.throttles.create, call, context)
 
-    def canceller(self, arena: Arena, hosted: HostedMatch, context: Context) -> str:
-        """Who is cancelling ``hosted``, in the words of its log: the operator or its creator."""
+    def canceller(self, what: str, is_creator: Callable[[str], bool], context: Context) -> str:
+        """Who is cancelling a match or a tournament (``what``), in the words of its log: the
+        operator, or its creator (``is_creator(secret)``, constant time)."""
         secret = credential(context)
         if secret is None:
             raise Refused(
                 grpc.StatusCode.UNAUTHENTICATED,
-                "send the operator token or the match's creator secret as metadata"
+                f"send the operator token or the {what}'s creator secret as metadata"
                 " 'authorization: Bearer <secret>'",
             )
         if self.is_operator(context):
             return "the operator"
-        if arena.may_cancel(hosted, secret):
+        if is_creator(secret):
             return "its creator"
-        raise Forbidden("only the operator or the match's creator may cancel it")
+        raise Forbidden(f"only the operator or the {what}'s creator may cancel it")

@@ -179,7 +179,9 @@ class MatchService:
         self._refuse_new()
         check_text("reason", request.reason, MAX_REASON)
         hosted = await self.arena.get(request.match_id)
-        who = self.guard.canceller(self.arena, hosted, context)
+        who = self.guard.canceller(
+            "match", lambda secret: self.arena.may_cancel(hosted, secret), context
+        )
         target = await self.router.writer(request.match_id, context)
         if isinstance(target, str):
             cancelled: spb.CancelMatchResponse = await self.router.forward(

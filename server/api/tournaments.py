@@ -9,11 +9,11 @@ import grpc
 
 from cardarena.v1 import tournament_pb2 as tpb
 
-from ..errors import BadRequest, Forbidden
-from ..tournaments import Director, Tournaments, tournament_info
+from ..errors import BadRequest
+from ..tournaments import Tournaments, tournament_info
 from ..tournaments.entrants import entrant_of
 from .access import Guard
-from .requests import MAX_REASON, bearer_token, check_text, credential
+from .requests import MAX_REASON, bearer_token, check_text
 from .status import Context, Refused, streaming, unary
 from .tournament_requests import tournament_spec
 
@@ -78,27 +78,13 @@ class TournamentService:
         self.refuse_new()
         check_text("reason", request.reason, MAX_REASON)
         director = await self.tournaments.get(request.tournament_id)
-        who = self._canceller(director, context)
+        who = self.guard.canceller("tournament", director.may_cancel, context)
         reason = f"cancelled by {who}"
         await director.cancel(f"{reason}: {request.reason}" if request.reason else reason)
         return tpb.CancelTournamentResponse(tournament=tournament_info(director))
 
-    def _canceller(self, director: Director, context: Context) -> str:
-        secret = credential(context)
-        if secret is None:
-            raise Refused(
-                grpc.StatusCode.UNAUTHENTICATED,
-                "send the operator token or the tournament's creator secret as metadata"
-                " 'authorization: Bearer <secret>'",
-            )
-        if self.guard.is_operator(context):
-            return "the operator"
-        if director.may_cancel(secret):
-            return "its creator"
-        raise Forbidden("only the operator or the tournament's creator may cancel it")
-
     @streaming
-    async def WatchTournament(  # conflated: a slow reader sees the latest state, not each
+    async def WatchTournament(
         self, request: tpb.WatchTournamentRequest, context: Context
     ) -> AsyncIterator[tpb.WatchTournamentResponse]:
         """Conflated: a watcher that reads slowly sees the latest state, not every one."""

@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import datetime
 import hashlib
-import hmac
 import json
 import random
 import secrets
@@ -30,7 +29,7 @@ from .. import metrics
 from ..errors import BadRequest, RequestReused
 from ..store import EventStore, MatchRecord, Owner, StoreConflict, StoreError, UnknownMatch, now_iso
 from .completion import to_completion
-from .credentials import new_match_id, secret_hash
+from .credentials import is_secret, new_match_id, secret_hash
 from .faults import SeatFaults
 from .match import HostedMatch
 from .rebuild import rebuild_engine
@@ -331,10 +330,7 @@ class Arena:
 
     def may_cancel(self, hosted: HostedMatch, secret: str) -> bool:
         """Whether ``secret`` is the creator secret of ``hosted`` (constant time)."""
-        digest = json.loads(hosted.record.config).get("creator")
-        return digest is not None and hmac.compare_digest(
-            bytes.fromhex(digest), secret_hash(secret)
-        )
+        return is_secret(json.loads(hosted.record.config).get("creator"), secret)
 
     def expire_waiting_after(self, seconds: float) -> None:
         """Cancel matches still waiting for seats ``seconds`` after their creation, checking

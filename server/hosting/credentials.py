@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
 import secrets
 
 from cardarena.engine.cards import is_joker
@@ -15,6 +16,13 @@ def token_hash(token: str) -> bytes:
 def secret_hash(secret: str) -> bytes:
     """How a join secret or a creator secret is kept: never the secret itself."""
     return hashlib.sha256(b"cardarena-secret-v1" + secret.encode()).digest()
+
+
+def is_secret(digest_hex: str | None, secret: str) -> bool:
+    """Whether ``secret`` is the one kept as ``digest_hex`` (constant time; ``None``: none)."""
+    return digest_hex is not None and hmac.compare_digest(
+        bytes.fromhex(digest_hex), secret_hash(secret)
+    )
 
 
 def request_key(seat: int, request_id: str) -> str:

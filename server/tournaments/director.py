@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import hmac
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -27,7 +26,7 @@ from cardarena.v1 import tournament_pb2 as tpb
 from ..errors import DirectedElsewhere, NotRunning
 from ..hosting import Arena, HostedMatch
 from ..hosting.arena import match_id_for
-from ..hosting.credentials import secret_hash
+from ..hosting.credentials import is_secret
 from ..hosting.outcome import Outcome, stored_outcome
 from ..store import ENDED, StoreError, TournamentRecord, UnknownMatch, now_iso
 from .entrants import Link, Links, derive
@@ -450,10 +449,7 @@ class Director:
 
     def may_cancel(self, secret: str) -> bool:
         """Whether ``secret`` is the tournament's creator secret (constant time)."""
-        digest = self.spec.creator
-        return digest is not None and hmac.compare_digest(
-            bytes.fromhex(digest), secret_hash(secret)
-        )
+        return is_secret(self.spec.creator, secret)
 
     async def _disconnected(self, entrant: int) -> None:
         for index in sorted(self.running):
