@@ -35,11 +35,11 @@ from cardarena.competition import bot_seed
 from cardarena.engine import Match, Projector, get_game, setup
 from cardarena.engine.fairdeal import SEED_SIZE
 from cardarena.v1 import codec
-from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
 from .base import Bot, load_bot
 from .decider import BotGone, Decider, IllegalAnswer, PythonDecider, SeatContext, describe_error
+from .entries import fold_entry
 from .locallog import LogWriter, check_name, local_match_id
 from .state import SeatState
 
@@ -271,7 +271,7 @@ class _Table:
                 if entry.WhichOneof("kind") == "round_started":
                     self.voluntary[seat] = entry.round_started.voluntary_pass
                 event = codec.project_pb(entry, seat, voluntary_pass=self.voluntary[seat])
-                _fold(state, event)
+                fold_entry(state, event)
                 if seat not in self.benched:
                     try:
                         decider.observe(event)
@@ -290,16 +290,6 @@ class _Table:
                 await asyncio.wait_for(decider.finish(self.states[seat]), self.timeout_s)
             except Exception:  # the match is over; only the clean-up is at stake
                 decider.abandon()
-
-
-def _fold(state: SeatState, event: pb.Event) -> None:
-    """One entry of the seat's stream into its state, as the client library folds it."""
-    state.seq = event.seq
-    decoded = codec.event_from_pb(event)
-    if decoded is not None:
-        state.observe(decoded)
-    elif event.WhichOneof("kind") == "seed_revealed":
-        state.seed = event.seed_revealed.seed
 
 
 def _decider(bot: Seat, seed: bytes, seat: int) -> tuple[Decider, str]:

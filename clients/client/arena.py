@@ -22,6 +22,7 @@ from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
 from ..bots.base import Bot
+from ..bots.entries import fold_entry
 from ..bots.state import SeatState
 from .channel import CHANNEL_OPTIONS, RETRYABLE, channel_target
 from .tournaments import TournamentCalls
@@ -317,14 +318,7 @@ class ArenaClient:
     ) -> None:
         if event.seq <= state.seq:
             return
-        state.seq = event.seq
-        decoded = codec.event_from_pb(event)
-        if decoded is not None:
-            state.observe(decoded)
-        elif event.WhichOneof("kind") == "seed_revealed":
-            state.seed = event.seed_revealed.seed
-        elif event.WhichOneof("kind") == "match_cancelled":
-            state.over = True  # ended early: GetMatch says so (cancelled), with no winners
+        fold_entry(state, event)  # a cancelled match is over: GetMatch says so, no winners
         if on_event is not None:
             on_event(state, event)
 
