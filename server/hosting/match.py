@@ -149,6 +149,7 @@ class HostedMatch(Ending):
             forfeited=tuple(self.faults.forfeited),
             last_hash=self.last_hash,
             revealed=self.revealed,
+            last_seq=self.last_seq,
         )
 
     def seat_of(self, token: str) -> int | None:

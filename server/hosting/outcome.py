@@ -31,6 +31,7 @@ class Outcome:
     forfeited: tuple[bool, ...]
     last_hash: bytes
     revealed: bool
+    last_seq: int = 0
 
 
 async def stored_outcome(store: EventStore, record: MatchRecord) -> Outcome:
@@ -66,4 +67,5 @@ async def stored_outcome(store: EventStore, record: MatchRecord) -> Outcome:
         forfeited=tuple(faults.forfeited),
         last_hash=stored[-1].hash if stored else b"",
         revealed=revealed,
+        last_seq=stored[-1].seq if stored else 0,
     )

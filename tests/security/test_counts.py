@@ -24,6 +24,7 @@ from cardarena.v1 import service_pb2 as spb
 
 from ..calls import RPC_TIMEOUT as RPC
 from ..calls import run
+from ..waiting import eventually
 from .support import address_of, channel_to, create_table, play_hosted_to_end, served
 
 ENDED = 200
@@ -176,3 +177,28 @@ def truth(server: Server) -> dict[str, int]:
     for hosted in dict.values(server.arena.matches):
         counts[hosted.status] += 1
     return counts
+
+
+def test_a_listed_match_shows_the_faults_its_log_holds(data_dir: Path) -> None:
+    """An ended match the clock played (every move a time-out, each a fault), listed after a
+    restart from its record and log: the listing says what GetMatch says, faults included."""
+
+    async def scenario() -> None:
+        async with served(data_dir) as server:
+            hosted = await server.arena.create("pentathlon", 3, SHORT, move_ms=5)
+            for _ in range(3):
+                await hosted.join(None, "absent")
+            await eventually(lambda: hosted.ended, within=30, what="the clock to end it")
+            match_id = hosted.match_id
+
+        async with served(data_dir) as server, channel_to(address_of(server)) as (_, api):
+            listed = await api.ListMatches(
+                spb.ListMatchesRequest(status=spb.MATCH_STATUS_ENDED), timeout=RPC
+            )
+            (mine,) = [m for m in listed.matches if m.match_id == match_id]
+            assert match_id not in server.arena.matches  # listed without hosting it
+            got = await api.GetMatch(spb.GetMatchRequest(match_id=match_id), timeout=RPC)
+            assert mine == got.match
+            assert sum(s.faults for s in mine.seats) > 0
+
+    run(scenario(), 60)
