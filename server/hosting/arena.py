@@ -315,7 +315,7 @@ class Arena:
         )
         for entry in entries:
             hosted.readers.note_round(entry)
-        hosted._note_faults(entries)
+        hosted._fold_log(entries)
         hosted.resumed = True
         hosted.last_hash = stored[-1].hash if stored else b""
         if self.owner is not None:  # a replica follows until it holds the lease

@@ -67,7 +67,7 @@ class LogFollower:
     def _publish(self, encoded: list[pb.Event]) -> None:
         raise NotImplementedError
 
-    def _note_faults(self, encoded: list[pb.Event]) -> None:
+    def _fold_log(self, encoded: list[pb.Event]) -> None:
         raise NotImplementedError
 
     def _changed(self) -> None:
@@ -144,7 +144,7 @@ class LogFollower:
             # milliseconds later, so the estimate errs late by that much).
             waiting = self.move_ms > 0 and self.running and self.engine.to_act is not None
             self.clock.estimate(waiting)
-        self._note_faults(encoded)
+        self._fold_log(encoded)
         self._publish(encoded)
         self._changed()
 

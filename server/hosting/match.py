@@ -386,7 +386,7 @@ class HostedMatch(Ending):
             raise
         self.last_seq += len(payloads)
         self.last_hash = stored[-1].hash
-        self._note_faults(encoded)
+        self._fold_log(encoded)
         if rearm:
             self._rearm_clock()
         self._publish(encoded)
@@ -420,7 +420,7 @@ class HostedMatch(Ending):
 
     # -- readers ------------------------------------------------------------------------
 
-    def _note_faults(self, encoded: list[pb.Event]) -> None:
+    def _fold_log(self, encoded: list[pb.Event]) -> None:
         """Fold entries into what the log says beyond the engine: faults, and the reveal."""
         for entry in encoded:
             self.faults.note(entry)
