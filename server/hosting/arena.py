@@ -28,7 +28,7 @@ from cardarena.v1 import game_pb2 as pb
 from .. import metrics
 from ..errors import BadRequest, RequestReused
 from ..store import EventStore, MatchRecord, Owner, StoreConflict, StoreError, UnknownMatch, now_iso
-from .completion import to_completion
+from .completion import Background, to_completion
 from .credentials import is_secret, new_match_id, secret_hash
 from .faults import SeatFaults
 from .match import HostedMatch
@@ -74,7 +74,7 @@ class Arena:
         """Ended matches still in memory, oldest first (a dict as an ordered set)."""
         self._keeper: asyncio.Task[None] | None = None
         self._sweeper: asyncio.Task[None] | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._background = Background(log, "follow_failed")
         self.counts = dict.fromkeys(STATUSES, 0)
         """Hosted matches by status, kept as they change (never recounted)."""
         self._counted: dict[str, str] = {}
@@ -388,7 +388,7 @@ class Arena:
             hosted = self.matches.get(match_id)
             followed = [] if hosted is None or hosted.owned or seq <= hosted.last_seq else [hosted]
         for hosted in followed:
-            self._spawn(self._follow(hosted))
+            self._background.spawn(self._follow(hosted))
 
     async def _follow(self, hosted: HostedMatch) -> None:
         """Catch a follower up, retrying while the store is away: no later notification may
@@ -402,16 +402,6 @@ class Arena:
                 log.warning("follow_retry", match_id=hosted.match_id, error=str(error))
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, 5.0)
-
-    def _spawn(self, work: Any) -> None:
-        task = asyncio.create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._finished)
-
-    def _finished(self, task: asyncio.Task[None]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.warning("follow_failed", error=str(task.exception()))
 
     async def _keep_leases(self) -> None:
         assert self.owner is not None
@@ -435,7 +425,7 @@ class Arena:
             # Lost, unless it was taken back meanwhile (a new fence: that lease is current).
             if hosted.owned and hosted.fence == fence and hosted.match_id not in held:
                 hosted.demote()
-                self._spawn(self._follow(hosted))
+                self._background.spawn(self._follow(hosted))
         orphans = await self.store.orphaned_matches(limit=4 * CLAIMS_PER_ROUND)
         random.shuffle(orphans)  # replicas claiming at once mostly pick different ones
         claimed = 0
@@ -477,7 +467,7 @@ class Arena:
                 hosted.demote(released=True)
         for hosted in self.matches.values():
             hosted.readers.close()
-        for task in list(self._tasks):
+        for task in list(self._background.tasks):
             task.cancel()
 
 

@@ -27,3 +27,23 @@ def _retrieve(task: asyncio.Future[Any]) -> None:
     whatever went wrong was logged where it happened."""
     if not task.cancelled():
         task.exception()
+
+
+class Background:
+    """Tasks started and not awaited (following a match, revealing a seed): kept referenced
+    until they end, a failure logged as ``event``, so that none is garbage-collected mid-way."""
+
+    def __init__(self, log: Any, event: str) -> None:
+        self.tasks: set[asyncio.Task[None]] = set()
+        self._log = log
+        self._event = event
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self.tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self._log.warning(self._event, error=str(task.exception()))

@@ -14,8 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Callable
 
 import structlog
 
@@ -26,6 +25,7 @@ from cardarena.v1 import tournament_pb2 as tpb
 from ..errors import DirectedElsewhere, NotRunning
 from ..hosting import Arena, HostedMatch
 from ..hosting.arena import match_id_for
+from ..hosting.completion import Background
 from ..hosting.credentials import is_secret
 from ..hosting.outcome import Outcome, stored_outcome
 from ..store import ENDED, StoreError, TournamentRecord, UnknownMatch, now_iso
@@ -99,7 +99,7 @@ class Director:
         self._wake = asyncio.Event()
         self._next_change = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._background = Background(log, "director_task_failed")
         self.log = log.bind(tournament_id=self.tournament_id)
 
     # -- credentials -------------------------------------------------------------------
@@ -328,7 +328,9 @@ class Director:
         self._check_stop_rule()
         group = self.members[self.plans[index].group]
         if self.directing and all(i in self.played or i in self.failed for i in group):
-            self._spawn(self._reveal(group))  # its last match: the group's seed is public now
+            self._background.spawn(
+                self._reveal(group)
+            )  # its last match: the group's seed is public now
         self._wake.set()
 
     def _collect(self, index: int, outcome: Outcome) -> None:
@@ -406,16 +408,6 @@ class Director:
             self.revealed.add(index)
             self.ended_matches[index] = hosted.last_hash
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
-
-    def _done(self, task: asyncio.Task[None]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            self.log.warning("director_task_failed", error=str(task.exception()))
-
     async def _finish(self, reason: str) -> None:
         # Every seed is shown before the tournament says it ended: a group cut short by the
         # stop rule or a cancellation will not be played any further.
@@ -445,7 +437,7 @@ class Director:
         disconnect fault against its seats (in a task of its own: the stream's handler may
         be being cancelled)."""
         if self.links.disconnect(link) and not self.ended and not link.dropped:
-            self._spawn(self._disconnected(link.entrant))
+            self._background.spawn(self._disconnected(link.entrant))
 
     def may_cancel(self, secret: str) -> bool:
         """Whether ``secret`` is the tournament's creator secret (constant time)."""
@@ -477,7 +469,7 @@ class Director:
         """This process is stopping: the director stops, the tournament stays resumable (what
         its tasks were doing, a reveal or a fault, is done again or not needed after a
         restart)."""
-        for task in [self.task, *self._tasks]:
+        for task in [self.task, *self._background.tasks]:
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
