@@ -1,4 +1,4 @@
-"""``cardarena tournament --hosted``: the server hosts the tournament, the bots connect.
+"""``cardarena tournament``, hosted: the server hosts the tournament, the bots connect.
 
 The launcher of :mod:`cardarena.clients.tournament.launcher`: create the tournament, start
 every bot as its own ``cardarena bot connect`` process, show progress and the server's

@@ -103,12 +103,6 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     hosted = parser.add_argument_group(
         "hosted by the server (the bots connect as entrants, each in its own process)"
     )
-    hosted.add_argument(
-        "--hosted",
-        action="store_true",
-        help="the default: the server schedules and scores the tournament; Ctrl-C detaches"
-        " instead of losing it",
-    )
     hosted.add_argument("--attach", metavar="ID", help="follow a hosted tournament again")
     hosted.add_argument("--cancel", metavar="ID", help="end a hosted tournament")
     hosted.add_argument(
