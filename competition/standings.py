@@ -48,7 +48,9 @@ def standings(
     level: float = 0.95,
 ) -> list[Standing]:
     """One row per entrant, best first (by mean score; lowest first when the lowest total
-    wins; entrants without a finished match last, then by name).
+    wins; at an equal mean, fewer forfeits first, so that a forfeiter whose replaced scores
+    tie a player's never ranks above it; entrants without a finished match last, then by
+    name).
 
     Nothing depends on the order of ``played``: sums are exactly rounded (``math.fsum``) and
     ratings go in plan-index order.
@@ -87,5 +89,5 @@ def standings(
             )
         )
     sign = 1.0 if lowest_wins else -1.0
-    rows.sort(key=lambda r: (r.mean is None, sign * (r.mean or 0.0), r.entrant))
+    rows.sort(key=lambda r: (r.mean is None, sign * (r.mean or 0.0), r.forfeits, r.entrant))
     return rows

@@ -186,3 +186,23 @@ def test_a_forfeit_is_rated_last() -> None:
     ]
     ratings = rate(forfeits, NAMES, lowest_wins=True)
     assert ratings["a"].mu < ratings["b"].mu and ratings["a"].mu < ratings["c"].mu
+
+
+def test_a_forfeiter_never_ranks_above_a_player_it_ties() -> None:
+    """The forfeiter's score is the worst at its table, which is its rival's when that rival
+    finished last: equal means, and the player who finished ranks first."""
+    played = [
+        Played(
+            index=i,
+            group=i,
+            entrants=("b-forfeits", "z-plays", "m"),
+            totals=(90, 10, 50),
+            winners=(0,),
+            forfeited=(True, False, False),
+        )
+        for i in range(2)
+    ]
+    rows = standings(played, ["b-forfeits", "z-plays", "m"], lowest_wins=False)
+    names = [r.entrant for r in rows]
+    assert rows[1].mean == rows[2].mean == 10
+    assert names == ["m", "z-plays", "b-forfeits"]
