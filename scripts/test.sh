@@ -13,6 +13,12 @@ if command -v chromium >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 \
     echo "installing $PLAYWRIGHT for the browser tests into .tools/e2e"
     npm install --no-save --silent --no-audit --no-fund --prefix .tools/e2e "$PLAYWRIGHT"
 fi
+# The web app's pinned npm tools (esbuild, buf, protoc-gen-es: the bundle and generated-code
+# freshness checks), from its package-lock.json, once.
+if command -v npm >/dev/null 2>&1 && [ ! -x clients/web/node_modules/.bin/protoc-gen-es ]; then
+    echo "installing the web app's npm tools into clients/web/node_modules"
+    npm ci --silent --no-audit --no-fund --prefix clients/web
+fi
 
 echo "== ruff";          ruff check . && ruff format --check .
 echo "== mypy --strict"; mypy

@@ -1,6 +1,6 @@
 // The cardarena web app: list matches, watch one live, step through an ended match's log,
 // and play seat 0 against simple in-page bots. Views: /, ?watch=ID, ?log=ID.
-import { call, unary, GrpcError } from "./proto.js";
+import { matches, withToken, decodeEvent, errorText, ConnectError, Code } from "./rpc.js";
 
 const view = document.getElementById("view");
 const STATUS = ["unspecified", "waiting", "running", "ended"];
@@ -13,8 +13,8 @@ const h = (tag, attrs = {}, ...children) => {
   for (const child of children) el.append(child);
   return el;
 };
-const score = (s) => (s.denominator > 1 ? `${s.numerator}/${s.denominator}` : String(s.numerator));
-const showError = (error) => { document.getElementById("error").textContent = String(error.message || error); };
+const score = (s) => (s.denominator > 1n ? `${s.numerator}/${s.denominator}` : String(s.numerator));
+const showError = (error) => { document.getElementById("error").textContent = errorText(error); };
 const done = (over) => { document.body.dataset.over = over ? "true" : "false"; };
 const ready = () => { document.body.dataset.ready = "true"; };
 
@@ -25,16 +25,16 @@ function totalsTable(totals, winners, names) {
 }
 
 function describe(event) {
-  const e = event[event.kind] || {};
-  switch (event.kind) {
-    case "card_played": return `seat ${e.seat} plays ${e.card.code}`;
+  const e = event.kind.value || {};
+  switch (event.kind.case) {
+    case "cardPlayed": return `seat ${e.seat} plays ${e.card.code}`;
     case "passed": return `seat ${e.seat} passes`;
-    case "trick_won": return `trick ${e.trick} won by seat ${e.seat}`;
-    case "round_started": return `round ${e.round}: ${e.kind}, dealer seat ${e.dealer}`;
-    case "round_scored": return `round ${e.round} scored: ${e.totals.map(score).join(" ")}`;
-    case "match_ended": return `match ended: ${e.totals.map(score).join(" ")}`;
-    case "seat_joined": return `seat ${e.seat} joined: ${e.name}`;
-    default: return event.kind || "event";
+    case "trickWon": return `trick ${e.trick} won by seat ${e.seat}`;
+    case "roundStarted": return `round ${e.round}: ${e.kind}, dealer seat ${e.dealer}`;
+    case "roundScored": return `round ${e.round} scored: ${e.totals.map(score).join(" ")}`;
+    case "matchEnded": return `match ended: ${e.totals.map(score).join(" ")}`;
+    case "seatJoined": return `seat ${e.seat} joined: ${e.name}`;
+    default: return event.kind.case || "event";
   }
 }
 
@@ -50,15 +50,19 @@ async function listView() {
   const rows = h("tbody");
   view.replaceChildren(h("h2", {}, "New match"), form, h("h2", {}, "Matches"),
     h("table", { id: "matches" }, h("thead", {}, h("tr", {}, h("th", {}, "match"), h("th", {}, "game"), h("th", {}, "status"), h("th", {}, "totals"))), rows));
-  const resp = await unary("ListMatches", "ListMatchesRequest", "ListMatchesResponse", { page_size: 100 });
+  const resp = await matches.listMatches({ pageSize: 100 });
   for (const m of resp.matches) {
     const status = STATUS[m.status] || "?";
-    const href = status === "ended" ? `?log=${m.match_id}` : `?watch=${m.match_id}`;
-    rows.append(h("tr", { className: "match", "data-id": m.match_id, "data-status": status },
-      h("td", {}, h("a", { href }, m.match_id)), h("td", {}, m.game), h("td", {}, status),
+    const href = status === "ended" ? `?log=${m.matchId}` : `?watch=${m.matchId}`;
+    rows.append(h("tr", { className: "match", "data-id": m.matchId, "data-status": status },
+      h("td", {}, h("a", { href }, m.matchId)), h("td", {}, m.game), h("td", {}, status),
       h("td", {}, m.totals.map(score).join(" "))));
   }
   ready();
+}
+
+async function consume(stream, onMessage) {
+  for await (const msg of stream) onMessage(msg);
 }
 
 // --- spectator -------------------------------------------------------------------------------
@@ -75,40 +79,39 @@ async function watchView(matchId) {
     done(state.over);
   };
   const onMessage = (msg) => {
-    if (msg.kind === "snapshot") {
-      const s = msg.snapshot;
+    if (msg.kind.case === "snapshot") {
+      const s = msg.kind.value;
       Object.assign(state, { hands: s.hands, totals: s.totals, winners: s.winners, over: s.over });
     } else {
-      const e = msg.event;
+      const e = msg.kind.value, k = e.kind.case, v = e.kind.value;
       state.lastEvent = describe(e);
-      if (e.kind === "dealt") state.hands = e.dealt.hands;
-      if (e.kind === "card_played") {
-        const hand = state.hands[e.card_played.seat];
-        if (hand) { if (hand.hidden) hand.size = Math.max(0, hand.size - 1); else hand.cards = hand.cards.filter((c) => c.code !== e.card_played.card.code); }
+      if (k === "dealt") state.hands = v.hands;
+      if (k === "cardPlayed") {
+        const hand = state.hands[v.seat];
+        if (hand) { if (hand.hidden) hand.size = Math.max(0, hand.size - 1); else hand.cards = hand.cards.filter((c) => c.code !== v.card.code); }
       }
-      if (e.kind === "round_scored") state.totals = e.round_scored.totals;
-      if (e.kind === "match_ended") Object.assign(state, { totals: e.match_ended.totals, winners: e.match_ended.winners, over: true });
+      if (k === "roundScored") state.totals = v.totals;
+      if (k === "matchEnded") Object.assign(state, { totals: v.totals, winners: v.winners, over: true });
     }
     render();
   };
   render();
   ready();
-  await call("WatchMatch", "WatchMatchRequest", "WatchMatchResponse", { match_id: matchId }, { onMessage });
+  for await (const msg of matches.watchMatch({ matchId })) onMessage(msg);
 }
 
 // --- log replay ------------------------------------------------------------------------------
 
 async function logView(matchId) {
-  const resp = await unary("GetMatchLog", "GetMatchLogRequest", "GetMatchLogResponse", { match_id: matchId });
-  const { decode } = await import("./proto.js");
-  const events = resp.entries.map((entry) => decode("Event", entry.event));
+  const resp = await matches.getMatchLog({ matchId });
+  const events = resp.entries.map((entry) => decodeEvent(entry.event));
   const names = resp.match.seats.map((s) => s.name);
   let step = 1;
   const show = () => {
     let totals = [], winners = [];
     for (const e of events.slice(0, step)) {
-      if (e.kind === "round_scored") totals = e.round_scored.totals;
-      if (e.kind === "match_ended") ({ totals, winners } = e.match_ended);
+      if (e.kind.case === "roundScored") totals = e.kind.value.totals;
+      if (e.kind.case === "matchEnded") ({ totals, winners } = e.kind.value);
     }
     const prev = h("button", { id: "prev", disabled: step <= 1 }, "Previous");
     const next = h("button", { id: "next", disabled: step >= events.length }, "Next");
@@ -133,9 +136,7 @@ function requestId() {
 }
 
 function submit(matchId, seat, token, seq, action) {
-  return unary("SubmitAction", "SubmitActionRequest", "SubmitActionResponse", {
-    match_id: matchId, seat, action, expected_seq: seq, request_id: requestId(),
-  }, { token });
+  return matches.submitAction({ matchId, seat, action, expectedSeq: seq, requestId: requestId() }, withToken(token));
 }
 
 // A bot: the first legal action, whenever its stream says it is to act.
@@ -143,79 +144,80 @@ function runBot(matchId, seat, token, signal) {
   const act = (seq, legal) => {
     if (!legal.length) return;
     submit(matchId, seat, token, seq, legal[0]).catch((error) => {
-      if (!(error instanceof GrpcError && error.code === 10)) showError(error); // ABORTED: a newer turn comes
+      if (!(error instanceof ConnectError && error.code === Code.Aborted)) showError(error); // a newer turn comes
     });
   };
   const onMessage = (msg) => {
-    if (msg.kind === "your_turn") act(msg.your_turn.seq, msg.your_turn.legal_actions);
-    else if (msg.kind === "snapshot" && !msg.snapshot.over) act(msg.snapshot.seq, msg.snapshot.legal_actions);
+    const v = msg.kind.value;
+    if (msg.kind.case === "yourTurn") act(v.seq, v.legalActions);
+    else if (msg.kind.case === "snapshot" && !v.over) act(v.seq, v.legalActions);
   };
-  return call("StreamEvents", "StreamEventsRequest", "StreamEventsResponse", { match_id: matchId, seat }, { token, signal, onMessage })
+  return consume(matches.streamEvents({ matchId, seat }, withToken(token, { signal })), onMessage)
     .catch((error) => { if (!signal.aborted) showError(error); });
 }
 
 async function playAgainstBots() {
   const options = JSON.parse(document.getElementById("options").value || "{}");
-  const created = await unary("CreateMatch", "CreateMatchRequest", "CreateMatchResponse", {
+  const created = await matches.createMatch({
     game: document.getElementById("game").value, players: Number(document.getElementById("players").value), options,
   });
   const match = created.match;
-  const me = await unary("JoinMatch", "JoinMatchRequest", "JoinMatchResponse", { match_id: match.match_id, seat: 0, name: "you" });
+  const me = await matches.joinMatch({ matchId: match.matchId, seat: 0, name: "you" });
   const controller = new AbortController();
   const state = { hand: [], legal: [], seq: 0, totals: [], winners: [], over: false, lastEvent: "" };
   const names = ["you"];
   const render = () => {
-    const legalCodes = new Map(state.legal.filter((a) => a.kind === "play").map((a) => [a.play.code, a]));
+    const legalCodes = new Map(state.legal.filter((a) => a.kind.case === "play").map((a) => [a.kind.value.code, a]));
     const cards = state.hand.map((c) => {
       const action = legalCodes.get(c.code);
       const button = h("button", { className: action ? "card legal" : "card", disabled: !action, "data-card": c.code }, c.code);
       if (action) button.onclick = () => play(action);
       return button;
     });
-    const pass = state.legal.find((a) => a.kind !== "play");
-    const extra = pass ? [h("button", { id: "pass", className: "legal" }, pass.kind === "pass" ? "Pass" : pass.kind)] : [];
+    const pass = state.legal.find((a) => a.kind.case !== "play");
+    const extra = pass ? [h("button", { id: "pass", className: "legal" }, pass.kind.case === "pass" ? "Pass" : pass.kind.case)] : [];
     if (pass) extra[0].onclick = () => play(pass);
-    view.replaceChildren(h("h2", {}, "Playing "), h("span", { id: "match-id" }, match.match_id),
+    view.replaceChildren(h("h2", {}, "Playing "), h("span", { id: "match-id" }, match.matchId),
       h("p", { id: "turn" }, state.over ? "The match is over." : state.legal.length ? "Your turn" : "Waiting…"),
       h("div", { id: "hand" }, ...cards, ...extra), h("p", { id: "last" }, state.lastEvent),
       totalsTable(state.totals, state.winners, names));
-    document.body.dataset.match = match.match_id;
+    document.body.dataset.match = match.matchId;
     done(state.over);
   };
   const play = (action) => {
     const seq = state.seq;
     state.legal = [];
     render();
-    submit(match.match_id, 0, me.token, seq, action).catch(showError);
+    submit(match.matchId, 0, me.token, seq, action).catch(showError);
   };
   const onMessage = (msg) => {
-    if (msg.kind === "snapshot") {
-      const s = msg.snapshot;
-      state.hand = (s.hands[0] && s.hands[0].cards) || [];
-      Object.assign(state, { legal: s.legal_actions, seq: s.seq, totals: s.totals, winners: s.winners, over: s.over });
-    } else if (msg.kind === "your_turn") {
-      Object.assign(state, { legal: msg.your_turn.legal_actions, seq: msg.your_turn.seq });
+    const m = msg.kind.value;
+    if (msg.kind.case === "snapshot") {
+      state.hand = (m.hands[0] && m.hands[0].cards) || [];
+      Object.assign(state, { legal: m.legalActions, seq: m.seq, totals: m.totals, winners: m.winners, over: m.over });
+    } else if (msg.kind.case === "yourTurn") {
+      Object.assign(state, { legal: m.legalActions, seq: m.seq });
     } else {
-      const e = msg.event;
-      state.lastEvent = describe(e);
-      if (e.kind === "dealt") state.hand = e.dealt.hands[0].cards;
-      if (e.kind === "card_played" && e.card_played.seat === 0) state.hand = state.hand.filter((c) => c.code !== e.card_played.card.code);
-      if (e.kind === "round_scored") state.totals = e.round_scored.totals;
-      if (e.kind === "seat_joined") names[e.seat_joined.seat] = e.seat_joined.name;
-      if (e.kind === "match_ended") {
-        Object.assign(state, { totals: e.match_ended.totals, winners: e.match_ended.winners, over: true, legal: [] });
+      const k = m.kind.case, v = m.kind.value;
+      state.lastEvent = describe(m);
+      if (k === "dealt") state.hand = v.hands[0].cards;
+      if (k === "cardPlayed" && v.seat === 0) state.hand = state.hand.filter((c) => c.code !== v.card.code);
+      if (k === "roundScored") state.totals = v.totals;
+      if (k === "seatJoined") names[v.seat] = v.name;
+      if (k === "matchEnded") {
+        Object.assign(state, { totals: v.totals, winners: v.winners, over: true, legal: [] });
       }
     }
     render();
     if (state.over) setTimeout(() => controller.abort(), 0);
   };
   render();
-  const mine = call("StreamEvents", "StreamEventsRequest", "StreamEventsResponse", { match_id: match.match_id, seat: 0 }, { token: me.token, signal: controller.signal, onMessage })
+  const mine = consume(matches.streamEvents({ matchId: match.matchId, seat: 0 }, withToken(me.token, { signal: controller.signal })), onMessage)
     .catch((error) => { if (!controller.signal.aborted) showError(error); });
   const bots = [];
   for (let seat = 1; seat < match.players; seat += 1) {
-    const joined = await unary("JoinMatch", "JoinMatchRequest", "JoinMatchResponse", { match_id: match.match_id, seat, name: `bot${seat}` });
-    bots.push(runBot(match.match_id, seat, joined.token, controller.signal));
+    const joined = await matches.joinMatch({ matchId: match.matchId, seat, name: `bot${seat}` });
+    bots.push(runBot(match.matchId, seat, joined.token, controller.signal));
   }
   await Promise.all([mine, ...bots]);
 }

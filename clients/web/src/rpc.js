@@ -1,0 +1,29 @@
+// The app's gRPC-Web clients, generated from proto/ (src/gen, by buf and protoc-gen-es) and
+// carried by connect-web's gRPC-Web transport to the gateway that served this page: the app
+// needs nothing from the server but the .proto files' calls.
+import { createClient, ConnectError, Code } from "@connectrpc/connect";
+import { createGrpcWebTransport } from "@connectrpc/connect-web";
+import { fromBinary } from "@bufbuild/protobuf";
+import { MatchService } from "./gen/cardarena/v1/service_pb.js";
+import { EventSchema } from "./gen/cardarena/v1/game_pb.js";
+
+const transport = createGrpcWebTransport({ baseUrl: location.origin, useBinaryFormat: true });
+
+export const matches = createClient(MatchService, transport);
+export { ConnectError, Code };
+
+// Call options carrying a seat's token (never in a message: see service.proto).
+export function withToken(token, extra = {}) {
+  return { ...extra, headers: { authorization: `Bearer ${token}` } };
+}
+
+// One stored log entry's exact bytes, as the Event they encode.
+export function decodeEvent(bytes) {
+  return fromBinary(EventSchema, bytes);
+}
+
+// An error's words for people: a ConnectError's message without the "[code]" prefix.
+export function errorText(error) {
+  if (error instanceof ConnectError) return error.rawMessage || Code[error.code];
+  return String((error && error.message) || error);
+}
