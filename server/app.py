@@ -26,6 +26,7 @@ from .api.grpcweb import MAX_MESSAGE_BYTES, GrpcWebGateway
 from .api.peers import Peers
 from .hosting import Arena, HostedMatch
 from .hosting.arena import WAITING_EXPIRY_SECONDS
+from .hosting.signing import Signer, load_signer, signer_in
 from .store import Owner, SqliteStore, StoreError, open_store
 from .tournaments import Tournaments
 
@@ -68,6 +69,9 @@ class ServeConfig:
     access: Access = field(default_factory=Access)
     # A match still waiting for seats this long after its creation is cancelled; 0: never.
     waiting_expiry_seconds: float = WAITING_EXPIRY_SECONDS
+    # The Ed25519 key that signs checkpoints and results (PEM); None: signing-key.pem in
+    # data_dir, generated on first start.
+    signing_key: Path | None = None
 
 
 def configure_logging(level: str) -> None:
@@ -137,6 +141,7 @@ class Server:
             )
         else:
             logger.info("server_locked", hint="creating and cancelling need the operator token")
+        signer = server_signer(self.config)  # before the store: a bad key fails fast
         if isinstance(self.store, SqliteStore):
             self.config.data_dir.mkdir(parents=True, exist_ok=True)
         try:
@@ -150,6 +155,8 @@ class Server:
             ) from None
         if self.peers is not None:
             self.peers.secret = (await self.store.peer_secret()).hex()
+        await signer.publish(self.store)  # every replica and every later one can verify it
+        self.arena.signer = signer
         self.port = self.grpc.add_insecure_port(self.config.listen)
         if self.port == 0:
             raise OSError(f"could not listen on {self.config.listen}")
@@ -200,6 +207,7 @@ class Server:
             resumed=resumed,
             store=self.store.where,
             replica=self.replica if self.store.shared else None,
+            signing_key_id=signer.key_id,
         )
 
     def advertised(self) -> str:
@@ -237,6 +245,13 @@ class Server:
 
     async def wait(self) -> None:
         await self._stopped.wait()
+
+
+def server_signer(config: ServeConfig) -> Signer:
+    """The key ``--signing-key`` names, else the data directory's (made on first use)."""
+    if config.signing_key is not None:
+        return load_signer(config.signing_key)
+    return signer_in(config.data_dir)
 
 
 async def run(config: ServeConfig) -> None:

@@ -12,7 +12,8 @@ from pathlib import Path
 from .api.access import Access
 from .api.limits import Rate
 from .api.requests import SECRET, SECRET_RULE
-from .app import ServeConfig, run
+from .app import ServeConfig, run, server_signer
+from .hosting.signing import SigningKeyError
 from .store import StoreError, open_store
 
 LEVELS = ("debug", "info", "warning", "error")
@@ -161,6 +162,20 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         " 0 for never (env CARDARENA_WAITING_EXPIRY; default 3600)",
     )
     parser.add_argument(
+        "--signing-key",
+        type=Path,
+        default=env("CARDARENA_SIGNING_KEY") or None,
+        metavar="FILE",
+        help="the Ed25519 private key (PEM, mode 0600) that signs checkpoints and results"
+        " (env CARDARENA_SIGNING_KEY; default signing-key.pem in --data-dir, made on first"
+        " start); replicas may share one or each have their own",
+    )
+    parser.add_argument(
+        "--print-public-key",
+        action="store_true",
+        help="print the signing key's public half (ed25519:HEX, what audit --key takes) and exit",
+    )
+    parser.add_argument(
         "--log-level",
         choices=LEVELS,
         default=env("CARDARENA_LOG_LEVEL", "info"),
@@ -186,9 +201,20 @@ def serve(args: argparse.Namespace) -> int:
             join_rate=args.join_rate,
         ),
         waiting_expiry_seconds=args.waiting_expiry,
+        signing_key=args.signing_key,
     )
+    if args.print_public_key:
+        try:
+            print(server_signer(config).public_text)
+        except SigningKeyError as error:
+            print(f"cardarena serve: {error}", file=sys.stderr)
+            return 2
+        return 0
     try:
         asyncio.run(run(config))
+    except SigningKeyError as error:
+        print(f"cardarena serve: {error}", file=sys.stderr)
+        return 2
     except (StoreError, OSError) as error:  # cannot start: say why in one line, no traceback
         print(f"cardarena serve: {error}", file=sys.stderr)
         return 1

@@ -254,6 +254,11 @@ class NoopService(service_pb2_grpc.MatchServiceServicer):
         self.tables.pop(request.match_id, None)
         return spb.CancelMatchResponse()
 
+    async def GetPublicKeys(  # noqa: N802 - the protocol's name
+        self, request: spb.GetPublicKeysRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> spb.GetPublicKeysResponse:
+        return spb.GetPublicKeysResponse()
+
     async def Play(  # noqa: N802 - the protocol's name
         self,
         request_iterator: AsyncIterator[spb.PlayRequest],

@@ -20,6 +20,7 @@ from cardarena.v1 import service_pb2 as spb
 from .. import metrics
 from ..errors import BadRequest, NotRunning
 from ..hosting import Arena, HostedMatch, PbProjector, Submitted, project_for
+from ..hosting.signing import log_checkpoint, public_keys
 from .access import Access, Guard
 from .info import STATUS_OF, listed_info, match_info, settled_info
 from .peers import Peers
@@ -112,8 +113,20 @@ class MatchService:
             )
         stored = await hosted.store.read_events(hosted.match_id)
         entries = [spb.LogEntry(seq=s.seq, event=s.payload, hash=s.hash) for s in stored]
+        checkpoint = await log_checkpoint(hosted.store, self.arena.signer, hosted.match_id)
         return spb.GetMatchLogResponse(
-            match=match_info(hosted), entries=entries, seed=hosted.record.seed
+            match=match_info(hosted),
+            entries=entries,
+            seed=hosted.record.seed,
+            checkpoint=checkpoint,
+        )
+
+    @unary
+    async def GetPublicKeys(
+        self, request: spb.GetPublicKeysRequest, context: Context
+    ) -> spb.GetPublicKeysResponse:
+        return spb.GetPublicKeysResponse(
+            keys=await public_keys(self.arena.store, self.arena.signer)
         )
 
     # -- changing ------------------------------------------------------------------------

@@ -54,9 +54,15 @@ class TournamentService:
         self, request: tpb.GetTournamentRequest, context: Context
     ) -> tpb.GetTournamentResponse:
         director = await self.tournaments.get(request.tournament_id)
-        return tpb.GetTournamentResponse(
-            tournament=tournament_info(director, include_matches=request.include_matches)
-        )
+        info = tournament_info(director, include_matches=request.include_matches)
+        signer = self.tournaments.arena.signer
+        if info.status == tpb.TOURNAMENT_STATUS_ENDED and signer is not None:
+            # Over every match whether or not they are shown: verify with include_matches.
+            full = (
+                info if request.include_matches else tournament_info(director, include_matches=True)
+            )
+            info.results_signature.CopyFrom(signer.sign_results(full))
+        return tpb.GetTournamentResponse(tournament=info)
 
     @unary
     async def ListTournaments(

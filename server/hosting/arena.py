@@ -34,6 +34,7 @@ from .faults import SeatFaults
 from .match import HostedMatch
 from .rebuild import rebuild_engine
 from .seating import Seat
+from .signing import Signer
 
 log = structlog.get_logger(__name__)
 
@@ -77,6 +78,8 @@ class Arena:
         self._background = Background(log, "follow_failed")
         self.counts = dict.fromkeys(STATUSES, 0)
         """Hosted matches by status, kept as they change (never recounted)."""
+        self.signer: Signer | None = None
+        """The key that signs each match's checkpoint when it ends (``None``: unsigned)."""
         self._counted: dict[str, str] = {}
 
     async def create(
@@ -224,6 +227,7 @@ class Arena:
             seed_shared=bool(config.get("seed_shared")),
         )
         hosted.cancelled = cancelled
+        hosted.signer = self.signer
         self.matches[record.match_id] = hosted
         hosted._reported_status = hosted.status
         self._changed(hosted)  # counted; an ended one counts towards the bound in memory

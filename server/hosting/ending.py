@@ -15,9 +15,10 @@ from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
 from ..errors import Moved, NotRunning
-from ..store import LeaseLost, SeatRecord, now_iso
+from ..store import LeaseLost, SeatRecord, StoreError, now_iso
 from .completion import to_completion
 from .following import LogFollower
+from .signing import Signer, checkpoint_for
 
 
 class Ending(LogFollower):
@@ -25,6 +26,7 @@ class Ending(LogFollower):
 
     seed_shared: bool
     revealed: bool
+    signer: Signer | None = None
 
     async def _persist(
         self,
@@ -106,3 +108,10 @@ class Ending(LogFollower):
             await self.store.end_match(self.match_id, now_iso(), fence=self.fence)
         except LeaseLost:
             return
+        # Signed once the log is final. A crash before this line leaves the match without a
+        # checkpoint: GetMatchLog signs it then (the same statement, about the same log).
+        if self.signer is not None:
+            try:
+                await checkpoint_for(self.store, self.signer, self.match_id)
+            except StoreError as error:
+                self.log.warning("checkpoint_deferred", error=str(error))

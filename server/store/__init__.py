@@ -64,6 +64,7 @@ from .records import (
     verify_chain,
 )
 from .schema import ENDED, SCHEMA_VERSION, Connection, schema_statements
+from .signatures import CheckpointRecord, PublicKeyRecord
 from .sqlite import SqliteStore
 from .threads import ChangeHook, CommitHook
 
@@ -73,6 +74,7 @@ __all__ = [
     "GENESIS_DOMAIN",
     "SCHEMA_VERSION",
     "ChangeHook",
+    "CheckpointRecord",
     "CommitHook",
     "Connection",
     "DuplicateRequest",
@@ -84,6 +86,7 @@ __all__ = [
     "MatchRecord",
     "Owner",
     "PostgresStore",
+    "PublicKeyRecord",
     "SeatRecord",
     "SqliteStore",
     "StoreClosed",

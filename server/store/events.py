@@ -20,12 +20,13 @@ from .schema import (
     match_from_row,
     match_row,
 )
+from .signatures import SignatureQueries
 from .tournaments import TournamentQueries
 
 T = TypeVar("T")
 
 
-class EventStore(LeaseQueries, TournamentQueries):
+class EventStore(LeaseQueries, TournamentQueries, SignatureQueries):
     """The event store. Open it once per process; share it across tasks; every write returns
     once it is durable."""
 

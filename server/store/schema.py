@@ -86,6 +86,18 @@ CREATE TABLE IF NOT EXISTS peer_secret (
     id     INT     PRIMARY KEY,
     secret {bytes} NOT NULL
 );
+CREATE TABLE IF NOT EXISTS signing_keys (
+    key_id     TEXT    PRIMARY KEY,
+    public_key {bytes} NOT NULL,
+    created_ms {int64} NOT NULL
+);
+CREATE TABLE IF NOT EXISTS checkpoints (
+    match_id  TEXT    PRIMARY KEY,
+    last_seq  {int64} NOT NULL,
+    last_hash {bytes} NOT NULL,
+    key_id    TEXT    NOT NULL,
+    signature {bytes} NOT NULL
+);
 """
 
 

@@ -946,22 +946,160 @@ class GetMatchLogResponse(_message.Message):
     MATCH_FIELD_NUMBER: _builtins.int
     ENTRIES_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
+    CHECKPOINT_FIELD_NUMBER: _builtins.int
     seed: _builtins.bytes
     @_builtins.property
     def match(self) -> Global___MatchInfo: ...
     @_builtins.property
     def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___LogEntry]: ...
+    @_builtins.property
+    def checkpoint(self) -> Global___Checkpoint:
+        """The server's signature over the log's last entry (absent from a server without keys)."""
+
     def __init__(
         self,
         *,
         match: Global___MatchInfo | None = ...,
         entries: _abc.Iterable[Global___LogEntry] | None = ...,
         seed: _builtins.bytes = ...,
+        checkpoint: Global___Checkpoint | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["match", b"match"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["checkpoint", b"checkpoint", "match", b"match"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "match", b"match", "seed", b"seed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["checkpoint", b"checkpoint", "entries", b"entries", "match", b"match", "seed", b"seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetMatchLogResponse: _TypeAlias = GetMatchLogResponse  # noqa: Y015
+
+@_typing.final
+class Checkpoint(_message.Message):
+    """-- Signatures (docs/signatures.md) ---------------------------------------------------------
+
+    A signed statement "the log of match_id ends at last_seq with hash last_hash", made when
+    the match ended. Ed25519 over the bytes
+      "cardarena-checkpoint-v1" 0x00 || u32be(len(match_id)) || match_id (UTF-8)
+      || u64be(last_seq) || u32be(len(last_hash)) || last_hash || u32be(len(key_id)) || key_id
+    by the key whose id is key_id. Not a log event: the chain is unchanged by it.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    LAST_SEQ_FIELD_NUMBER: _builtins.int
+    LAST_HASH_FIELD_NUMBER: _builtins.int
+    KEY_ID_FIELD_NUMBER: _builtins.int
+    SIGNATURE_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    last_seq: _builtins.int
+    last_hash: _builtins.bytes
+    key_id: _builtins.str
+    signature: _builtins.bytes
+    """64 bytes."""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        last_seq: _builtins.int = ...,
+        last_hash: _builtins.bytes = ...,
+        key_id: _builtins.str = ...,
+        signature: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["key_id", b"key_id", "last_hash", b"last_hash", "last_seq", b"last_seq", "match_id", b"match_id", "signature", b"signature"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Checkpoint: _TypeAlias = Checkpoint  # noqa: Y015
+
+@_typing.final
+class ResultsSignature(_message.Message):
+    """A tournament's signed results: Ed25519 by key_id over the bytes docs/signatures.md gives
+    (the tournament id, its seed commitment, every match's id, status and last hash, and the
+    standings).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_ID_FIELD_NUMBER: _builtins.int
+    SIGNATURE_FIELD_NUMBER: _builtins.int
+    key_id: _builtins.str
+    signature: _builtins.bytes
+    def __init__(
+        self,
+        *,
+        key_id: _builtins.str = ...,
+        signature: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["key_id", b"key_id", "signature", b"signature"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResultsSignature: _TypeAlias = ResultsSignature  # noqa: Y015
+
+@_typing.final
+class PublicKey(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_ID_FIELD_NUMBER: _builtins.int
+    PUBLIC_KEY_FIELD_NUMBER: _builtins.int
+    CREATED_UNIX_MS_FIELD_NUMBER: _builtins.int
+    key_id: _builtins.str
+    """The first 16 hex digits of SHA-256(public_key)."""
+    public_key: _builtins.bytes
+    """The raw 32-byte Ed25519 public key."""
+    created_unix_ms: _builtins.int
+    def __init__(
+        self,
+        *,
+        key_id: _builtins.str = ...,
+        public_key: _builtins.bytes = ...,
+        created_unix_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_unix_ms", b"created_unix_ms", "key_id", b"key_id", "public_key", b"public_key"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PublicKey: _TypeAlias = PublicKey  # noqa: Y015
+
+@_typing.final
+class GetPublicKeysRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetPublicKeysRequest: _TypeAlias = GetPublicKeysRequest  # noqa: Y015
+
+@_typing.final
+class GetPublicKeysResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEYS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def keys(self) -> _containers.RepeatedCompositeFieldContainer[Global___PublicKey]:
+        """The key this server signs with now first, then every other one, newest first."""
+
+    def __init__(
+        self,
+        *,
+        keys: _abc.Iterable[Global___PublicKey] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["keys", b"keys"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetPublicKeysResponse: _TypeAlias = GetPublicKeysResponse  # noqa: Y015

@@ -89,6 +89,11 @@ class MatchServiceStub:
                 request_serializer=cardarena_dot_v1_dot_service__pb2.CancelMatchRequest.SerializeToString,
                 response_deserializer=cardarena_dot_v1_dot_service__pb2.CancelMatchResponse.FromString,
                 _registered_method=True)
+        self.GetPublicKeys = channel.unary_unary(
+                '/cardarena.v1.MatchService/GetPublicKeys',
+                request_serializer=cardarena_dot_v1_dot_service__pb2.GetPublicKeysRequest.SerializeToString,
+                response_deserializer=cardarena_dot_v1_dot_service__pb2.GetPublicKeysResponse.FromString,
+                _registered_method=True)
 
 
 class MatchServiceServicer:
@@ -173,6 +178,15 @@ class MatchServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetPublicKeys(self, request, context):
+        """The public keys that sign checkpoints and tournament results, the current one first:
+        every key the server (or any replica sharing its store) has signed with, so logs signed
+        before a rotation stay verifiable. Take a key you trust from the operator, not from here.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MatchServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -230,6 +244,11 @@ def add_MatchServiceServicer_to_server(servicer, server):
                     servicer.CancelMatch,
                     request_deserializer=cardarena_dot_v1_dot_service__pb2.CancelMatchRequest.FromString,
                     response_serializer=cardarena_dot_v1_dot_service__pb2.CancelMatchResponse.SerializeToString,
+            ),
+            'GetPublicKeys': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPublicKeys,
+                    request_deserializer=cardarena_dot_v1_dot_service__pb2.GetPublicKeysRequest.FromString,
+                    response_serializer=cardarena_dot_v1_dot_service__pb2.GetPublicKeysResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -529,6 +548,33 @@ class MatchService:
             '/cardarena.v1.MatchService/CancelMatch',
             cardarena_dot_v1_dot_service__pb2.CancelMatchRequest.SerializeToString,
             cardarena_dot_v1_dot_service__pb2.CancelMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPublicKeys(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cardarena.v1.MatchService/GetPublicKeys',
+            cardarena_dot_v1_dot_service__pb2.GetPublicKeysRequest.SerializeToString,
+            cardarena_dot_v1_dot_service__pb2.GetPublicKeysResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -71,6 +71,11 @@ class MatchServiceStub:
     """End a match that has not ended: logged as MatchCancelled, then the seed is revealed.
     Needs the operator token or the match's creator secret.
     """
+    GetPublicKeys: _grpc.UnaryUnaryMultiCallable[_service_pb2.GetPublicKeysRequest, _service_pb2.GetPublicKeysResponse]
+    """The public keys that sign checkpoints and tournament results, the current one first:
+    every key the server (or any replica sharing its store) has signed with, so logs signed
+    before a rotation stay verifiable. Take a key you trust from the operator, not from here.
+    """
 
 @_typing.type_check_only
 class MatchServiceAsyncStub(MatchServiceStub):
@@ -101,6 +106,11 @@ class MatchServiceAsyncStub(MatchServiceStub):
     CancelMatch: _aio.UnaryUnaryMultiCallable[_service_pb2.CancelMatchRequest, _service_pb2.CancelMatchResponse]  # type: ignore[assignment]
     """End a match that has not ended: logged as MatchCancelled, then the seed is revealed.
     Needs the operator token or the match's creator secret.
+    """
+    GetPublicKeys: _aio.UnaryUnaryMultiCallable[_service_pb2.GetPublicKeysRequest, _service_pb2.GetPublicKeysResponse]  # type: ignore[assignment]
+    """The public keys that sign checkpoints and tournament results, the current one first:
+    every key the server (or any replica sharing its store) has signed with, so logs signed
+    before a rotation stay verifiable. Take a key you trust from the operator, not from here.
     """
 
 class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -195,6 +205,17 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_service_pb2.CancelMatchResponse, _abc.Awaitable[_service_pb2.CancelMatchResponse]]:
         """End a match that has not ended: logged as MatchCancelled, then the seed is revealed.
         Needs the operator token or the match's creator secret.
+        """
+
+    @_abc_1.abstractmethod
+    def GetPublicKeys(
+        self,
+        request: _service_pb2.GetPublicKeysRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_service_pb2.GetPublicKeysResponse, _abc.Awaitable[_service_pb2.GetPublicKeysResponse]]:
+        """The public keys that sign checkpoints and tournament results, the current one first:
+        every key the server (or any replica sharing its store) has signed with, so logs signed
+        before a rotation stay verifiable. Take a key you trust from the operator, not from here.
         """
 
 def add_MatchServiceServicer_to_server(servicer: MatchServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -491,6 +491,7 @@ class TournamentInfo(_message.Message):
     CROSSTABLE_FIELD_NUMBER: _builtins.int
     SPRT_FIELD_NUMBER: _builtins.int
     MATCHES_FIELD_NUMBER: _builtins.int
+    RESULTS_SIGNATURE_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
     name: _builtins.str
     game: _builtins.str
@@ -533,6 +534,10 @@ class TournamentInfo(_message.Message):
     def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___TournamentMatch]:
         """Only in GetTournament with include_matches."""
 
+    @_builtins.property
+    def results_signature(self) -> _service_pb2.ResultsSignature:
+        """Once it ended: the server's signature over its results (docs/signatures.md)."""
+
     def __init__(
         self,
         *,
@@ -562,10 +567,11 @@ class TournamentInfo(_message.Message):
         crosstable: _abc.Iterable[Global___Pairing] | None = ...,
         sprt: Global___SprtState | None = ...,
         matches: _abc.Iterable[Global___TournamentMatch] | None = ...,
+        results_signature: _service_pb2.ResultsSignature | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "options", b"options", "sprt", b"sprt", "stop", b"stop", "time_control", b"time_control"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "options", b"options", "results_signature", b"results_signature", "sprt", b"sprt", "stop", b"stop", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancelled", b"cancelled", "concurrency", b"concurrency", "created_unix_ms", b"created_unix_ms", "crosstable", b"crosstable", "deals", b"deals", "end_reason", b"end_reason", "entrants", b"entrants", "failed", b"failed", "fault_policy", b"fault_policy", "finished", b"finished", "game", b"game", "lowest_wins", b"lowest_wins", "matches", b"matches", "name", b"name", "options", b"options", "planned", b"planned", "players", b"players", "seed", b"seed", "seed_commitment", b"seed_commitment", "sprt", b"sprt", "standings", b"standings", "started", b"started", "status", b"status", "stop", b"stop", "time_control", b"time_control", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancelled", b"cancelled", "concurrency", b"concurrency", "created_unix_ms", b"created_unix_ms", "crosstable", b"crosstable", "deals", b"deals", "end_reason", b"end_reason", "entrants", b"entrants", "failed", b"failed", "fault_policy", b"fault_policy", "finished", b"finished", "game", b"game", "lowest_wins", b"lowest_wins", "matches", b"matches", "name", b"name", "options", b"options", "planned", b"planned", "players", b"players", "results_signature", b"results_signature", "seed", b"seed", "seed_commitment", b"seed_commitment", "sprt", b"sprt", "standings", b"standings", "started", b"started", "status", b"status", "stop", b"stop", "time_control", b"time_control", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
