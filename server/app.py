@@ -141,7 +141,8 @@ class Server:
             )
         else:
             logger.info("server_locked", hint="creating and cancelling need the operator token")
-        signer = server_signer(self.config)  # before the store: a bad key fails fast
+        given = self.config.signing_key
+        signer = load_signer(given) if given is not None else None  # a bad key fails fast
         if isinstance(self.store, SqliteStore):
             self.config.data_dir.mkdir(parents=True, exist_ok=True)
         try:
@@ -155,6 +156,8 @@ class Server:
             ) from None
         if self.peers is not None:
             self.peers.secret = (await self.store.peer_secret()).hex()
+        if signer is None:  # made only once the store is there: a failed start leaves none
+            signer = signer_in(self.config.data_dir)
         await signer.publish(self.store)  # every replica and every later one can verify it
         self.arena.signer = signer
         self.port = self.grpc.add_insecure_port(self.config.listen)

@@ -212,9 +212,9 @@ def serve(args: argparse.Namespace) -> int:
         return 0
     try:
         asyncio.run(run(config))
-    except SigningKeyError as error:
+    except SigningKeyError as error:  # a bad --signing-key is a usage error, no key a failure
         print(f"cardarena serve: {error}", file=sys.stderr)
-        return 2
+        return 2 if args.signing_key is not None else 1
     except (StoreError, OSError) as error:  # cannot start: say why in one line, no traceback
         print(f"cardarena serve: {error}", file=sys.stderr)
         return 1

@@ -21,6 +21,7 @@ from cardarena.v1 import service_pb2 as spb
 
 from .checks import CHECKS, Checks
 from .errors import Discrepancy
+from .signature import SIGNATURE_CHECK, TrustedKey, check_signature
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,8 @@ class AuditReport:
     entries: int
     passed: list[str] = field(default_factory=list)
     failure: Failure | None = None
+    keyed: bool = False
+    """Whether keys were given, so that the signature check ran (else it is not asked)."""
 
     @property
     def ok(self) -> bool:
@@ -50,7 +53,11 @@ class AuditReport:
 
 
 def audit_log(
-    resp: spb.GetMatchLogResponse, *, match_id: str | None = None, head: bytes | None = None
+    resp: spb.GetMatchLogResponse,
+    *,
+    match_id: str | None = None,
+    head: bytes | None = None,
+    keys: list[TrustedKey] | None = None,
 ) -> AuditReport:
     """Run every check of :data:`CHECKS` in order; stop at the first discrepancy.
 
@@ -58,6 +65,8 @@ def audit_log(
     audited as the match its MatchInfo names. ``head`` is a last hash the caller trusts
     (from an earlier copy of the log): without one, whoever holds a log can re-sign a
     consistent alternative history, which only the consequences of a change give away.
+    ``keys``: public keys the caller trusts; one of them must have signed the log's
+    checkpoint (the signature check, last, run only when keys are given).
     """
     info = resp.match
     report = AuditReport(
@@ -68,8 +77,10 @@ def audit_log(
         totals=[str(codec.score_from_pb(t)) for t in info.totals],
         winners=list(info.winners),
         entries=len(resp.entries),
+        keyed=keys is not None,
     )
-    state = Checks(resp, match_id if match_id is not None else info.match_id, head)
+    audited = match_id if match_id is not None else info.match_id
+    state = Checks(resp, audited, head)
     for name, _ in CHECKS:
         try:
             getattr(state, f"check_{name}")()
@@ -77,4 +88,11 @@ def audit_log(
             report.failure = Failure(name, found.seq, found.reason)
             return report
         report.passed.append(name)
+    if keys is not None:
+        try:
+            check_signature(resp, audited, keys)
+        except Discrepancy as found:
+            report.failure = Failure(SIGNATURE_CHECK[0], found.seq, found.reason)
+            return report
+        report.passed.append(SIGNATURE_CHECK[0])
     return report

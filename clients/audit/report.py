@@ -11,6 +11,7 @@ from typing import Any
 from ..logs.text import seat_names
 from .auditor import AuditReport
 from .checks import CHECKS
+from .signature import SIGNATURE_CHECK
 
 
 def failure_text(report: AuditReport) -> str:
@@ -43,6 +44,14 @@ def report_text(report: AuditReport, source: str) -> str:
     for name, what in CHECKS:
         mark = "ok" if name in report.passed else ("FAIL" if name == failed else "--")
         lines.append(f"    [{mark:4}] {name:9} {what}")
+    name, what = SIGNATURE_CHECK
+    if report.keyed:
+        mark = "ok" if name in report.passed else ("FAIL" if name == failed else "--")
+        lines.append(f"    [{mark:4}] {name:9} {what}")
+    else:
+        lines.append(
+            f"    [{'--':4}] {name:9} not checked: give --key with the server's public key"
+        )
     lines.append("CLEAN: every check passed" if report.ok else failure_text(report))
     return "\n".join(lines)
 
@@ -67,8 +76,10 @@ def report_json(report: AuditReport, source: str) -> dict[str, Any]:
                 if name in report.passed
                 else ("failed" if failure is not None and name == failure.check else "skipped"),
             }
-            for name, what in CHECKS
+            for name, what in (*CHECKS, SIGNATURE_CHECK)
+            if report.keyed or name != SIGNATURE_CHECK[0]
         ],
+        "signature_checked": report.keyed,
         "failure": None
         if failure is None
         else {"check": failure.check, "seq": failure.seq, "reason": failure.reason},

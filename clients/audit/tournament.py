@@ -6,18 +6,21 @@ the matches are the ones the revealed tournament seed plans (every duplicate gro
 its group seed, every seat held by the entrant the schedule puts there), and that the
 standings the server published are what the logs give when recomputed here with the same
 pure rules (``cardarena.competition``). Any difference is a finding; the first ones are
-reported, all are counted.
+reported, all are counted. With trusted keys, the results' signature and every log's
+checkpoint are checked too.
+
+Where the tournament comes from: a server (:func:`audit_tournament`), or a results file and
+the logs fetched for it or kept in a directory (:func:`audit_results`). The logs are audited
+in worker processes (:mod:`.parallel`): the audit is pure CPU, one log at a time.
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from google.protobuf import json_format
+from typing import Any
 
 from cardarena.competition import Played, group_seed, schedule, standings
 from cardarena.engine import commitment
@@ -27,11 +30,12 @@ from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
 
 from ..client import ArenaClient
-from ..logs import save_log
-from .auditor import audit_log
+from ..logs.bundle import Fetched, fetch_logs, save_logs, save_tournament
+from ..logs.files import LogUnavailable
+from ..logs.results import ResultsFile
+from .parallel import Job, audit_many
+from .signature import SIGNATURE_CHECK, TrustedKey, results_finding
 
-PARALLEL = 8
-"""Logs fetched and audited at once."""
 TOLERANCE = 1e-9
 """How far a recomputed mean, interval or win share may differ (float sums in another order)."""
 NOTES_KEPT = 20
@@ -44,6 +48,10 @@ class TournamentAudit:
     audited: int = 0
     findings: list[str] = field(default_factory=list)
     count: int = 0
+    signature: str = "not checked"
+    """"verified" (the results and every log by a trusted key), "not checked", or "FAILED"."""
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
+    """One per match: index, match id, ok, and the first finding about it."""
 
     @property
     def ok(self) -> bool:
@@ -56,37 +64,122 @@ class TournamentAudit:
 
 
 async def audit_tournament(
-    client: ArenaClient, tournament_id: str, *, save_dir: Path | None = None
+    client: ArenaClient,
+    tournament_id: str,
+    *,
+    save_dir: Path | None = None,
+    keys: list[TrustedKey] | None = None,
+    workers: int = 1,
 ) -> TournamentAudit:
     """Fetch the tournament and every log of it, and check all of it (see the module);
     with ``save_dir``, keep every log there as ``MATCH_ID.pb`` (and the tournament as
     ``tournament.json``), to audit or replay again without the server."""
     info = await client.tournaments.get(tournament_id, matches=True)
-    report = TournamentAudit(tournament_id, matches=len(info.matches))
+    logs = await fetch_logs(client, [m.match_id for m in info.matches if m.match_id])
     if save_dir is not None:
-        save_dir.mkdir(parents=True, exist_ok=True)
-        (save_dir / "tournament.json").write_text(
-            json_format.MessageToJson(info, preserving_proto_field_name=True) + "\n"
+        save_tournament(info, save_dir, "json")
+        save_logs(logs, save_dir, "pb")
+    return audit_fetched(info, logs, keys=keys, workers=workers)
+
+
+async def audit_results(
+    results: ResultsFile,
+    logs: Fetched | None,
+    client: ArenaClient | None,
+    *,
+    keys: list[TrustedKey] | None = None,
+    workers: int = 1,
+) -> TournamentAudit:
+    """Audit the tournament of a results file, every log pinned to the hash the file records:
+    the logs given (a directory's), else fetched with ``client``. The tournament is the one
+    embedded in the file (its signed ``TournamentInfo``), else the server's now."""
+    info = results.info
+    if info is None:
+        if client is None:
+            raise LogUnavailable(
+                f"{results.path} holds no TournamentInfo (written before results were signed):"
+                " give --server to fetch the tournament"
+            )
+        info = await client.tournaments.get(results.tournament_id, matches=True)
+    if logs is None:
+        if client is None:
+            raise LogUnavailable("no logs: give --server, or --logs DIR of fetched logs")
+        logs = await fetch_logs(client, [m.match_id for m in info.matches if m.match_id])
+    report = audit_fetched(info, logs, keys=keys, workers=workers)
+    if info.tournament_id != results.tournament_id:
+        report.find(
+            f"the file names tournament {results.tournament_id}, its info {info.tournament_id}"
         )
+    recorded = {m.match_id: m.last_hash.hex() for m in info.matches if m.match_id}
+    for match_id, pin in results.pins.items():
+        if recorded.get(match_id) != pin:
+            report.find(
+                f"{results.path}: match {match_id} is pinned to {pin or 'nothing'},"
+                f" the tournament records {recorded.get(match_id) or 'no such match'}"
+            )
+    return report
+
+
+def audit_fetched(
+    info: tpb.TournamentInfo,
+    logs: Fetched,
+    *,
+    keys: list[TrustedKey] | None = None,
+    workers: int = 1,
+) -> TournamentAudit:
+    """Every check of the module over a tournament and its logs, already in hand."""
+    report = TournamentAudit(info.tournament_id, matches=len(info.matches))
     if info.status != tpb.TOURNAMENT_STATUS_ENDED:
         report.find("the tournament has not ended: its seeds and logs are not all public yet")
         return report
+    if keys is not None:
+        problem = results_finding(info, keys)
+        report.signature = "FAILED" if problem else "verified"
+        if problem:
+            report.find(f"results: {problem}")
     _check_schedule(info, report)
     started = [m for m in info.matches if m.match_id]
-    gate = asyncio.Semaphore(PARALLEL)
-
-    async def one(line: tpb.TournamentMatch) -> Played | None:
-        async with gate:
-            log = await client.match_log(line.match_id)
-        if save_dir is not None:
-            save_log(log, save_dir / f"{line.match_id}.pb")
-        return _check_match(info, line, log, report)
-
-    outcomes = await asyncio.gather(*(one(line) for line in started))
-    played = [p for p in outcomes if p is not None]
+    jobs = [_job(line, logs.get(line.match_id), keys) for line in started]
+    verdicts = audit_many([j for j in jobs if isinstance(j, Job)], workers=workers)
+    played = []
+    for line, job in zip(started, jobs, strict=True):
+        before = report.count
+        if isinstance(job, str):
+            report.find(f"match {line.index} ({line.match_id}): {job}")
+        else:
+            failure = verdicts[line.match_id]
+            if failure is not None:
+                report.find(f"match {line.index} ({line.match_id}): {failure.text}")
+                if failure.check == SIGNATURE_CHECK[0]:
+                    report.signature = "FAILED"
+            else:
+                outcome = _check_match(info, line, job.log, report)
+                if outcome is not None:
+                    played.append(outcome)
+        fresh = report.count > before
+        report.verdicts.append(
+            {
+                "index": line.index,
+                "match_id": line.match_id,
+                "ok": not fresh,
+                "finding": report.findings[-1] if fresh and report.findings else None,
+            }
+        )
     report.audited = len(started)
     _check_standings(info, played, report)
     return report
+
+
+def _job(
+    line: tpb.TournamentMatch,
+    log: spb.GetMatchLogResponse | LogUnavailable | None,
+    keys: list[TrustedKey] | None,
+) -> Job | str:
+    if log is None:
+        return "no log"
+    if isinstance(log, LogUnavailable):
+        return str(log)
+    return Job(log, line.match_id, bytes(line.last_hash), keys)
 
 
 def _check_schedule(info: tpb.TournamentInfo, report: TournamentAudit) -> None:
@@ -115,13 +208,8 @@ def _check_match(
     log: spb.GetMatchLogResponse,
     report: TournamentAudit,
 ) -> Played | None:
+    """What the tournament says of a match whose log audited clean, against that log."""
     where = f"match {line.index} ({line.match_id})"
-    audit = audit_log(log, match_id=line.match_id, head=line.last_hash)
-    if not audit.ok:
-        assert audit.failure is not None
-        failure = audit.failure
-        report.find(f"{where}: {failure.check} check failed at seq {failure.seq}: {failure.reason}")
-        return None
     started = pb.Event.FromString(log.entries[0].event).match_started
     if started.tournament_id != info.tournament_id:
         report.find(f"{where}: its log names tournament {started.tournament_id!r}")

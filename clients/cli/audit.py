@@ -1,7 +1,10 @@
-"""``cardarena audit``: check a match log and report the first discrepancy, if any.
+"""``cardarena audit``: check a match log, or a whole tournament, and report the first
+discrepancy of each log.
 
 Exit codes are for scripts: 0 the log is clean, 1 it has a discrepancy, 2 it could not be
 read at all (or the command was misused), so "tampered" and "missing" are never confused.
+With ``--key``, the server's signatures are checked too: a log signed by another key is a
+discrepancy (1), a key that is not a key is a usage error (2).
 """
 
 from __future__ import annotations
@@ -11,17 +14,31 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import grpc
 
 from ..audit import audit_log, report_json, report_text
-from ..audit.tournament import TournamentAudit, audit_tournament
+from ..audit.parallel import default_workers
+from ..audit.signature import BadKey, TrustedKey, parse_keys
+from ..audit.tournament import TournamentAudit, audit_results, audit_tournament
 from ..client import ArenaClient
 from ..logs import LogUnavailable, save_log
-from .argtypes import hash_hex, output_dir, output_file
+from ..logs.bundle import read_logs
+from ..logs.results import load_results
+from .argtypes import hash_hex, output_dir, output_file, positive_int
 from .logsource import add_source_arguments, read_source
 
 EXIT_CLEAN, EXIT_DISCREPANCY, EXIT_UNREADABLE = 0, 1, 2
+
+
+def public_keys(text: str) -> list[TrustedKey]:
+    """``--key``'s type: the keys in a key string or a key file, or a usage error."""
+    try:
+        return parse_keys(text)
+    except BadKey as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
@@ -32,6 +49,36 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         metavar="ID",
         help="audit a whole hosted tournament (with --server): every log pinned to the hash it"
         " published, the schedule its revealed seed plans, the standings recomputed",
+    )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        metavar="FILE",
+        help="audit the tournament of a results file (cardarena tournament --json): every"
+        " log pinned to the hash the file records, fetched from --server (default the file's"
+        " server) or read from --logs DIR",
+    )
+    parser.add_argument(
+        "--logs",
+        type=Path,
+        metavar="DIR",
+        help="with --results: the logs as cardarena log fetch wrote them (MATCH_ID.pb|json)",
+    )
+    parser.add_argument(
+        "--key",
+        type=public_keys,
+        action="append",
+        metavar="PUBKEY",
+        help="a public key you trust (ed25519:HEX as serve --print-public-key prints it, or a"
+        " file of such lines); the log's checkpoint (and a tournament's results) must be signed"
+        " by one of them. Repeat it for the keys of earlier rotations",
+    )
+    parser.add_argument(
+        "--workers",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="processes auditing a tournament's logs (default: one per CPU)",
     )
     parser.add_argument(
         "--save",
@@ -55,10 +102,13 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     )
 
     def run(args: argparse.Namespace) -> int:
-        if args.tournament is not None:
-            return _tournament(args, parser)
+        keys = None if args.key is None else [k for given in args.key for k in given]
+        if args.tournament is not None or args.results is not None:
+            return _tournament(args, parser, keys)
         if args.save_dir is not None:
             parser.error("--save-dir keeps a tournament's logs: give --tournament ID")
+        if args.logs is not None:
+            parser.error("--logs DIR holds a tournament's logs: give --results FILE")
         try:
             resp, match_id = read_source(args, parser)
         except LogUnavailable as error:
@@ -70,7 +120,7 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
             if match_id is None:
                 parser.error("--save keeps a log fetched from a server: give --server and --match")
             save_log(resp, args.save)
-        report = audit_log(resp, match_id=match_id, head=args.head)
+        report = audit_log(resp, match_id=match_id, head=args.head, keys=keys)
         source = args.logfile or f"{args.server} match {args.match}"
         print(
             json.dumps(report_json(report, source), indent=2)
@@ -82,41 +132,79 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     return run
 
 
-def _tournament(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+def _tournament(
+    args: argparse.Namespace, parser: argparse.ArgumentParser, keys: list[TrustedKey] | None
+) -> int:
+    if args.tournament is not None and args.results is not None:
+        parser.error("give --tournament ID or --results FILE, not both")
     if args.save is not None:
         parser.error("--save keeps one match's log; for a tournament's, use --save-dir DIR")
-    if args.server is None or args.logfile is not None or args.match is not None:
-        parser.error("--tournament ID needs --server HOST:PORT and neither LOGFILE nor --match")
+    if args.logfile is not None or args.match is not None:
+        parser.error("a tournament is audited as a whole: give neither LOGFILE nor --match")
+    if args.tournament is not None and args.server is None:
+        parser.error("--tournament ID needs --server HOST:PORT")
+    if args.results is not None and args.save_dir is not None:
+        parser.error("--save-dir is for --tournament; fetch a results file's logs with log fetch")
+    workers = args.workers or default_workers()
 
     async def audit() -> TournamentAudit:
-        async with ArenaClient(args.server) as client:
-            return await audit_tournament(client, args.tournament, save_dir=args.save_dir)
+        if args.tournament is not None:
+            async with ArenaClient(args.server) as client:
+                return await audit_tournament(
+                    client, args.tournament, save_dir=args.save_dir, keys=keys, workers=workers
+                )
+        results = load_results(args.results)
+        logs = None
+        if args.logs is not None:
+            if results.info is None:
+                raise LogUnavailable(f"{args.results} holds no TournamentInfo: give --server")
+            logs = read_logs(args.logs, [m.match_id for m in results.info.matches if m.match_id])
+        server = args.server or results.server or None
+        if logs is not None and results.info is not None:
+            return await audit_results(results, logs, None, keys=keys, workers=workers)
+        if server is None:
+            raise LogUnavailable(f"{args.results} names no server: give --server or --logs")
+        async with ArenaClient(server) as client:
+            return await audit_results(results, logs, client, keys=keys, workers=workers)
 
     try:
         report = asyncio.run(audit())
+    except LogUnavailable as error:
+        print(f"cardarena audit: {error}", file=sys.stderr)
+        return EXIT_UNREADABLE
     except grpc.aio.AioRpcError as error:
         print(f"cardarena audit: {error.code().name}: {error.details()}", file=sys.stderr)
         return EXIT_UNREADABLE
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "tournament": report.tournament_id,
-                    "ok": report.ok,
-                    "matches": report.matches,
-                    "audited": report.audited,
-                    "findings": report.count,
-                    "first_findings": report.findings,
-                },
-                indent=2,
-            )
-        )
+        print(json.dumps(_json(report), indent=2))
     else:
-        verdict = "all clean" if report.ok else f"{report.count} FINDINGS"
-        print(
-            f"tournament {report.tournament_id}: {report.audited} of {report.matches} match"
-            f" logs audited, the schedule and the standings recomputed: {verdict}"
-        )
+        print(_summary(report))
         for finding in report.findings:
             print(f"  {finding}")
     return EXIT_CLEAN if report.ok else EXIT_DISCREPANCY
+
+
+def _summary(report: TournamentAudit) -> str:
+    verdict = "all clean" if report.ok else f"{report.count} FINDINGS"
+    signed = {
+        "verified": "signatures verified",
+        "not checked": "signatures not checked (no --key)",
+        "FAILED": "signatures FAILED",
+    }[report.signature]
+    return (
+        f"tournament {report.tournament_id}: {report.audited} of {report.matches} match logs"
+        f" audited, {signed}, the schedule and the standings recomputed: {verdict}"
+    )
+
+
+def _json(report: TournamentAudit) -> dict[str, Any]:
+    return {
+        "tournament": report.tournament_id,
+        "ok": report.ok,
+        "matches": report.matches,
+        "audited": report.audited,
+        "signature": report.signature,
+        "findings": report.count,
+        "first_findings": report.findings,
+        "match_verdicts": report.verdicts,
+    }

@@ -3,7 +3,8 @@
 The rows are the server's (``TournamentInfo.standings``), turned back into
 :class:`cardarena.competition.Standing` so that the one table of :mod:`.reports` prints them;
 the crosstable and the stop rule follow. The JSON carries every match (id, seats, totals,
-faults, forfeits, last hash), so anyone can fetch each log, audit it, and recompute all of it.
+faults, forfeits, last hash), so anyone can fetch each log, audit it, and recompute all of it;
+and the server's ``TournamentInfo`` exactly as signed (``cardarena audit --results``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from cardarena.v1 import codec
 from cardarena.v1 import tournament_pb2 as tpb
 
 from ..bots.external.protocol import number
+from ..logs.results import INFO_FIELD, info_field
 from .reports import CSV_FIELDS, LEGEND, num_text, print_rows, standing_row
 
 HOSTED_LEGEND = LEGEND + "; forfeit: ranked last, scored the worst total at the table"
@@ -126,6 +128,9 @@ def hosted_json(info: tpb.TournamentInfo, *, server: str = "") -> dict[str, Any]
             }
             for m in info.matches
         ],
+        # Signed by the server (docs/signatures.md); the message itself, exact, for auditors.
+        "results_key_id": info.results_signature.key_id,
+        INFO_FIELD: info_field(info),
     }
 
 

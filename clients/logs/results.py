@@ -1,0 +1,66 @@
+"""A results file (``cardarena tournament --json``) as an auditor reads it.
+
+Why the file carries the server's ``TournamentInfo`` itself (``tournament_info_pb``, base64):
+its signature covers exact values (the standings' doubles, every last hash), which the
+readable fields round or re-spell; the readable part is checked against it. A file written
+before results were signed has no such field: then the tournament is fetched from its server
+and the file's pins are checked against what the server says now.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from google.protobuf.message import DecodeError
+
+from cardarena.v1 import tournament_pb2 as tpb
+
+from .files import LogUnavailable
+
+INFO_FIELD: Final = "tournament_info_pb"
+
+
+@dataclass(frozen=True)
+class ResultsFile:
+    path: Path
+    tournament_id: str
+    server: str
+    pins: dict[str, str]
+    """Each match id's last hash as the file records it (hex)."""
+    info: tpb.TournamentInfo | None
+    """The server's message embedded in the file, if it has one."""
+
+
+def info_field(info: tpb.TournamentInfo) -> str:
+    """What the writer of a results file puts under :data:`INFO_FIELD`."""
+    return base64.b64encode(info.SerializeToString(deterministic=True)).decode("ascii")
+
+
+def load_results(path: Path) -> ResultsFile:
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise LogUnavailable(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise LogUnavailable(f"{path}: not a results file: {error}") from None
+    try:
+        head = data["tournament"]
+        tournament_id = str(head["id"])
+        pins = {str(m["match_id"]): str(m["last_hash"]) for m in data["matches"] if m["match_id"]}
+    except (KeyError, TypeError) as error:
+        raise LogUnavailable(
+            f"{path}: not a results file of cardarena tournament --json (no {error})"
+        ) from None
+    info = None
+    if INFO_FIELD in data:
+        info = tpb.TournamentInfo()
+        try:
+            info.ParseFromString(base64.b64decode(data[INFO_FIELD], validate=True))
+        except (binascii.Error, DecodeError, TypeError, ValueError):
+            raise LogUnavailable(f"{path}: its {INFO_FIELD} is not a TournamentInfo") from None
+    return ResultsFile(path, tournament_id, str(head.get("server", "")), pins, info)
