@@ -108,16 +108,16 @@ def _signed_by(
     if trusted is None:
         given = ", ".join(k.key_id for k in keys)
         return (
-            f"{what} is signed by key {signer or '(none named)'}, which is none of the keys"
+            f"{what} signed by key {signer or '(none named)'}, which is none of the keys"
             f" given ({given})"
         )
     if len(signature) != SIGNATURE_SIZE or len(trusted.public_key) != PUBLIC_KEY_SIZE:
-        return f"{what}'s signature is {len(signature)} bytes, not {SIGNATURE_SIZE}"
+        return f"{what} signature is {len(signature)} bytes, not {SIGNATURE_SIZE}"
     try:
         Ed25519PublicKey.from_public_bytes(trusted.public_key).verify(signature, message)
     except InvalidSignature:
         return (
-            f"{what}'s signature does not verify with key {signer}: the signed fields were"
+            f"{what} signature does not verify with key {signer}: the signed fields were"
             " changed, or that key never signed them"
         )
     return None
@@ -146,7 +146,7 @@ def check_signature(resp: spb.GetMatchLogResponse, match_id: str, keys: list[Tru
             f" {last_hash.hex()}",
         )
     message = checkpoint_message(match_id, last_seq, last_hash, point.key_id)
-    problem = _signed_by(keys, point.key_id, bytes(point.signature), message, "the checkpoint")
+    problem = _signed_by(keys, point.key_id, bytes(point.signature), message, "the checkpoint:")
     if problem is not None:
         raise Discrepancy(None, problem)
 
@@ -157,4 +157,4 @@ def results_finding(info: tpb.TournamentInfo, keys: list[TrustedKey]) -> str | N
         return "the results carry no signature"
     signed = info.results_signature
     message = results_message(info, signed.key_id)
-    return _signed_by(keys, signed.key_id, bytes(signed.signature), message, "the results")
+    return _signed_by(keys, signed.key_id, bytes(signed.signature), message, "the results:")

@@ -136,7 +136,7 @@ def audit_fetched(
         problem = results_finding(info, keys)
         report.signature = "FAILED" if problem else "verified"
         if problem:
-            report.find(f"results: {problem}")
+            report.find(problem)
     _check_schedule(info, report)
     started = [m for m in info.matches if m.match_id]
     jobs = [_job(line, logs.get(line.match_id), keys) for line in started]
