@@ -22,7 +22,7 @@ from cardarena.v1 import service_pb2, tournament_pb2
 
 from . import metrics
 from .api import Access, MatchService, TournamentService, add_service
-from .api.grpcweb import MAX_MESSAGE_BYTES, GrpcWebGateway
+from .api.grpcweb import MAX_MESSAGE_BYTES, WEB_ROOT, GrpcWebGateway
 from .api.peers import Peers
 from .hosting import Arena, HostedMatch
 from .hosting.arena import WAITING_EXPIRY_SECONDS
@@ -32,8 +32,6 @@ from .tournaments import Tournaments
 
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
 TOURNAMENT_SERVICE = tournament_pb2.DESCRIPTOR.services_by_name["TournamentService"]
-# The browser app (clients/web), served by the gRPC-Web gateway.
-WEB_ROOT = Path(__file__).resolve().parents[1] / "clients" / "web"
 
 GRPC_OPTIONS = [
     # One server per port unless deliberately configured otherwise: no silent cross-talk.
@@ -202,6 +200,7 @@ class Server:
             web_host, web_port = self.config.web.rsplit(":", 1)
             self.web = GrpcWebGateway(f"{local}:{self.port}", self.config.web_root)
             self.web_port = await self.web.start(web_host.strip("[]"), int(web_port))
+            web_log(self.web, web_host, self.web_port)
         logger.info(
             "listening",
             address=f"{host}:{self.port}",
@@ -255,6 +254,15 @@ def server_signer(config: ServeConfig) -> Signer:
     if config.signing_key is not None:
         return load_signer(config.signing_key)
     return signer_in(config.data_dir)
+
+
+def web_log(web: GrpcWebGateway, host: str, port: int) -> None:
+    """Say where the browser app is served, or why it cannot be: a 404 alone says nothing."""
+    log = structlog.get_logger("cardarena.server")
+    if web.app_missing is None:
+        log.info("web_app_served", url=f"http://{host}:{port}/", root=str(web.static_dir))
+    else:
+        log.warning("web_app_missing", reason=web.app_missing, grpc_web_port=port)
 
 
 async def run(config: ServeConfig) -> None:

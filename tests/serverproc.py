@@ -24,7 +24,8 @@ START_TIMEOUT = 20.0
 
 class ServerProcess:
     """``cardarena serve`` in a subprocess; ``address`` (and ``web_address`` with ``web``,
-    ``metrics_port`` with ``metrics``) once it listens."""
+    ``metrics_port`` with ``metrics``) once it listens. ``cardarena`` is the command, by
+    default this interpreter's (another venv's, to test an installed wheel)."""
 
     def __init__(
         self,
@@ -34,7 +35,9 @@ class ServerProcess:
         web: str | None = None,
         metrics: bool = False,
         extra: Sequence[str] = (),
+        cardarena: Path = CARDARENA,
     ) -> None:
+        self.cardarena = cardarena
         self.data_dir = data_dir
         self.extra = list(extra)
         self.listen = listen
@@ -52,7 +55,7 @@ class ServerProcess:
         with self.stderr_path.open("a") as stderr:  # the child keeps its own descriptor
             self.process = subprocess.Popen(
                 [
-                    str(CARDARENA),
+                    str(self.cardarena),
                     "serve",
                     "--listen",
                     self.listen,

@@ -26,6 +26,7 @@ One concern a module, each importing only those before it::
     frames      gRPC-Web framing, base64 text mode, the Reply written to a browser
     connection  one connection: timeouts on every read and write, the error answers
     proxy       forwarding one call to the gRPC server and relaying its answer
+    webapp      where the browser app is installed, and whether it can be served
     gateway     the accept loop, the connection cap, routing and static files
 """
 
@@ -34,5 +35,6 @@ from __future__ import annotations
 from .frames import MAX_MESSAGE_BYTES
 from .gateway import GrpcWebGateway
 from .throttle import LogThrottle
+from .webapp import WEB_ROOT
 
-__all__ = ["MAX_MESSAGE_BYTES", "GrpcWebGateway", "LogThrottle"]
+__all__ = ["MAX_MESSAGE_BYTES", "WEB_ROOT", "GrpcWebGateway", "LogThrottle"]

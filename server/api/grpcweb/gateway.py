@@ -24,6 +24,7 @@ from .frames import MAX_MESSAGE_BYTES
 from .http import MAX_HEAD_BYTES, BadRequest, Request, TooLarge
 from .proxy import forward
 from .throttle import LogThrottle
+from .webapp import missing
 
 MAX_CONNECTIONS = 256
 HEADER_TIMEOUT = 10.0
@@ -79,6 +80,8 @@ class GrpcWebGateway:
     ) -> None:
         self.target = target
         self.static_dir = static_dir.resolve() if static_dir is not None else None
+        # Why the app cannot be served (said at start-up and in every 404); None: it can.
+        self.app_missing = "no web app configured" if static_dir is None else missing(static_dir)
         self.max_connections = max_connections
         self.header_timeout = header_timeout
         self.read_timeout = read_timeout
@@ -213,14 +216,20 @@ class GrpcWebGateway:
         return True
 
     def _static_file(self, path: str) -> Path | None:
-        """The file under the web root that ``path`` names, if there is one."""
+        """The file under the web root that ``path`` names, if there is one.
+
+        The path is checked by its words, not by resolving links: no ``.`` or ``..``
+        segment may climb out of the root. Links inside the root are the installer's (an
+        editable install links each file back to the checkout) and are followed."""
         assert self.static_dir is not None
-        relative = urllib.parse.unquote(path).lstrip("/") or "index.html"
+        parts = [part for part in urllib.parse.unquote(path).split("/") if part]
+        if any(part in (".", "..") or "\\" in part for part in parts):
+            return None
         try:
-            candidate = (self.static_dir / relative).resolve()
+            candidate = self.static_dir.joinpath(*parts)
             if candidate.is_dir():
                 candidate = candidate / "index.html"
-            if candidate.is_relative_to(self.static_dir) and candidate.is_file():
+            if candidate.is_file():
                 return candidate
         except (OSError, ValueError):  # a name too long for the file system, say
             pass
@@ -232,7 +241,11 @@ class GrpcWebGateway:
             return
         candidate = self._static_file(request.path)
         if candidate is None:
-            await conn.respond(404, "text/plain", b"not found\n")
+            # The reason names server paths: it goes to the log, not to a stranger.
+            why = b"; the web app is not installed on this server (see its log)"
+            await conn.respond(
+                404, "text/plain", b"not found" + (why if self.app_missing else b"") + b"\n"
+            )
             return
         kind = STATIC_TYPES.get(candidate.suffix) or mimetypes.guess_type(candidate.name)[0]
         body = candidate.read_bytes()

@@ -984,6 +984,13 @@ export declare type GetMatchLogResponse = Message<"cardarena.v1.GetMatchLogRespo
    * @generated from field: bytes seed = 3;
    */
   seed: Uint8Array;
+
+  /**
+   * The server's signature over the log's last entry (absent from a server without keys).
+   *
+   * @generated from field: cardarena.v1.Checkpoint checkpoint = 4;
+   */
+  checkpoint?: Checkpoint | undefined;
 };
 
 /**
@@ -991,6 +998,135 @@ export declare type GetMatchLogResponse = Message<"cardarena.v1.GetMatchLogRespo
  * Use `create(GetMatchLogResponseSchema)` to create a new message.
  */
 export declare const GetMatchLogResponseSchema: GenMessage<GetMatchLogResponse>;
+
+/**
+ * A signed statement "the log of match_id ends at last_seq with hash last_hash", made when
+ * the match ended. Ed25519 over the bytes
+ *   "cardarena-checkpoint-v1" 0x00 || u32be(len(match_id)) || match_id (UTF-8)
+ *   || u64be(last_seq) || u32be(len(last_hash)) || last_hash || u32be(len(key_id)) || key_id
+ * by the key whose id is key_id. Not a log event: the chain is unchanged by it.
+ *
+ * @generated from message cardarena.v1.Checkpoint
+ */
+export declare type Checkpoint = Message<"cardarena.v1.Checkpoint"> & {
+  /**
+   * @generated from field: string match_id = 1;
+   */
+  matchId: string;
+
+  /**
+   * @generated from field: uint64 last_seq = 2;
+   */
+  lastSeq: bigint;
+
+  /**
+   * @generated from field: bytes last_hash = 3;
+   */
+  lastHash: Uint8Array;
+
+  /**
+   * @generated from field: string key_id = 4;
+   */
+  keyId: string;
+
+  /**
+   * 64 bytes.
+   *
+   * @generated from field: bytes signature = 5;
+   */
+  signature: Uint8Array;
+};
+
+/**
+ * Describes the message cardarena.v1.Checkpoint.
+ * Use `create(CheckpointSchema)` to create a new message.
+ */
+export declare const CheckpointSchema: GenMessage<Checkpoint>;
+
+/**
+ * A tournament's signed results: Ed25519 by key_id over the bytes docs/signatures.md gives
+ * (the tournament id, its seed commitment, every match's id, status and last hash, and the
+ * standings).
+ *
+ * @generated from message cardarena.v1.ResultsSignature
+ */
+export declare type ResultsSignature = Message<"cardarena.v1.ResultsSignature"> & {
+  /**
+   * @generated from field: string key_id = 1;
+   */
+  keyId: string;
+
+  /**
+   * @generated from field: bytes signature = 2;
+   */
+  signature: Uint8Array;
+};
+
+/**
+ * Describes the message cardarena.v1.ResultsSignature.
+ * Use `create(ResultsSignatureSchema)` to create a new message.
+ */
+export declare const ResultsSignatureSchema: GenMessage<ResultsSignature>;
+
+/**
+ * @generated from message cardarena.v1.PublicKey
+ */
+export declare type PublicKey = Message<"cardarena.v1.PublicKey"> & {
+  /**
+   * The first 16 hex digits of SHA-256(public_key).
+   *
+   * @generated from field: string key_id = 1;
+   */
+  keyId: string;
+
+  /**
+   * The raw 32-byte Ed25519 public key.
+   *
+   * @generated from field: bytes public_key = 2;
+   */
+  publicKey: Uint8Array;
+
+  /**
+   * @generated from field: int64 created_unix_ms = 3;
+   */
+  createdUnixMs: bigint;
+};
+
+/**
+ * Describes the message cardarena.v1.PublicKey.
+ * Use `create(PublicKeySchema)` to create a new message.
+ */
+export declare const PublicKeySchema: GenMessage<PublicKey>;
+
+/**
+ * @generated from message cardarena.v1.GetPublicKeysRequest
+ */
+export declare type GetPublicKeysRequest = Message<"cardarena.v1.GetPublicKeysRequest"> & {
+};
+
+/**
+ * Describes the message cardarena.v1.GetPublicKeysRequest.
+ * Use `create(GetPublicKeysRequestSchema)` to create a new message.
+ */
+export declare const GetPublicKeysRequestSchema: GenMessage<GetPublicKeysRequest>;
+
+/**
+ * @generated from message cardarena.v1.GetPublicKeysResponse
+ */
+export declare type GetPublicKeysResponse = Message<"cardarena.v1.GetPublicKeysResponse"> & {
+  /**
+   * The key this server signs with now first, then every other one, newest first.
+   *
+   * @generated from field: repeated cardarena.v1.PublicKey keys = 1;
+   */
+  keys: PublicKey[];
+};
+
+/**
+ * Describes the message cardarena.v1.GetPublicKeysResponse.
+ * Use `create(GetPublicKeysResponseSchema)` to create a new message.
+ */
+export declare const GetPublicKeysResponseSchema: GenMessage<GetPublicKeysResponse>;
 
 /**
  * @generated from enum cardarena.v1.MatchStatus
@@ -1137,6 +1273,18 @@ export declare const MatchService: GenService<{
     methodKind: "unary";
     input: typeof CancelMatchRequestSchema;
     output: typeof CancelMatchResponseSchema;
+  },
+  /**
+   * The public keys that sign checkpoints and tournament results, the current one first:
+   * every key the server (or any replica sharing its store) has signed with, so logs signed
+   * before a rotation stay verifiable. Take a key you trust from the operator, not from here.
+   *
+   * @generated from rpc cardarena.v1.MatchService.GetPublicKeys
+   */
+  getPublicKeys: {
+    methodKind: "unary";
+    input: typeof GetPublicKeysRequestSchema;
+    output: typeof GetPublicKeysResponseSchema;
   },
 }>;
 

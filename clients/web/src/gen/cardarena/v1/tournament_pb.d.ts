@@ -12,7 +12,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
-import type { MatchStatus, TimeControl } from "./service_pb.js";
+import type { MatchStatus, ResultsSignature, TimeControl } from "./service_pb.js";
 import type { Score } from "./game_pb.js";
 
 /**
@@ -669,6 +669,13 @@ export declare type TournamentInfo = Message<"cardarena.v1.TournamentInfo"> & {
    * @generated from field: repeated cardarena.v1.TournamentMatch matches = 26;
    */
   matches: TournamentMatch[];
+
+  /**
+   * Once it ended: the server's signature over its results (docs/signatures.md).
+   *
+   * @generated from field: cardarena.v1.ResultsSignature results_signature = 27;
+   */
+  resultsSignature?: ResultsSignature | undefined;
 };
 
 /**
