@@ -1,0 +1,133 @@
+"""Auditor speed benchmark: events audited per second, next to the engine replaying the same logs.
+
+Why: a skeptic audits a whole tournament, thousands of logs, and the auditor does much more
+than replay (canonical decoding, the chain, MatchInfo, the server's events, faults), so its
+throughput needs a number and a yardstick. The yardstick is the engine alone replaying the
+same logs (``cardarena.engine.replay`` over events decoded beforehand, deals recomputed from
+the seed): the cost of the rules themselves, which no check can avoid. It is a benchmark run
+on purpose, not a test: it asserts nothing about speed.
+
+What it measures. It plays ``--matches`` random matches of each game (``cardarena.clients.play``
+with seeded random bots, so every run audits the same logs), each log exactly as a server
+returns it; then, in ``--rounds`` rounds, it times ``audit_log`` over every log (in this
+process, one log after another, each round from a cold start: the decoder's memo of payloads
+already shown canonical is emptied first, so a round costs what auditing new logs costs) and ``replay`` over the same logs, and prints for each game
+and in all the medians over rounds of events per second (entries of the log) and their ratio.
+Every audit must come out clean (exit 1 otherwise: a fast auditor that fails is no result).
+
+How to run (from the repository root)::
+
+    .venv/bin/python scripts/bench_audit.py                    # every game, about a minute
+    .venv/bin/python scripts/bench_audit.py --games hexathlon --matches 20 --rounds 3
+    .venv/bin/python scripts/bench_audit.py --profile hexathlon     # where the time goes
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import hashlib
+import pstats
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cardarena.clients import RandomBot, play
+from cardarena.clients.audit import audit_log, canonical
+from cardarena.engine import GAMES, replay
+from cardarena.engine import events as ev
+from cardarena.v1 import codec
+from cardarena.v1 import game_pb2 as pb
+from cardarena.v1 import service_pb2 as spb
+
+PLAYERS = {"pentathlon": 4, "hexathlon": 4, "heptathlon": 4, "crazy_sixes": 4, "triathlon": 3}
+
+
+@dataclass
+class Logs:
+    game: str
+    logs: list[spb.GetMatchLogResponse]
+    decoded: list[tuple[list[ev.Event], bytes]]
+
+    @property
+    def events(self) -> int:
+        return sum(len(log.entries) for log in self.logs)
+
+
+def make_logs(game: str, matches: int) -> Logs:
+    players = PLAYERS.get(game, GAMES[game].default_players)
+    logs = []
+    for n in range(matches):
+        seed = hashlib.sha256(f"bench-audit/{game}/{n}".encode()).digest()
+        bots = [RandomBot(seed=int.from_bytes(seed[:8], "big") + s) for s in range(players)]
+        logs.append(play(game, bots, seed=seed, match_id=f"{game}-{n}"))
+    decoded = []
+    for log in logs:
+        events = [codec.event_from_pb(pb.Event.FromString(e.event)) for e in log.entries]
+        decoded.append(([e for e in events if e is not None], bytes(log.seed)))
+    return Logs(game, logs, decoded)
+
+
+def time_audits(logs: Logs) -> float:
+    canonical.forget()  # each round audits the logs as new ones: nothing shown canonical yet
+    started = time.perf_counter()
+    for log in logs.logs:
+        report = audit_log(log)
+        if not report.ok:
+            sys.exit(f"{log.match.match_id} does not audit clean: {report.failure}")
+    return time.perf_counter() - started
+
+
+def time_replays(logs: Logs) -> float:
+    started = time.perf_counter()
+    for events, seed in logs.decoded:
+        replay(events, seed=seed)
+    return time.perf_counter() - started
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--games", nargs="+", default=list(PLAYERS), choices=list(GAMES))
+    parser.add_argument("--matches", type=int, default=40, help="logs per game (default 40)")
+    parser.add_argument("--rounds", type=int, default=5, help="timed rounds (default 5)")
+    parser.add_argument("--profile", choices=list(GAMES), help="profile the audits of one game")
+    args = parser.parse_args(argv)
+    if args.profile:
+        logs = make_logs(args.profile, args.matches)
+        profiler = cProfile.Profile()
+        profiler.runcall(time_audits, logs)
+        stats = pstats.Stats(profiler).strip_dirs()
+        stats.sort_stats("cumulative").print_stats(25)
+        stats.sort_stats("tottime").print_stats(20)
+        return 0
+    sets = [make_logs(game, args.matches) for game in args.games]
+    audit_s: dict[str, list[float]] = {s.game: [] for s in sets}
+    replay_s: dict[str, list[float]] = {s.game: [] for s in sets}
+    for _ in range(args.rounds):  # interleaved, so that each game sees the machine's moods
+        for logs in sets:
+            audit_s[logs.game].append(time_audits(logs))
+            replay_s[logs.game].append(time_replays(logs))
+    print(f"{'game':<12} {'logs':>5} {'events':>7} {'audit ev/s':>11} {'replay ev/s':>12} ratio")
+    for logs in sets:
+        audit = logs.events / statistics.median(audit_s[logs.game])
+        engine = logs.events / statistics.median(replay_s[logs.game])
+        print(
+            f"{logs.game:<12} {len(logs.logs):>5} {logs.events:>7} {audit:>11,.0f}"
+            f" {engine:>12,.0f} {audit / engine:5.2f}"
+        )
+    events = sum(s.events for s in sets)
+    rounds = range(args.rounds)
+    audit = events / statistics.median(sum(audit_s[s.game][r] for s in sets) for r in rounds)
+    engine = events / statistics.median(sum(replay_s[s.game][r] for s in sets) for r in rounds)
+    print(
+        f"{'all':<12} {sum(len(s.logs) for s in sets):>5} {events:>7} {audit:>11,.0f}"
+        f" {engine:>12,.0f} {audit / engine:5.2f}"
+    )
+    print(f"medians of {args.rounds} rounds; audit: cardarena.clients.audit.audit_log in-process")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+"""The decoder's memo of payloads shown canonical (clients/audit/canonical.py) changes no
+verdict: a payload seen canonical is accepted again only behind its seq's canonical prefix,
+and any other byte (an unknown field, a padded seq varint) still takes the full check."""
+
+from __future__ import annotations
+
+import pytest
+
+from cardarena.clients.audit import canonical
+from cardarena.clients.audit.canonical import NotCanonical, decode_entry
+from cardarena.v1 import game_pb2 as pb
+
+from .audit_support import base_one_deal
+
+
+def card_play() -> tuple[pb.Event, bytes]:
+    for entry in base_one_deal().resp.entries:
+        event = pb.Event.FromString(entry.event)
+        if event.WhichOneof("kind") == "card_played":
+            return event, bytes(entry.event)
+    raise AssertionError("no card played")
+
+
+def test_a_payload_shown_canonical_is_accepted_at_another_seq_and_nothing_else() -> None:
+    canonical.forget()
+    event, raw = card_play()
+    first = decode_entry(event, raw)
+    moved = pb.Event()
+    moved.CopyFrom(event)
+    moved.seq = event.seq + 1000  # the same payload later in a log: a memo hit
+    again = moved.SerializeToString(deterministic=True)
+    assert decode_entry(pb.Event.FromString(again), again) is first
+    padded = b"\x08" + bytes([0x80 | (event.seq & 0x7F), event.seq >> 7]) + raw[2:]
+    assert pb.Event.FromString(padded).seq == event.seq and padded != raw
+    with pytest.raises(NotCanonical, match="bytes are not its canonical encoding"):
+        decode_entry(pb.Event.FromString(padded), padded)
+    unknown = raw + b"\xa8\x1f\x01"  # field 501, a varint this protocol does not define
+    with pytest.raises(NotCanonical, match="fields this protocol does not define"):
+        decode_entry(pb.Event.FromString(unknown), unknown)
