@@ -11,7 +11,7 @@ command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
     exit 1
 }
 
-EXTRAS=${CARDARENA_EXTRAS:-dev}
+EXTRAS=${CARDARENA_EXTRAS:-dev,openspiel,pettingzoo}
 stamp=.venv/.cardarena-installed
 want=$( { echo "$EXTRAS"; cat pyproject.toml; find engine competition server clients proto -name '*.py' -o -name 'py.typed' | sort; } | sha256sum | cut -d' ' -f1)
 

@@ -1,0 +1,158 @@
+"""A match whose chance is played from outside: OpenSpiel's chance nodes.
+
+OpenSpiel wants chance as explicit nodes, each with its outcomes and their probabilities
+summing to 1. The engine's chance is a 32-byte seed read through the fair-deal stream
+(RULES.md §4); its outcomes, the seeds, cannot be listed (2^256 of them), and a sample of
+them would be a different game, so the seed is not the chance node. Instead, each random
+event is its own node:
+
+* a random first dealer: one node, ``uniform(n)`` over the seats;
+* a random trump: one node, ``uniform(4)`` over the suits ``C D H S``;
+* a deal: one node per card, in dealing order, each uniform over the cards not yet dealt:
+  card ``k`` goes to seat ``(dealer + 1 + k) mod n``, as after a shuffle (RULES.md §4). Drawing
+  each next card uniformly from the rest *is* a uniform shuffle, so the hands have exactly the
+  distribution of the fair-deal stream's; and no node has more than 55 outcomes (112 ids).
+
+The deal is handed to the engine whole, when its last card is drawn
+(:meth:`~cardarena.engine.Match.resolve`), which checks it as it checks a log's deal. Nobody
+acts until then, so no seat ever sees a part of a deal.
+
+With a ``seed`` (32 bytes) the nodes stay, each with the one outcome of probability 1 that the
+fair-deal stream gives: the match is then exactly the one a cardarena server deals from that
+seed, card for card (a logged match can be reproduced and studied).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cardarena.engine import CardSet, Match, MatchSetup, RandomStream
+from cardarena.engine.decks import hand_sizes
+from cardarena.engine.events import DealerDrawn, Dealt, MatchStarted, TrumpDrawn
+from cardarena.engine.fairdeal import DEALER_LABEL, check_seed, deal_label, trump_label
+
+from .clone import clone_match
+
+DEALER = "dealer"
+TRUMP = "trump"
+DEAL = "deal"
+
+
+class ChanceMatch:
+    """An engine match plus the deal in progress; chance outcomes in, engine events out."""
+
+    __slots__ = ("_order", "dealt", "history", "match", "seed", "setup")
+
+    def __init__(self, match_setup: MatchSetup, *, seed: bytes | None = None) -> None:
+        started = MatchStarted(match_setup.game, match_setup.players, match_setup.options, "")
+        self.setup = match_setup
+        self.match = Match.from_start(started)
+        self.seed = None if seed is None else check_seed(seed)
+        self.dealt: list[int] = []
+        """The cards of the pending deal drawn so far, in dealing order."""
+        self.history: list[int] = []
+        """Every chance outcome and action taken, in order: what a pickled copy replays."""
+        self._order: list[int] | None = None
+
+    def __getstate__(self) -> tuple[MatchSetup, bytes | None, list[int]]:
+        """Pickled as its setup and history (OpenSpiel serialises a state by pickling its
+        attributes; the engine's game specs hold cached functions that do not pickle)."""
+        return self.setup, self.seed, self.history
+
+    def __setstate__(self, state: tuple[MatchSetup, bytes | None, list[int]]) -> None:
+        match_setup, seed, history = state
+        ChanceMatch.__init__(self, match_setup, seed=seed)
+        for step in history:
+            self.step(step)
+
+    def step(self, value: int) -> None:
+        """Take ``value``: the pending chance node's outcome, or the seat to act's action."""
+        if self.is_chance:
+            self.apply(value)
+        else:
+            match = self.match
+            if match.to_act is None:
+                raise ValueError("the match is over")
+            match.apply(match.to_act, value)
+            self.history.append(value)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ChanceMatch:
+        """OpenSpiel copies a state by deep-copying its attributes at every step of a search:
+        the match is copied by :func:`.clone.clone_match`, in a fraction of the time."""
+        other = ChanceMatch.__new__(ChanceMatch)
+        other.setup = self.setup
+        other.history = list(self.history)
+        other.match = clone_match(self.match)
+        other.seed = self.seed
+        other.dealt = list(self.dealt)
+        other._order = None if self._order is None else list(self._order)
+        return other
+
+    @property
+    def is_chance(self) -> bool:
+        return not self.match.over and self.match.pending is not None
+
+    def outcomes(self) -> list[tuple[int, float]]:
+        """The pending chance node's outcomes with their probabilities (they sum to 1)."""
+        match = self.match
+        pending = match.pending
+        if match.over or pending is None:
+            return []
+        if self.seed is not None:
+            return [(self._seeded(), 1.0)]
+        if pending == DEALER:
+            choices = list(range(match.players))
+        elif pending == TRUMP:
+            choices = [0, 1, 2, 3]
+        else:
+            assert match.plan is not None
+            taken = set(self.dealt)
+            choices = [card for card in sorted(match.plan.deck) if card not in taken]
+        p = 1.0 / len(choices)
+        return [(c, p) for c in choices]
+
+    def _seeded(self) -> int:
+        """The outcome the fair-deal stream gives the pending node (the engine's own draws)."""
+        assert self.seed is not None
+        match = self.match
+        if match.pending == DEALER:
+            return RandomStream(self.seed, DEALER_LABEL).uniform(match.players)
+        if match.pending == TRUMP:
+            return RandomStream(self.seed, trump_label(match.round_index)).uniform(4)
+        if self._order is None:
+            assert match.plan is not None
+            stream = RandomStream(self.seed, deal_label(match.round_index))
+            self._order = stream.shuffle(match.plan.deck)
+        return self._order[len(self.dealt)]
+
+    def apply(self, outcome: int) -> None:
+        """Take ``outcome`` at the pending node; raises ``ValueError`` if it is not one of its."""
+        if outcome not in {o for o, _ in self.outcomes()}:
+            raise ValueError(f"{outcome!r} is not an outcome of this chance node")
+        match = self.match
+        self.history.append(outcome)
+        if match.pending == DEALER:
+            match.resolve(DealerDrawn(outcome))
+        elif match.pending == TRUMP:
+            match.resolve(TrumpDrawn(match.round_index, outcome))
+        else:
+            self.dealt.append(outcome)
+            assert match.plan is not None
+            if len(self.dealt) == len(match.plan.deck):
+                self._deal()
+
+    def _deal(self) -> None:
+        match = self.match
+        players = match.players
+        hands = [0] * players
+        for k, card in enumerate(self.dealt):
+            hands[(match.dealer + 1 + k) % players] |= 1 << card
+        sizes = hand_sizes(len(self.dealt), match.dealer, players)
+        self.dealt = []
+        self._order = None
+        match.resolve(Dealt(match.round_index, tuple(map(CardSet, hands)), sizes))
+
+    def deal_target(self) -> int:
+        """The seat the next card of the pending deal goes to (for the chance action's name)."""
+        match = self.match
+        return (match.dealer + 1 + len(self.dealt)) % match.players

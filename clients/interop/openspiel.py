@@ -1,0 +1,230 @@
+"""Every cardarena game as an OpenSpiel Python game (``pip install 'cardarena[openspiel]'``).
+
+>>> import pyspiel
+>>> from cardarena.clients.interop import openspiel
+>>> openspiel.register()
+>>> game = pyspiel.load_game("cardarena_hexathlon", {"players": 3})
+
+Each game is registered as ``cardarena_<name>``; its parameters are those of :mod:`.params`
+(``players``, ``options`` as JSON, the top-level scalar options, ``first_dealer``, ``rounds``
+for the Norwegian games) plus ``seed`` (64 hex digits, empty by default). Without a seed,
+chance is a node per random event and a node per dealt card (see :mod:`.chance`); with one,
+each node has the single outcome the fair-deal stream gives, so the match is the one a
+server deals from that seed.
+
+* **Actions** are the engine's own action ids (cards ``0..54`` and ``64..111``, ``pass`` 120,
+  ``exclude:<suit>`` 124+, ``trump:<suit>`` 128+): ``num_distinct_actions`` is 132 in every
+  game, and a state's legal actions are the engine's, sorted. Chance outcomes are card ids
+  (a deal), suits ``0..3`` (a trump draw) or seats (a first dealer).
+* **Returns** are the engine's totals, exact scores as floats, negated in the games that the
+  lowest total wins (pentathlon, hexathlon, heptathlon), so higher is better everywhere; they
+  are 0 until the match ends (a terminal reward model, as OpenSpiel's MCTS requires).
+  ``min_utility``/``max_utility`` are true bounds for the options (:mod:`.bounds`).
+* **Observations** (:mod:`.encoding`) are built from the engine's views only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyspiel
+
+from cardarena.engine import GAMES, MatchSetup, describe
+from cardarena.engine.actions import MAX_ACTION
+from cardarena.engine.cards import MAX_CARD, card_code
+
+from .bounds import bounds, signed
+from .chance import DEAL, DEALER, TRUMP, ChanceMatch
+from .encoding import InformationStrings, Layout, auditor_string, observation_string
+from .params import SEED, ParameterError, defaults, setup_of
+
+PREFIX = "cardarena_"
+NUM_ACTIONS = MAX_ACTION + 1
+CHANCE_OUTCOMES = MAX_CARD + 1
+
+
+def short_name(game: str) -> str:
+    return PREFIX + game
+
+
+def game_type(game: str) -> pyspiel.GameType:
+    spec = GAMES[game]
+    return pyspiel.GameType(
+        short_name=short_name(game),
+        long_name=f"cardarena {spec.title}",
+        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+        chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+        information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+        utility=pyspiel.GameType.Utility.GENERAL_SUM,
+        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+        max_num_players=max(spec.players),
+        min_num_players=min(spec.players),
+        provides_information_state_string=True,
+        provides_information_state_tensor=True,
+        provides_observation_string=True,
+        provides_observation_tensor=True,
+        parameter_specification={**defaults(game), SEED: ""},
+    )
+
+
+def _seed(text: str) -> bytes | None:
+    if not text:
+        return None
+    try:
+        seed = bytes.fromhex(text)
+    except ValueError:
+        seed = b""
+    if len(seed) != 32:
+        raise ParameterError("parameter seed must be 64 hex digits (32 bytes), or empty")
+    return seed
+
+
+class CardGame(pyspiel.Game):  # type: ignore[misc]
+    """One cardarena game with one set of parameters."""
+
+    def __init__(self, params: dict[str, Any] | None = None, *, game: str) -> None:
+        given = dict(params or {})
+        self.name = game
+        self.seed = _seed(str(given.pop(SEED, "")))
+        self.setup: MatchSetup = setup_of(game, given)
+        self.layout = Layout(self.setup)
+        self.strings = InformationStrings()
+        limits = bounds(self.setup)
+        low, high = signed((limits.low, limits.high), lowest_wins=GAMES[game].lowest_wins)
+        info = pyspiel.GameInfo(
+            num_distinct_actions=NUM_ACTIONS,
+            max_chance_outcomes=CHANCE_OUTCOMES,
+            num_players=self.setup.players,
+            min_utility=float(min(low, high)),
+            max_utility=float(max(low, high, min(low, high) + 1)),
+            utility_sum=None,
+            max_game_length=limits.decisions,
+        )
+        super().__init__(game_type(game), info, params or {})
+
+    def new_initial_state(self) -> CardState:
+        return CardState(self)
+
+    def make_py_observer(
+        self, iig_obs_type: pyspiel.IIGObservationType | None = None, params: Any = None
+    ) -> CardObserver:
+        recall = iig_obs_type is not None and iig_obs_type.perfect_recall
+        if iig_obs_type is not None and (
+            iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER
+            or not iig_obs_type.public_info
+        ):
+            raise ValueError("cardarena games observe for one seat: its hand and the table")
+        return CardObserver(self.layout, recall=recall, strings=self.strings)
+
+
+class CardState(pyspiel.State):  # type: ignore[misc]
+    """A match in progress; the engine plays it, chance comes from the outside (or the seed)."""
+
+    def __init__(self, game: CardGame) -> None:
+        super().__init__(game)
+        self.table = ChanceMatch(game.setup, seed=game.seed)
+        self.lowest_wins = GAMES[game.name].lowest_wins
+
+    def current_player(self) -> int:
+        match = self.table.match
+        if match.over:
+            return int(pyspiel.PlayerId.TERMINAL)
+        if self.table.is_chance:
+            return int(pyspiel.PlayerId.CHANCE)
+        assert match.to_act is not None
+        return match.to_act
+
+    def _legal_actions(self, player: int) -> list[int]:
+        match = self.table.match
+        return match.legal_actions() if player == match.to_act else []
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        return self.table.outcomes()
+
+    def _apply_action(self, action: int) -> None:
+        self.table.step(action)
+
+    def _action_to_string(self, player: int, action: int) -> str:
+        if player != pyspiel.PlayerId.CHANCE:
+            return describe(action)
+        pending = self.table.match.pending
+        if pending == DEALER:
+            return f"first dealer: seat {action}"
+        if pending == TRUMP:
+            return f"trump drawn: {'CDHS'[action]}"
+        if pending == DEAL:
+            return f"deal {card_name(action)} to seat {self.table.deal_target()}"
+        return f"chance {action}"
+
+    def is_terminal(self) -> bool:
+        return self.table.match.over
+
+    def returns(self) -> list[float]:
+        match = self.table.match
+        if not match.over:
+            return [0.0] * match.players
+        totals = tuple(float(t) for t in match.totals)
+        return signed(totals, lowest_wins=self.lowest_wins)
+
+    def __str__(self) -> str:
+        """The whole state, hidden cards included: OpenSpiel's string for people and for
+        comparing a state with its copy (the auditor's view, and the deal in progress)."""
+        table = self.table
+        dealt = " ".join(map(card_name, table.dealt))
+        return f"{auditor_string(table.match)}; actions={len(table.history)}; dealing={dealt}"
+
+
+def card_name(card: int) -> str:
+    """A card's code, the Jokers told apart (chance deals each of the three)."""
+    return f"{card_code(card)}#{card}" if card_code(card) == "JK" else card_code(card)
+
+
+class CardObserver:
+    """OpenSpiel's observer interface (``tensor``, ``dict``, ``set_from``, ``string_from``)."""
+
+    def __init__(self, layout: Layout, *, recall: bool, strings: InformationStrings) -> None:
+        self.layout = layout
+        self.strings = strings
+        self.recall = recall
+        size = layout.information_size if recall else layout.observation_size
+        self.tensor = np.zeros(size, np.float32)
+        self.dict: dict[str, Any] = {}
+        offset = 0
+        for name, shape in layout.shapes(recall=recall).items():
+            count = int(np.prod(shape))
+            self.dict[name] = self.tensor[offset : offset + count].reshape(shape)
+            offset += count
+
+    def set_from(self, state: CardState, player: int) -> None:
+        match = state.table.match
+        if self.recall:
+            self.layout.information(match, player, self.tensor)
+        else:
+            self.layout.observation(match, player, self.tensor)
+
+    def string_from(self, state: CardState, player: int) -> str:
+        match = state.table.match
+        if self.recall:
+            return self.strings(match, player)
+        return observation_string(match, player)
+
+
+def _factory(game: str) -> type[CardGame]:
+    def init(self: CardGame, params: dict[str, Any] | None = None) -> None:
+        CardGame.__init__(self, params, game=game)
+
+    return type(f"CardGame_{game}", (CardGame,), {"__init__": init})
+
+
+_registered: set[str] = set()
+
+
+def register() -> list[str]:
+    """Register every game with ``pyspiel`` (once; later calls do nothing) and return their
+    short names."""
+    for game in GAMES:
+        if game not in _registered:
+            pyspiel.register_game(game_type(game), _factory(game))
+            _registered.add(game)
+    return [short_name(g) for g in GAMES]
