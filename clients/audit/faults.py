@@ -17,6 +17,13 @@ recount them and hold each entry to the rules of docs/protocol.md, "Faults and f
 The server check (before this one) has already held every time-out to the seat to act and
 its default action, so here only the faults are judged. MatchInfo's ``faults`` and
 ``forfeited`` of each seat are the fold's at the end.
+
+Why the rules are followed only for some logs: the match's state is needed to judge a
+SeatFaulted (the seat to act, what the rules refuse, whether the match is over) or a
+SeatForfeited (the end, and no such entry amid an action's consequences, which only the
+rules count). A log without either has nothing for the state to judge (its time-outs are
+counted from the entries alone), and the replay check has already followed the rules through
+it, so the walk does not play it a second time.
 """
 
 from __future__ import annotations
@@ -39,6 +46,8 @@ TURN_ENDS: Final = frozenset(
 refused action logged again after one of them."""
 
 ENDS: Final = frozenset({"match_ended", "match_cancelled", "seed_revealed"})
+JUDGED: Final = frozenset({"seat_faulted", "seat_forfeited"})
+"""The entries that only the match's state can judge."""
 FAULT_KINDS: Final = {
     pb.FAULT_KIND_REFUSED_ACTION: "refused action",
     pb.FAULT_KIND_DISCONNECTED: "disconnect",
@@ -68,8 +77,12 @@ class FaultWalk:
         """Entries still to come of the last action's consequences (a fault cannot sit there)."""
         self.action_at = 0
         self.ended: int | None = None
+        self.playing = True
+        """Whether the walk follows the rules (see the module): only a log with an entry the
+        match's state judges needs it."""
 
     def walk(self, events: list[pb.Event], decoded: list[ev.Event | None]) -> None:
+        self.playing = any(e.WhichOneof("kind") in JUDGED for e in events)
         for n, (event, engine_event) in enumerate(zip(events, decoded, strict=True), 1):
             self.take(n, event, engine_event)
 
@@ -98,7 +111,9 @@ class FaultWalk:
             self._forfeited(n, event.seat_forfeited)
         elif kind in ENDS and self.ended is None:
             self.ended = n
-        recorded = self.match.recorded_action(decoded) if decoded is not None else None
+        recorded = (
+            self.match.recorded_action(decoded) if decoded is not None and self.playing else None
+        )
         if recorded is not None:
             self._acted(n, *recorded)
         if kind in TURN_ENDS:
