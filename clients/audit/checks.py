@@ -306,12 +306,17 @@ class Checks:
         assert isinstance(started, ev.MatchStarted)  # the replay check holds
         match = Match(started, seed=self.seed)
         clocked = self.events[0].match_started.move_ms > 0  # the log's clock, not MatchInfo's
+        # The rules are followed again only to judge time-outs (the seat to act, its default
+        # action); before every seat joined, only to tell actions apart. The replay check has
+        # followed them through the whole log.
+        playing = any(e.WhichOneof("kind") == "timed_out" for e in self.events)
         joined: set[int] = set()
         timed_out: tuple[int, int, int] | None = None  # (seq, seat, default action)
         forfeit_between = False  # whether the time-out's SeatForfeited came between
         for n, (event, decoded) in enumerate(zip(self.events, self.decoded, strict=True), 1):
             kind = event.WhichOneof("kind")
-            recorded = match.recorded_action(decoded) if decoded is not None else None
+            follows = decoded is not None and (playing or len(joined) < started.players)
+            recorded = match.recorded_action(decoded) if follows else None
             if timed_out is not None:
                 # The time-out that brings its seat to the fault policy's limit is followed
                 # by the seat's forfeit, then the action (the faults check judges the forfeit).
