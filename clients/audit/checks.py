@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from typing import Any, Final
 
 from google.protobuf.message import DecodeError
@@ -22,7 +21,7 @@ from cardarena.engine.errors import ActionError, ReplayError
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
-from cardarena.v1.chain import first_break
+from cardarena.v1.chain import first_break_of
 
 from .canonical import NotCanonical, decode_entry
 from .errors import Discrepancy, mismatch
@@ -52,13 +51,6 @@ NOT_IN_LOG: Final = frozenset({"created_unix_ms"})
 def seed_commitment(seed: bytes) -> str:
     """RULES.md §4, computed here rather than taken from the engine, as any outsider would."""
     return hashlib.sha256(COMMITMENT_PREFIX + seed).hexdigest()
-
-
-@dataclass(frozen=True)
-class _Chained:
-    seq: int
-    payload: bytes
-    hash: bytes
 
 
 class Checks:
@@ -118,8 +110,8 @@ class Checks:
     # -- 3. chain --------------------------------------------------------------------------
 
     def check_chain(self) -> None:
-        chained = [_Chained(e.seq, e.event, e.hash) for e in self.resp.entries]
-        broken = first_break(self.match_id, chained)
+        entries = self.resp.entries
+        broken = first_break_of(self.match_id, ((e.seq, e.event, e.hash) for e in entries))
         if broken is not None:
             raise Discrepancy(
                 broken,
@@ -315,8 +307,8 @@ class Checks:
         forfeit_between = False  # whether the time-out's SeatForfeited came between
         for n, (event, decoded) in enumerate(zip(self.events, self.decoded, strict=True), 1):
             kind = event.WhichOneof("kind")
-            follows = decoded is not None and (playing or len(joined) < started.players)
-            recorded = match.recorded_action(decoded) if follows else None
+            follows = playing or len(joined) < started.players
+            recorded = match.recorded_action(decoded) if decoded is not None and follows else None
             if timed_out is not None:
                 # The time-out that brings its seat to the fault policy's limit is followed
                 # by the seat's forfeit, then the action (the faults check judges the forfeit).

@@ -7,7 +7,7 @@ is ``SHA-256("cardarena-log-v1" || match_id)``, which binds the chain to its mat
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Final, Protocol
 
 GENESIS_DOMAIN: Final = b"cardarena-log-v1"
@@ -45,4 +45,17 @@ def first_break(match_id: str, entries: Sequence[Chained]) -> int | None:
         if entry.seq != n or entry.hash != expected:
             return n
         prev = expected
+    return None
+
+
+def first_break_of(match_id: str, entries: Iterable[tuple[int, bytes, bytes]]) -> int | None:
+    """:func:`first_break` over ``(seq, event bytes, hash)`` triples: the auditor's loop, one
+    SHA-256 per entry and nothing else (no object made per entry)."""
+    sha256 = hashlib.sha256
+    prev = genesis_hash(match_id)
+    n = 0
+    for n, (seq, payload, digest) in enumerate(entries, start=1):
+        prev = sha256(prev + payload).digest()
+        if seq != n or digest != prev:
+            return n
     return None

@@ -47,10 +47,21 @@ def suit_from_pb(suit: int, *, french_only: bool = False) -> int:
     return suit - 1
 
 
+_CARD_FIELDS: dict[int, tuple[pb.Suit.ValueType, int, str]] = {}
+"""Each card's (suit, rank, code) once worked out: a log or a stream encodes the same few
+dozen cards over and over, and the arithmetic cost as much as building the message."""
+
+
 def card_to_pb(card: int) -> pb.Card:
-    if card in JOKERS:  # the three Jokers are told apart by rank 1..3 so deals stay exact
-        return pb.Card(suit=JOKER_PB, rank=card - JOKERS[0] + 1, code="JK")
-    return pb.Card(suit=suit_to_pb(suit_of(card)), rank=rank_of(card), code=card_code(card))
+    fields = _CARD_FIELDS.get(card)
+    if fields is None:
+        if card in JOKERS:  # the three Jokers are told apart by rank 1..3 so deals stay exact
+            fields = (JOKER_PB, card - JOKERS[0] + 1, "JK")
+        else:
+            fields = (suit_to_pb(suit_of(card)), rank_of(card), card_code(card))
+        _CARD_FIELDS[card] = fields
+    suit, rank, code = fields
+    return pb.Card(suit=suit, rank=rank, code=code)
 
 
 def card_from_pb(card: pb.Card) -> int:
