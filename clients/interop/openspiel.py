@@ -21,21 +21,25 @@ server deals from that seed.
   are 0 until the match ends (a terminal reward model, as OpenSpiel's MCTS requires).
   ``min_utility``/``max_utility`` are true bounds for the options (:mod:`.bounds`).
 * **Observations** (:mod:`.encoding`) are built from the engine's views only.
+* **Resampling**: :meth:`CardState.resample_from_infostate` deals the cards a seat cannot see
+  anew, consistently with what it has seen, for OpenSpiel's Python IS-MCTS.
 """
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import numpy as np
 import pyspiel
 
-from cardarena.engine import GAMES, MatchSetup, describe
+from cardarena.engine import GAMES, MatchSetup, describe, project_log
 from cardarena.engine.actions import MAX_ACTION
 from cardarena.engine.cards import MAX_CARD, card_code
+from cardarena.engine.determinize import determinize
 
 from .bounds import bounds, signed
-from .chance import DEAL, DEALER, TRUMP, ChanceMatch
+from .chance import DEAL, DEALER, TRUMP, ChanceMatch, steps_of
 from .encoding import InformationStrings, Layout, auditor_string, observation_string
 from .params import SEED, ParameterError, defaults, setup_of
 
@@ -156,6 +160,30 @@ class CardState(pyspiel.State):  # type: ignore[misc]
         if pending == DEAL:
             return f"deal {card_name(action)} to seat {self.table.deal_target()}"
         return f"chance {action}"
+
+    def resample_from_infostate(self, player_id: int, probability_sampler: Any = None) -> CardState:
+        """A state that ``player_id`` cannot tell from this one: the cards it cannot see dealt
+        anew, consistently with everything it has seen (the engine's ``determinize``: hand
+        sizes, voids, forced passes, earlier rounds), then played from the start.
+
+        OpenSpiel's Python IS-MCTS (``open_spiel.python.algorithms.ismcts``) samples its worlds
+        here; ``probability_sampler`` is its ``pyspiel.UniformProbabilitySampler`` (a fresh
+        ``random.Random`` without one). Only at a seat's decision, when no deal is pending.
+        """
+        match = self.table.match
+        if match.to_act is None or self.table.is_chance:
+            raise ValueError("a state is resampled at a seat's decision, not during a deal")
+        sample = random.Random().random if probability_sampler is None else probability_sampler
+
+        def uniform(k: int) -> int:
+            return min(int(sample() * k), k - 1)
+
+        world = determinize(project_log(match.log, player_id), player_id, uniform)
+        other = self.get_game().new_initial_state()
+        for step in steps_of(world.log):
+            other.apply_action(step)
+        assert isinstance(other, CardState)
+        return other
 
     def is_terminal(self) -> bool:
         return self.table.match.over

@@ -11,9 +11,9 @@ import pyspiel
 import pytest
 
 from cardarena.clients.interop import openspiel
-from cardarena.clients.interop.clone import clone_match
 from cardarena.clients.interop.params import ParameterError, setup_of
 from cardarena.engine import GAMES, new_match
+from cardarena.engine.determinize import fork
 
 from .games import EVERY_COUNT, VARIANTS
 
@@ -180,7 +180,7 @@ def _swapped_own_card(match: Any, viewer: int) -> Any:
     mine, theirs = hands[viewer] & -hands[viewer], hands[other] & -hands[other]
     hands[viewer] ^= mine | theirs
     hands[other] ^= mine | theirs
-    copy = clone_match(match)
+    copy = fork(match)
     assert copy.round is not None
     for s in (viewer, other):
         copy.round.hands[s] = hands[s]
@@ -221,3 +221,42 @@ def test_chance_deals_one_card_at_a_time_uniformly_over_the_rest() -> None:
     fresh = load("pentathlon", {"players": 3}).new_initial_state()
     with pytest.raises(ValueError, match="not an outcome"):
         fresh.apply_action(200)
+
+
+@pytest.mark.parametrize(("game", "players"), EVERY_COUNT)
+def test_a_resampled_state_is_one_the_seat_cannot_tell_apart(game: str, players: int) -> None:
+    """``resample_from_infostate`` (what OpenSpiel's IS-MCTS samples worlds with): the seat's
+    information state, observation and legal actions stay; the hidden cards are dealt anew
+    (some sample differs), among the same seats with the same sizes."""
+    pygame = load(game, {"players": players})
+    rng = random.Random(players)
+    state = pygame.new_initial_state()
+    checked = moved = 0
+    while not state.is_terminal():
+        if state.is_chance_node():
+            outcomes, probabilities = zip(*state.chance_outcomes(), strict=True)
+            state.apply_action(rng.choices(outcomes, probabilities)[0])
+            continue
+        if checked < 4 and rng.random() < 0.05:
+            seat = state.current_player()
+            hands = state.table.match.hands
+            for _ in range(3):
+                world = state.resample_from_infostate(seat, rng.random)
+                assert world.information_state_string(seat) == state.information_state_string(seat)
+                assert world.information_state_tensor(seat) == state.information_state_tensor(seat)
+                assert world.observation_string(seat) == state.observation_string(seat)
+                assert world.legal_actions() == state.legal_actions()
+                other = world.table.match.hands
+                assert other[seat] == hands[seat]
+                assert [h.bit_count() for h in other] == [h.bit_count() for h in hands]
+                moved += other != hands
+            checked += 1
+        state.apply_action(rng.choice(state.legal_actions()))
+    assert checked > 0
+    assert moved > 0
+
+
+def test_a_state_is_resampled_only_at_a_decision() -> None:
+    state = load("hexathlon").new_initial_state()
+    with pytest.raises(ValueError, match="decision"):
+        state.resample_from_infostate(0, random.random)
