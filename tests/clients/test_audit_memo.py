@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 
 from cardarena.clients.audit import canonical
-from cardarena.clients.audit.canonical import NotCanonical, decode_entry
+from cardarena.clients.audit.canonical import NotCanonical, decode_entry, put_together
+from cardarena.engine import events as ev
+from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
 from .audit_support import base_one_deal
@@ -37,3 +39,24 @@ def test_a_payload_shown_canonical_is_accepted_at_another_seq_and_nothing_else()
     unknown = raw + b"\xa8\x1f\x01"  # field 501, a varint this protocol does not define
     with pytest.raises(NotCanonical, match="fields this protocol does not define"):
         decode_entry(pb.Event.FromString(unknown), unknown)
+
+
+def test_tricks_and_deals_are_put_together_as_the_codec_encodes_them() -> None:
+    from cardarena.engine import CardSet, new_match
+
+    from ..helpers import play_out
+
+    found: dict[type, int] = {ev.TrickWon: 0, ev.Dealt: 0}
+    games = (("hexathlon", 4), ("triathlon", 3), ("pentathlon", 5), ("crazy_sixes", 3))
+    for game, players in games:
+        match = new_match(game, players=players, seed=bytes(32))
+        play_out(match, rng_seed=3)
+        hidden = ev.Dealt(2, (None, CardSet(0b1011), None), (13, 3, 0))
+        for seq, event in enumerate([*match.log, hidden], start=1):
+            if isinstance(event, ev.TrickWon | ev.Dealt):
+                encoded = codec.event_to_pb(event, seq * 97, "m")
+                assert put_together(seq * 97, event) == encoded.SerializeToString(
+                    deterministic=True
+                ), event
+                found[type(event)] += 1
+    assert found[ev.TrickWon] > 100 and found[ev.Dealt] > 10
