@@ -255,9 +255,3 @@ class InformationStrings:
                 projector.project(event)  # the projector follows the rounds
             lines.append(known[1])
         return "\n".join(lines)
-
-
-def information_string(match: Match, seat: int) -> str:
-    """Everything ``seat`` has seen, one projected log event a line: perfect recall."""
-    projector = Projector(seat)
-    return "\n".join(repr(projector.project(e)) for e in match.log)

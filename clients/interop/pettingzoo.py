@@ -142,10 +142,9 @@ class CardArenaEnv(AECEnv):  # type: ignore[misc]
                 self.terminations[name] = True
         self._select()
         self._accumulate_rewards()
-        if self.render_mode == "ansi":
-            print(self.render())
 
     def render(self) -> str | None:
+        """``ansi``: the observation string of the seat to act (no other seat's cards)."""
         if self.render_mode is None or self.match is None:
             return None
         seat = self.match.to_act if self.match.to_act is not None else 0

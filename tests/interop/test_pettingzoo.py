@@ -8,7 +8,7 @@ import pytest
 from pettingzoo.test import api_test, seed_test
 
 from cardarena.clients.interop.pettingzoo import env
-from cardarena.engine import GAMES
+from cardarena.engine import GAMES, CardSet
 
 from .games import EVERY_COUNT
 
@@ -56,3 +56,14 @@ def test_a_seed_gives_the_same_deals_and_info_names_the_deal_seed() -> None:
     assert first.infos["seat_0"]["seed"] == second.infos["seat_0"]["seed"]
     second.reset(seed=12)
     assert first.match.log != second.match.log
+
+
+def test_ansi_render_shows_the_seat_to_act_its_own_hand_only() -> None:
+    e = env("pentathlon", players=3, render_mode="ansi")
+    e.reset(seed=3)
+    assert e.match is not None and e.match.to_act is not None
+    text = e.render()
+    assert text is not None
+    seat = e.match.to_act
+    assert f"viewer={seat};" in text
+    assert f"hand={CardSet(e.match.hands[seat])};" in text
