@@ -230,14 +230,16 @@ class InformationStrings:
     """Information-state strings, each event's text made once: OpenSpiel asks for every seat's
     string at every step, and a match's log is hundreds of events long.
 
-    The cache is keyed by the event object and the seat (a seat's projection of a deal differs
-    from another's); it keeps the event alive so that its id is not reused, and is emptied
-    when it grows past ``limit`` entries.
+    The cache is keyed by the event object, the seat (a seat's projection of a deal differs
+    from another's) and whether the event's round has voluntary passes: the engine shares
+    pre-built event objects between rounds, and a ``Passed`` is projected without its
+    ``forced`` flag only in such a round. Each entry keeps its event alive so that the id is
+    not reused; the cache is emptied when it grows past ``limit`` entries.
     """
 
     def __init__(self, limit: int = 200_000) -> None:
         self.limit = limit
-        self._texts: dict[tuple[int, int], tuple[Event, str]] = {}
+        self._texts: dict[tuple[int, int, bool], tuple[Event, str]] = {}
 
     def __call__(self, match: Match, seat: int) -> str:
         """Everything ``seat`` has seen, one projected log event a line: perfect recall."""
@@ -247,11 +249,11 @@ class InformationStrings:
         projector = Projector(seat)
         lines = []
         for event in match.log:
-            key = (id(event), seat)
+            if isinstance(event, RoundStarted):
+                projector.project(event)  # the projector follows the rounds
+            key = (id(event), seat, projector.voluntary_pass)
             known = texts.get(key)
             if known is None:
                 known = texts[key] = (event, repr(projector.project(event)))
-            elif isinstance(event, RoundStarted):
-                projector.project(event)  # the projector follows the rounds
             lines.append(known[1])
         return "\n".join(lines)

@@ -12,7 +12,7 @@ import pytest
 
 from cardarena.clients.interop import openspiel
 from cardarena.clients.interop.params import ParameterError, setup_of
-from cardarena.engine import GAMES, new_match
+from cardarena.engine import GAMES, Projector, new_match
 from cardarena.engine.determinize import fork
 
 from .games import EVERY_COUNT, VARIANTS
@@ -260,3 +260,25 @@ def test_a_state_is_resampled_only_at_a_decision() -> None:
     state = load("hexathlon").new_initial_state()
     with pytest.raises(ValueError, match="decision"):
         state.resample_from_infostate(0, random.random)
+
+
+def test_information_strings_hide_forced_passes_in_a_voluntary_round_after_a_plain_one() -> None:
+    """The strings' cache must not carry a pass's text from a plain Fan Tan (forced shown) into
+    one with voluntary passes (forced hidden): the engine shares its event objects."""
+    pygame = load(
+        "pentathlon",
+        {
+            "players": 3,
+            "options": '{"rounds": ["fan_tan"; {"type": "fan_tan"; "voluntary_pass": true}]}',
+        },
+    )
+    strings = pygame.strings
+    state = _random_to_end(pygame.new_initial_state(), random.Random(4))
+    match = state.table.match
+    for seat in range(3):
+        text = strings(match, seat)
+        projector = Projector(seat)
+        assert text == "\n".join(repr(projector.project(e)) for e in match.log)
+        voluntary = text.split("voluntary_pass=True")[1]
+        assert "Passed(" in voluntary
+        assert "forced=True" not in voluntary and "forced=False" not in voluntary
