@@ -3,6 +3,7 @@ and player count, and what those checks cannot see (the seed, hidden cards, the 
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -79,15 +80,23 @@ def _random_to_end(state: Any, rng: random.Random) -> Any:
     return state
 
 
-@pytest.mark.parametrize(("game", "players"), EVERY_COUNT)
+SEEDED: list[tuple[str, int, dict[str, Any]]] = [(game, n, {}) for game, n in EVERY_COUNT] + [
+    ("hexathlon", 5, {"first_dealer": "random"}),
+    ("crazy_sixes", 3, {"first_dealer": "random", "deck": 40}),
+]
+
+
+@pytest.mark.parametrize(("game", "players", "options"), SEEDED)
 def test_a_seeded_game_is_the_match_the_engine_deals_from_that_seed(
-    game: str, players: int
+    game: str, players: int, options: dict[str, Any]
 ) -> None:
-    """With ``seed`` every chance node has the fair-deal stream's one outcome: the same
-    actions give the engine's own match, event for event, and returns are its signed totals."""
+    """With ``seed`` every chance node (deal, trump draw, first dealer) has the fair-deal
+    stream's one outcome: the same actions give the engine's own match, event for event, and
+    returns are its signed totals."""
     seed = bytes(range(32))
-    state = load(game, {"players": players, "seed": seed.hex()}).new_initial_state()
-    engine = new_match(game, players=players, seed=seed)
+    params = {"players": players, "seed": seed.hex(), "options": json.dumps(options)}
+    state = load(game, params).new_initial_state()
+    engine = new_match(game, players=players, seed=seed, options=options)
     rng = random.Random(players)
     while not state.is_terminal():
         if state.is_chance_node():
