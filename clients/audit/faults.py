@@ -48,6 +48,8 @@ refused action logged again after one of them."""
 ENDS: Final = frozenset({"match_ended", "match_cancelled", "seed_revealed"})
 JUDGED: Final = frozenset({"seat_faulted", "seat_forfeited"})
 """The entries that only the match's state can judge."""
+FOLDED: Final = frozenset({"seat_joined", "timed_out", *ENDS})
+"""The entries a walk without the rules takes (see :meth:`FaultWalk.walk`)."""
 FAULT_KINDS: Final = {
     pb.FAULT_KIND_REFUSED_ACTION: "refused action",
     pb.FAULT_KIND_DISCONNECTED: "disconnect",
@@ -82,9 +84,18 @@ class FaultWalk:
         match's state judges needs it."""
 
     def walk(self, events: list[pb.Event], decoded: list[ev.Event | None]) -> None:
-        self.playing = any(e.WhichOneof("kind") in JUDGED for e in events)
-        for n, (event, engine_event) in enumerate(zip(events, decoded, strict=True), 1):
-            self.take(n, event, engine_event)
+        kinds = [e.WhichOneof("kind") for e in events]
+        self.playing = not JUDGED.isdisjoint(kinds)
+        if self.playing:
+            for n, (event, engine_event) in enumerate(zip(events, decoded, strict=True), 1):
+                self.take(n, event, engine_event)
+            return
+        # Nothing for the state to judge: the other entries change nothing of the fold (no
+        # action is followed, no refused action can be logged), so only these are taken, and
+        # the entry after a fault that reached the limit (where a SeatForfeited is due).
+        for n, kind in enumerate(kinds, start=1):
+            if kind in FOLDED or self.due is not None:
+                self.take(n, events[n - 1], decoded[n - 1])
 
     def take(self, n: int, event: pb.Event, decoded: ev.Event | None) -> None:
         kind = event.WhichOneof("kind")
