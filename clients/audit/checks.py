@@ -65,12 +65,17 @@ class Checks:
         self.decoded: list[ev.Event | None] = []
         self.seed = bytes(resp.seed)
         self.replayed: Match | None = None
+        self._firsts: dict[str | None, int] | None = None
 
     def _seq_of(self, kind: str) -> int | None:
-        """The seq of the first entry of ``kind``, if any."""
-        return next(
-            (n for n, e in enumerate(self.events, start=1) if e.WhichOneof("kind") == kind), None
-        )
+        """The seq of the first entry of ``kind``, if any (asked once the log is decoded:
+        one scan of it then answers every later question)."""
+        if self._firsts is None:
+            firsts: dict[str | None, int] = {}
+            for n, event in enumerate(self.events, start=1):
+                firsts.setdefault(event.WhichOneof("kind"), n)
+            self._firsts = firsts
+        return self._firsts.get(kind)
 
     # -- 1. decode -------------------------------------------------------------------------
 
