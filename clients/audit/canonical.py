@@ -102,10 +102,12 @@ def _varint(value: int) -> bytes:
     return bytes(out)
 
 
-def _card_bytes(card: int) -> bytes:
+def _card_field(card: int) -> bytes:
+    """Field 3 holding ``card``'s canonical Card message: its tag, length and bytes."""
     known = _CARDS.get(card)
     if known is None:
-        known = _CARDS[card] = codec.card_to_pb(card).SerializeToString(deterministic=True)
+        encoded = codec.card_to_pb(card).SerializeToString(deterministic=True)
+        known = _CARDS[card] = b"\x1a" + _varint(len(encoded)) + encoded
     return known
 
 
@@ -116,11 +118,7 @@ _PREFIXES: Final = [b"\x08" + _varint(seq) for seq in range(1 << 14)]
 
 def _cards(cards: Iterable[int]) -> bytes:
     """Repeated field 3 of Card messages, as TrickWon and Hand both hold them."""
-    out = bytearray()
-    for card in cards:
-        encoded = _card_bytes(card)
-        out += b"\x1a" + _varint(len(encoded)) + encoded
-    return bytes(out)
+    return b"".join(map(_card_field, cards))
 
 
 def _scalar(tag: int, value: int) -> bytes:
