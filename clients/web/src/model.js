@@ -1,0 +1,205 @@
+// What a reader knows about a match, folded from the projected event stream: the live table
+// (WatchMatch for a spectator, StreamEvents for a seat) and the replay of a stored log both
+// draw from this one fold. Messages are protobuf-es objects of src/gen (oneofs as
+// { case, value }, uint64 as bigint).
+//
+// The stream sends a snapshot, then the history it reflects, then live events (see
+// docs/protocol.md, "The event stream"). The fold rebuilds everything, the score sheet
+// included, from the history; the snapshot adds what no event says: whose turn it is, the
+// clock's deadline and the reader's legal actions at the snapshot's seq.
+import { spanishSuit } from "./cards.js";
+
+export const LAYOUT_KINDS = new Set(["fan_tan", "hand"]); // played onto the table, not in tricks
+export const SUIT_LETTERS = { 1: "C", 2: "D", 3: "H", 4: "S", 5: "O", 6: "C", 7: "E", 8: "B", 9: "J" };
+
+export function newState(players = 0) {
+  return {
+    matchId: "", game: "", players, names: [], options: {}, moveMs: 0, viewer: null,
+    seq: 0n, round: -1, kind: "", dealer: null, trump: 0, trumpHow: "", excluded: [],
+    multiplier: 1, hands: [], legal: [], toAct: null, deadline: 0,
+    trick: null, trickNumber: 0, tricksWon: [], table: [], dead: [], passes: [],
+    rounds: [], totals: [], over: false, winners: [], cancelled: "", spanish: false,
+    lines: [], started: false,
+  };
+}
+
+const seats = (state, value) => Array.from({ length: state.players }, () => value);
+export const tricksRound = (state) => state.round >= 0 && !LAYOUT_KINDS.has(state.kind);
+
+function handSize(hand) {
+  return hand ? (hand.hidden ? hand.size : hand.cards.length) : 0;
+}
+
+function removeCards(state, seat, cards) {
+  const hand = state.hands[seat];
+  if (!hand) return;
+  if (hand.hidden) hand.size = Math.max(0, hand.size - cards.length);
+  else {
+    const gone = new Set(cards.map((c) => c.code));
+    // A Joker played is "a Joker": any one of them leaves the hand.
+    let jokers = cards.filter((c) => c.code === "JK").length;
+    hand.cards = hand.cards.filter((c) => {
+      if (c.code === "JK" && jokers > 0) { jokers -= 1; return false; }
+      return !gone.has(c.code) || c.code === "JK";
+    });
+  }
+}
+
+// The next seat that still holds cards, after `seat` (layout rounds skip empty hands).
+function nextHolding(state, seat) {
+  for (let step = 1; step <= state.players; step += 1) {
+    const next = (seat + step) % state.players;
+    if (handSize(state.hands[next]) > 0) return next;
+  }
+  return null;
+}
+
+function say(state, line) {
+  state.lines.push(line);
+  if (state.lines.length > 8) state.lines.shift();
+}
+
+const name = (state, seat) => state.names[seat] || `seat ${seat}`;
+
+// Apply one Event (a protobuf-es cardarena.v1.Event) to the state.
+export function applyEvent(state, event) {
+  const v = event.kind.value;
+  state.seq = event.seq;
+  state.deadline = 0;
+  switch (event.kind.case) {
+    case "matchStarted":
+      Object.assign(state, { matchId: v.matchId, game: v.game, players: v.players, options: v.options || {}, moveMs: v.moveMs, started: true });
+      state.names = seats(state, "");
+      state.totals = seats(state, null);
+      break;
+    case "seatJoined":
+      state.names[v.seat] = v.name;
+      say(state, `${v.name || "someone"} takes seat ${v.seat}`);
+      break;
+    case "dealerDrawn":
+      state.dealer = v.seat;
+      say(state, `${name(state, v.seat)} deals first`);
+      break;
+    case "roundStarted":
+      Object.assign(state, {
+        round: v.round, kind: v.kind, dealer: v.dealer, trump: v.trump, multiplier: v.multiplier || 1,
+        trumpHow: v.trump ? "fixed by the options" : "", excluded: [], trick: null, trickNumber: 0,
+        table: [], toAct: null, legal: [],
+      });
+      state.tricksWon = seats(state, 0);
+      state.passes = seats(state, 0);
+      state.dead = seats(state, []);
+      say(state, `Round ${v.round + 1}: ${v.kind}, ${name(state, v.dealer)} deals`);
+      break;
+    case "trumpDrawn":
+      state.trump = v.suit;
+      state.trumpHow = "drawn at random";
+      say(state, `Trump drawn: ${SUIT_LETTERS[v.suit]}`);
+      break;
+    case "dealt":
+      state.hands = v.hands.map((h) => ({ hidden: h.hidden, size: h.size, cards: [...h.cards] }));
+      state.spanish = v.hands.some((h) => h.cards.some((c) => spanishSuit(c.suit))) || state.game === "crazy_sixes";
+      if (tricksRound(state)) state.toAct = (state.dealer + 1) % state.players;
+      else if (state.kind === "fan_tan") {
+        const holder = state.hands.findIndex((h) => !h.hidden && h.cards.some((c) => c.code === "7H"));
+        state.toAct = holder >= 0 ? holder : null;
+      }
+      say(state, "The cards are dealt");
+      break;
+    case "suitExcluded":
+      state.excluded.push({ seat: v.seat, suit: v.suit });
+      state.toAct = state.excluded.length === 1 ? (v.seat + 1) % state.players : state.dealer;
+      say(state, `${name(state, v.seat)} excludes ${SUIT_LETTERS[v.suit]}`);
+      break;
+    case "trumpChosen":
+      state.trump = v.suit;
+      state.trumpHow = `chosen by ${name(state, v.seat)}`;
+      state.toAct = (state.dealer + 1) % state.players;
+      say(state, `${name(state, v.seat)} chooses trump ${SUIT_LETTERS[v.suit]}`);
+      break;
+    case "cardPlayed": {
+      removeCards(state, v.seat, [v.card]);
+      if (tricksRound(state)) {
+        if (!state.trick || state.trick.winner !== null) {
+          state.trick = { leader: v.seat, plays: [], winner: null, number: state.trickNumber + 1 };
+        }
+        state.trick.plays.push({ seat: v.seat, card: v.card });
+        state.toAct = (v.seat + 1) % state.players;
+      } else {
+        state.table.push(v.card);
+        state.trick = { leader: null, plays: [{ seat: v.seat, card: v.card }], winner: null, number: 0 };
+        state.toAct = nextHolding(state, v.seat);
+      }
+      break;
+    }
+    case "passed":
+      state.passes[v.seat] = (state.passes[v.seat] || 0) + 1;
+      state.trick = { leader: null, plays: [{ seat: v.seat, card: null }], winner: null, number: 0 };
+      state.toAct = nextHolding(state, v.seat);
+      break;
+    case "trickWon":
+      if (state.trick) state.trick.winner = v.seat;
+      state.trickNumber = v.trick + 1;
+      state.tricksWon[v.seat] = (state.tricksWon[v.seat] || 0) + 1;
+      state.toAct = v.seat;
+      say(state, `Trick ${v.trick + 1} to ${name(state, v.seat)}`);
+      break;
+    case "cardsDead":
+      removeCards(state, v.seat, v.cards);
+      state.dead[v.seat] = [...(state.dead[v.seat] || []), ...v.cards];
+      say(state, `Dead in the hand of ${name(state, v.seat)}: ${v.cards.map((c) => c.code).join(" ")}`);
+      break;
+    case "roundScored":
+      state.rounds.push({ round: v.round, kind: state.kind, scores: v.scores, totals: v.totals, seq: event.seq });
+      state.totals = v.totals;
+      state.toAct = null;
+      say(state, `Round ${v.round + 1} scored`);
+      break;
+    case "matchEnded":
+      Object.assign(state, { totals: v.totals, winners: v.winners, over: true, toAct: null, legal: [] });
+      say(state, `The match is over: ${v.winners.map((w) => name(state, w)).join(", ")} won`);
+      break;
+    case "matchCancelled":
+      Object.assign(state, { cancelled: v.reason, over: true, toAct: null, legal: [] });
+      say(state, `Cancelled: ${v.reason}`);
+      break;
+    case "timedOut":
+      say(state, `${name(state, v.seat)} ran out of time: the default action is played`);
+      break;
+    case "seatFaulted":
+      say(state, `${name(state, v.seat)}: ${v.detail}`);
+      break;
+    case "seatForfeited":
+      say(state, `${name(state, v.seat)} forfeits after ${v.faults} faults`);
+      break;
+    default:
+      break;
+  }
+  if (state.toAct !== null && state.moveMs > 0) state.deadline = Date.now() + state.moveMs;
+  return state;
+}
+
+// Overlay a snapshot (at the end of the history) for what events do not say.
+export function applySnapshot(state, snap) {
+  state.players = snap.players;
+  state.game = snap.game;
+  state.matchId = snap.matchId;
+  state.viewer = snap.viewerSeat === undefined ? null : snap.viewerSeat;
+  state.toAct = snap.toAct === undefined ? null : snap.toAct;
+  state.deadline = Number(snap.deadlineUnixMs);
+  state.legal = snap.legalActions;
+  if (snap.hands.length) state.hands = snap.hands.map((h) => ({ hidden: h.hidden, size: h.size, cards: [...h.cards] }));
+  state.seq = snap.seq;
+  state.over = snap.over;
+  return state;
+}
+
+// The score as text: "7", "-3", "35/2".
+export function scoreText(score) {
+  if (!score) return "";
+  return score.denominator > 1n ? `${score.numerator}/${score.denominator}` : String(score.numerator);
+}
+
+export function scoreValue(score) {
+  return score ? Number(score.numerator) / Number(score.denominator || 1n) : 0;
+}
