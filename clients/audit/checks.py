@@ -313,6 +313,8 @@ class Checks:
         for n, (event, decoded) in enumerate(zip(self.events, self.decoded, strict=True), 1):
             kind = event.WhichOneof("kind")
             follows = playing or len(joined) < started.players
+            if not follows and kind != "seat_joined":
+                continue  # every seat is in, no time-out to judge: only a join is judged now
             recorded = match.recorded_action(decoded) if decoded is not None and follows else None
             if timed_out is not None:
                 # The time-out that brings its seat to the fault policy's limit is followed
