@@ -18,6 +18,7 @@ runs once per distinct payload, and its verdict is the same as for every entry t
 from __future__ import annotations
 
 from collections.abc import Iterable
+from fractions import Fraction
 from typing import Final
 
 from google.protobuf import text_format
@@ -83,7 +84,7 @@ def _decode_checked(event: pb.Event, raw: bytes) -> ev.Event | None:
             decoded = codec.event_from_pb(event)
         except (ValueError, ArithmeticError):
             decoded = None
-        if isinstance(decoded, ev.TrickWon | ev.Dealt) and event.seq > 0:
+        if isinstance(decoded, ev.TrickWon | ev.Dealt | ev.RoundScored) and event.seq > 0:
             if put_together(event.seq, decoded) == raw:
                 return decoded
         elif decoded is not None:
@@ -125,12 +126,28 @@ def _scalar(tag: int, value: int) -> bytes:
     return bytes([tag]) + _varint(value) if value else b""
 
 
-def put_together(seq: int, event: ev.TrickWon | ev.Dealt) -> bytes:
+def _score_field(tag: bytes, score: int | Fraction) -> bytes:
+    """A Score message as field ``tag``: numerator 1 (int64, two's complement when below 0,
+    not written when 0), denominator 2."""
+    known = _SCORES.get((tag, score))
+    if known is None:
+        value = Fraction(score)
+        body = _scalar(0x08, value.numerator & _INT64) + _scalar(0x10, value.denominator)
+        known = _SCORES[(tag, score)] = tag + _varint(len(body)) + body
+    return known
+
+
+_SCORES: dict[tuple[bytes, int | Fraction], bytes] = {}
+_INT64: Final = (1 << 64) - 1
+
+
+def put_together(seq: int, event: ev.TrickWon | ev.Dealt | ev.RoundScored) -> bytes:
     """The canonical encoding of ``event`` at ``seq`` (> 0), put together from its cards' own:
     the payloads a log has most of that never repeat (a test pins this to the codec). Field
-    numbers of game.proto: Event.seq 1, Event.dealt 15, Event.trick_won 20; TrickWon.trick 1,
-    leader 2, cards 3, seat 4; Dealt.round 1, hands 2; Hand.hidden 1, size 2, cards 3. A
-    scalar that is 0 (false) is not written; a message field is, even when empty."""
+    numbers of game.proto: Event.seq 1, Event.dealt 15, Event.trick_won 20, Event.round_scored
+    23; TrickWon.trick 1, leader 2, cards 3, seat 4; Dealt.round 1, hands 2; Hand.hidden 1,
+    size 2, cards 3; RoundScored.round 1, scores 2, totals 3. A scalar that is 0 (false) is
+    not written; a message field is, even when empty."""
     if isinstance(event, ev.TrickWon):
         body = (
             _scalar(0x08, event.trick)
@@ -139,6 +156,13 @@ def put_together(seq: int, event: ev.TrickWon | ev.Dealt) -> bytes:
             + _scalar(0x20, event.seat)
         )
         tag = b"\xa2\x01"
+    elif isinstance(event, ev.RoundScored):
+        body = (
+            _scalar(0x08, event.round)
+            + b"".join(_score_field(b"\x12", score) for score in event.scores)
+            + b"".join(_score_field(b"\x1a", total) for total in event.totals)
+        )
+        tag = b"\xba\x01"
     else:
         body = _scalar(0x08, event.round)
         for hand, size in zip(event.hands, event.hand_sizes, strict=True):

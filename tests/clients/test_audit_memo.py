@@ -4,6 +4,8 @@ and any other byte (an unknown field, a padded seq varint) still takes the full 
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 
 from cardarena.clients.audit import canonical
@@ -41,22 +43,23 @@ def test_a_payload_shown_canonical_is_accepted_at_another_seq_and_nothing_else()
         decode_entry(pb.Event.FromString(unknown), unknown)
 
 
-def test_tricks_and_deals_are_put_together_as_the_codec_encodes_them() -> None:
+def test_tricks_deals_and_scores_are_put_together_as_the_codec_encodes_them() -> None:
     from cardarena.engine import CardSet, new_match
 
     from ..helpers import play_out
 
-    found: dict[type, int] = {ev.TrickWon: 0, ev.Dealt: 0}
+    found: dict[type, int] = {ev.TrickWon: 0, ev.Dealt: 0, ev.RoundScored: 0}
     games = (("hexathlon", 4), ("triathlon", 3), ("pentathlon", 5), ("crazy_sixes", 3))
     for game, players in games:
         match = new_match(game, players=players, seed=bytes(32))
         play_out(match, rng_seed=3)
         hidden = ev.Dealt(2, (None, CardSet(0b1011), None), (13, 3, 0))
-        for seq, event in enumerate([*match.log, hidden], start=1):
-            if isinstance(event, ev.TrickWon | ev.Dealt):
+        scored = ev.RoundScored(0, (Fraction(-35, 2), 0, -(1 << 40)), (Fraction(7, 3), 5, -1))
+        for seq, event in enumerate([*match.log, hidden, scored], start=1):
+            if isinstance(event, ev.TrickWon | ev.Dealt | ev.RoundScored):
                 encoded = codec.event_to_pb(event, seq * 97, "m")
                 assert put_together(seq * 97, event) == encoded.SerializeToString(
                     deterministic=True
                 ), event
                 found[type(event)] += 1
-    assert found[ev.TrickWon] > 100 and found[ev.Dealt] > 10
+    assert found[ev.TrickWon] > 100 and found[ev.Dealt] > 10 and found[ev.RoundScored] > 10
