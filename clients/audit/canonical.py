@@ -84,7 +84,7 @@ def _decode_checked(event: pb.Event, raw: bytes) -> ev.Event | None:
             decoded = codec.event_from_pb(event)
         except (ValueError, ArithmeticError):
             decoded = None
-        if isinstance(decoded, ev.TrickWon | ev.Dealt | ev.RoundScored) and event.seq > 0:
+        if isinstance(decoded, Assembled) and event.seq > 0:
             if put_together(event.seq, decoded) == raw:
                 return decoded
         elif decoded is not None:
@@ -103,23 +103,24 @@ def _varint(value: int) -> bytes:
     return bytes(out)
 
 
-def _card_field(card: int) -> bytes:
-    """Field 3 holding ``card``'s canonical Card message: its tag, length and bytes."""
-    known = _CARDS.get(card)
+def _card_field(card: int, tag: int = 0x1A) -> bytes:
+    """A field (field 3 by default) holding ``card``'s canonical Card message: its tag,
+    length and bytes."""
+    known = _CARDS.get((tag, card))
     if known is None:
         encoded = codec.card_to_pb(card).SerializeToString(deterministic=True)
-        known = _CARDS[card] = b"\x1a" + _varint(len(encoded)) + encoded
+        known = _CARDS[(tag, card)] = bytes([tag]) + _varint(len(encoded)) + encoded
     return known
 
 
-_CARDS: dict[int, bytes] = {}
+_CARDS: dict[tuple[int, int], bytes] = {}
 _PREFIXES: Final = [b"\x08" + _varint(seq) for seq in range(1 << 14)]
 """The seq prefixes of the first 16384 entries (a long match has a few thousand)."""
 
 
-def _cards(cards: Iterable[int]) -> bytes:
-    """Repeated field 3 of Card messages, as TrickWon and Hand both hold them."""
-    return b"".join(map(_card_field, cards))
+def _cards(cards: Iterable[int], tag: int = 0x1A) -> bytes:
+    """A repeated field of Card messages: field 3 as TrickWon and Hand hold them, or another."""
+    return b"".join(_card_field(card, tag) for card in cards)
 
 
 def _scalar(tag: int, value: int) -> bytes:
@@ -141,12 +142,17 @@ _SCORES: dict[tuple[bytes, int | Fraction], bytes] = {}
 _INT64: Final = (1 << 64) - 1
 
 
-def put_together(seq: int, event: ev.TrickWon | ev.Dealt | ev.RoundScored) -> bytes:
+Assembled = ev.TrickWon | ev.Dealt | ev.RoundScored | ev.CardsDead
+"""The kinds :func:`put_together` encodes."""
+
+
+def put_together(seq: int, event: Assembled) -> bytes:
     """The canonical encoding of ``event`` at ``seq`` (> 0), put together from its cards' own:
     the payloads a log has most of that never repeat (a test pins this to the codec). Field
-    numbers of game.proto: Event.seq 1, Event.dealt 15, Event.trick_won 20, Event.round_scored
-    23; TrickWon.trick 1, leader 2, cards 3, seat 4; Dealt.round 1, hands 2; Hand.hidden 1,
-    size 2, cards 3; RoundScored.round 1, scores 2, totals 3. A scalar that is 0 (false) is
+    numbers of game.proto: Event.seq 1, Event.dealt 15, Event.trick_won 20, Event.cards_dead
+    21, Event.round_scored 23; TrickWon.trick 1, leader 2, cards 3, seat 4; Dealt.round 1,
+    hands 2; Hand.hidden 1, size 2, cards 3; CardsDead.seat 1, cards 2; RoundScored.round 1,
+    scores 2, totals 3. A scalar that is 0 (false) is
     not written; a message field is, even when empty."""
     if isinstance(event, ev.TrickWon):
         body = (
@@ -163,6 +169,9 @@ def put_together(seq: int, event: ev.TrickWon | ev.Dealt | ev.RoundScored) -> by
             + b"".join(_score_field(b"\x1a", total) for total in event.totals)
         )
         tag = b"\xba\x01"
+    elif isinstance(event, ev.CardsDead):
+        body = _scalar(0x08, event.seat) + _cards(event.cards, 0x12)
+        tag = b"\xaa\x01"
     else:
         body = _scalar(0x08, event.round)
         for hand, size in zip(event.hands, event.hand_sizes, strict=True):

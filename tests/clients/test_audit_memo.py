@@ -48,7 +48,7 @@ def test_tricks_deals_and_scores_are_put_together_as_the_codec_encodes_them() ->
 
     from ..helpers import play_out
 
-    found: dict[type, int] = {ev.TrickWon: 0, ev.Dealt: 0, ev.RoundScored: 0}
+    found: dict[type, int] = {ev.TrickWon: 0, ev.Dealt: 0, ev.RoundScored: 0, ev.CardsDead: 0}
     games = (("hexathlon", 4), ("triathlon", 3), ("pentathlon", 5), ("crazy_sixes", 3))
     for game, players in games:
         match = new_match(game, players=players, seed=bytes(32))
@@ -56,10 +56,11 @@ def test_tricks_deals_and_scores_are_put_together_as_the_codec_encodes_them() ->
         hidden = ev.Dealt(2, (None, CardSet(0b1011), None), (13, 3, 0))
         scored = ev.RoundScored(0, (Fraction(-35, 2), 0, -(1 << 40)), (Fraction(7, 3), 5, -1))
         for seq, event in enumerate([*match.log, hidden, scored], start=1):
-            if isinstance(event, ev.TrickWon | ev.Dealt | ev.RoundScored):
+            if isinstance(event, ev.TrickWon | ev.Dealt | ev.RoundScored | ev.CardsDead):
                 encoded = codec.event_to_pb(event, seq * 97, "m")
                 assert put_together(seq * 97, event) == encoded.SerializeToString(
                     deterministic=True
                 ), event
                 found[type(event)] += 1
     assert found[ev.TrickWon] > 100 and found[ev.Dealt] > 10 and found[ev.RoundScored] > 10
+    assert found[ev.CardsDead] > 5

@@ -67,13 +67,23 @@ def card_to_pb(card: int) -> pb.Card:
 def card_from_pb(card: pb.Card) -> int:
     """The engine id of a card message; the ``code`` field is informative and not read."""
     suit, rank = card.suit, card.rank
+    known = _CARD_IDS.get((suit, rank))
+    if known is not None:
+        return known
     if suit == JOKER_PB and rank <= len(JOKERS):
-        return JOKERS[max(rank, 1) - 1]
-    if pb.SUIT_CLUBS <= suit <= pb.SUIT_SPADES and 2 <= rank <= 14:
-        return french(suit - 1, rank)
-    if pb.SUIT_OROS <= suit <= pb.SUIT_BASTOS and 1 <= rank <= 12:
-        return spanish(suit - 1, rank)
-    raise ValueError(f"no card has suit {suit} and rank {rank}")
+        known = JOKERS[max(rank, 1) - 1]
+    elif pb.SUIT_CLUBS <= suit <= pb.SUIT_SPADES and 2 <= rank <= 14:
+        known = french(suit - 1, rank)
+    elif pb.SUIT_OROS <= suit <= pb.SUIT_BASTOS and 1 <= rank <= 12:
+        known = spanish(suit - 1, rank)
+    else:
+        raise ValueError(f"no card has suit {suit} and rank {rank}")
+    _CARD_IDS[(suit, rank)] = known
+    return known
+
+
+_CARD_IDS: dict[tuple[int, int], int] = {}
+"""Each (suit, rank) of a card once worked out (only valid ones are kept)."""
 
 
 def cards_to_pb(mask: int) -> list[pb.Card]:
