@@ -3,14 +3,38 @@
 Kept apart from the page builder so each reads on its own. The script uses no library and
 no network: it reads the embedded JSON, draws one step, and moves on buttons, the slider,
 the arrow keys, Home and End. Names reach the page only through ``textContent``.
+
+The look of a card table is the browser app's, from one source: its built stylesheet
+(``clients/web/dist/table.css``) and card faces (``dist/cards.js``, the global
+``CardarenaCards``) ship in the package beside this one and are inlined into every page
+(:func:`shared_style`, :func:`shared_cards`), so the replay and the live table draw a card
+the same way, the Spanish suits as Spanish suits. Only the replay's own layout is here.
 """
 
 from __future__ import annotations
 
+from functools import cache
+from pathlib import Path
 from typing import Final
 
+# clients/replay/assets.py -> clients/web/dist (package data of cardarena.clients)
+WEB_DIST = Path(__file__).parents[1] / "web" / "dist"
+
+
+@cache
+def shared_style() -> str:
+    """The web app's table stylesheet, for a <style> element."""
+    return (WEB_DIST / "table.css").read_text(encoding="utf-8").replace("</", "<\\/")
+
+
+@cache
+def shared_cards() -> str:
+    """The web app's card rendering (``window.CardarenaCards``), for a <script> element."""
+    return (WEB_DIST / "cards.js").read_text(encoding="utf-8").replace("</", "<\\/")
+
+
 STYLE: Final = """
-:root { --ink: #1d2330; --muted: #5b6475; --line: #d5d9e0; --felt: #f3f6f2; --accent: #2459a8; }
+:root { --seat: #f3f6f2; }
 * { box-sizing: border-box; }
 body { font: 15px/1.4 system-ui, sans-serif; color: var(--ink); margin: 0 auto; max-width: 72rem; padding: 1rem; }
 h1 { font-size: 1.3rem; margin: 0 0 .25rem; }
@@ -24,15 +48,13 @@ nav button:disabled { opacity: .4; cursor: default; }
 #step { min-width: 22rem; font-weight: 600; }
 #slider { flex: 1; min-width: 10rem; }
 #seats { display: grid; grid-template-columns: repeat(auto-fit, minmax(16rem, 1fr)); gap: .6rem; margin: .6rem 0; }
-.seat { border: 1px solid var(--line); border-radius: .4rem; padding: .5rem; background: var(--felt); }
+.seat { border: 1px solid var(--line); border-radius: .4rem; padding: .5rem; background: var(--seat); }
 .seat.dealer h3::after { content: " (dealer)"; color: var(--muted); font-weight: normal; }
 .seat.won { outline: 2px solid #e0a800; }
 .stats { color: var(--muted); font-size: .85rem; margin-top: .3rem; }
 .hand, .cards, .row { display: flex; flex-wrap: wrap; gap: .2rem; min-height: 1.9rem; }
-.card { display: inline-block; min-width: 2.3rem; padding: .2rem .3rem; text-align: center; border: 1px solid #aab; border-radius: .25rem; background: #fff; font-weight: 600; }
-.s-H, .s-D { color: #c0392b; } .s-C, .s-S { color: #1d2330; }
-.spanish .s-O { color: #a07800; } .spanish .s-C { color: #c0392b; } .spanish .s-E { color: #2459a8; } .spanish .s-B { color: #2e7d32; }
-.s-J { color: #7b1fa2; }
+.hand .card.face + .card.face { margin-left: -1.3rem; }
+.card.pass { width: 3.3rem; height: 4.6rem; display: inline-flex; align-items: center; justify-content: center; border: 1px dashed #aab; border-radius: .4rem; color: var(--muted); }
 #play { border: 1px solid var(--line); border-radius: .4rem; padding: .5rem; min-height: 3rem; }
 .play { display: inline-flex; flex-direction: column; align-items: center; margin-right: .4rem; }
 .play small { color: var(--muted); }
@@ -60,9 +82,7 @@ SCRIPT: Final = r"""
     return e;
   }
   function card(code) {
-    var e = el("span", "card s-" + (code === "JK" ? "J" : code.slice(-1)), code);
-    e.dataset.card = code;
-    return e;
+    return window.CardarenaCards.cardFace(code, data.spanish);
   }
   function fill(node, children) {
     while (node.firstChild) { node.removeChild(node.firstChild); }

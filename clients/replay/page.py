@@ -21,7 +21,7 @@ from typing import Any
 from cardarena.engine.cards import suit_code, suit_of
 
 from ..logs.text import cards_text
-from .assets import SCRIPT, STYLE
+from .assets import SCRIPT, STYLE, shared_cards, shared_style
 from .timeline import Step, Timeline
 
 
@@ -59,6 +59,7 @@ def html_page(timeline: Timeline, verdict: str) -> str:
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>cardarena replay: {title}</title>
+<style>{shared_style()}</style>
 <style>{STYLE}</style>
 </head>
 <body>
@@ -88,6 +89,7 @@ def html_page(timeline: Timeline, verdict: str) -> str:
 </section>
 </main>
 <script type="application/json" id="match-data">{embedded}</script>
+<script>{shared_cards()}</script>
 <script>{SCRIPT}</script>
 </body>
 </html>

@@ -22,7 +22,7 @@ function observe() {
     trick: {
       leader: trick.dataset.leader === undefined ? null : Number(trick.dataset.leader),
       winner: trick.dataset.winner === undefined ? null : Number(trick.dataset.winner),
-      plays: all(".play", trick).map((play) => [Number(play.dataset.seat), all(".card", play)[0].textContent]),
+      plays: all(".play", trick).map((play) => [Number(play.dataset.seat), all(".card", play)[0].dataset.card || all(".card", play)[0].textContent]),
       highlighted: all(".play.winner", trick).map((play) => Number(play.dataset.seat)),
       caption: (trick.querySelector(".caption") || {}).textContent || "",
     },
