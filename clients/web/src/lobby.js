@@ -8,6 +8,7 @@ import { optionFields, readOptions, showErrors } from "./forms.js";
 import { remember } from "./session.js";
 import { takeSeat } from "./live.js";
 import { scoreText } from "./model.js";
+import { tournamentList } from "./tournament.js";
 import { view, showError, ready, STATUS } from "./ui.js";
 
 const CLOCKS = [[0, "no clock"], [10000, "10 s a move"], [30000, "30 s a move"], [60000, "1 min a move"], [300000, "5 min a move"]];
@@ -129,7 +130,7 @@ async function matchList() {
 }
 
 export async function lobbyView() {
-  const [form, list] = await Promise.all([newMatchForm(), matchList()]);
-  view().replaceChildren(h("div", { className: "lobby" }, form, list));
+  const [form, list, cups] = await Promise.all([newMatchForm(), matchList(), tournamentList()]);
+  view().replaceChildren(h("div", { className: "lobby" }, form, list, cups));
   ready();
 }

@@ -17,20 +17,27 @@ from dataclasses import dataclass
 
 import grpc
 
-from cardarena.v1 import service_pb2
+from cardarena.v1 import service_pb2, tournament_pb2
 
 from .connection import Connection
 from .frames import Refused, Reply, first_message
 from .http import Request
 
-SERVICE = service_pb2.DESCRIPTOR.services_by_name["MatchService"]
+# The browser app watches matches and tournaments: both services pass the gateway.
+SERVICES = (
+    service_pb2.DESCRIPTOR.services_by_name["MatchService"],
+    tournament_pb2.DESCRIPTOR.services_by_name["TournamentService"],
+)
 # "/cardarena.v1.MatchService/ListMatches" -> server streaming?
 METHODS: dict[str, bool] = {
-    f"/{SERVICE.full_name}/{method.name}": method.server_streaming
-    for method in SERVICE.methods
+    f"/{service.full_name}/{method.name}": method.server_streaming
+    for service in SERVICES
+    for method in service.methods
     if not method.client_streaming
 }
-ALL_METHODS = {f"/{SERVICE.full_name}/{method.name}" for method in SERVICE.methods}
+ALL_METHODS = {
+    f"/{service.full_name}/{method.name}" for service in SERVICES for method in service.methods
+}
 # gRPC allows 8 digits of hours; nobody needs a deadline longer than a day.
 MAX_GRPC_TIMEOUT = 24 * 3600.0
 UNARY_TIMEOUT = 30.0
