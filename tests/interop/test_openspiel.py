@@ -35,7 +35,9 @@ def test_openspiel_random_simulations_pass_its_checks(game: str, players: int) -
     )
 
 
-@pytest.mark.parametrize(("game", "params"), VARIANTS, ids=[g for g, _ in VARIANTS])
+@pytest.mark.parametrize(
+    ("game", "params"), VARIANTS, ids=[f"{g}-{i}" for i, (g, _) in enumerate(VARIANTS)]
+)
 def test_openspiel_checks_pass_with_options(game: str, params: dict[str, Any]) -> None:
     pyspiel.random_sim_test(load(game, params), num_sims=1, serialize=True, verbose=False)
 
