@@ -12,6 +12,7 @@ const { chromium } = require(playwrightDir);
 const plan = JSON.parse(planJson);
 
 const WAIT = { timeout: 30000 };
+const POLL = { timeout: 30000, polling: 50 }; // not rAF: background pages get none
 
 function observe() {
   const all = (s) => [...document.querySelectorAll(s)];
@@ -60,7 +61,7 @@ async function playOut(page, entry, record, hooks) {
   const actions = {};
   let clicks = 0, keys = 0, shot = false;
   for (;;) {
-    await page.waitForFunction(() => document.body.dataset.over === "true" || Number(document.body.dataset.legal) > 0, null, WAIT);
+    await page.waitForFunction(() => document.body.dataset.over === "true" || Number(document.body.dataset.legal) > 0, null, POLL);
     if (await page.evaluate(() => document.body.dataset.over === "true")) break;
     const kind = await page.evaluate(() => {
       const b = document.querySelector("#my-hand button.legal");
@@ -93,6 +94,7 @@ async function playOut(page, entry, record, hooks) {
       await page.screenshot({ path: path.join(shots, `${entry.game}-table.png`) });
       record.midway = await page.evaluate(observe);
     }
+    if (process.env.DRIVE_TRACE) console.error(entry.game, clicks + keys, kind, Date.now() % 100000);
     if (hooks.afterMove) await hooks.afterMove(clicks + keys);
   }
   Object.assign(record, { clicks, keys, actions });
@@ -101,7 +103,9 @@ async function playOut(page, entry, record, hooks) {
 async function main() {
   const browser = await chromium.launch({
     executablePath, headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+      // Two pages at once (a seat and a spectator): neither is a throttled background tab.
+      "--disable-background-timer-throttling", "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows"],
   });
   const errors = [];
   const watch = (page) => {
@@ -111,10 +115,22 @@ async function main() {
   const out = { games: [], errors };
   try {
     const context = await browser.newContext({ viewport: { width: 1400, height: 950 } });
+    // A bad option is named next to its field, and no match is created.
+    const form = await context.newPage();
+    watch(form);
+    await form.goto(base + "/");
+    await form.waitForSelector('body[data-ready="true"]', WAIT);
+    await form.selectOption("#game", "pentathlon");
+    const defaults = await form.$eval("#opt-rounds", (el) => el.value);
+    await form.fill("#opt-rounds", "pass, nonsense");
+    await form.click("#new-match");
+    await form.waitForFunction(() => document.querySelector("#opt-rounds-error").textContent !== "", null, POLL);
+    out.form = { defaults, error: await form.$eval("#opt-rounds-error", (el) => el.textContent), url: form.url() };
+    await form.close();
     for (const entry of plan) {
       const page = await context.newPage();
       watch(page);
-      const record = { game: entry.game };
+      const record = { game: entry.game, startedMs: Date.now() };
       record.match = await newMatch(page, entry);
       let spectator = null;
       if (entry.watch) {
@@ -129,12 +145,12 @@ async function main() {
             const before = await page.evaluate(observe);
             await page.reload();
             await page.waitForSelector('body[data-ready="true"]', WAIT);
-            await page.waitForFunction(() => document.querySelectorAll("#hand .card").length > 0 || document.body.dataset.over === "true", null, WAIT);
+            await page.waitForFunction(() => document.querySelectorAll("#hand .card").length > 0 || document.body.dataset.over === "true", null, POLL);
             const after = await page.evaluate(observe);
             record.reloaded = { before: before.hand.length, after: after.hand.length, url: page.url(), over: after.over };
           }
           if (spectator && moves === 4 && !record.watchedMid) {
-            await spectator.waitForFunction(() => document.querySelectorAll(".played .card").length > 0, null, WAIT);
+            await spectator.waitForFunction(() => document.querySelectorAll(".played .card").length > 0, null, POLL);
             record.watchedMid = await spectator.evaluate(observe);
             await spectator.screenshot({ path: path.join(shots, `${entry.game}-spectator.png`) });
           }
@@ -156,15 +172,16 @@ async function main() {
       record.final = await page.evaluate(observe);
       await page.screenshot({ path: path.join(shots, `${entry.game}-end.png`) });
       if (spectator) {
-        await spectator.waitForFunction(() => document.body.dataset.over === "true", null, WAIT);
+        await spectator.waitForFunction(() => document.body.dataset.over === "true", null, POLL);
         record.watchedEnd = await spectator.evaluate(observe);
         await spectator.close();
       }
+      record.ms = Date.now() - record.startedMs;
       out.games.push(record);
       if (entry.replay) {
         await page.goto(`${base}/?log=${record.match}&step=1`);
         await page.waitForSelector('body[data-ready="true"]', WAIT);
-        await page.waitForFunction(() => document.querySelector("#verdict").dataset.ok !== undefined, null, WAIT);
+        await page.waitForFunction(() => document.querySelector("#verdict").dataset.ok !== undefined, null, POLL);
         const steps = [];
         const at = () => page.evaluate(() => ({ step: Number(document.querySelector("#step").dataset.step), steps: Number(document.querySelector("#step").dataset.steps), trick: (document.querySelector("#trick") || {}).dataset || null, rows: document.querySelectorAll("#scores tbody tr").length }));
         steps.push(await at());

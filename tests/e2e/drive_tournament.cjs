@@ -27,7 +27,9 @@ function observe() {
 async function main() {
   const browser = await chromium.launch({
     executablePath, headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+      // Two pages at once (a seat and a spectator): neither is a throttled background tab.
+      "--disable-background-timer-throttling", "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows"],
   });
   const errors = [];
   const out = { errors };

@@ -41,8 +41,8 @@ PLAN: list[dict[str, Any]] = [
         "reloadAfter": 6,
         "keyboard": True,
     },
-    {"game": "hexathlon", "fields": {"rounds": "fan_tan, trumps"}, "replay": True},
-    {"game": "heptathlon", "players": 3, "fields": {"rounds": "finale"}},
+    {"game": "hexathlon", "fields": {"rounds": "fan_tan, pass"}, "players": 5, "replay": True},
+    {"game": "heptathlon", "players": 5, "fields": {"rounds": "trumps"}},
     {"game": "crazy_sixes", "fields": {"target_score": 1}, "shotAfter": 4},
     {
         "game": "triathlon",
@@ -157,3 +157,10 @@ def test_a_replay_steps_by_trick_and_jumps_to_a_round(seen: dict[str, Any]) -> N
     assert replay["verdict"]["ok"] == "true", replay["verdict"]
     assert replay["jumped"]["rows"] == 1  # the end of round 1: its row, nothing after
     assert replay["nextRound"]["step"] > replay["jumped"]["step"]
+
+
+def test_the_new_match_form_fills_defaults_and_names_a_bad_option(seen: dict[str, Any]) -> None:
+    form = seen["form"]
+    assert form["defaults"] == "pass, clubs, queens, fan_tan, grand"  # Pentathlon's, from ListGames
+    assert "unknown round nonsense" in form["error"]
+    assert "match=" not in form["url"]

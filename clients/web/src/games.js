@@ -31,6 +31,7 @@ export function gameContext(game, info) {
     rule,
     roundCount,
     kindTitle: (kind) => KIND_TITLES[kind] || kind,
+    kindShort: (kind) => (KIND_TITLES[kind] || kind).replace(/ \(.*\)$/, ""),
     describe: (kind) => {
       if (kind === "deal") return "Tricks plus feats: a multiple of three, the last trick, the middle count";
       if (kind === "hand") return "Each placed card scores 1; the winners share the unplaced cards";

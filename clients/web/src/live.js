@@ -72,7 +72,10 @@ export async function liveView(matchId, seatParam) {
   const schedule = () => {
     if (queued) return;
     queued = true;
-    requestAnimationFrame(() => { queued = false; draw(); });
+    // A timer, not requestAnimationFrame: a table in a background tab or window (a
+    // spectator's second page) must keep up too. The events of one action arrive together
+    // and are drawn once.
+    setTimeout(() => { queued = false; draw(); }, 0);
   };
   const clock = setInterval(() => { if (root) tickClock(root, state); }, 250);
 

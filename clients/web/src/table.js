@@ -148,7 +148,7 @@ export function scoreSheet(state, ctx) {
     ? (ctx.lowestWins ? Math.min(...totals) : Math.max(...totals)) : null;
   const rows = state.rounds.map((r) => {
     const tr = h("tr", { className: ctx.onRound ? "round-row jump" : "round-row", "data-round": r.round + 1, tabIndex: ctx.onRound ? 0 : -1 },
-      h("th", {}, `${r.round + 1}. ${ctx.kindTitle(r.kind)}`),
+      h("th", {}, `${r.round + 1}. ${(ctx.kindShort || ctx.kindTitle)(r.kind)}`),
       ...r.scores.map((s, seat) => h("td", { "data-seat": seat }, scoreText(s))));
     if (ctx.onRound) {
       tr.onclick = () => ctx.onRound(r);
