@@ -23,9 +23,9 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from cardarena.engine import mix_seed
+
 GROUP_LABEL = b"cardarena-group-v1"
-MIX_LABEL = b"cardarena-mix-v1"
-SEED_BYTES = 32
 
 
 @dataclass(frozen=True)
@@ -52,17 +52,9 @@ def group_seed(mixed: bytes, group: int) -> bytes:
 
 def mixed_seed(seed: bytes, contributions: Sequence[bytes | None]) -> bytes:
     """The tournament seed mixed with the entrants' contributions, in entrant order (``None``:
-    that entrant gave none, read as 32 zero bytes); the seed itself if nobody contributed, so
-    that a tournament without contributions is played on its own seed."""
-    if all(c is None for c in contributions):
-        return seed
-    for number, contribution in enumerate(contributions):
-        if contribution is not None and len(contribution) != SEED_BYTES:
-            raise ValueError(
-                f"contribution {number} has {len(contribution)} bytes, not {SEED_BYTES}"
-            )
-    joined = b"".join(bytes(SEED_BYTES) if c is None else c for c in contributions)
-    return hashlib.sha256(MIX_LABEL + seed + joined).digest()
+    that entrant gave none); the seed itself if nobody contributed. The same mixing as a
+    match's deal seed (:func:`cardarena.engine.fairdeal.mix_seed`)."""
+    return mix_seed(seed, contributions)
 
 
 def bot_seed(master: bytes, index: int, seat: int) -> int:

@@ -21,7 +21,7 @@ from .errors import (
     ReplayError,
 )
 from .events import Event
-from .fairdeal import RandomStream, commitment
+from .fairdeal import RandomStream, commitment, mix_seed
 from .games import GAMES, get_game
 from .match import Match, MatchSetup, new_match, setup, validate_options
 from .replay import replay
@@ -56,6 +56,7 @@ __all__ = [
     "describe",
     "exclude",
     "get_game",
+    "mix_seed",
     "new_match",
     "parse_card",
     "project_log",

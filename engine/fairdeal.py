@@ -15,6 +15,7 @@ T = TypeVar("T")
 
 SEED_SIZE: Final = 32
 COMMITMENT_PREFIX: Final = b"cardarena-seed-v1"
+MIX_PREFIX: Final = b"cardarena-mix-v1"
 _TWO_32: Final = 2**32
 _SAFE: Final = _TWO_32 - 2**16
 """Below this a word is accepted by ``uniform(k)`` for every ``k <= 2**16``, any deck's size."""
@@ -107,6 +108,23 @@ class RandomStream:
 def commitment(seed: bytes) -> str:
     """``SHA-256("cardarena-seed-v1" || seed)`` in hex: published at creation, checked at the end."""
     return hashlib.sha256(COMMITMENT_PREFIX + check_seed(seed)).hexdigest()
+
+
+def mix_seed(seed: bytes, contributions: Sequence[bytes | None]) -> bytes:
+    """The seed mixed with contributed entropy (RULES.md §4, "Contributed entropy"):
+    ``SHA-256("cardarena-mix-v1" || seed || c_0 || … || c_{n-1})``, a contributor that gave
+    none (``None``) read as 32 zero bytes; the seed itself when nobody contributed, so that a
+    match (or tournament) without contributions deals from its own seed."""
+    check_seed(seed)
+    if all(c is None for c in contributions):
+        return bytes(seed)
+    for number, contribution in enumerate(contributions):
+        if contribution is not None and len(contribution) != SEED_SIZE:
+            raise ValueError(
+                f"contribution {number} has {len(contribution)} bytes, not {SEED_SIZE}"
+            )
+    joined = b"".join(bytes(SEED_SIZE) if c is None else bytes(c) for c in contributions)
+    return hashlib.sha256(MIX_PREFIX + seed + joined).digest()
 
 
 def deal_label(round_index: int) -> str:

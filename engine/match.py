@@ -204,6 +204,24 @@ class Match:
         self.log.extend(out)
         return out
 
+    @property
+    def dealing(self) -> bool:
+        """Whether the match deals itself (it has its deal seed); else its deals and draws
+        wait for :meth:`deal_from` or come from a log (:meth:`resolve`)."""
+        return self._seed is not None
+
+    def deal_from(self, deal_seed: bytes) -> list[Event]:
+        """Give a match started without its deal seed (a host waiting for every seat's
+        contribution, RULES.md §4) that seed: it deals, and draws, from now on. Returns the
+        events that follow at once (the first deal, and any draw before it)."""
+        if self._seed is not None:
+            raise ValueError("the match already has its deal seed")
+        self._seed = check_seed(deal_seed)
+        out: list[Event] = []
+        self._auto(out)
+        self.log.extend(out)
+        return out
+
     def recorded_action(self, event: Event) -> tuple[int, int] | None:
         """The ``(seat, action)`` that ``event``, the next event of a log being fed to this
         match, records; ``None`` for chance and derived events (see :func:`action_of`).
@@ -381,10 +399,12 @@ class MatchSetup:
     players: int
     options: Mapping[str, Any]
 
-    def start(self, seed: bytes) -> Match:
-        """A match that deals itself from ``seed`` (32 bytes) through the fair-deal stream."""
+    def start(self, seed: bytes, *, dealing: bool = True) -> Match:
+        """A match committed to ``seed`` (32 bytes) that deals itself from it through the
+        fair-deal stream; with ``dealing=False`` it waits, before its first deal or draw, for
+        the deal seed that mixes ``seed`` with the seats' contributions (:meth:`Match.deal_from`)."""
         started = MatchStarted(self.game, self.players, self.options, commitment(check_seed(seed)))
-        return Match(started, seed=seed)
+        return Match(started, seed=seed if dealing else None)
 
 
 def setup(

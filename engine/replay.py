@@ -20,8 +20,14 @@ from .games import get_game
 from .match import Match, validate_options
 
 
-def replay(log: Sequence[Event], *, seed: bytes | None = None) -> Match:
+def replay(
+    log: Sequence[Event], *, seed: bytes | None = None, deal_seed: bytes | None = None
+) -> Match:
     """Fold ``log`` through the rules and return the resulting match.
+
+    With a ``seed`` (checked against the log's commitment) every deal and draw must be the
+    one the fair-deal stream gives: the stream of ``deal_seed`` when the seats contributed
+    entropy (the seed mixed with their contributions), of ``seed`` itself otherwise.
 
     Raises :class:`ReplayError` naming the index of the first event that the rules do not
     produce, or that is not a legal action at that point. A log may stop before the end.
@@ -37,7 +43,7 @@ def replay(log: Sequence[Event], *, seed: bytes | None = None) -> Match:
         raise ReplayError(0, "the recorded options are not in normal form")
     if seed is not None and commitment(seed) != started.commitment:
         raise ReplayError(0, "the seed does not match the commitment")
-    match = Match(started, seed=seed)
+    match = Match(started, seed=seed if deal_seed is None else deal_seed)
     expected: deque[Event] = deque(match.log[1:])
     index = 1
     while True:

@@ -15,8 +15,9 @@ from cardarena.engine.decks import (
     spanish_deck,
     trick_deck,
 )
-from cardarena.engine.fairdeal import RandomStream, commitment
-from cardarena.engine.match import new_match
+from cardarena.engine.events import MatchStarted
+from cardarena.engine.fairdeal import RandomStream, commitment, mix_seed
+from cardarena.engine.match import new_match, setup
 
 ZERO = bytes(32)
 SHUFFLED_DEAL_0 = (
@@ -105,3 +106,44 @@ def test_canonical_decks() -> None:
 def test_seed_must_be_32_bytes(bad: bytes) -> None:
     with pytest.raises(ValueError, match="32 bytes"):
         RandomStream(bad, "deal/0")
+
+
+MIXED = "f820caae3c19c56432d510ef51f621cf43f4131811e25206356cefca6a26694b"
+"""RULES.md §4's mixing vector: seat 0 gives 00 01 … 1f, seat 2 gives 32 ff, seats 1, 3 none."""
+
+
+def test_mixing_vector() -> None:
+    mixed = mix_seed(ZERO, [bytes(range(32)), None, b"\xff" * 32, None])
+    assert mixed.hex() == MIXED
+    shuffled = RandomStream(mixed, "deal/0").shuffle(FRENCH_52)
+    assert " ".join(card_code(c) for c in shuffled[:8]) == "10D 2H KD 5C 2S 7D 10C 9C"
+
+
+def test_without_contributions_the_deal_seed_is_the_seed() -> None:
+    seed = bytes(range(1, 33))
+    assert mix_seed(seed, [None, None, None, None]) == seed
+    # A contribution of 32 zero bytes is a contribution: the seed is mixed.
+    assert mix_seed(seed, [bytes(32), None, None, None]) != seed
+
+
+@pytest.mark.parametrize("bad", [b"", b"\x01" * 31, b"\x01" * 33])
+def test_a_contribution_is_exactly_32_bytes(bad: bytes) -> None:
+    with pytest.raises(ValueError, match="contribution 1 has"):
+        mix_seed(ZERO, [None, bad])
+
+
+def test_a_match_started_without_its_deal_seed_waits_then_deals_from_it() -> None:
+    """The host's path: committed to the seed, dealt from the mixed seed once seats joined."""
+    mixed = bytes.fromhex(MIXED)
+    waiting = setup("hexathlon", players=4).start(ZERO, dealing=False)
+    assert (waiting.dealing, waiting.to_act, waiting.hands) == (False, None, (0,) * 4)
+    started = waiting.log[0]
+    assert isinstance(started, MatchStarted)
+    assert started.commitment == commitment(ZERO)  # the server's seed, not the mix
+    dealt = waiting.deal_from(mixed)
+    assert dealt and dealt == waiting.log[-len(dealt) :]
+    assert waiting.dealing
+    direct = setup("hexathlon", players=4).start(mixed)
+    assert waiting.hands == direct.hands and waiting.to_act == direct.to_act
+    with pytest.raises(ValueError, match="already has its deal seed"):
+        waiting.deal_from(mixed)
