@@ -16,7 +16,7 @@ from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2
 from prometheus_client.parser import text_string_to_metric_families
 
-from cardarena.engine import replay
+from cardarena.engine import mix_seed, replay
 from cardarena.server.store import StoredEvent, verify_chain
 from cardarena.v1 import codec, service_pb2_grpc
 from cardarena.v1 import game_pb2 as pb
@@ -379,13 +379,23 @@ async def seat_player(
 
 
 def audit(log: spb.GetMatchLogResponse) -> None:
-    """The chain verifies and the engine replays the log with the revealed seed."""
+    """The chain verifies and the engine replays the log with the revealed seed, mixed with
+    the seats' contributions."""
     match_id = log.match.match_id
     stored = [StoredEvent(match_id, e.seq, e.event, e.hash) for e in log.entries]
     assert [e.seq for e in log.entries] == list(range(1, len(log.entries) + 1))
     assert verify_chain(match_id, stored) is None
-    events = [codec.event_from_pb(pb.Event.FromString(e.event)) for e in log.entries]
-    match = replay([e for e in events if e is not None], seed=log.seed)
+    entries = [pb.Event.FromString(e.event) for e in log.entries]
+    given: list[bytes | None] = [None] * log.match.players
+    for entry in entries:
+        if entry.WhichOneof("kind") == "seat_joined" and entry.seat_joined.contribution:
+            given[entry.seat_joined.seat] = entry.seat_joined.contribution
+    events = [codec.event_from_pb(e) for e in entries]
+    match = replay(
+        [e for e in events if e is not None],
+        seed=log.seed,
+        deal_seed=mix_seed(log.seed, given),
+    )
     assert match.over
 
 

@@ -12,11 +12,14 @@ import random
 from collections.abc import Collection, Sequence
 
 from cardarena.engine import Match
+from cardarena.engine.events import DealerDrawn, Dealt, TrumpDrawn
 from cardarena.engine.match import ActionReader
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1.chain import chain_hash, genesis_hash
+
+CHANCE_EVENTS = (DealerDrawn, TrumpDrawn, Dealt)
 
 
 def play_with_time_outs(match: Match, rng: random.Random, every: int) -> list[int]:
@@ -45,6 +48,7 @@ def log_from_engine(
     move_ms: int = 0,
     created_unix_ms: int = 0,
     reserved: Sequence[bool] | None = None,
+    contributions: Sequence[bytes] | None = None,
     cancelled: str | None = None,
     seated: Collection[int] | None = None,
 ) -> spb.GetMatchLogResponse:
@@ -53,7 +57,9 @@ def log_from_engine(
     The order of entries is the server's: the events of match creation (MatchStarted carrying ``move_ms`` and one
     ``reserved`` flag per seat, default none reserved; ``reserved=()`` writes no flags, as a
     log from before reservations), one ``SeatJoined`` per seat of ``seated`` (default every
-    seat; ``names``, default ``seat N``), every later event at ``seq`` from 1 on, a
+    seat; ``names``, default ``seat N``; ``contributions``, default none, one per seat, ``b""``
+    for none: the engine ``match`` must have been dealt from their mix), then the first
+    deal (only if every seat joined), every later event at ``seq`` from 1 on, a
     ``TimedOut`` before each action whose index in ``match.log`` is in ``timed_out``, then
     ``MatchCancelled`` if ``cancelled`` gives its reason (the match need not be over then),
     and ``SeedRevealed`` last.
@@ -69,18 +75,29 @@ def log_from_engine(
     if flags and len(flags) != match.players:
         raise ValueError(f"{len(flags)} reserved flags for {match.players} seats")
     joined = sorted(set(range(match.players) if seated is None else seated))
+    given = list(contributions) if contributions is not None else None
+    if given is not None and len(given) != match.players:
+        raise ValueError(f"{len(given)} contributions for {match.players} seats")
     reader = ActionReader()
     recorded_at = [reader(e) for e in match.log]
     actions = [i for i, recorded in enumerate(recorded_at) if recorded is not None]
     if actions and len(joined) < match.players:
         raise ValueError("play cannot start before every seat has joined")
-    # Seats join before the first action, or after the opening events if there is none.
-    joins_at = actions[0] if actions else len(match.log)
+    # Seats join before the first deal or draw (which waits for the last of them): a match
+    # whose seats did not all join was never dealt, so its log stops before the deal.
+    chance = [i for i, e in enumerate(match.log) if isinstance(e, CHANCE_EVENTS)]
+    joins_at = chance[0] if chance else len(match.log)
+    opening = match.log if len(joined) == match.players else match.log[:joins_at]
     events: list[pb.Event] = []
-    for index, event in enumerate([*match.log, None]):
+    for index, event in enumerate([*opening, None]):
         if index == joins_at:
             events += [
-                pb.Event(seat_joined=pb.SeatJoined(seat=s, name=seat_names[s])) for s in joined
+                pb.Event(
+                    seat_joined=pb.SeatJoined(
+                        seat=s, name=seat_names[s], contribution=given[s] if given else b""
+                    )
+                )
+                for s in joined
             ]
         if event is None:
             break

@@ -30,16 +30,21 @@ from .faults import FaultWalk
 
 SEED_SIZE: Final = 32
 COMMITMENT_PREFIX: Final = b"cardarena-seed-v1"
+MIX_PREFIX: Final = b"cardarena-mix-v1"
+CHANCE: Final = frozenset({"dealer_drawn", "trump_drawn", "dealt"})
 
 CHECKS: Final = (
     ("decode", "every entry decodes to one canonical event"),
     ("sequence", "seq runs from 1 without gaps, up to MatchInfo's last seq"),
     ("chain", "the hash chain holds from this match's genesis hash to MatchInfo's last hash"),
     ("start", "MatchStarted opens the log; MatchInfo's settings, seats and state agree with it"),
-    ("seed", "the seed is 32 bytes and matches its commitment"),
+    ("seed", "the seed is 32 bytes and matches its commitment; every contribution is 32 bytes"),
     ("reveal", "SeedRevealed closes the log with the same seed; one MatchCancelled may precede it"),
-    ("replay", "every deal, draw, action and result follows from the seed and the rules"),
-    ("server", "every seat joined before play; each time-out is followed by the default action"),
+    ("replay", "every deal, draw, action and result follows from the deal seed and the rules"),
+    (
+        "server",
+        "every seat joined before the first deal; each time-out is followed by the default action",
+    ),
     ("faults", "every fault and forfeit follows the match's fault policy; MatchInfo counts them"),
     ("result", "MatchInfo's totals and winners are the replay's (no winners if cancelled)"),
 )
@@ -64,6 +69,8 @@ class Checks:
         self.events: list[pb.Event] = []
         self.decoded: list[ev.Event | None] = []
         self.seed = bytes(resp.seed)
+        self.deal_seed = self.seed
+        """The seed mixed with the seats' contributions (docs/rules.md §4.8): what deals."""
         self.replayed: Match | None = None
         self._firsts: dict[str | None, int] | None = None
 
@@ -239,6 +246,33 @@ class Checks:
             )
         if self.info.seed != self.seed:
             raise mismatch("seed", self.info.seed.hex() or "empty", self.seed.hex(), None)
+        self.deal_seed = self._mixed()
+
+    def _mixed(self) -> bytes:
+        """The deal seed, computed from docs/rules.md §4.8 as an outsider would: the seed
+        itself, or SHA-256 over the mix label, the seed and every seat's contribution (32
+        zero bytes for a seat that gave none) when at least one seat contributed."""
+        players = self.events[0].match_started.players
+        given = [bytes(SEED_SIZE)] * players
+        contributed = False
+        for n, event in enumerate(self.events, start=1):
+            if event.WhichOneof("kind") != "seat_joined":
+                continue
+            joined = event.seat_joined
+            if not joined.contribution:
+                continue
+            if len(joined.contribution) != SEED_SIZE:
+                raise Discrepancy(
+                    n,
+                    f"seat {joined.seat} contributed {len(joined.contribution)} bytes, "
+                    f"not {SEED_SIZE}",
+                )
+            if joined.seat < players:  # the server check names a seat that does not exist
+                given[joined.seat] = bytes(joined.contribution)
+                contributed = True
+        if not contributed:
+            return self.seed
+        return hashlib.sha256(MIX_PREFIX + self.seed + b"".join(given)).digest()
 
     # -- 6. reveal -------------------------------------------------------------------------
 
@@ -276,10 +310,10 @@ class Checks:
         seqs = [n for n, e in enumerate(self.decoded, start=1) if e is not None]
         engine_log = [e for e in self.decoded if e is not None]
         try:
-            match = replay(engine_log, seed=self.seed)
+            match = replay(engine_log, **self._dealing())
         except ReplayError as error:
             at = seqs[error.index] if error.index < len(seqs) else seqs[-1] + 1
-            raise Discrepancy(at, explain_replay(engine_log, error, self.seed)) from None
+            raise Discrepancy(at, explain_replay(engine_log, error, self.deal_seed)) from None
         except Exception as error:  # untrusted input must never crash the auditor
             raise Discrepancy(None, f"the rules could not replay the log: {error!r}") from None
         # A cancelled match stops where it was cancelled (the reveal check put the
@@ -296,12 +330,22 @@ class Checks:
                 )
         self.replayed = match
 
+    def _dealing(self) -> dict[str, bytes | None]:
+        """How the replay deals: from the deal seed once every seat has joined; not at all
+        in a match whose seats never all joined (it was cancelled or expired before its first
+        deal, which the server check holds it to)."""
+        players = self.events[0].match_started.players
+        seated = {e.seat_joined.seat for e in self.events if e.WhichOneof("kind") == "seat_joined"}
+        if len(seated) < players:
+            return {"seed": None, "deal_seed": None}
+        return {"seed": self.seed, "deal_seed": self.deal_seed}
+
     # -- 8. server events ------------------------------------------------------------------
 
     def check_server(self) -> None:
         started = self.decoded[0]
         assert isinstance(started, ev.MatchStarted)  # the replay check holds
-        match = Match(started, seed=self.seed)
+        match = Match(started, seed=self.deal_seed)
         clocked = self.events[0].match_started.move_ms > 0  # the log's clock, not MatchInfo's
         # The rules are followed again only to judge time-outs (the seat to act, its default
         # action); before every seat joined, only to tell actions apart. The replay check has
@@ -330,6 +374,9 @@ class Checks:
                 timed_out, forfeit_between = None, False
             if kind == "seat_joined":
                 self._joined(n, event.seat_joined.seat, joined, started.players)
+            elif kind in CHANCE and len(joined) < started.players:
+                missing = sorted(set(range(started.players)) - joined)
+                raise Discrepancy(n, f"the first deal comes before seats {missing} joined")
             elif kind == "timed_out":
                 # A forfeited seat is played at once, clock or none.
                 clock = clocked or event.timed_out.forfeited
@@ -363,7 +410,7 @@ class Checks:
         """The fault policy's rules, entry by entry (:mod:`.faults`), then MatchInfo's counts."""
         started = self.decoded[0]
         assert isinstance(started, ev.MatchStarted)  # the replay check holds
-        walk = FaultWalk(self.events[0].match_started, started, self.seed)
+        walk = FaultWalk(self.events[0].match_started, started, self.deal_seed)
         walk.walk(self.events, self.decoded)
         walk.check_info(self.info)
 

@@ -139,7 +139,7 @@ async def play_async(
     seat_names = [check_name(name, s) for s, name in enumerate(given)]
     if match_id is None:
         match_id = local_match_id(prepared.game, prepared.options, seat_names, move_ms, seed)
-    engine = prepared.start(seed)
+    engine = prepared.start(seed, dealing=False)
     writer = LogWriter(match_id, engine, seed, move_ms=move_ms)
     table = _Table(engine, writer, [d for d, _ in seats], on_fault or _warn, debug=debug)
     try:
@@ -208,6 +208,7 @@ class _Table:
                 self._bench(seat, f"could not start: {describe_error(result)}")
         for seat, name in enumerate(names):
             writer.join(seat, name)
+        writer.record(engine.deal_from(writer.seed))  # as a server deals: after every join
 
     async def run(self) -> None:
         engine = self.engine

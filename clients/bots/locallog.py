@@ -8,8 +8,10 @@ match outside any tournament, created with a seed and a clock, writes (see
 
 1. the opening events of the engine (MatchStarted, carrying the match's settings: the clock
    ``move_ms``, one ``reserved_seats`` flag per seat, no fault policy, no tournament; then the
-   first deal), in one write at creation;
-2. one ``SeatJoined`` per seat, here in seat order, under the seat's name;
+   first round's start), in one write at creation;
+2. one ``SeatJoined`` per seat, here in seat order, under the seat's name, contributing
+   nothing (a local match is dealt from its own seed, so the same seed plays the same cards),
+   the last one followed by the first deal;
 3. each action's events; when the seat's clock ran out, a ``TimedOut`` (a fault) before the
    events of the default action the server played for it;
 4. ``SeedRevealed``, in the write that ends the match.

@@ -203,7 +203,12 @@ async function main(address, gameArg, streams) {
 
   const tickets = [];
   for (let i = 0; i < players; i += 1) {
-    const joined = await unary(api, "JoinMatch", { match_id: matchId, name: `js${i}` });
+    // Each seat mixes 32 fresh random bytes into the deal seed (docs/rules.md §4.8).
+    const joined = await unary(api, "JoinMatch", {
+      match_id: matchId,
+      name: `js${i}`,
+      contribution: crypto.randomBytes(32),
+    });
     check(joined.token, `JoinMatch gave seat ${joined.seat} no token`);
     tickets.push({ seat: joined.seat, token: joined.token });
   }

@@ -71,8 +71,15 @@ async def play_match(
             for s in range(players)
         ]
         await asyncio.gather(*(seat.start(c) for seat, c in zip(seats, contexts, strict=True)))
+        # No contributions: every rotation of a duplicate group must deal the group seed's cards.
         tickets = [
-            await client.join(info.match_id, seat=s, name=bots[s], join_secret=secrets_by_seat[s])
+            await client.join(
+                info.match_id,
+                seat=s,
+                name=bots[s],
+                join_secret=secrets_by_seat[s],
+                contribution=None,
+            )
             for s in range(players)
         ]
         async with asyncio.TaskGroup() as group:

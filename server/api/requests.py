@@ -16,8 +16,9 @@ from cardarena.v1 import service_pb2 as spb
 
 from ..errors import (
     BadRequest,
+    NotRunning,
 )
-from ..hosting import HostedMatch
+from ..hosting import CONTRIBUTION_BYTES, HostedMatch
 from .status import Refused
 
 T = TypeVar("T")
@@ -89,6 +90,22 @@ def authorize(hosted: HostedMatch, seat: int, context: grpc.aio.ServicerContext[
 def check_seat(hosted: HostedMatch, seat: int) -> None:
     if not 0 <= seat < hosted.record.players:
         raise BadRequest(f"seat {seat} does not exist (0..{hosted.record.players - 1})")
+
+
+def check_contribution(hosted: HostedMatch, contribution: bytes) -> None:
+    """A seat's entropy: none, or exactly 32 bytes; none in a match whose seed it shares
+    with other matches (a duplicate group deals every rotation the same cards)."""
+    if not contribution:
+        return
+    if len(contribution) != CONTRIBUTION_BYTES:
+        raise BadRequest(
+            f"contribution is exactly {CONTRIBUTION_BYTES} bytes, got {len(contribution)}"
+        )
+    if hosted.seed_shared:
+        raise NotRunning(
+            "contribution: a tournament's match is dealt from its duplicate group's seed "
+            "(contribute to the tournament's seed instead, when entering)"
+        )
 
 
 def check_text(field: str, value: str, limit: int) -> None:

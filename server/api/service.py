@@ -30,6 +30,7 @@ from .requests import (
     MAX_PAGE,
     MAX_REASON,
     authorize,
+    check_contribution,
     check_request_id,
     check_seat,
     check_secret,
@@ -172,6 +173,7 @@ class MatchService:
         check_text("name", request.name, MAX_NAME)
         check_secret("token", request.token)
         check_secret("join_secret", request.join_secret)
+        check_contribution(hosted, request.contribution)
         if hosted.ended:
             raise NotRunning("the match has ended")
         target = await self.router.writer(request.match_id, context)
@@ -181,7 +183,11 @@ class MatchService:
             )
             return joined
         seat, token = await target.join(
-            seat, request.name, request.token or None, request.join_secret or None
+            seat,
+            request.name,
+            request.token or None,
+            request.join_secret or None,
+            contribution=request.contribution or None,
         )
         return spb.JoinMatchResponse(seat=seat, token=token, match=match_info(target))
 

@@ -3,7 +3,8 @@
 The rooms: :mod:`.arena` (every hosted match: create, find, load after a restart, and as a
 replica keep leases and follow the others), :mod:`.match` (one match: its seats, its
 changes, its clock), :mod:`.subscribers` (its readers and what each may see), :mod:`.rebuild`
-(the engine from the log), :mod:`.credentials` (hashes of secrets, ids) and
+(the engine from the log), :mod:`.dealing` (when a match deals, from which seed),
+:mod:`.credentials` (hashes of secrets, ids) and
 :mod:`.completion` (work that outlives a cancelled caller).
 """
 
@@ -12,12 +13,14 @@ from __future__ import annotations
 from .arena import Arena
 from .completion import to_completion
 from .credentials import new_match_id, request_key, same_action, secret_hash, token_hash
+from .dealing import CONTRIBUTION_BYTES
 from .match import HostedMatch, Submitted
 from .rebuild import engine_setup, logged_action, rebuild_engine
 from .seating import Seat
 from .subscribers import SUBSCRIBER_QUEUE, PbProjector, Subscriber, project_for
 
 __all__ = [
+    "CONTRIBUTION_BYTES",
     "SUBSCRIBER_QUEUE",
     "Arena",
     "HostedMatch",

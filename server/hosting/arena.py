@@ -147,7 +147,7 @@ class Arena:
                 )
         chosen_seed = seed
         seed = seed if seed is not None else secrets.token_bytes(32)
-        engine = prepared.start(seed)
+        engine = prepared.start(seed, dealing=False)  # the first deal waits for every seat
         config: dict[str, Any] = {
             "game": prepared.game,
             "players": prepared.players,
@@ -299,7 +299,7 @@ class Arena:
 
     async def _load(self, record: MatchRecord) -> HostedMatch:
         stored = await self.store.read_events(record.match_id)
-        engine = rebuild_engine(record, stored)
+        engine, joins = rebuild_engine(record, stored)
         seats = [Seat() for _ in range(record.players)]
         for seat in await self.store.get_seats(record.match_id):
             seats[seat.seat] = Seat(seat.token_hash, seat.name)
@@ -317,6 +317,7 @@ class Arena:
             voluntary_pass=False,
             cancelled=cancelled,
         )
+        hosted.joins = joins
         for entry in entries:
             hosted.readers.note_round(entry)
         hosted._fold_log(entries)

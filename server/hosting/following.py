@@ -13,12 +13,12 @@ import contextlib
 from typing import Any
 
 from cardarena.engine import ActionError, Match
-from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
 from ..store import EventStore, Fence, MatchRecord, StoreConflict, StoreError
 from .clock import MoveClock
 from .completion import to_completion
+from .dealing import Joins, follow
 from .rebuild import rebuild_engine
 from .seating import Seat
 
@@ -29,6 +29,7 @@ class LogFollower:
     record: MatchRecord
     match_id: str
     engine: Match
+    joins: Joins
     seats: list[Seat]
     last_seq: int
     last_hash: bytes
@@ -121,10 +122,7 @@ class LogFollower:
         seats_changed = False
         try:
             for entry in encoded:
-                decoded = codec.event_from_pb(entry)
-                recorded = None if decoded is None else self.engine.recorded_action(decoded)
-                if recorded is not None:
-                    self.engine.apply(*recorded)
+                follow(self.engine, self.joins, self.record.seed, entry)
                 kind = entry.WhichOneof("kind")
                 seats_changed |= kind == "seat_joined"
                 self.cancelled |= kind == "match_cancelled"
@@ -170,6 +168,6 @@ class LogFollower:
 
     async def _replay_to(self, seq: int) -> None:
         """The engine as the log has it at ``seq``, replayed from the seed: the log is the truth."""
-        self.engine = rebuild_engine(
+        self.engine, self.joins = rebuild_engine(
             self.record, await self.store.read_events(self.match_id, limit=seq)
         )

@@ -41,6 +41,7 @@ from ..store import (
 from .clock import MoveClock
 from .completion import to_completion
 from .credentials import request_key, same_action, token_hash
+from .dealing import Joins, follow
 from .ending import Ending
 from .faults import SeatFaults
 from .outcome import Outcome
@@ -86,6 +87,8 @@ class HostedMatch(Ending):
         self.match_id = record.match_id
         self.engine = engine
         self.seats = seats
+        self.joins = Joins(len(seats))
+        """Who the log says joined, and their entropy: the first deal waits for all."""
         self.last_seq = last_seq
         self.last_hash = b""
         self.store = store
@@ -176,14 +179,22 @@ class HostedMatch(Ending):
         name: str,
         token: str | None = None,
         join_secret: str | None = None,
+        *,
+        contribution: bytes | None = None,
     ) -> tuple[int, str]:
         """Take ``seat`` (or the lowest free one) with ``token`` (or a new one); a reserved
-        seat only with its ``join_secret``. A repeat of a join with the same client-chosen
-        token answers with the seat that token holds."""
-        return await to_completion(self._join(seat, name, token, join_secret))
+        seat only with its ``join_secret``, contributing ``contribution`` (32 bytes) to the
+        deal seed. A repeat of a join with the same client-chosen token answers with the seat
+        that token holds (its first contribution stands). The last seat's join deals."""
+        return await to_completion(self._join(seat, name, token, join_secret, contribution))
 
     async def _join(
-        self, seat: int | None, name: str, token: str | None, join_secret: str | None
+        self,
+        seat: int | None,
+        name: str,
+        token: str | None,
+        join_secret: str | None,
+        contribution: bytes | None,
     ) -> tuple[int, str]:
         async with self.lock:
             if self._out_of_step:
@@ -201,14 +212,20 @@ class HostedMatch(Ending):
             seat = seat_for(self.seats, seat, join_secret)
             token = token or secrets.token_urlsafe(32)
             digest = token_hash(token)
+            first = self.last_seq + 1
             joined = pb.Event(
-                seq=self.last_seq + 1, seat_joined=pb.SeatJoined(seat=seat, name=name)
+                seq=first,
+                seat_joined=pb.SeatJoined(seat=seat, name=name, contribution=contribution or b""),
             )
             record = SeatRecord(self.match_id, seat, digest, name)
             taken = self.seats[seat]
             taken.token_hash, taken.name = digest, name  # before publishing: it may start
             try:
-                await self._persist([joined], request_id=None, seat=None, join=record)
+                dealt = follow(self.engine, self.joins, self.record.seed, joined)
+                encoded = [joined] + [
+                    codec.event_to_pb(e, first + 1 + i, self.match_id) for i, e in enumerate(dealt)
+                ]
+                await self._persist(encoded, request_id=None, seat=None, join=record)
             except Exception:  # fenced off, or unknown: go back to (and follow) the log
                 taken.token_hash, taken.name = None, ""
                 await self._recover()
@@ -399,8 +416,8 @@ class HostedMatch(Ending):
             self._on_change(self)
 
     async def write_opening(self) -> None:
-        """Persist the events the match starts with (the first deal): once, at seq 1. Call
-        with the lock held."""
+        """Persist the events the match starts with (its settings, and the first round's
+        start; the deal waits for every seat): once, at seq 1. Call with the lock held."""
         # The server's settings go into the hashed start event too, so none can be edited
         # unseen: the clock, which seats only a join secret may take, the fault policy.
         reserved = [seat.reserved is not None for seat in self.seats]

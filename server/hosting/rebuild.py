@@ -14,6 +14,7 @@ from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
 from ..store import EventStore, MatchRecord, StoredEvent
+from .dealing import Joins, follow
 
 
 def logged_action(event: pb.Event) -> int | None:
@@ -30,19 +31,14 @@ def engine_setup(record: MatchRecord) -> MatchSetup:
     return setup(config["game"], players=config["players"], options=config["options"])
 
 
-def rebuild_engine(record: MatchRecord, stored: list[StoredEvent]) -> Match:
-    """Replay the stored log's actions through a fresh match dealt from the stored seed."""
-    match = engine_setup(record).start(record.seed)
+def rebuild_engine(record: MatchRecord, stored: list[StoredEvent]) -> tuple[Match, Joins]:
+    """Replay the stored log through a fresh match committed to the stored seed, dealt as the
+    log deals it (:mod:`.dealing`); with it, who joined and what each contributed."""
+    match = engine_setup(record).start(record.seed, dealing=False)
+    joins = Joins(record.players)
     for item in stored:
-        entry = pb.Event.FromString(item.payload)
-        decoded = codec.event_from_pb(entry)
-        if decoded is None:
-            continue
-        recorded = match.recorded_action(decoded)
-        if recorded is not None:
-            seat, action = recorded
-            match.apply(seat, action)
-    return match
+        follow(match, joins, record.seed, pb.Event.FromString(item.payload))
+    return match, joins
 
 
 async def stored_request(store: EventStore, match_id: str, key: str) -> tuple[int, int, int] | None:

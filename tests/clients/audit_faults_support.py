@@ -53,16 +53,20 @@ def clockless_plan(seat: int, turn: int) -> str:
 
 
 def refused(match: Match, seat: int, error: type[ActionError]) -> int:
-    """The first action the rules refuse ``seat`` now with ``error``."""
+    """The first action the rules refuse ``seat`` now with ``error``. Quick, since the
+    match's clock runs meanwhile: one copy of the match serves every try (a refused action
+    leaves a match unchanged), and the legal actions are not tried at all."""
+    trial, legal = match.clone(), match.legal_mask()
     for action in range(MAX_ACTION + 1):
-        if not is_action(action):
+        if not is_action(action) or legal >> action & 1:
             continue
         try:
-            match.clone().apply(seat, action)
+            trial.apply(seat, action)
         except error:
             return action
         except ActionError:
             continue
+        trial = match.clone()  # a variant of a legal action: it was played on the copy
     raise AssertionError(f"no action is refused with {error.__name__}")
 
 

@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 
-from cardarena.engine import Match, new_match
+from cardarena.engine import Match, mix_seed, new_match
 from cardarena.engine import events as ev
-from cardarena.engine.match import action_of
+from cardarena.engine.match import action_of, setup
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
@@ -58,6 +58,20 @@ def base(game: str, players: int, *, first_dealer: str | None = None, every: int
 
 def hexa() -> Base:
     return base("hexathlon", 4)
+
+
+CONTRIBUTIONS = (bytes(range(32, 64)), b"", b"\xff" * 32, b"")
+"""Seats 0 and 2 contribute entropy, seats 1 and 3 none (docs/rules.md §4.8)."""
+
+
+@cache
+def contributed() -> Base:
+    """A Hexathlon dealt from its seed mixed with two seats' contributions."""
+    match = setup("hexathlon", players=4).start(SEED, dealing=False)
+    match.deal_from(mix_seed(SEED, [c or None for c in CONTRIBUTIONS]))
+    play_out(match, rng_seed=3)
+    resp = log_from_engine(match, SEED, "contributed", names=NAMES[:4], contributions=CONTRIBUTIONS)
+    return Base(match, resp)
 
 
 @cache

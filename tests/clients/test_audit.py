@@ -21,12 +21,18 @@ from cardarena.clients.logs import save_log
 from cardarena.engine import GAMES
 from cardarena.v1 import game_pb2 as pb
 
-from . import audit_mutations_log, audit_mutations_play, audit_mutations_start
+from . import (
+    audit_mutations_entropy,
+    audit_mutations_log,
+    audit_mutations_play,
+    audit_mutations_start,
+)
 from .audit_support import (
     MUTATIONS,
     Base,
     base,
     base_one_deal,
+    contributed,
     edit,
     edit_raw,
     flip,
@@ -34,7 +40,12 @@ from .audit_support import (
     hexa,
 )
 
-MUTATION_MODULES = (audit_mutations_log, audit_mutations_play, audit_mutations_start)
+MUTATION_MODULES = (
+    audit_mutations_entropy,
+    audit_mutations_log,
+    audit_mutations_play,
+    audit_mutations_start,
+)
 """Imported for their mutations, which each registers in ``MUTATIONS``."""
 
 
@@ -52,6 +63,17 @@ def test_a_clean_log_of_every_game_passes_every_check(game: str, players: int) -
     assert report.totals == [str(t) for t in b.match.totals]
     assert report.winners == list(b.match.winners)
     assert b.seqs("timed_out"), "the log should exercise the time-out check"
+
+
+def test_a_log_dealt_from_contributed_entropy_passes_and_is_not_the_seeds_deal() -> None:
+    b = contributed()
+    report = audit_log(b.resp)
+    assert report.ok, report.failure
+    # The same log claiming no contributions fails: the deals are the mixed seed's.
+    events = b.events()
+    for seq in b.seqs("seat_joined"):
+        events[seq - 1].seat_joined.ClearField("contribution")
+    assert audit_log(forge(b, events)).failure is not None
 
 
 def test_a_log_without_time_outs_or_clock_passes() -> None:

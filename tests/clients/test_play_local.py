@@ -131,10 +131,11 @@ def test_the_settings_are_a_served_matchs() -> None:
     assert resp.match.status == spb.MATCH_STATUS_ENDED and resp.match.seed == SEED
     assert len(resp.match.match_id) == 16
     order = kinds(resp)
-    joins = order.index("seat_joined")  # after the opening, before the first action
+    joins = order.index("seat_joined")  # after the opening, before the first deal
     actions = {"card_played", "passed", "suit_excluded", "trump_chosen"}
-    assert not actions & set(order[:joins])
-    assert order[joins : joins + 4] == ["seat_joined"] * 4 and order[joins + 4] in actions
+    chance = {"dealer_drawn", "trump_drawn", "dealt"}
+    assert not (actions | chance) & set(order[:joins])
+    assert order[joins : joins + 4] == ["seat_joined"] * 4 and order[joins + 4] in chance
 
 
 def test_crashing_and_illegal_bots_are_played_by_default_with_time_outs() -> None:

@@ -328,17 +328,26 @@ class SeatJoined(_message.Message):
 
     SEAT_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
+    CONTRIBUTION_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     name: _builtins.str
+    contribution: _builtins.bytes
+    """The 32 bytes of entropy the seat contributed when it joined (empty: none). The first
+    deal waits for every seat; it is dealt from the deal seed
+    SHA-256("cardarena-mix-v1" || seed || c_0 || ... || c_{n-1}), c_i being seat i's
+    contribution or 32 zero bytes, or from the seed itself when no seat contributed
+    (docs/rules.md §4.8). A duplicate group's matches take none: they share the group seed.
+    """
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
         name: _builtins.str = ...,
+        contribution: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["contribution", b"contribution", "name", b"name", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -471,6 +471,7 @@ class JoinMatchRequest(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     TOKEN_FIELD_NUMBER: _builtins.int
     JOIN_SECRET_FIELD_NUMBER: _builtins.int
+    CONTRIBUTION_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     seat: _builtins.int
     """Absent: the lowest free seat."""
@@ -485,6 +486,12 @@ class JoinMatchRequest(_message.Message):
     """The secret of a reserved seat (see CreateMatchRequest.reserved_seats). With no seat
     named, the seat this secret reserves (else the lowest free open seat).
     """
+    contribution: _builtins.bytes
+    """Optional: exactly 32 bytes of entropy, fresh and random, mixed into the match's deal seed
+    (see SeatJoined.contribution), so that not even the server chooses the cards alone. It
+    is public from now on (in the log). Refused (FAILED_PRECONDITION) in a tournament's
+    match, which is dealt from its duplicate group's seed. A repeated join keeps the first.
+    """
     def __init__(
         self,
         *,
@@ -493,10 +500,11 @@ class JoinMatchRequest(_message.Message):
         name: _builtins.str = ...,
         token: _builtins.str = ...,
         join_secret: _builtins.str = ...,
+        contribution: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "join_secret", b"join_secret", "match_id", b"match_id", "name", b"name", "seat", b"seat", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "contribution", b"contribution", "join_secret", b"join_secret", "match_id", b"match_id", "name", b"name", "seat", b"seat", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
