@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cardarena.competition import Played, group_seed, schedule, standings
+from cardarena.competition import Played, group_seed, mixed_seed, schedule, standings
 from cardarena.engine import commitment
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
@@ -182,12 +182,29 @@ def _job(
     return Job(log, line.match_id, bytes(line.last_hash), keys)
 
 
+def tournament_mixed_seed(info: tpb.TournamentInfo) -> bytes | None:
+    """The revealed tournament seed mixed with its entrants' contributions (docs/rules.md
+    §4.9: empty ones read as none), or ``None`` if the list cannot be the entrants'. A
+    tournament from before entries lists none at all: its own seed deals."""
+    given = list(info.contributions) or [b""] * len(info.entrants)
+    if len(given) != len(info.entrants) or any(c and len(c) != 32 for c in given):
+        return None
+    return mixed_seed(info.seed, [c or None for c in given])
+
+
 def _check_schedule(info: tpb.TournamentInfo, report: TournamentAudit) -> None:
     """The revealed seed plans exactly the matches listed, in order, with their entrants."""
     if commitment(info.seed) != info.seed_commitment:
         report.find("the revealed tournament seed does not match its commitment")
         return
-    plans = schedule(info.seed, deals=info.deals, entrants=len(info.entrants), players=info.players)
+    mixed = tournament_mixed_seed(info)
+    if mixed is None:
+        report.find(
+            f"the tournament lists {len(info.contributions)} contributions for"
+            f" {len(info.entrants)} entrants, or one that is not 32 bytes"
+        )
+        return
+    plans = schedule(mixed, deals=info.deals, entrants=len(info.entrants), players=info.players)
     if len(plans) != info.planned or len(info.matches) != info.planned:
         report.find(f"{info.planned} matches planned, the seed plans {len(plans)}")
         return
@@ -213,7 +230,8 @@ def _check_match(
     started = pb.Event.FromString(log.entries[0].event).match_started
     if started.tournament_id != info.tournament_id:
         report.find(f"{where}: its log names tournament {started.tournament_id!r}")
-    if log.seed != group_seed(info.seed, line.group):
+    mixed = tournament_mixed_seed(info)
+    if mixed is None or log.seed != group_seed(mixed, line.group):
         report.find(f"{where}: not dealt from its duplicate group's seed")
     names = [s.name for s in sorted(log.match.seats, key=lambda s: s.seat)]
     if names != list(line.entrants):

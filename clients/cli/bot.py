@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import os
 import sys
 from collections.abc import Callable
@@ -87,7 +88,12 @@ def run_connect(args: argparse.Namespace) -> int:
         return 2
     try:
         seed = args.bot_seed if args.bot_seed is not None else os.urandom(32)
-        final = asyncio.run(_connect(args.server, args.tournament, key, entry, args.bot_log, seed))
+        # A given bot seed replays the run: the contribution to the tournament seed then
+        # derives from it too (else it is as fresh and secret as the seed).
+        contribution = hashlib.sha256(b"cardarena-entrant-entropy-v1" + seed).digest()
+        final = asyncio.run(
+            _connect(args.server, args.tournament, key, entry, args.bot_log, seed, contribution)
+        )
     except grpc.aio.AioRpcError as error:
         print(f"cardarena bot connect: {error.code().name}: {error.details()}", file=sys.stderr)
         return 1
@@ -116,6 +122,7 @@ async def _connect(
     entry: BotEntry,
     bot_log: Path | None,
     bots_seed: bytes,
+    contribution: bytes,
 ) -> tpb.TournamentInfo:
     async with ArenaClient(address, retry_for=60) as client:
 
@@ -125,7 +132,7 @@ async def _connect(
             seed = bot_seed(bots_seed, assigned.index, assigned.seat)
             return PythonDecider(lambda: make_python_bot(entry, seed=seed))
 
-        report = await play_entrant(client, tournament_id, key, make)
+        report = await play_entrant(client, tournament_id, key, make, contribution=contribution)
         assert report.final is not None
         print(
             f"entrant {report.entrant}: {report.matches} matches played, "

@@ -7,9 +7,10 @@ is told each match it sits in, with the seat's token, which :meth:`ArenaClient.p
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import grpc
 from google.protobuf import struct_pb2
@@ -75,9 +76,11 @@ class TournamentCalls:
         name: str = "",
         request_id: str = "",
         creator_secret: str = "",
+        entry_ms: int = 0,
     ) -> tpb.CreateTournamentResponse:
         """Create a tournament; ``forfeit_after=None`` is the fallback policy (faults are
-        counted, never forfeit). Keys the server drew come back in ``entrant_keys``."""
+        counted, never forfeit). Keys the server drew come back in ``entrant_keys``. The first
+        match waits up to ``entry_ms`` (0: the server's default) for every entrant to enter."""
         struct = struct_pb2.Struct()
         struct.update(dict(options or {}))
         policy = (
@@ -98,6 +101,7 @@ class TournamentCalls:
             seed=seed,
             request_id=request_id,
             creator_secret=creator_secret,
+            entry_ms=entry_ms,
         )
         if stop is not None:
             request.stop.CopyFrom(
@@ -140,9 +144,17 @@ class TournamentCalls:
             yield response.tournament
 
     def enter(
-        self, tournament_id: str, key: str
+        self,
+        tournament_id: str,
+        key: str,
+        *,
+        contribution: bytes | Literal["fresh"] | None = "fresh",
     ) -> grpc.aio.UnaryStreamCall[tpb.EnterRequest, tpb.EnterResponse]:
         """An entrant's stream: ``entered`` first, then a ``match`` per seat it is given, and
-        ``ended`` last."""
-        request = tpb.EnterRequest(tournament_id=tournament_id)
+        ``ended`` last. It contributes 32 fresh random bytes to the tournament seed (or 32
+        bytes of your own, or none with ``None``), which count if it is the entrant's first
+        Enter before the first match: with one honest entrant, nobody chose the cards."""
+        if contribution == "fresh":
+            contribution = secrets.token_bytes(32)
+        request = tpb.EnterRequest(tournament_id=tournament_id, contribution=contribution or b"")
         return self.stub.Enter(request, metadata=_bearer(key))

@@ -18,6 +18,7 @@ import contextlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 import grpc
 
@@ -54,8 +55,10 @@ async def play_entrant(
     *,
     reconnect_for: float = 60.0,
     log: Callable[[str], None] | None = None,
+    contribution: bytes | Literal["fresh"] | None = "fresh",
 ) -> EntrantReport:
-    """Play as the entrant ``key`` belongs to until the tournament ends."""
+    """Play as the entrant ``key`` belongs to until the tournament ends, contributing
+    ``contribution`` to the tournament seed (fresh random bytes, your own 32, or none)."""
     say = log or (lambda text: print(text, file=sys.stderr, flush=True))
     report = EntrantReport()
     playing: dict[str, asyncio.Task[None]] = {}
@@ -65,7 +68,8 @@ async def play_entrant(
     try:
         while report.final is None:
             try:
-                async for message in client.tournaments.enter(tournament_id, key):
+                entering = client.tournaments.enter(tournament_id, key, contribution=contribution)
+                async for message in entering:
                     deadline, pause = loop.time() + reconnect_for, 0.1
                     kind = message.WhichOneof("kind")
                     if kind == "entered":

@@ -32,6 +32,10 @@ KEY_ENV = "CARDARENA_ENTRANT_KEY"
 KEPT_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "PYTHONPATH", "SYSTEMROOT", "TMPDIR", "NODE_PATH")
 """What a bot's process inherits of the launcher's environment: nothing secret (no operator
 token, no other entrant's key)."""
+ENTRY_MS = 20_000
+"""How long the first match waits for the launched bots to enter (each contributes to the
+tournament seed); they all do within a second or two, a bot that fails to start is waited
+for this long at most."""
 ENTRANT_COMMAND = ("-c", "from cardarena.clients.cli import main; raise SystemExit(main())")
 
 
@@ -152,6 +156,7 @@ async def create(client: ArenaClient, config: HostedConfig) -> Created:
         forfeit_after=config.forfeit_after,
         seed=config.seed,
         creator_secret=creator,
+        entry_ms=ENTRY_MS,
     )
     return Created(created.tournament.tournament_id, keys, creator)
 

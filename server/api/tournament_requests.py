@@ -14,7 +14,14 @@ from ..errors import BadRequest
 from ..hosting.arena import MAX_MOVE_MS
 from ..hosting.credentials import secret_hash
 from ..tournaments.entrants import key_hash
-from ..tournaments.spec import DEFAULT_CONCURRENCY, DEFAULT_FORFEIT_AFTER, Sprt, TournamentSpec
+from ..tournaments.spec import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_ENTRY_MS,
+    DEFAULT_FORFEIT_AFTER,
+    MAX_ENTRY_MS,
+    Sprt,
+    TournamentSpec,
+)
 from .requests import MAX_NAME, check_request_id, check_secret, check_text, parsed
 
 MAX_ENTRANTS = 64
@@ -60,6 +67,9 @@ def tournament_spec(request: tpb.CreateTournamentRequest) -> tuple[TournamentSpe
     concurrency = request.concurrency or DEFAULT_CONCURRENCY
     if concurrency > MAX_CONCURRENCY:
         raise BadRequest(f"concurrency is at most {MAX_CONCURRENCY}, got {concurrency}")
+    entry_ms = request.entry_ms or DEFAULT_ENTRY_MS
+    if entry_ms > MAX_ENTRY_MS:
+        raise BadRequest(f"entry_ms is at most {MAX_ENTRY_MS}, got {entry_ms}")
     lineups = comb(len(names), players) if len(names) >= players else 1
     planned = request.deals * lineups * players
     if planned > MAX_PLANNED:
@@ -81,6 +91,7 @@ def tournament_spec(request: tpb.CreateTournamentRequest) -> tuple[TournamentSpe
         lowest_wins=game.lowest_wins,
         sprt=_sprt(request, names) if request.HasField("stop") else None,
         creator=secret_hash(request.creator_secret).hex() if request.creator_secret else None,
+        entry_ms=entry_ms,
     )
     return spec, drawn
 

@@ -10,6 +10,7 @@ import grpc
 from cardarena.v1 import tournament_pb2 as tpb
 
 from ..errors import BadRequest
+from ..hosting import CONTRIBUTION_BYTES
 from ..tournaments import Tournaments, tournament_info
 from ..tournaments.entrants import entrant_of
 from .access import Guard
@@ -115,6 +116,12 @@ class TournamentService:
             raise Refused(
                 grpc.StatusCode.UNAUTHENTICATED, "the key is not an entrant's of this tournament"
             )
+        if request.contribution and len(request.contribution) != CONTRIBUTION_BYTES:
+            raise BadRequest(
+                f"contribution is exactly {CONTRIBUTION_BYTES} bytes, got"
+                f" {len(request.contribution)}"
+            )
+        await director.offer(entrant, request.contribution or None)
         entered = tpb.Entered(
             entrant=director.spec.entrants[entrant], tournament=tournament_info(director)
         )

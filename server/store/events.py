@@ -7,6 +7,7 @@ from typing import TypeVar
 
 from cardarena.v1.chain import chain_hash, genesis_hash
 
+from .entropy import EntropyQueries
 from .errors import DuplicateRequest, LeaseLost, StoreConflict, UnknownMatch
 from .leases import LeaseQueries
 from .records import Fence, MatchRecord, Owner, SeatRecord, StoredEvent
@@ -26,7 +27,7 @@ from .tournaments import TournamentQueries
 T = TypeVar("T")
 
 
-class EventStore(LeaseQueries, TournamentQueries, SignatureQueries):
+class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueries):
     """The event store. Open it once per process; share it across tasks; every write returns
     once it is durable."""
 

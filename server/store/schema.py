@@ -82,6 +82,16 @@ CREATE TABLE IF NOT EXISTS tournaments (
     director_until_ms {int64} NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS tournaments_by_created ON tournaments (created_at, tournament_id);
+CREATE TABLE IF NOT EXISTS tournament_offers (
+    tournament_id TEXT    NOT NULL,
+    entrant       INT     NOT NULL,
+    contribution  {bytes} NULL,
+    PRIMARY KEY (tournament_id, entrant)
+);
+CREATE TABLE IF NOT EXISTS tournament_seals (
+    tournament_id TEXT PRIMARY KEY,
+    contributions TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS peer_secret (
     id     INT     PRIMARY KEY,
     secret {bytes} NOT NULL

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import structlog
 
-from cardarena.competition import MatchPlan, Played, schedule
+from cardarena.competition import MatchPlan, Played
 from cardarena.v1 import codec
 from cardarena.v1 import tournament_pb2 as tpb
 
@@ -30,6 +30,7 @@ from ..hosting.credentials import is_secret
 from ..hosting.outcome import Outcome, stored_outcome
 from ..store import ENDED, StoreError, TournamentRecord, UnknownMatch, now_iso
 from .entrants import Link, Links, derive
+from .entry import Entry, plan_matches
 from .info import Scores, tournament_info
 from .spec import TournamentSpec
 from .stoprule import StopRule, complete_groups
@@ -63,13 +64,12 @@ class Director:
         self.spec = spec
         self.arena = arena
         self.tournament_id = record.tournament_id
-        self.plans: list[MatchPlan] = schedule(
-            record.seed, deals=spec.deals, entrants=len(spec.entrants), players=spec.players
-        )
+        self.entry = Entry(record, len(spec.entrants), spec.entry_ms)
+        """The entrants' contributions to the seed, until the first match seals them."""
+        self.plans: list[MatchPlan] = []
         self.members: dict[int, list[int]] = {}
         """Duplicate group -> the plan indices of its matches."""
-        for plan in self.plans:
-            self.members.setdefault(plan.group, []).append(plan.index)
+        self._plan(record.seed)  # the shape of the plan; its seeds come with the seal
         self.match_ids: dict[int, str] = {}
         """Plan index -> match id, for every match started."""
         self.by_match: dict[str, int] = {}
@@ -113,6 +113,18 @@ class Director:
     def request_id(self, index: int) -> str:
         """Secret, so that nobody can create a match under the id of one still to come."""
         return self._derived(f"match/{index}")
+
+    def _plan(self, seed: bytes) -> None:
+        """Every match to play, dealt from the (mixed) tournament ``seed``."""
+        self.plans, self.members = plan_matches(self.spec, seed)
+
+    async def _sealed(self, *, directing: bool) -> None:
+        """Plan every match from the seed mixed with the entrants' contributions (sealed here
+        when directing; read back for an ended tournament)."""
+        first = await self.arena.store.get_match(match_id_for(self.request_id(0)))
+        await self.entry.settle(self.arena.store, directing=directing, started=first is not None)
+        self._plan(self.entry.mixed())
+        self._changed_now()
 
     # -- running -------------------------------------------------------------------------
 
@@ -167,6 +179,7 @@ class Director:
                 return
 
     async def _direct(self) -> None:
+        await self._sealed(directing=True)
         await self._recover()
         self._check_stop_rule()
         await self._reveal_complete_groups()
@@ -185,7 +198,10 @@ class Director:
         like any match of another replica) until the tournament's row says it ended."""
         while True:
             record = await self.arena.store.get_tournament(self.tournament_id)
-            while self.next_index < len(self.plans):
+            if self.entry.sealed is None and await self.entry.read(self.arena.store):
+                self._plan(self.entry.mixed())
+                self._changed_now()
+            while self.entry.sealed is not None and self.next_index < len(self.plans):
                 plan = self.plans[self.next_index]
                 try:
                     hosted = await self.arena.get(match_id_for(self.request_id(plan.index)))
@@ -217,6 +233,7 @@ class Director:
 
     async def load_results(self) -> None:
         """An ended tournament, loaded again: its matches' results, from the store."""
+        await self._sealed(directing=False)
         await self._recover()
 
     async def _recover(self) -> None:
@@ -258,6 +275,7 @@ class Director:
             await self._seat(plan, hosted)
 
     async def _create(self, plan: MatchPlan) -> HostedMatch:
+        assert self.entry.sealed is not None  # no match is dealt before the entry is sealed
         spec = self.spec
         return await self.arena.create(
             spec.game,
@@ -371,6 +389,7 @@ class Director:
             raise DirectedElsewhere(self.tournament_id, self.record.director)
         self.stopping = reason
         self.cancelled = True
+        self.entry.close()  # no more waiting for entrants: no match will start
         await self._cancel_running()
         self._wake.set()
         if self.task is None or self.task.done():
@@ -421,6 +440,11 @@ class Director:
         self.links.close(tpb.EnterResponse(ended=tournament_info(self)))
 
     # -- entrants and watchers -------------------------------------------------------------
+
+    async def offer(self, entrant: int, contribution: bytes | None) -> None:
+        """An entrant entered: during the entry, what it contributes is noted for the seal."""
+        if not self.ended:
+            await self.entry.offer(self.arena.store, entrant, contribution)
 
     def connect(self, entrant: int) -> Link:
         """A new stream for ``entrant``: told first of every match it sits in that runs."""

@@ -119,6 +119,11 @@ def tournament_info(director: Director, *, include_matches: bool = False) -> tpb
         info.sprt.CopyFrom(now.sprt)
     if director.ended:
         info.seed = record.seed
+    info.entry_ms = spec.entry_ms
+    sealed = director.entry.sealed
+    if sealed is not None:
+        info.entry_closed = True
+        info.contributions.extend(c or b"" for c in sealed)
     if include_matches:
         info.matches.extend(match_lines(director))
     return info

@@ -12,6 +12,8 @@ from typing import Any
 
 DEFAULT_FORFEIT_AFTER = 3
 DEFAULT_CONCURRENCY = 4
+DEFAULT_ENTRY_MS = 60_000
+MAX_ENTRY_MS = 3_600_000
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,8 @@ class TournamentSpec:
     sprt: Sprt | None = None
     creator: str | None = field(default=None, repr=False)
     """Hex hash of the creator secret, if one was given."""
+    entry_ms: int = DEFAULT_ENTRY_MS
+    """The longest the first match waits for every entrant to enter (and contribute)."""
 
     def to_json(self) -> bytes:
         return json.dumps(asdict(self), sort_keys=True).encode()

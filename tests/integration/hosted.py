@@ -78,8 +78,8 @@ async def tournament(
         assert all(keys)
         reports = await asyncio.gather(
             *(
-                play_entrant(client, tid, key, make)
-                for key, make in zip(keys, makers(bots), strict=True)
+                play_entrant(client, tid, key, make, contribution=contribution(i))
+                for i, (key, make) in enumerate(zip(keys, makers(bots), strict=True))
             )
         )
         final = await client.tournaments.get(tid, matches=True)
@@ -87,6 +87,12 @@ async def tournament(
             report = audit_log(await client.match_log(line.match_id))
             assert report.ok, report.failure
         return final, list(reports)
+
+
+def contribution(entrant: int) -> bytes:
+    """A fixed contribution per entrant: a tournament played again with the same seed and
+    the same bots deals the same cards (fresh ones would mix in other entropy each time)."""
+    return bytes([entrant + 1]) * 32
 
 
 def rank(final: tpb.TournamentInfo) -> list[str]:

@@ -49,6 +49,7 @@ def test_a_stranger_cannot_take_a_seat_and_keys_never_reach_the_log(
                     deals=1,
                     move_ms=60_000,
                     creator_secret=CREATOR,
+                    entry_ms=1,  # no entrant enters: the first match starts at once
                 )
                 tid = created.tournament.tournament_id
                 assert created.entrant_keys[0] == ""  # given, not drawn
@@ -138,6 +139,7 @@ def test_a_locked_server_hosts_only_for_its_operator(
                     deals=2,
                     move_ms=60_000,
                     concurrency=6,
+                    entry_ms=1,  # the entrants enter after a match is cancelled
                 )
                 tid, keys = created.tournament.tournament_id, list(created.entrant_keys)
 

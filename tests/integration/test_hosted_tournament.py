@@ -31,6 +31,7 @@ from .hosted import (
     FirstLegal,
     Hangs,
     Illegal,
+    contribution,
     makers,
     rank,
     results,
@@ -99,9 +100,14 @@ def test_kill_9_in_the_middle_of_a_tournament_loses_nothing(tmp_path: Path) -> N
                 seed=bytes(range(32)),
             )
             tid = created.tournament.tournament_id
+            keyed = zip(created.entrant_keys, makers(DETERMINISTIC), strict=True)
             entrants = [
-                asyncio.create_task(play_entrant(client, tid, key, make, reconnect_for=60))
-                for key, make in zip(created.entrant_keys, makers(DETERMINISTIC), strict=True)
+                asyncio.create_task(
+                    play_entrant(
+                        client, tid, key, make, reconnect_for=60, contribution=contribution(i)
+                    )
+                )
+                for i, (key, make) in enumerate(keyed)
             ]
 
             async def under_way() -> bool:

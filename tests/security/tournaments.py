@@ -60,10 +60,12 @@ def create_request(
     move_ms: int = LONG_MOVE,
     creator_secret: str = "",
     fallback: bool = True,
+    entry_ms: int = 1,
     **fields: Any,
 ) -> tpb.CreateTournamentRequest:
     """A valid request (a one-deal Triathlon of three entrants by default, no time-outs, the
-    fallback policy so that nothing forfeits by itself); ``keys`` given or drawn ("")."""
+    fallback policy so that nothing forfeits by itself, and the first match at once rather
+    than after waiting for entrants to enter); ``keys`` given or drawn ("")."""
     struct = struct_pb2.Struct()
     struct.update({"max_deals": 1} if options is None and game == "triathlon" else options or {})
     keys = [secret() for _ in names] if keys is None else keys
@@ -75,6 +77,7 @@ def create_request(
         deals=deals,
         concurrency=concurrency,
         creator_secret=creator_secret,
+        entry_ms=entry_ms,
         **fields,
     )
     if fallback:
@@ -164,10 +167,11 @@ class Entry:
         self.call.cancel()
 
 
-def enter(tapi: TournamentServiceAsyncStub, tournament_id: str, key: str) -> Entry:
-    return Entry(
-        tapi.Enter(tpb.EnterRequest(tournament_id=tournament_id), metadata=auth(key), timeout=60)
-    )
+def enter(
+    tapi: TournamentServiceAsyncStub, tournament_id: str, key: str, contribution: bytes = b""
+) -> Entry:
+    request = tpb.EnterRequest(tournament_id=tournament_id, contribution=contribution)
+    return Entry(tapi.Enter(request, metadata=auth(key), timeout=60))
 
 
 def director_of(server: Server, tournament_id: str) -> Director:

@@ -162,6 +162,7 @@ class CreateTournamentRequest(_message.Message):
     SEED_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     CREATOR_SECRET_FIELD_NUMBER: _builtins.int
+    ENTRY_MS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Optional, at most 100 characters, for people."""
     game: _builtins.str
@@ -179,6 +180,12 @@ class CreateTournamentRequest(_message.Message):
     """Optional, 1 to 64 printable ASCII characters: makes creating safe to retry."""
     creator_secret: _builtins.str
     """Optional, 32 to 128 printable ASCII characters: whoever holds it may cancel."""
+    entry_ms: _builtins.int
+    """The longest the first match waits for every entrant to Enter, from the tournament's
+    creation, 1..3,600,000 ms; 0 means 60,000. Each Enter before the first match may
+    contribute entropy to the tournament seed (EnterRequest.contribution); the first match
+    starts as soon as every entrant has entered, or when this time is up.
+    """
     @_builtins.property
     def options(self) -> _struct_pb2.Struct: ...
     @_builtins.property
@@ -211,10 +218,11 @@ class CreateTournamentRequest(_message.Message):
         seed: _builtins.bytes = ...,
         request_id: _builtins.str = ...,
         creator_secret: _builtins.str = ...,
+        entry_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "options", b"options", "stop", b"stop", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "creator_secret", b"creator_secret", "deals", b"deals", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "name", b"name", "options", b"options", "players", b"players", "request_id", b"request_id", "seed", b"seed", "stop", b"stop", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "creator_secret", b"creator_secret", "deals", b"deals", "entrants", b"entrants", "entry_ms", b"entry_ms", "fault_policy", b"fault_policy", "game", b"game", "name", b"name", "options", b"options", "players", b"players", "request_id", b"request_id", "seed", b"seed", "stop", b"stop", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -492,6 +500,9 @@ class TournamentInfo(_message.Message):
     SPRT_FIELD_NUMBER: _builtins.int
     MATCHES_FIELD_NUMBER: _builtins.int
     RESULTS_SIGNATURE_FIELD_NUMBER: _builtins.int
+    ENTRY_MS_FIELD_NUMBER: _builtins.int
+    ENTRY_CLOSED_FIELD_NUMBER: _builtins.int
+    CONTRIBUTIONS_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
     name: _builtins.str
     game: _builtins.str
@@ -514,6 +525,15 @@ class TournamentInfo(_message.Message):
     finished: _builtins.int
     failed: _builtins.int
     """Ended by a cancellation or failed: not counted."""
+    entry_ms: _builtins.int
+    """See CreateTournamentRequest.entry_ms (the value in force: never 0)."""
+    entry_closed: _builtins.bool
+    """Whether the entrants' contributions are fixed (its first match has started). From then
+    on, one per entrant in entrant order: the 32 bytes it contributed, or empty for none.
+    Every duplicate group's seed derives from the tournament seed mixed with them:
+    SHA-256("cardarena-mix-v1" || seed || c_0 || ... || c_{m-1}), an empty one read as 32
+    zero bytes, or the seed itself when nobody contributed (docs/rules.md §4.9).
+    """
     @_builtins.property
     def options(self) -> _struct_pb2.Struct: ...
     @_builtins.property
@@ -538,6 +558,8 @@ class TournamentInfo(_message.Message):
     def results_signature(self) -> _service_pb2.ResultsSignature:
         """Once it ended: the server's signature over its results (docs/signatures.md)."""
 
+    @_builtins.property
+    def contributions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bytes]: ...
     def __init__(
         self,
         *,
@@ -568,10 +590,13 @@ class TournamentInfo(_message.Message):
         sprt: Global___SprtState | None = ...,
         matches: _abc.Iterable[Global___TournamentMatch] | None = ...,
         results_signature: _service_pb2.ResultsSignature | None = ...,
+        entry_ms: _builtins.int = ...,
+        entry_closed: _builtins.bool = ...,
+        contributions: _abc.Iterable[_builtins.bytes] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "options", b"options", "results_signature", b"results_signature", "sprt", b"sprt", "stop", b"stop", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancelled", b"cancelled", "concurrency", b"concurrency", "created_unix_ms", b"created_unix_ms", "crosstable", b"crosstable", "deals", b"deals", "end_reason", b"end_reason", "entrants", b"entrants", "failed", b"failed", "fault_policy", b"fault_policy", "finished", b"finished", "game", b"game", "lowest_wins", b"lowest_wins", "matches", b"matches", "name", b"name", "options", b"options", "planned", b"planned", "players", b"players", "results_signature", b"results_signature", "seed", b"seed", "seed_commitment", b"seed_commitment", "sprt", b"sprt", "standings", b"standings", "started", b"started", "status", b"status", "stop", b"stop", "time_control", b"time_control", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancelled", b"cancelled", "concurrency", b"concurrency", "contributions", b"contributions", "created_unix_ms", b"created_unix_ms", "crosstable", b"crosstable", "deals", b"deals", "end_reason", b"end_reason", "entrants", b"entrants", "entry_closed", b"entry_closed", "entry_ms", b"entry_ms", "failed", b"failed", "fault_policy", b"fault_policy", "finished", b"finished", "game", b"game", "lowest_wins", b"lowest_wins", "matches", b"matches", "name", b"name", "options", b"options", "planned", b"planned", "players", b"players", "results_signature", b"results_signature", "seed", b"seed", "seed_commitment", b"seed_commitment", "sprt", b"sprt", "standings", b"standings", "started", b"started", "status", b"status", "stop", b"stop", "time_control", b"time_control", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -752,15 +777,22 @@ class EnterRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    CONTRIBUTION_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
+    contribution: _builtins.bytes
+    """Optional: exactly 32 fresh random bytes, mixed into the tournament seed if this is the
+    entrant's first Enter and the first match has not started (TournamentInfo.contributions
+    shows what was mixed in; a later Enter's is ignored). It is public once mixed in.
+    """
     def __init__(
         self,
         *,
         tournament_id: _builtins.str = ...,
+        contribution: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["contribution", b"contribution", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
