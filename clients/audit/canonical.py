@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from fractions import Fraction
-from typing import Final
+from typing import Any, Final
 
 from google.protobuf import text_format
 from google.protobuf.message import Message
@@ -41,8 +41,9 @@ _MISS: Final = object()
 
 
 def forget() -> None:
-    """Empty the memo (a benchmark's rounds each start cold, as an audit of new logs does)."""
+    """Empty the memos (a benchmark's rounds each start cold, as an audit of new logs does)."""
     _SHOWN.clear()
+    _OPTIONS.clear()
 
 
 def _seq_prefix(seq: int) -> bytes:
@@ -79,7 +80,9 @@ def _decode_checked(event: pb.Event, raw: bytes) -> ev.Event | None:
     the long way, which says what is wrong.
     """
     kind = event.WhichOneof("kind")
-    if kind is not None and kind != "match_started":
+    if kind == "match_started":
+        return _match_started(event, raw)
+    if kind is not None:
         try:
             decoded = codec.event_from_pb(event)
         except (ValueError, ArithmeticError):
@@ -183,6 +186,47 @@ def put_together(seq: int, event: Assembled) -> bytes:
             body += b"\x12" + _varint(len(held)) + held
         tag = b"\x7a"
     return _seq_prefix(seq) + tag + _varint(len(body)) + body
+
+
+def _match_started(event: pb.Event, raw: bytes) -> ev.Event | None:
+    """MatchStarted, whose options (a Struct, the costly part) are shown canonical once per
+    distinct options: their deterministic encoding (unknown fields included) is the key, so
+    options seen canonical before are canonical again, and decode to the same normalised
+    options. The rest of the message is compared with its canonical form as always."""
+    started = event.match_started
+    key = started.options.SerializeToString(deterministic=True)
+    options = _OPTIONS.get(key)
+    if (
+        options is not None
+        and not len(UnknownFieldSet(event))
+        and not len(UnknownFieldSet(started))
+    ):
+        decoded = ev.MatchStarted(started.game, started.players, options, started.seed_commitment)
+        canonical = codec.event_to_pb(
+            ev.MatchStarted(started.game, started.players, {}, started.seed_commitment),
+            event.seq,
+            started.match_id,
+            move_ms=started.move_ms,
+            reserved_seats=started.reserved_seats,
+            forfeit_after=started.forfeit_after,
+            tournament_id=started.tournament_id,
+        )
+        bare = pb.Event()
+        bare.CopyFrom(event)
+        for message in (bare, canonical):
+            message.match_started.ClearField("options")
+        if canonical == bare:
+            return decoded
+    checked = _decode_strict(event, raw)
+    assert isinstance(checked, ev.MatchStarted)  # a match_started event that passed
+    if len(_OPTIONS) >= _SHOWN_MAX:
+        _OPTIONS.clear()
+    _OPTIONS[key] = checked.options
+    return checked
+
+
+_OPTIONS: dict[bytes, Any] = {}
+"""Options (a MatchStarted's Struct, encoded deterministically) shown canonical, normalised."""
 
 
 def _decode_strict(event: pb.Event, raw: bytes) -> ev.Event | None:

@@ -64,3 +64,28 @@ def test_tricks_deals_and_scores_are_put_together_as_the_codec_encodes_them() ->
                 found[type(event)] += 1
     assert found[ev.TrickWon] > 100 and found[ev.Dealt] > 10 and found[ev.RoundScored] > 10
     assert found[ev.CardsDead] > 5
+
+
+def test_options_seen_canonical_spare_nothing_else_of_a_match_started() -> None:
+    canonical.forget()
+    log = base_one_deal().resp
+    raw = bytes(log.entries[0].event)
+    event = pb.Event.FromString(raw)
+    first = decode_entry(event, raw)
+    assert isinstance(first, ev.MatchStarted)
+    other = pb.Event()
+    other.CopyFrom(event)
+    other.match_started.match_id = "another"  # same options, another match: the memo serves
+    again = other.SerializeToString(deterministic=True)
+    decoded = decode_entry(pb.Event.FromString(again), again)
+    assert decoded == first and decoded is not first
+    unknown = raw + b"\xa8\x1f\x01"  # a field this protocol does not define, beside the options
+    with pytest.raises(NotCanonical, match="fields this protocol does not define"):
+        decode_entry(pb.Event.FromString(unknown), unknown)
+    changed = pb.Event()
+    changed.CopyFrom(event)
+    changed.match_started.options["rounds"] = 1.5  # other options: decoded for themselves
+    odd = changed.SerializeToString(deterministic=True)
+    renewed = decode_entry(pb.Event.FromString(odd), odd)
+    assert isinstance(renewed, ev.MatchStarted) and renewed.options["rounds"] == 1.5
+    assert "rounds" not in first.options
