@@ -1,7 +1,11 @@
 """What each reader may see: a seat, a spectator, or an auditor after the match.
 
-This module is the only way hidden cards leave the engine. A seat sees its own hand and the
-public table; a spectator sees no hand at all; an auditor sees everything.
+This module is the only way hidden cards leave the engine, and its two rules below
+(:func:`can_see` for hands, :func:`sees_pass_reason` for why a seat passed) are the only
+place that decides what a reader sees: the engine's :class:`Projector` applies them to
+engine events, and the server's stream (``cardarena.v1.codec.project_pb``) applies the same
+two functions to the log entries it sends, so the two paths cannot disagree. A seat sees its
+own hand and the public table; a spectator sees no hand at all; an auditor sees everything.
 """
 
 from __future__ import annotations
@@ -57,7 +61,14 @@ def _check_viewer(match: Match, viewer: Viewer) -> None:
 
 
 def can_see(viewer: Viewer, seat: int) -> bool:
+    """Whether ``viewer`` may see the hand of ``seat``."""
     return viewer in (AUDITOR, seat)
+
+
+def sees_pass_reason(viewer: Viewer, voluntary_pass: bool) -> bool:
+    """Whether ``viewer`` may know if a pass was forced: not in a round with voluntary passes
+    (there "forced" would tell that the seat holds no playable card), unless it audits."""
+    return not voluntary_pass or viewer == AUDITOR
 
 
 def view(match: Match, viewer: Viewer) -> TableView:
@@ -102,12 +113,10 @@ class Projector:
         if isinstance(event, RoundStarted):
             self.voluntary_pass = event.voluntary_pass
             return event
-        if self.viewer == AUDITOR:
-            return event
         if isinstance(event, Dealt):
             hands = tuple(h if can_see(self.viewer, s) else None for s, h in enumerate(event.hands))
-            return replace(event, hands=hands)
-        if isinstance(event, Passed) and self.voluntary_pass:
+            return event if hands == event.hands else replace(event, hands=hands)
+        if isinstance(event, Passed) and not sees_pass_reason(self.viewer, self.voluntary_pass):
             return replace(event, forced=None)
         return event
 

@@ -16,6 +16,7 @@ from cardarena.engine import PASS, CardSet, TableView, card_code, choose_trump, 
 from cardarena.engine import events as ev
 from cardarena.engine.actions import CHOOSE_TRUMP, EXCLUDE
 from cardarena.engine.cards import JOKERS, cards_of, french, rank_of, spanish, suit_of
+from cardarena.engine.views import SPECTATOR, Viewer, can_see, sees_pass_reason
 from cardarena.v1 import game_pb2 as pb
 
 JOKER_PB = pb.SUIT_JOKER
@@ -337,21 +338,27 @@ def _normal_options(value: Any) -> Any:
 
 
 def project_pb(event: pb.Event, seat: int | None, *, voluntary_pass: bool) -> pb.Event:
-    """``event`` as ``seat`` (``None``: a spectator) may see it: other hands hidden, and the
+    """``event`` as ``seat`` (``None``: a spectator) may see it, by the engine's own rules
+    (``views.can_see``, ``views.sees_pass_reason``): other hands hidden, and the
     reason of a pass hidden where voluntary passes make it private, and a refused action
     shown only to the seat that sent it (that an action was refused says something about the
     hand that sent it). Every other event (a MatchStarted's settings, a MatchCancelled's
     reason included) is public, and returned as it is."""
+    viewer: Viewer = SPECTATOR if seat is None else seat
     kind = event.WhichOneof("kind")
     if kind == "dealt":
         out = pb.Event()
         out.CopyFrom(event)
         for index, hand in enumerate(out.dealt.hands):
-            if index != seat:
+            if not can_see(viewer, index):
                 hand.hidden = True
                 del hand.cards[:]
         return out
-    if kind == "passed" and voluntary_pass and event.passed.reason != pb.PASS_REASON_HIDDEN:
+    if (
+        kind == "passed"
+        and not sees_pass_reason(viewer, voluntary_pass)
+        and event.passed.reason != pb.PASS_REASON_HIDDEN
+    ):
         out = pb.Event()
         out.CopyFrom(event)
         out.passed.reason = pb.PASS_REASON_HIDDEN
