@@ -61,7 +61,8 @@ class FaultWalk:
     that breaks the policy."""
 
     def __init__(self, started: pb.MatchStarted, opening: ev.MatchStarted, seed: bytes) -> None:
-        self.match = Match(opening, seed=seed)
+        self._opening, self._seed = opening, seed
+        self._match: Match | None = None
         self.players = started.players
         self.limit = started.forfeit_after
         self.tournament = started.tournament_id
@@ -82,6 +83,14 @@ class FaultWalk:
         self.playing = True
         """Whether the walk follows the rules (see the module): only a log with an entry the
         match's state judges needs it."""
+
+    @property
+    def match(self) -> Match:
+        """The match as the rules have it at this entry: made (and dealt) only when a walk
+        needs it, which a log with nothing for it to judge never does."""
+        if self._match is None:
+            self._match = Match(self._opening, seed=self._seed)
+        return self._match
 
     def walk(self, events: list[pb.Event], decoded: list[ev.Event | None]) -> None:
         kinds = [e.WhichOneof("kind") for e in events]
