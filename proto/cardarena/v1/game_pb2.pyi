@@ -31,29 +31,49 @@ class _Suit:
 class _SuitEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Suit.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     SUIT_UNSPECIFIED: _Suit.ValueType  # 0
+    """No suit: unset, or (as a trump) no trump or not known yet."""
     SUIT_CLUBS: _Suit.ValueType  # 1
+    """French deck, code letter C. The French suits sort C, D, H, S."""
     SUIT_DIAMONDS: _Suit.ValueType  # 2
+    """French, D."""
     SUIT_HEARTS: _Suit.ValueType  # 3
+    """French, H."""
     SUIT_SPADES: _Suit.ValueType  # 4
+    """French, S."""
     SUIT_OROS: _Suit.ValueType  # 5
+    """Spanish deck (Crazy Sixes), code letter O. The Spanish suits sort O, C, E, B."""
     SUIT_COPAS: _Suit.ValueType  # 6
+    """Spanish, C."""
     SUIT_ESPADAS: _Suit.ValueType  # 7
+    """Spanish, E."""
     SUIT_BASTOS: _Suit.ValueType  # 8
+    """Spanish, B."""
     SUIT_JOKER: _Suit.ValueType  # 9
+    """The three Jokers of Triathlon's deck (code "JK"), interchangeable in play."""
 
 class Suit(_Suit, metaclass=_SuitEnumTypeWrapper):
     """A suit of either deck; jokers have the suit SUIT_JOKER."""
 
 SUIT_UNSPECIFIED: Suit.ValueType  # 0
+"""No suit: unset, or (as a trump) no trump or not known yet."""
 SUIT_CLUBS: Suit.ValueType  # 1
+"""French deck, code letter C. The French suits sort C, D, H, S."""
 SUIT_DIAMONDS: Suit.ValueType  # 2
+"""French, D."""
 SUIT_HEARTS: Suit.ValueType  # 3
+"""French, H."""
 SUIT_SPADES: Suit.ValueType  # 4
+"""French, S."""
 SUIT_OROS: Suit.ValueType  # 5
+"""Spanish deck (Crazy Sixes), code letter O. The Spanish suits sort O, C, E, B."""
 SUIT_COPAS: Suit.ValueType  # 6
+"""Spanish, C."""
 SUIT_ESPADAS: Suit.ValueType  # 7
+"""Spanish, E."""
 SUIT_BASTOS: Suit.ValueType  # 8
+"""Spanish, B."""
 SUIT_JOKER: Suit.ValueType  # 9
+"""The three Jokers of Triathlon's deck (code "JK"), interchangeable in play."""
 Global___Suit: _TypeAlias = Suit  # noqa: Y015
 
 class _PassReason:
@@ -63,8 +83,11 @@ class _PassReason:
 class _PassReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PassReason.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     PASS_REASON_UNSPECIFIED: _PassReason.ValueType  # 0
+    """Never sent."""
     PASS_REASON_FORCED: _PassReason.ValueType  # 1
+    """The seat had no card it could play."""
     PASS_REASON_CHOSEN: _PassReason.ValueType  # 2
+    """The seat could have played (only in a round with voluntary_pass)."""
     PASS_REASON_HIDDEN: _PassReason.ValueType  # 3
     """Shown to players and spectators where voluntary passes make the reason hidden."""
 
@@ -72,8 +95,11 @@ class PassReason(_PassReason, metaclass=_PassReasonEnumTypeWrapper):
     """Whether a pass was forced (no legal card) or chosen."""
 
 PASS_REASON_UNSPECIFIED: PassReason.ValueType  # 0
+"""Never sent."""
 PASS_REASON_FORCED: PassReason.ValueType  # 1
+"""The seat had no card it could play."""
 PASS_REASON_CHOSEN: PassReason.ValueType  # 2
+"""The seat could have played (only in a round with voluntary_pass)."""
 PASS_REASON_HIDDEN: PassReason.ValueType  # 3
 """Shown to players and spectators where voluntary passes make the reason hidden."""
 Global___PassReason: _TypeAlias = PassReason  # noqa: Y015
@@ -85,6 +111,7 @@ class _FaultKind:
 class _FaultKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FaultKind.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     FAULT_KIND_UNSPECIFIED: _FaultKind.ValueType  # 0
+    """Never sent."""
     FAULT_KIND_REFUSED_ACTION: _FaultKind.ValueType  # 1
     """The seat to act sent, at the current seq, an action its rules refuse: `action` says
     which, and an auditor can check it was refused rightly.
@@ -98,6 +125,7 @@ class FaultKind(_FaultKind, metaclass=_FaultKindEnumTypeWrapper):
     """
 
 FAULT_KIND_UNSPECIFIED: FaultKind.ValueType  # 0
+"""Never sent."""
 FAULT_KIND_REFUSED_ACTION: FaultKind.ValueType  # 1
 """The seat to act sent, at the current seq, an action its rules refuse: `action` says
 which, and an auditor can check it was refused rightly.
@@ -119,7 +147,12 @@ class Card(_message.Message):
     RANK_FIELD_NUMBER: _builtins.int
     CODE_FIELD_NUMBER: _builtins.int
     suit: Global___Suit.ValueType
+    """Which deck and suit; never SUIT_UNSPECIFIED."""
     rank: _builtins.int
+    """2..14 for French cards (J 11, Q 12, K 13, A 14), 1..12 for Spanish cards (1 as, 10 sota,
+    11 caballo, 12 rey), 1..3 for the Jokers. A (suit, rank) that is no card is
+    INVALID_ARGUMENT.
+    """
     code: _builtins.str
     """The RULES.md code, e.g. "QC", "10H", "6O", "JK". Informative: the server reads suit and rank."""
     def __init__(
@@ -145,7 +178,11 @@ class CardList(_message.Message):
 
     CARDS_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def cards(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]: ...
+    def cards(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]:
+        """In the fixed card order: French cards by suit C, D, H, S and rank 2..A, then the
+        Jokers, then Spanish cards by suit O, C, E, B and rank 1..12.
+        """
+
     def __init__(
         self,
         *,
@@ -168,7 +205,9 @@ class Score(_message.Message):
     NUMERATOR_FIELD_NUMBER: _builtins.int
     DENOMINATOR_FIELD_NUMBER: _builtins.int
     numerator: _builtins.int
+    """In lowest terms; negative where a game scores minus points (e.g. -1 per trick taken)."""
     denominator: _builtins.int
+    """>= 1; 1 for a whole number (a denominator of 0 is read as 1)."""
     def __init__(
         self,
         *,
@@ -202,7 +241,9 @@ Global___Pass: _TypeAlias = Pass  # noqa: Y015
 
 @_typing.final
 class Action(_message.Message):
-    """What a seat does on its turn."""
+    """What a seat does on its turn. Sending back an element of legal_actions unchanged is always
+    right; an empty action is INVALID_ARGUMENT, an illegal one FAILED_PRECONDITION.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -211,11 +252,15 @@ class Action(_message.Message):
     EXCLUDE_SUIT_FIELD_NUMBER: _builtins.int
     CHOOSE_TRUMP_FIELD_NUMBER: _builtins.int
     exclude_suit: Global___Suit.ValueType
-    """Triathlon: name a suit that will not be trump."""
+    """Triathlon: name a French suit that will not be trump (the two seats after the dealer,
+    in turn, before the first card).
+    """
     choose_trump: Global___Suit.ValueType
-    """Triathlon: the dealer chooses trump from the two suits left."""
+    """Triathlon: the dealer chooses trump from the two French suits left."""
     @_builtins.property
-    def play(self) -> Global___Card: ...
+    def play(self) -> Global___Card:
+        """Play this card (any Joker plays "a Joker")."""
+
     def __init__(
         self,
         *,
@@ -243,9 +288,15 @@ class Hand(_message.Message):
     SIZE_FIELD_NUMBER: _builtins.int
     CARDS_FIELD_NUMBER: _builtins.int
     hidden: _builtins.bool
+    """True when this reader may not see the cards (another seat's hand, every hand for a
+    spectator): only `size` is set.
+    """
     size: _builtins.int
+    """The number of cards in the hand, hidden or not."""
     @_builtins.property
-    def cards(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]: ...
+    def cards(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]:
+        """The cards, in the fixed card order (see CardList); empty when hidden."""
+
     def __init__(
         self,
         *,
@@ -263,7 +314,11 @@ Global___Hand: _TypeAlias = Hand  # noqa: Y015
 
 @_typing.final
 class MatchStarted(_message.Message):
-    """--- Events -------------------------------------------------------------------------------"""
+    """--- Events -------------------------------------------------------------------------------
+
+    Always the first entry (seq 1), written at CreateMatch: the match's settings, all hashed
+    into the chain.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -277,8 +332,11 @@ class MatchStarted(_message.Message):
     FORFEIT_AFTER_FIELD_NUMBER: _builtins.int
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
+    """The match's id, as in every call about it."""
     game: _builtins.str
+    """The game's name (a GameDescription.name)."""
     players: _builtins.int
+    """Seats at the table, numbered 0..players-1."""
     seed_commitment: _builtins.str
     """SHA-256("cardarena-seed-v1" || seed), hex: fixed before the first card is dealt."""
     move_ms: _builtins.int
@@ -324,13 +382,19 @@ Global___MatchStarted: _TypeAlias = MatchStarted  # noqa: Y015
 
 @_typing.final
 class SeatJoined(_message.Message):
+    """A seat was taken (JoinMatch). The first deal follows the last seat's join, in the same
+    write.
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
     CONTRIBUTION_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
+    """The seat taken."""
     name: _builtins.str
+    """As JoinMatchRequest.name gave it (may be empty)."""
     contribution: _builtins.bytes
     """The 32 bytes of entropy the seat contributed when it joined (empty: none). The first
     deal waits for every seat; it is dealt from the deal seed
@@ -355,10 +419,15 @@ Global___SeatJoined: _TypeAlias = SeatJoined  # noqa: Y015
 
 @_typing.final
 class DealerDrawn(_message.Message):
+    """The first dealer, drawn from the seed (label `dealer`) when the options' first_dealer is
+    random; absent otherwise (the option names the seat).
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
+    """The first round's dealer."""
     def __init__(
         self,
         *,
@@ -374,6 +443,8 @@ Global___DealerDrawn: _TypeAlias = DealerDrawn  # noqa: Y015
 
 @_typing.final
 class RoundStarted(_message.Message):
+    """A round (a deal, a hand) begins."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ROUND_FIELD_NUMBER: _builtins.int
@@ -383,12 +454,24 @@ class RoundStarted(_message.Message):
     MULTIPLIER_FIELD_NUMBER: _builtins.int
     VOLUNTARY_PASS_FIELD_NUMBER: _builtins.int
     round: _builtins.int
+    """0 for the first round, then 1, 2, ..."""
     kind: _builtins.str
+    """Which kind of round: "pass", "clubs", "queens", "grand", "trumps", "finale", "fan_tan"
+    (Pentathlon, Hexathlon, Heptathlon), "hand" (Crazy Sixes), "deal" (Triathlon).
+    docs/rules.md has each one's rules.
+    """
     dealer: _builtins.int
+    """The dealer's seat."""
     trump: Global___Suit.ValueType
     """Set when the trump is fixed by the options; SUIT_UNSPECIFIED otherwise."""
     multiplier: _builtins.int
+    """The round's scores are its raw scores times this (an option of the Norwegian games;
+    1 otherwise).
+    """
     voluntary_pass: _builtins.bool
+    """A seat may pass while able to play (Fan Tan's option); while this round lasts, why a seat
+    passed is hidden from every reader (PASS_REASON_HIDDEN) until the log is public.
+    """
     def __init__(
         self,
         *,
@@ -409,12 +492,16 @@ Global___RoundStarted: _TypeAlias = RoundStarted  # noqa: Y015
 
 @_typing.final
 class TrumpDrawn(_message.Message):
+    """A random trump for the round, drawn from the seed (label `trump/<round>`) before its deal."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ROUND_FIELD_NUMBER: _builtins.int
     SUIT_FIELD_NUMBER: _builtins.int
     round: _builtins.int
+    """As RoundStarted.round."""
     suit: Global___Suit.ValueType
+    """A French suit."""
     def __init__(
         self,
         *,
@@ -431,14 +518,19 @@ Global___TrumpDrawn: _TypeAlias = TrumpDrawn  # noqa: Y015
 
 @_typing.final
 class Dealt(_message.Message):
+    """The round's cards, shuffled from the seed (label `deal/<round>`)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ROUND_FIELD_NUMBER: _builtins.int
     HANDS_FIELD_NUMBER: _builtins.int
     round: _builtins.int
+    """As RoundStarted.round."""
     @_builtins.property
     def hands(self) -> _containers.RepeatedCompositeFieldContainer[Global___Hand]:
-        """One per seat; other seats' hands are hidden in a seat's or a spectator's stream."""
+        """One per seat, in seat order, each in the fixed card order; other seats' hands are hidden
+        in a seat's or a spectator's stream (only GetMatchLog shows them all).
+        """
 
     def __init__(
         self,
@@ -456,12 +548,16 @@ Global___Dealt: _TypeAlias = Dealt  # noqa: Y015
 
 @_typing.final
 class SuitExcluded(_message.Message):
+    """Triathlon: a seat named a suit that will not be trump."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
     SUIT_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
+    """The seat that named it."""
     suit: Global___Suit.ValueType
+    """A French suit."""
     def __init__(
         self,
         *,
@@ -478,12 +574,16 @@ Global___SuitExcluded: _TypeAlias = SuitExcluded  # noqa: Y015
 
 @_typing.final
 class TrumpChosen(_message.Message):
+    """Triathlon: the dealer chose the trump from the two suits left."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
     SUIT_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
+    """The dealer."""
     suit: Global___Suit.ValueType
+    """The trump for the rest of the deal."""
     def __init__(
         self,
         *,
@@ -500,13 +600,18 @@ Global___TrumpChosen: _TypeAlias = TrumpChosen  # noqa: Y015
 
 @_typing.final
 class CardPlayed(_message.Message):
+    """A card played: to the trick, or onto the table (Fan Tan, Crazy Sixes)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
     CARD_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
+    """The seat that played."""
     @_builtins.property
-    def card(self) -> Global___Card: ...
+    def card(self) -> Global___Card:
+        """The card played."""
+
     def __init__(
         self,
         *,
@@ -523,12 +628,16 @@ Global___CardPlayed: _TypeAlias = CardPlayed  # noqa: Y015
 
 @_typing.final
 class Passed(_message.Message):
+    """A seat passed (Fan Tan, Crazy Sixes)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
+    """The seat that passed."""
     reason: Global___PassReason.ValueType
+    """Forced or chosen; PASS_REASON_HIDDEN to every reader in a round with voluntary_pass."""
     def __init__(
         self,
         *,
@@ -545,6 +654,8 @@ Global___Passed: _TypeAlias = Passed  # noqa: Y015
 
 @_typing.final
 class TrickWon(_message.Message):
+    """A trick is complete."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     TRICK_FIELD_NUMBER: _builtins.int
@@ -552,10 +663,15 @@ class TrickWon(_message.Message):
     CARDS_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     trick: _builtins.int
+    """The trick's number in the round, from 0."""
     leader: _builtins.int
+    """The seat that led it."""
     seat: _builtins.int
+    """The seat that won it (and leads the next)."""
     @_builtins.property
-    def cards(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]: ...
+    def cards(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]:
+        """In play order, the leader's card first."""
+
     def __init__(
         self,
         *,
@@ -574,13 +690,18 @@ Global___TrickWon: _TypeAlias = TrickWon  # noqa: Y015
 
 @_typing.final
 class CardsDead(_message.Message):
+    """Crazy Sixes: cards that can never be played, laid face up in a seat's dead pile."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
     CARDS_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
+    """The seat whose hand held them."""
     @_builtins.property
-    def cards(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]: ...
+    def cards(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]:
+        """In the fixed card order."""
+
     def __init__(
         self,
         *,
@@ -597,11 +718,17 @@ Global___CardsDead: _TypeAlias = CardsDead  # noqa: Y015
 
 @_typing.final
 class SeatFeats(_message.Message):
+    """One seat's feats of a Triathlon deal."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     FEATS_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def feats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def feats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Sorted, each at most once: "last" (won the last trick), "middle" (took the middle number
+        of tricks, or was the odd one out), "multiple" (took a multiple of three tricks).
+        """
+
     def __init__(
         self,
         *,
@@ -617,13 +744,18 @@ Global___SeatFeats: _TypeAlias = SeatFeats  # noqa: Y015
 
 @_typing.final
 class FeatsEarned(_message.Message):
+    """Triathlon: the feats each seat earned this deal (right before its RoundScored)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ROUND_FIELD_NUMBER: _builtins.int
     SEATS_FIELD_NUMBER: _builtins.int
     round: _builtins.int
+    """As RoundStarted.round."""
     @_builtins.property
-    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatFeats]: ...
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatFeats]:
+        """One per seat, in seat order (empty feats for a seat that earned none)."""
+
     def __init__(
         self,
         *,
@@ -640,16 +772,23 @@ Global___FeatsEarned: _TypeAlias = FeatsEarned  # noqa: Y015
 
 @_typing.final
 class RoundScored(_message.Message):
+    """A round is over and scored."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ROUND_FIELD_NUMBER: _builtins.int
     SCORES_FIELD_NUMBER: _builtins.int
     TOTALS_FIELD_NUMBER: _builtins.int
     round: _builtins.int
+    """As RoundStarted.round."""
     @_builtins.property
-    def scores(self) -> _containers.RepeatedCompositeFieldContainer[Global___Score]: ...
+    def scores(self) -> _containers.RepeatedCompositeFieldContainer[Global___Score]:
+        """Per seat, in seat order: this round's scores (times the round's multiplier)."""
+
     @_builtins.property
-    def totals(self) -> _containers.RepeatedCompositeFieldContainer[Global___Score]: ...
+    def totals(self) -> _containers.RepeatedCompositeFieldContainer[Global___Score]:
+        """Per seat: the running totals after this round."""
+
     def __init__(
         self,
         *,
@@ -667,14 +806,22 @@ Global___RoundScored: _TypeAlias = RoundScored  # noqa: Y015
 
 @_typing.final
 class MatchEnded(_message.Message):
+    """The rules ended the match (the seed's reveal follows: SeedRevealed)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     TOTALS_FIELD_NUMBER: _builtins.int
     WINNERS_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def totals(self) -> _containers.RepeatedCompositeFieldContainer[Global___Score]: ...
+    def totals(self) -> _containers.RepeatedCompositeFieldContainer[Global___Score]:
+        """Per seat, in seat order: the final totals."""
+
     @_builtins.property
-    def winners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def winners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The seats with the best total (the lowest when GameDescription.lowest_wins), ascending:
+        several on a tie. A tournament's standings rank a forfeited seat last regardless.
+        """
+
     def __init__(
         self,
         *,
@@ -698,6 +845,7 @@ class TimedOut(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     FORFEITED_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
+    """The seat to act."""
     forfeited: _builtins.bool
     """The seat had forfeited: the server played its default action at once, and no fault is
     counted.
@@ -718,6 +866,10 @@ Global___TimedOut: _TypeAlias = TimedOut  # noqa: Y015
 
 @_typing.final
 class SeatFaulted(_message.Message):
+    """A fault of a seat, logged only in a tournament's match while it runs, at most one per seat
+    and turn. docs/protocol.md, "Faults and forfeits", has the rules an auditor checks.
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
@@ -725,12 +877,17 @@ class SeatFaulted(_message.Message):
     ACTION_FIELD_NUMBER: _builtins.int
     DETAIL_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
+    """The seat at fault."""
     kind: Global___FaultKind.ValueType
+    """What it did."""
     detail: _builtins.str
-    """In words, for people."""
+    """In words, for people, at most 200 characters: for a refused action, the error the call
+    got; for a disconnect, "the entrant disconnected". A refused action's detail is shown
+    only to that seat and in the full log.
+    """
     @_builtins.property
     def action(self) -> Global___Action:
-        """For a refused action, the action (as sent)."""
+        """For a refused action, the action (as sent). Shown only to that seat and in the full log."""
 
     def __init__(
         self,
@@ -760,7 +917,9 @@ class SeatForfeited(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     FAULTS_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
+    """The seat that forfeits."""
     faults: _builtins.int
+    """The seat's fault count, equal to MatchStarted.forfeit_after."""
     def __init__(
         self,
         *,
@@ -777,12 +936,16 @@ Global___SeatForfeited: _TypeAlias = SeatForfeited  # noqa: Y015
 
 @_typing.final
 class SeedRevealed(_message.Message):
-    """The seed, revealed when the match has ended: anyone can now recompute every deal."""
+    """The seed, revealed when the match has ended: anyone can now recompute every deal. A
+    tournament's match, dealt from its duplicate group's seed, gets it only once the group's
+    last match has ended; it is the log's last entry.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     SEED_FIELD_NUMBER: _builtins.int
     seed: _builtins.bytes
+    """The 32 bytes whose SHA-256("cardarena-seed-v1" || seed) is the seed commitment."""
     def __init__(
         self,
         *,
@@ -809,7 +972,9 @@ class MatchCancelled(_message.Message):
     TOTALS_FIELD_NUMBER: _builtins.int
     reason: _builtins.str
     """Why, in words: "cancelled by the operator", "cancelled by its creator",
-    "expired: seats still free after 3600 s". A reason given with CancelMatch follows a colon.
+    "expired: seats still free after 3600 s" (the server's --waiting-expiry). A reason given
+    with CancelMatch or CancelTournament follows a colon. A tournament's match stopped by its
+    stop rule says "the stop rule accepted H1 (llr 2.944)" (or H0).
     """
     @_builtins.property
     def totals(self) -> _containers.RepeatedCompositeFieldContainer[Global___Score]:
@@ -857,46 +1022,89 @@ class Event(_message.Message):
     SEAT_FAULTED_FIELD_NUMBER: _builtins.int
     SEAT_FORFEITED_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
+    """Starts at 1 (MatchStarted), one more per entry, no gaps: remember the last one seen and
+    resume a stream from it (after_seq).
+    """
     @_builtins.property
-    def match_started(self) -> Global___MatchStarted: ...
+    def match_started(self) -> Global___MatchStarted:
+        """seq 1."""
+
     @_builtins.property
-    def seat_joined(self) -> Global___SeatJoined: ...
+    def seat_joined(self) -> Global___SeatJoined:
+        """One per seat, in the order they were taken."""
+
     @_builtins.property
-    def dealer_drawn(self) -> Global___DealerDrawn: ...
+    def dealer_drawn(self) -> Global___DealerDrawn:
+        """Only when the first dealer is random."""
+
     @_builtins.property
-    def round_started(self) -> Global___RoundStarted: ...
+    def round_started(self) -> Global___RoundStarted:
+        """Each round's first entry."""
+
     @_builtins.property
-    def trump_drawn(self) -> Global___TrumpDrawn: ...
+    def trump_drawn(self) -> Global___TrumpDrawn:
+        """Only in a round whose trump is drawn."""
+
     @_builtins.property
-    def dealt(self) -> Global___Dealt: ...
+    def dealt(self) -> Global___Dealt:
+        """Each round's cards, after RoundStarted (and TrumpDrawn)."""
+
     @_builtins.property
-    def suit_excluded(self) -> Global___SuitExcluded: ...
+    def suit_excluded(self) -> Global___SuitExcluded:
+        """Triathlon's trump choice: two of these, then TrumpChosen."""
+
     @_builtins.property
-    def trump_chosen(self) -> Global___TrumpChosen: ...
+    def trump_chosen(self) -> Global___TrumpChosen:
+        """Triathlon: the dealer's call."""
+
     @_builtins.property
-    def card_played(self) -> Global___CardPlayed: ...
+    def card_played(self) -> Global___CardPlayed:
+        """A card played."""
+
     @_builtins.property
-    def passed(self) -> Global___Passed: ...
+    def passed(self) -> Global___Passed:
+        """A pass."""
+
     @_builtins.property
-    def trick_won(self) -> Global___TrickWon: ...
+    def trick_won(self) -> Global___TrickWon:
+        """A trick complete, right after its last card."""
+
     @_builtins.property
-    def cards_dead(self) -> Global___CardsDead: ...
+    def cards_dead(self) -> Global___CardsDead:
+        """Crazy Sixes: cards that became unplayable."""
+
     @_builtins.property
-    def feats_earned(self) -> Global___FeatsEarned: ...
+    def feats_earned(self) -> Global___FeatsEarned:
+        """Triathlon: before each deal's RoundScored."""
+
     @_builtins.property
-    def round_scored(self) -> Global___RoundScored: ...
+    def round_scored(self) -> Global___RoundScored:
+        """Each round's last entry."""
+
     @_builtins.property
-    def match_ended(self) -> Global___MatchEnded: ...
+    def match_ended(self) -> Global___MatchEnded:
+        """The rules ended the match."""
+
     @_builtins.property
-    def timed_out(self) -> Global___TimedOut: ...
+    def timed_out(self) -> Global___TimedOut:
+        """The clock (or a forfeit) played for a seat: its default action follows."""
+
     @_builtins.property
-    def seed_revealed(self) -> Global___SeedRevealed: ...
+    def seed_revealed(self) -> Global___SeedRevealed:
+        """The last entry: the seed."""
+
     @_builtins.property
-    def match_cancelled(self) -> Global___MatchCancelled: ...
+    def match_cancelled(self) -> Global___MatchCancelled:
+        """The match was ended early; SeedRevealed follows."""
+
     @_builtins.property
-    def seat_faulted(self) -> Global___SeatFaulted: ...
+    def seat_faulted(self) -> Global___SeatFaulted:
+        """A seat's fault (tournament matches)."""
+
     @_builtins.property
-    def seat_forfeited(self) -> Global___SeatForfeited: ...
+    def seat_forfeited(self) -> Global___SeatForfeited:
+        """A seat reached the fault limit."""
+
     def __init__(
         self,
         *,
@@ -934,7 +1142,11 @@ Global___Event: _TypeAlias = Event  # noqa: Y015
 
 @_typing.final
 class YourTurn(_message.Message):
-    """Sent on a seat's stream when that seat is to act: what it may do, and until when."""
+    """Sent on a seat's stream when that seat is to act: what it may do, and until when. It comes
+    after the events that made the seat the one to act (again after each new entry while it
+    still is, e.g. its SeatFaulted). A freshly opened stream sends none for the current
+    position: there the snapshot's legal_actions is the prompt, to answer with snapshot.seq.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -942,11 +1154,17 @@ class YourTurn(_message.Message):
     LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
     DEADLINE_UNIX_MS_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
-    """The seq to send as expected_seq."""
+    """The seq to send as expected_seq: the seq of the last event before this prompt. Answer
+    only once you have seen every event up to it.
+    """
     deadline_unix_ms: _builtins.int
     """Unix milliseconds; 0 without a clock."""
     @_builtins.property
-    def legal_actions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Action]: ...
+    def legal_actions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Action]:
+        """Never empty, sorted: cards in the fixed card order, then the pass, then the suit choices
+        (clubs, diamonds, hearts, spades). The first is the default action the clock plays.
+        """
+
     def __init__(
         self,
         *,
@@ -974,8 +1192,11 @@ class Trick(_message.Message):
     LEADER_FIELD_NUMBER: _builtins.int
     CARDS_FIELD_NUMBER: _builtins.int
     leader: _builtins.int
+    """The seat that led (or is to lead) it."""
     @_builtins.property
-    def cards(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]: ...
+    def cards(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]:
+        """The cards played to it so far, in play order."""
+
     def __init__(
         self,
         *,
@@ -992,7 +1213,9 @@ Global___Trick: _TypeAlias = Trick  # noqa: Y015
 
 @_typing.final
 class Snapshot(_message.Message):
-    """Everything one reader may know about a match at `seq`."""
+    """Everything one reader may know about a match at `seq`: the first message of every stream.
+    Per-seat lists are in seat order; fields a game does not use stay empty.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -1022,47 +1245,90 @@ class Snapshot(_message.Message):
     SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
     DEADLINE_UNIX_MS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
+    """The match's id."""
     game: _builtins.str
+    """The game's name (a GameDescription.name)."""
     players: _builtins.int
+    """Seats at the table."""
     viewer_seat: _builtins.int
     """The reader's seat; absent for a spectator."""
     seq: _builtins.int
+    """The log position described: the match's last seq when the stream opened."""
     round: _builtins.int
+    """The current round, from 0 (0 also before the first)."""
     round_kind: _builtins.str
+    """The current round's kind: "pass", "clubs", "queens", "grand", "trumps", "finale",
+    "fan_tan", "hand" or "deal" (see RoundStarted.kind); "" before the first round.
+    """
     dealer: _builtins.int
+    """The current round's dealer."""
     trump: Global___Suit.ValueType
+    """The current trump once known (fixed, drawn or chosen); SUIT_UNSPECIFIED when none or not
+    known yet.
+    """
     to_act: _builtins.int
     """Absent when nobody is to act (between deals, or at the end)."""
     over: _builtins.bool
+    """The rules ended the match. A cancelled match is not over by its rules: its snapshot shows
+    the position it stopped at, to_act and legal_actions included (MatchInfo.cancelled and
+    the stream's MatchCancelled say it ended; nothing can be played).
+    """
     seed_commitment: _builtins.str
+    """hex(SHA-256("cardarena-seed-v1" || seed)), as in MatchStarted."""
     deadline_unix_ms: _builtins.int
     """Deadline of the seat to act, in Unix milliseconds; 0 without a clock."""
     @_builtins.property
-    def hands(self) -> _containers.RepeatedCompositeFieldContainer[Global___Hand]: ...
-    @_builtins.property
-    def legal_actions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Action]:
-        """Only for the reader's own seat when it is to act; sorted."""
+    def hands(self) -> _containers.RepeatedCompositeFieldContainer[Global___Hand]:
+        """One per seat: the reader's own with its cards, every other hidden with its size (a
+        spectator sees every hand hidden).
+        """
 
     @_builtins.property
-    def totals(self) -> _containers.RepeatedCompositeFieldContainer[Global___Score]: ...
+    def legal_actions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Action]:
+        """Only for the reader's own seat when it is to act; sorted as YourTurn.legal_actions. This is
+        the prompt of a freshly opened stream: answer it with expected_seq = seq.
+        """
+
     @_builtins.property
-    def winners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def totals(self) -> _containers.RepeatedCompositeFieldContainer[Global___Score]:
+        """Per seat: the running totals."""
+
     @_builtins.property
-    def trick(self) -> Global___Trick: ...
+    def winners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Once over: the seats with the best total (see MatchEnded.winners)."""
+
     @_builtins.property
-    def tricks_won(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def trick(self) -> Global___Trick:
+        """Trick games: the trick in progress (unset when none)."""
+
     @_builtins.property
-    def taken(self) -> _containers.RepeatedCompositeFieldContainer[Global___CardList]: ...
+    def tricks_won(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Trick games, per seat: tricks won this round."""
+
     @_builtins.property
-    def excluded_suits(self) -> _containers.RepeatedScalarFieldContainer[Global___Suit.ValueType]: ...
+    def taken(self) -> _containers.RepeatedCompositeFieldContainer[Global___CardList]:
+        """Trick games, per seat: the cards taken in tricks this round."""
+
     @_builtins.property
-    def table(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]: ...
+    def excluded_suits(self) -> _containers.RepeatedScalarFieldContainer[Global___Suit.ValueType]:
+        """Triathlon: the suits named as not trump this deal, in the order named."""
+
     @_builtins.property
-    def passes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def table(self) -> _containers.RepeatedCompositeFieldContainer[Global___Card]:
+        """Fan Tan and Crazy Sixes: the cards laid on the table, in the fixed card order."""
+
     @_builtins.property
-    def dead(self) -> _containers.RepeatedCompositeFieldContainer[Global___CardList]: ...
+    def passes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Fan Tan, per seat: passes this round."""
+
     @_builtins.property
-    def placed(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def dead(self) -> _containers.RepeatedCompositeFieldContainer[Global___CardList]:
+        """Crazy Sixes, per seat: the dead pile (see CardsDead)."""
+
+    @_builtins.property
+    def placed(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Crazy Sixes, per seat: cards placed on the table this hand."""
+
     def __init__(
         self,
         *,

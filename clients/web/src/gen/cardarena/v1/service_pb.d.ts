@@ -505,6 +505,16 @@ export declare type JoinMatchRequest = Message<"cardarena.v1.JoinMatchRequest"> 
    * @generated from field: string join_secret = 5;
    */
   joinSecret: string;
+
+  /**
+   * Optional: exactly 32 bytes of entropy, fresh and random, mixed into the match's deal seed
+   * (see SeatJoined.contribution), so that not even the server chooses the cards alone. It
+   * is public from now on (in the log). Refused (FAILED_PRECONDITION) in a tournament's
+   * match, which is dealt from its duplicate group's seed. A repeated join keeps the first.
+   *
+   * @generated from field: bytes contribution = 6;
+   */
+  contribution: Uint8Array;
 };
 
 /**
