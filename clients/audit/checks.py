@@ -18,6 +18,7 @@ from google.protobuf.message import DecodeError
 from cardarena.engine import Match, describe, replay
 from cardarena.engine import events as ev
 from cardarena.engine.errors import ActionError, ReplayError
+from cardarena.engine.match import ActionReader
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
@@ -345,12 +346,13 @@ class Checks:
     def check_server(self) -> None:
         started = self.decoded[0]
         assert isinstance(started, ev.MatchStarted)  # the replay check holds
-        match = Match(started, seed=self.deal_seed)
         clocked = self.events[0].match_started.move_ms > 0  # the log's clock, not MatchInfo's
         # The rules are followed again only to judge time-outs (the seat to act, its default
-        # action); before every seat joined, only to tell actions apart. The replay check has
-        # followed them through the whole log.
+        # action); the replay check has followed them through the whole log. Without a
+        # time-out, actions are told apart by the log's own rounds until every seat is in.
         playing = any(e.WhichOneof("kind") == "timed_out" for e in self.events)
+        match = Match(started, seed=self.deal_seed) if playing else None
+        reader = ActionReader()
         joined: set[int] = set()
         timed_out: tuple[int, int, int] | None = None  # (seq, seat, default action)
         forfeit_between = False  # whether the time-out's SeatForfeited came between
@@ -359,7 +361,9 @@ class Checks:
             follows = playing or len(joined) < started.players
             if not follows and kind != "seat_joined":
                 continue  # every seat is in, no time-out to judge: only a join is judged now
-            recorded = match.recorded_action(decoded) if decoded is not None and follows else None
+            recorded = None
+            if decoded is not None and follows:
+                recorded = reader(decoded) if match is None else match.recorded_action(decoded)
             if timed_out is not None:
                 # The time-out that brings its seat to the fault policy's limit is followed
                 # by the seat's forfeit, then the action (the faults check judges the forfeit).
@@ -380,13 +384,15 @@ class Checks:
             elif kind == "timed_out":
                 # A forfeited seat is played at once, clock or none.
                 clock = clocked or event.timed_out.forfeited
+                assert match is not None  # a log with a time-out is played
                 timed_out = self._timed_out(n, event.timed_out.seat, match, clocked=clock)
             elif recorded is not None:
                 if len(joined) < started.players:
                     missing = sorted(set(range(started.players)) - joined)
                     raise Discrepancy(n, f"play starts before seats {missing} joined")
                 try:
-                    match.apply(*recorded)
+                    if match is not None:
+                        match.apply(*recorded)
                 except ActionError as error:  # the replay check makes this unreachable
                     raise Discrepancy(n, str(error)) from None
 
