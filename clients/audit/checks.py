@@ -90,15 +90,16 @@ class Checks:
     def check_decode(self) -> None:
         if not self.resp.entries:
             raise Discrepancy(1, "the log has no entries")
+        events, decoded, parse = self.events, self.decoded, pb.Event.FromString
         for n, entry in enumerate(self.resp.entries, start=1):
-            event = pb.Event()
+            raw = entry.event  # read once: each read of a bytes field copies it
             try:
-                event.ParseFromString(entry.event)
+                event = parse(raw)
             except DecodeError:
                 raise Discrepancy(n, "the entry's bytes are not an Event message") from None
-            self.events.append(event)
+            events.append(event)
             try:
-                self.decoded.append(decode_entry(event, entry.event))
+                decoded.append(decode_entry(event, raw))
             except NotCanonical as error:
                 raise Discrepancy(n, str(error)) from None
 
