@@ -41,18 +41,29 @@ class _MatchStatus:
 class _MatchStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MatchStatus.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     MATCH_STATUS_UNSPECIFIED: _MatchStatus.ValueType  # 0
+    """In ListMatchesRequest: every status. Never a match's status."""
     MATCH_STATUS_WAITING: _MatchStatus.ValueType  # 1
     """Waiting for seats to be taken; nobody can act yet."""
     MATCH_STATUS_RUNNING: _MatchStatus.ValueType  # 2
+    """Every seat taken, the first round dealt: being played."""
     MATCH_STATUS_ENDED: _MatchStatus.ValueType  # 3
+    """Over by its rules, or cancelled (MatchInfo.cancelled: by CancelMatch, by its tournament,
+    or on expiry while waiting for seats).
+    """
 
-class MatchStatus(_MatchStatus, metaclass=_MatchStatusEnumTypeWrapper): ...
+class MatchStatus(_MatchStatus, metaclass=_MatchStatusEnumTypeWrapper):
+    """Where a match is in its life: WAITING, then RUNNING once every seat is taken, then ENDED."""
 
 MATCH_STATUS_UNSPECIFIED: MatchStatus.ValueType  # 0
+"""In ListMatchesRequest: every status. Never a match's status."""
 MATCH_STATUS_WAITING: MatchStatus.ValueType  # 1
 """Waiting for seats to be taken; nobody can act yet."""
 MATCH_STATUS_RUNNING: MatchStatus.ValueType  # 2
+"""Every seat taken, the first round dealt: being played."""
 MATCH_STATUS_ENDED: MatchStatus.ValueType  # 3
+"""Over by its rules, or cancelled (MatchInfo.cancelled: by CancelMatch, by its tournament,
+or on expiry while waiting for seats).
+"""
 Global___MatchStatus: _TypeAlias = MatchStatus  # noqa: Y015
 
 @_typing.final
@@ -65,7 +76,9 @@ class TimeControl(_message.Message):
 
     MOVE_MS_FIELD_NUMBER: _builtins.int
     move_ms: _builtins.int
-    """0: no clock."""
+    """Milliseconds each seat has per move, 0..3,600,000; 0: no clock. The clock starts when a
+    seat becomes the one to act; a fault never buys time.
+    """
     def __init__(
         self,
         *,
@@ -81,6 +94,8 @@ Global___TimeControl: _TypeAlias = TimeControl  # noqa: Y015
 
 @_typing.final
 class SeatInfo(_message.Message):
+    """One seat of a match, as anyone may see it (never its token)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
@@ -90,13 +105,19 @@ class SeatInfo(_message.Message):
     FAULTS_FIELD_NUMBER: _builtins.int
     FORFEITED_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
+    """0..players-1."""
     taken: _builtins.bool
+    """Someone joined it."""
     name: _builtins.str
+    """The name it joined with ("" while free)."""
     reserved: _builtins.bool
     """Only the holder of the seat's join secret may take it."""
     faults: _builtins.int
-    """Under a fault policy: the faults counted against the seat, and whether it forfeited."""
+    """The faults counted against the seat (time-outs and SeatFaulted entries; see
+    docs/protocol.md, "Faults and forfeits") ...
+    """
     forfeited: _builtins.bool
+    """... and whether it forfeited (a SeatForfeited in the log)."""
     def __init__(
         self,
         *,
@@ -117,6 +138,10 @@ Global___SeatInfo: _TypeAlias = SeatInfo  # noqa: Y015
 
 @_typing.final
 class MatchInfo(_message.Message):
+    """What anyone may know about a match (no credential needed, nothing hidden in it). Every
+    field but created_unix_ms can be checked against the log (cardarena audit does).
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
@@ -136,14 +161,23 @@ class MatchInfo(_message.Message):
     CANCELLED_FIELD_NUMBER: _builtins.int
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
+    """The server's id for the match: an opaque string."""
     game: _builtins.str
+    """The game's name (a GameDescription.name)."""
     players: _builtins.int
+    """Seats at the table."""
     status: Global___MatchStatus.ValueType
+    """WAITING, RUNNING or ENDED."""
     created_unix_ms: _builtins.int
+    """When it was created, Unix milliseconds (the one field not in the log)."""
     seed_commitment: _builtins.str
+    """hex(SHA-256("cardarena-seed-v1" || seed)), public from creation."""
     last_seq: _builtins.int
+    """The seq of the log's last entry (1 right after creation)."""
     seed: _builtins.bytes
-    """Only once the match has ended."""
+    """The 32-byte seed, only once revealed (SeedRevealed): when the match has ended, or for a
+    tournament's match when its duplicate group's seed is revealed.
+    """
     last_hash: _builtins.bytes
     """The chained hash of the entry at last_seq: keep it, and a later copy of the log can be
     checked against it (an auditor's --head).
@@ -153,15 +187,25 @@ class MatchInfo(_message.Message):
     tournament_id: _builtins.str
     """The tournament that scheduled the match ("" for none)."""
     @_builtins.property
-    def options(self) -> _struct_pb2.Struct: ...
+    def options(self) -> _struct_pb2.Struct:
+        """The options in force, normalised: every default filled in."""
+
     @_builtins.property
-    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatInfo]: ...
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatInfo]:
+        """One per seat, in seat order."""
+
     @_builtins.property
-    def time_control(self) -> Global___TimeControl: ...
+    def time_control(self) -> Global___TimeControl:
+        """The per-move clock."""
+
     @_builtins.property
-    def totals(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.Score]: ...
+    def totals(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.Score]:
+        """Per seat: the running totals (the final ones once ended; as they stood if cancelled)."""
+
     @_builtins.property
-    def winners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def winners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Once ended by its rules: the winning seats (see MatchEnded.winners); none if cancelled."""
+
     def __init__(
         self,
         *,
@@ -192,6 +236,8 @@ Global___MatchInfo: _TypeAlias = MatchInfo  # noqa: Y015
 
 @_typing.final
 class GameDescription(_message.Message):
+    """A game the server hosts (docs/rules.md has the rules)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     NAME_FIELD_NUMBER: _builtins.int
@@ -203,18 +249,29 @@ class GameDescription(_message.Message):
     OPTIONS_SCHEMA_FIELD_NUMBER: _builtins.int
     DEFAULT_OPTIONS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
+    """The name every call uses: "pentathlon", "hexathlon", "heptathlon", "crazy_sixes" or
+    "triathlon".
+    """
     title: _builtins.str
+    """For people, e.g. "Triathlon (David Parlett)"."""
     summary: _builtins.str
+    """One line, for people."""
     default_players: _builtins.int
+    """The count used when CreateMatchRequest.players is 0."""
     lowest_wins: _builtins.bool
+    """The lowest total wins (else the highest)."""
     @_builtins.property
-    def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The player counts it can be played with, ascending."""
+
     @_builtins.property
     def options_schema(self) -> _struct_pb2.Struct:
         """JSON Schema of the options object: every option's type, default and allowed values."""
 
     @_builtins.property
-    def default_options(self) -> _struct_pb2.Struct: ...
+    def default_options(self) -> _struct_pb2.Struct:
+        """The options object with every default: what an empty options becomes."""
+
     def __init__(
         self,
         *,
@@ -237,6 +294,8 @@ Global___GameDescription: _TypeAlias = GameDescription  # noqa: Y015
 
 @_typing.final
 class ListGamesRequest(_message.Message):
+    """No fields."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     def __init__(
@@ -252,11 +311,15 @@ Global___ListGamesRequest: _TypeAlias = ListGamesRequest  # noqa: Y015
 
 @_typing.final
 class ListGamesResponse(_message.Message):
+    """Every game the server hosts."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     GAMES_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def games(self) -> _containers.RepeatedCompositeFieldContainer[Global___GameDescription]: ...
+    def games(self) -> _containers.RepeatedCompositeFieldContainer[Global___GameDescription]:
+        """In the server's registry order."""
+
     def __init__(
         self,
         *,
@@ -272,6 +335,8 @@ Global___ListGamesResponse: _TypeAlias = ListGamesResponse  # noqa: Y015
 
 @_typing.final
 class CreateMatchRequest(_message.Message):
+    """A new match. Every field but game may be left unset."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_FIELD_NUMBER: _builtins.int
@@ -283,8 +348,9 @@ class CreateMatchRequest(_message.Message):
     RESERVED_SEATS_FIELD_NUMBER: _builtins.int
     CREATOR_SECRET_FIELD_NUMBER: _builtins.int
     game: _builtins.str
+    """A GameDescription.name; anything else is INVALID_ARGUMENT."""
     players: _builtins.int
-    """0: the game's default player count."""
+    """0: the game's default player count; otherwise one of GameDescription.players."""
     seed: _builtins.bytes
     """Optional, exactly 32 bytes, for reproducible runs; the server draws one otherwise."""
     request_id: _builtins.str
@@ -297,9 +363,16 @@ class CreateMatchRequest(_message.Message):
     Kept only as a hash.
     """
     @_builtins.property
-    def options(self) -> _struct_pb2.Struct: ...
+    def options(self) -> _struct_pb2.Struct:
+        """Options as JSON (see GameDescription.options_schema); unknown keys and bad values are
+        INVALID_ARGUMENT, and numbers are doubles (a whole-number option accepts 2.0). Unset:
+        every default.
+        """
+
     @_builtins.property
-    def time_control(self) -> Global___TimeControl: ...
+    def time_control(self) -> Global___TimeControl:
+        """Unset: no clock."""
+
     @_builtins.property
     def reserved_seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatReservation]:
         """Seats only a chosen client may take; the others stay open to anyone."""
@@ -333,6 +406,7 @@ class SeatReservation(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     JOIN_SECRET_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
+    """0..players-1, each at most once (else INVALID_ARGUMENT)."""
     join_secret: _builtins.str
     """32 to 128 printable ASCII characters; JoinMatch must carry it as join_secret. Kept only
     as a hash; it is not the seat's token (the creator cannot act for the seat).
@@ -355,11 +429,15 @@ Global___SeatReservation: _TypeAlias = SeatReservation  # noqa: Y015
 
 @_typing.final
 class CreateMatchResponse(_message.Message):
+    """The match created."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def match(self) -> Global___MatchInfo: ...
+    def match(self) -> Global___MatchInfo:
+        """WAITING, every seat free; its log holds MatchStarted."""
+
     def __init__(
         self,
         *,
@@ -375,10 +453,13 @@ Global___CreateMatchResponse: _TypeAlias = CreateMatchResponse  # noqa: Y015
 
 @_typing.final
 class GetMatchRequest(_message.Message):
+    """One match, by id."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
+    """As MatchInfo.match_id."""
     def __init__(
         self,
         *,
@@ -394,11 +475,15 @@ Global___GetMatchRequest: _TypeAlias = GetMatchRequest  # noqa: Y015
 
 @_typing.final
 class GetMatchResponse(_message.Message):
+    """The match now."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def match(self) -> Global___MatchInfo: ...
+    def match(self) -> Global___MatchInfo:
+        """Read between writes: never half an action."""
+
     def __init__(
         self,
         *,
@@ -414,6 +499,8 @@ Global___GetMatchResponse: _TypeAlias = GetMatchResponse  # noqa: Y015
 
 @_typing.final
 class ListMatchesRequest(_message.Message):
+    """One page of ListMatches."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
@@ -422,8 +509,13 @@ class ListMatchesRequest(_message.Message):
     page_size: _builtins.int
     """1..1000; 0 means 100."""
     page_token: _builtins.str
+    """"" for the first page; then the last answer's next_page_token. Pages stay exact while
+    matches are created (keyset paging: no skips, no repeats).
+    """
     status: Global___MatchStatus.ValueType
-    """Unspecified: every status."""
+    """Unspecified: every status. With WAITING or RUNNING, a page may hold fewer matches than
+    page_size (even none) while next_page_token is set: read on until it is "".
+    """
     def __init__(
         self,
         *,
@@ -441,13 +533,18 @@ Global___ListMatchesRequest: _TypeAlias = ListMatchesRequest  # noqa: Y015
 
 @_typing.final
 class ListMatchesResponse(_message.Message):
+    """Matches, oldest first."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCHES_FIELD_NUMBER: _builtins.int
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     next_page_token: _builtins.str
+    """Pass it back as page_token; "" on the last page."""
     @_builtins.property
-    def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatchInfo]: ...
+    def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatchInfo]:
+        """In creation order (then by match_id)."""
+
     def __init__(
         self,
         *,
@@ -464,6 +561,8 @@ Global___ListMatchesResponse: _TypeAlias = ListMatchesResponse  # noqa: Y015
 
 @_typing.final
 class JoinMatchRequest(_message.Message):
+    """Take a seat."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
@@ -473,9 +572,13 @@ class JoinMatchRequest(_message.Message):
     JOIN_SECRET_FIELD_NUMBER: _builtins.int
     CONTRIBUTION_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
+    """As MatchInfo.match_id."""
     seat: _builtins.int
     """Absent: the lowest free seat."""
     name: _builtins.str
+    """Shown to everyone (SeatInfo, SeatJoined): at most 64 characters, each printable
+    (spaces allowed); may be empty.
+    """
     token: _builtins.str
     """Optional: a secret the client chose, 32 to 128 printable ASCII characters, which becomes
     the seat's token. It makes joining safe to retry: a repeat with the same token (after a
@@ -514,16 +617,23 @@ Global___JoinMatchRequest: _TypeAlias = JoinMatchRequest  # noqa: Y015
 
 @_typing.final
 class JoinMatchResponse(_message.Message):
+    """The seat taken, and its credential."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
     TOKEN_FIELD_NUMBER: _builtins.int
     MATCH_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
+    """The seat now held."""
     token: _builtins.str
-    """The seat's secret: send it as `authorization: Bearer <token>`."""
+    """The seat's secret: send it as `authorization: Bearer <token>`. The server keeps only its
+    hash and never shows it again: keep it to reconnect, never log it.
+    """
     @_builtins.property
-    def match(self) -> Global___MatchInfo: ...
+    def match(self) -> Global___MatchInfo:
+        """The match after the join (RUNNING if this was the last free seat)."""
+
     def __init__(
         self,
         *,
@@ -541,6 +651,8 @@ Global___JoinMatchResponse: _TypeAlias = JoinMatchResponse  # noqa: Y015
 
 @_typing.final
 class SubmitActionRequest(_message.Message):
+    """One action of one seat."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
@@ -549,16 +661,21 @@ class SubmitActionRequest(_message.Message):
     EXPECTED_SEQ_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
+    """As MatchInfo.match_id."""
     seat: _builtins.int
+    """The acting seat: the one the call's token holds."""
     expected_seq: _builtins.int
     """The last seq the client saw when it decided; anything newer makes the call ABORTED."""
     request_id: _builtins.str
-    """Up to 64 printable ASCII characters, scoped to (match, seat): the same id on a retry by
+    """Up to 64 printable ASCII characters, no spaces, scoped to (match, seat); empty: no
+    idempotency. The same id on a retry by
     the same seat returns the first result; reused with another action or expected_seq it
     is ALREADY_EXISTS. Another seat's ids never touch this seat's. Use unguessable ids.
     """
     @_builtins.property
-    def action(self) -> _game_pb2.Action: ...
+    def action(self) -> _game_pb2.Action:
+        """One of the seat's legal actions (YourTurn, Snapshot.legal_actions)."""
+
     def __init__(
         self,
         *,
@@ -578,13 +695,17 @@ Global___SubmitActionRequest: _TypeAlias = SubmitActionRequest  # noqa: Y015
 
 @_typing.final
 class SubmitActionResponse(_message.Message):
+    """What the action wrote (or, for a retry, what the first attempt wrote)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     FIRST_SEQ_FIELD_NUMBER: _builtins.int
     LAST_SEQ_FIELD_NUMBER: _builtins.int
     EVENTS_FIELD_NUMBER: _builtins.int
     first_seq: _builtins.int
+    """The seq of the action's own entry ..."""
     last_seq: _builtins.int
+    """... and of the last entry it caused (trick, scores, next deal, the end...)."""
     @_builtins.property
     def events(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.Event]:
         """The events the action caused, as this seat may see them."""
@@ -606,14 +727,22 @@ Global___SubmitActionResponse: _TypeAlias = SubmitActionResponse  # noqa: Y015
 
 @_typing.final
 class StreamEventsRequest(_message.Message):
+    """Open a seat's stream."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     AFTER_SEQ_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
+    """As MatchInfo.match_id."""
     seat: _builtins.int
+    """The seat whose token the call carries."""
     after_seq: _builtins.int
+    """The last seq already seen: 0 for the whole log after the snapshot, or the last seq of a
+    stream that broke, to get exactly the events missed. The server queues at most 1024
+    events for a reader; one that falls that far behind is dropped (UNAVAILABLE).
+    """
     def __init__(
         self,
         *,
@@ -631,15 +760,21 @@ Global___StreamEventsRequest: _TypeAlias = StreamEventsRequest  # noqa: Y015
 
 @_typing.final
 class StreamEventsResponse(_message.Message):
+    """One message of a seat's stream: a Snapshot first, then events and prompts."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SNAPSHOT_FIELD_NUMBER: _builtins.int
     EVENT_FIELD_NUMBER: _builtins.int
     YOUR_TURN_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def snapshot(self) -> _game_pb2.Snapshot: ...
+    def snapshot(self) -> _game_pb2.Snapshot:
+        """First, once."""
+
     @_builtins.property
-    def event(self) -> _game_pb2.Event: ...
+    def event(self) -> _game_pb2.Event:
+        """Every entry after after_seq, in seq order, as this seat may see it."""
+
     @_builtins.property
     def your_turn(self) -> _game_pb2.YourTurn:
         """After the events that made this seat the one to act."""
@@ -663,12 +798,16 @@ Global___StreamEventsResponse: _TypeAlias = StreamEventsResponse  # noqa: Y015
 
 @_typing.final
 class WatchMatchRequest(_message.Message):
+    """Open a spectator's stream."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     AFTER_SEQ_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
+    """As MatchInfo.match_id."""
     after_seq: _builtins.int
+    """As StreamEventsRequest.after_seq."""
     def __init__(
         self,
         *,
@@ -685,14 +824,20 @@ Global___WatchMatchRequest: _TypeAlias = WatchMatchRequest  # noqa: Y015
 
 @_typing.final
 class WatchMatchResponse(_message.Message):
+    """One message of a spectator's stream."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SNAPSHOT_FIELD_NUMBER: _builtins.int
     EVENT_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def snapshot(self) -> _game_pb2.Snapshot: ...
+    def snapshot(self) -> _game_pb2.Snapshot:
+        """First, once: every hand hidden, no legal actions."""
+
     @_builtins.property
-    def event(self) -> _game_pb2.Event: ...
+    def event(self) -> _game_pb2.Event:
+        """As a spectator may see it."""
+
     def __init__(
         self,
         *,
@@ -711,14 +856,19 @@ Global___WatchMatchResponse: _TypeAlias = WatchMatchResponse  # noqa: Y015
 
 @_typing.final
 class PlayOpen(_message.Message):
+    """The first message of a Play call: which seat (the call's token must hold it)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     AFTER_SEQ_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
+    """As StreamEventsRequest."""
     seat: _builtins.int
+    """As StreamEventsRequest."""
     after_seq: _builtins.int
+    """As StreamEventsRequest."""
     def __init__(
         self,
         *,
@@ -736,15 +886,21 @@ Global___PlayOpen: _TypeAlias = PlayOpen  # noqa: Y015
 
 @_typing.final
 class PlayAction(_message.Message):
+    """One action on a Play call: as SubmitActionRequest, for the opened seat."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ACTION_FIELD_NUMBER: _builtins.int
     EXPECTED_SEQ_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     expected_seq: _builtins.int
+    """As SubmitActionRequest.expected_seq."""
     request_id: _builtins.str
+    """As SubmitActionRequest.request_id: echoed in its ActionResult, so set one to match them."""
     @_builtins.property
-    def action(self) -> _game_pb2.Action: ...
+    def action(self) -> _game_pb2.Action:
+        """As SubmitActionRequest.action."""
+
     def __init__(
         self,
         *,
@@ -762,14 +918,20 @@ Global___PlayAction: _TypeAlias = PlayAction  # noqa: Y015
 
 @_typing.final
 class PlayRequest(_message.Message):
+    """What a bot sends on Play."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     OPEN_FIELD_NUMBER: _builtins.int
     ACT_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def open(self) -> Global___PlayOpen: ...
+    def open(self) -> Global___PlayOpen:
+        """The first message."""
+
     @_builtins.property
-    def act(self) -> Global___PlayAction: ...
+    def act(self) -> Global___PlayAction:
+        """Every later one."""
+
     def __init__(
         self,
         *,
@@ -800,10 +962,15 @@ class ActionResult(_message.Message):
     CODE_FIELD_NUMBER: _builtins.int
     MESSAGE_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
+    """The PlayAction's request_id ("" if it was not a valid one)."""
     first_seq: _builtins.int
+    """As SubmitActionResponse (0 on an error)."""
     last_seq: _builtins.int
+    """As SubmitActionResponse (0 on an error)."""
     code: _builtins.int
+    """0 OK, else e.g. 3 INVALID_ARGUMENT, 6 ALREADY_EXISTS, 9 FAILED_PRECONDITION, 10 ABORTED."""
     message: _builtins.str
+    """"" when OK."""
     def __init__(
         self,
         *,
@@ -823,6 +990,8 @@ Global___ActionResult: _TypeAlias = ActionResult  # noqa: Y015
 
 @_typing.final
 class PlayResponse(_message.Message):
+    """What a Play call sends: what StreamEvents sends, and the results."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SNAPSHOT_FIELD_NUMBER: _builtins.int
@@ -830,13 +999,21 @@ class PlayResponse(_message.Message):
     YOUR_TURN_FIELD_NUMBER: _builtins.int
     RESULT_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def snapshot(self) -> _game_pb2.Snapshot: ...
+    def snapshot(self) -> _game_pb2.Snapshot:
+        """As StreamEventsResponse."""
+
     @_builtins.property
-    def event(self) -> _game_pb2.Event: ...
+    def event(self) -> _game_pb2.Event:
+        """As StreamEventsResponse."""
+
     @_builtins.property
-    def your_turn(self) -> _game_pb2.YourTurn: ...
+    def your_turn(self) -> _game_pb2.YourTurn:
+        """As StreamEventsResponse."""
+
     @_builtins.property
-    def result(self) -> Global___ActionResult: ...
+    def result(self) -> Global___ActionResult:
+        """One per PlayAction, in the order sent."""
+
     def __init__(
         self,
         *,
@@ -857,10 +1034,13 @@ Global___PlayResponse: _TypeAlias = PlayResponse  # noqa: Y015
 
 @_typing.final
 class GetMatchLogRequest(_message.Message):
+    """An ended match's full log."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
+    """As MatchInfo.match_id."""
     def __init__(
         self,
         *,
@@ -887,8 +1067,11 @@ class LogEntry(_message.Message):
     EVENT_FIELD_NUMBER: _builtins.int
     HASH_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
+    """1, 2, 3, ... with no gaps: entry n has seq n."""
     event: _builtins.bytes
+    """The serialised Event exactly as stored: hash these bytes, never a re-encoding."""
     hash: _builtins.bytes
+    """32 bytes: SHA-256(the previous entry's hash || event)."""
     def __init__(
         self,
         *,
@@ -906,11 +1089,14 @@ Global___LogEntry: _TypeAlias = LogEntry  # noqa: Y015
 
 @_typing.final
 class CancelMatchRequest(_message.Message):
+    """End a match early."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
+    """As MatchInfo.match_id."""
     reason: _builtins.str
     """Optional, at most 200 characters: recorded in the MatchCancelled event."""
     def __init__(
@@ -929,11 +1115,15 @@ Global___CancelMatchRequest: _TypeAlias = CancelMatchRequest  # noqa: Y015
 
 @_typing.final
 class CancelMatchResponse(_message.Message):
+    """The match as cancelled."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def match(self) -> Global___MatchInfo: ...
+    def match(self) -> Global___MatchInfo:
+        """ENDED, cancelled set, no winners."""
+
     def __init__(
         self,
         *,
@@ -949,6 +1139,8 @@ Global___CancelMatchResponse: _TypeAlias = CancelMatchResponse  # noqa: Y015
 
 @_typing.final
 class GetMatchLogResponse(_message.Message):
+    """An ended match's log, unprojected: every hand, every pass reason, every refused action."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_FIELD_NUMBER: _builtins.int
@@ -956,10 +1148,15 @@ class GetMatchLogResponse(_message.Message):
     SEED_FIELD_NUMBER: _builtins.int
     CHECKPOINT_FIELD_NUMBER: _builtins.int
     seed: _builtins.bytes
+    """The revealed 32-byte seed (also in the last entry, SeedRevealed)."""
     @_builtins.property
-    def match(self) -> Global___MatchInfo: ...
+    def match(self) -> Global___MatchInfo:
+        """The match now (not hashed: each field can be checked against the log)."""
+
     @_builtins.property
-    def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___LogEntry]: ...
+    def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___LogEntry]:
+        """Every entry, seq 1 first."""
+
     @_builtins.property
     def checkpoint(self) -> Global___Checkpoint:
         """The server's signature over the log's last entry (absent from a server without keys)."""
@@ -999,9 +1196,13 @@ class Checkpoint(_message.Message):
     KEY_ID_FIELD_NUMBER: _builtins.int
     SIGNATURE_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
+    """The match signed for."""
     last_seq: _builtins.int
+    """The seq of the log's last entry ..."""
     last_hash: _builtins.bytes
+    """... and its 32-byte chained hash (LogEntry.hash)."""
     key_id: _builtins.str
+    """The signing key's id (PublicKey.key_id)."""
     signature: _builtins.bytes
     """64 bytes."""
     def __init__(
@@ -1033,7 +1234,9 @@ class ResultsSignature(_message.Message):
     KEY_ID_FIELD_NUMBER: _builtins.int
     SIGNATURE_FIELD_NUMBER: _builtins.int
     key_id: _builtins.str
+    """The signing key's id (PublicKey.key_id)."""
     signature: _builtins.bytes
+    """64 bytes."""
     def __init__(
         self,
         *,
@@ -1050,6 +1253,8 @@ Global___ResultsSignature: _TypeAlias = ResultsSignature  # noqa: Y015
 
 @_typing.final
 class PublicKey(_message.Message):
+    """A key that signs checkpoints and tournament results."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     KEY_ID_FIELD_NUMBER: _builtins.int
@@ -1060,6 +1265,7 @@ class PublicKey(_message.Message):
     public_key: _builtins.bytes
     """The raw 32-byte Ed25519 public key."""
     created_unix_ms: _builtins.int
+    """When a server first published it, Unix milliseconds."""
     def __init__(
         self,
         *,
@@ -1077,6 +1283,8 @@ Global___PublicKey: _TypeAlias = PublicKey  # noqa: Y015
 
 @_typing.final
 class GetPublicKeysRequest(_message.Message):
+    """No fields."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     def __init__(
@@ -1092,6 +1300,8 @@ Global___GetPublicKeysRequest: _TypeAlias = GetPublicKeysRequest  # noqa: Y015
 
 @_typing.final
 class GetPublicKeysResponse(_message.Message):
+    """The signing keys."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     KEYS_FIELD_NUMBER: _builtins.int

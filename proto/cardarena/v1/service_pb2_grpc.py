@@ -26,7 +26,9 @@ if _version_not_supported:
 
 
 class MatchServiceStub:
-    """Missing associated documentation comment in .proto file."""
+    """Matches: create, join, play, watch, list, cancel, and read an ended match's log. Any
+    replica of a deployment answers every call for every match. docs/protocol.md is the guide.
+    """
 
     def __init__(self, channel):
         """Constructor.
@@ -97,10 +99,13 @@ class MatchServiceStub:
 
 
 class MatchServiceServicer:
-    """Missing associated documentation comment in .proto file."""
+    """Matches: create, join, play, watch, list, cancel, and read an ended match's log. Any
+    replica of a deployment answers every call for every match. docs/protocol.md is the guide.
+    """
 
     def ListGames(self, request, context):
         """Every game with its player counts and a JSON Schema of its options (types, defaults, allowed values).
+        No credential.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -108,47 +113,75 @@ class MatchServiceServicer:
 
     def CreateMatch(self, request, context):
         """Create a match; the seed commitment is public from now on. Needs the operator token
-        when the server has one.
+        when the server has one (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone
+        else is rate-limited per address (RESOURCE_EXHAUSTED). INVALID_ARGUMENT: unknown game,
+        players or option, a bad seed, request_id, secret, reserved seat or move_ms;
+        ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetMatch(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """One match's MatchInfo, at any time. No credential; NOT_FOUND for an unknown id.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListMatches(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Every match, oldest first (by creation time, then match_id), a page at a time. No
+        credential. INVALID_ARGUMENT: page_size over 1000, or a malformed page_token.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def JoinMatch(self, request, context):
-        """Take a seat and receive its secret token (shown once).
+        """Take a seat and receive its secret token (shown once). No credential (a reserved seat
+        needs its join_secret); rate-limited per address (RESOURCE_EXHAUSTED). NOT_FOUND;
+        INVALID_ARGUMENT: seat out of range, bad name, token, join_secret or contribution size;
+        PERMISSION_DENIED: a reserved seat without its join_secret, or a wrong one;
+        ALREADY_EXISTS: the seat is taken, every open seat is, or the token holds another seat;
+        FAILED_PRECONDITION: the match has ended, or a contribution to a tournament's match.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def SubmitAction(self, request, context):
-        """Act for a seat. Idempotent by request_id: a retry returns the first result.
+        """Act for a seat. Idempotent by request_id: a retry returns the first result. Needs the
+        seat's token (none or unknown: UNAUTHENTICATED; another seat's: PERMISSION_DENIED).
+        INVALID_ARGUMENT: seat out of range, bad request_id, empty or no-such-card action;
+        FAILED_PRECONDITION: illegal, not this seat's turn, the seat forfeited, or the match
+        is waiting for seats or has ended; ABORTED: stale expected_seq; ALREADY_EXISTS:
+        request_id reused for another action or expected_seq; NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def StreamEvents(self, request, context):
-        """A seat's events after after_seq, a snapshot first. Needs the seat's token.
+        """A seat's events after after_seq, a snapshot first. Needs the seat's token. Sends one
+        Snapshot (the match at its last seq), then the stored events with after_seq < seq <=
+        snapshot.seq (already in the snapshot: for clients that keep a log), then live events,
+        with YourTurn after the events that make this seat the one to act; no gaps, nothing
+        twice. A fresh stream sends no YourTurn for the position it opens at: the snapshot's
+        legal_actions is the prompt. The other seats' hands are hidden, and pass reasons in
+        voluntary-pass rounds. Ends with OK once the match has ended (after SeedRevealed, or
+        after MatchEnded/MatchCancelled in a tournament's match whose seed is not yet
+        revealed); with UNAVAILABLE when the reader fell behind or the server drains: reopen
+        with after_seq = the last seq seen. NOT_FOUND; INVALID_ARGUMENT: seat out of range;
+        UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def WatchMatch(self, request, context):
-        """A spectator's events after after_seq, a snapshot first: no hidden cards.
+        """A spectator's events after after_seq, a snapshot first: no hidden cards. As StreamEvents
+        without a seat: no credential, every hand hidden, no YourTurn, no refused action's
+        details. NOT_FOUND; UNAVAILABLE as StreamEvents.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -156,6 +189,8 @@ class MatchServiceServicer:
 
     def GetMatchLog(self, request, context):
         """The full log of an ended match: exact stored bytes, hash chain and the revealed seed.
+        Nothing in it is hidden. No credential. FAILED_PRECONDITION before the match has ended,
+        and for a tournament's match until its duplicate group's seed is revealed; NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -165,6 +200,10 @@ class MatchServiceServicer:
         """For bots: one bidirectional stream per seat. Send PlayOpen first, then actions; receive
         what StreamEvents sends, plus one ActionResult per action (errors included: the stream
         stays open). Cheaper per action than unary SubmitAction; browsers use the unary calls.
+        Needs the seat's token. The call fails with INVALID_ARGUMENT when the first message is
+        not a PlayOpen or a message does not decode; with the errors of StreamEvents for the
+        PlayOpen; ends with OK after the match's end (the ActionResult of the action that ended
+        it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -172,7 +211,9 @@ class MatchServiceServicer:
 
     def CancelMatch(self, request, context):
         """End a match that has not ended: logged as MatchCancelled, then the seed is revealed.
-        Needs the operator token or the match's creator secret.
+        Needs the operator token or the match's creator secret (none: UNAUTHENTICATED;
+        anything else: PERMISSION_DENIED). FAILED_PRECONDITION: it has ended; INVALID_ARGUMENT:
+        a bad reason; NOT_FOUND; UNAVAILABLE: draining.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -182,6 +223,7 @@ class MatchServiceServicer:
         """The public keys that sign checkpoints and tournament results, the current one first:
         every key the server (or any replica sharing its store) has signed with, so logs signed
         before a rotation stay verifiable. Take a key you trust from the operator, not from here.
+        No credential; empty when no server on this store has published a key.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -259,7 +301,9 @@ def add_MatchServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class MatchService:
-    """Missing associated documentation comment in .proto file."""
+    """Matches: create, join, play, watch, list, cancel, and read an ended match's log. Any
+    replica of a deployment answers every call for every match. docs/protocol.md is the guide.
+    """
 
     @staticmethod
     def ListGames(request,

@@ -40,87 +40,191 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class MatchServiceStub:
+    """Matches: create, join, play, watch, list, cancel, and read an ended match's log. Any
+    replica of a deployment answers every call for every match. docs/protocol.md is the guide.
+    """
+
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> MatchServiceAsyncStub: ...
     ListGames: _grpc.UnaryUnaryMultiCallable[_service_pb2.ListGamesRequest, _service_pb2.ListGamesResponse]
-    """Every game with its player counts and a JSON Schema of its options (types, defaults, allowed values)."""
+    """Every game with its player counts and a JSON Schema of its options (types, defaults, allowed values).
+    No credential.
+    """
     CreateMatch: _grpc.UnaryUnaryMultiCallable[_service_pb2.CreateMatchRequest, _service_pb2.CreateMatchResponse]
     """Create a match; the seed commitment is public from now on. Needs the operator token
-    when the server has one.
+    when the server has one (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone
+    else is rate-limited per address (RESOURCE_EXHAUSTED). INVALID_ARGUMENT: unknown game,
+    players or option, a bad seed, request_id, secret, reserved seat or move_ms;
+    ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining.
     """
     GetMatch: _grpc.UnaryUnaryMultiCallable[_service_pb2.GetMatchRequest, _service_pb2.GetMatchResponse]
+    """One match's MatchInfo, at any time. No credential; NOT_FOUND for an unknown id."""
     ListMatches: _grpc.UnaryUnaryMultiCallable[_service_pb2.ListMatchesRequest, _service_pb2.ListMatchesResponse]
+    """Every match, oldest first (by creation time, then match_id), a page at a time. No
+    credential. INVALID_ARGUMENT: page_size over 1000, or a malformed page_token.
+    """
     JoinMatch: _grpc.UnaryUnaryMultiCallable[_service_pb2.JoinMatchRequest, _service_pb2.JoinMatchResponse]
-    """Take a seat and receive its secret token (shown once)."""
+    """Take a seat and receive its secret token (shown once). No credential (a reserved seat
+    needs its join_secret); rate-limited per address (RESOURCE_EXHAUSTED). NOT_FOUND;
+    INVALID_ARGUMENT: seat out of range, bad name, token, join_secret or contribution size;
+    PERMISSION_DENIED: a reserved seat without its join_secret, or a wrong one;
+    ALREADY_EXISTS: the seat is taken, every open seat is, or the token holds another seat;
+    FAILED_PRECONDITION: the match has ended, or a contribution to a tournament's match.
+    """
     SubmitAction: _grpc.UnaryUnaryMultiCallable[_service_pb2.SubmitActionRequest, _service_pb2.SubmitActionResponse]
-    """Act for a seat. Idempotent by request_id: a retry returns the first result."""
+    """Act for a seat. Idempotent by request_id: a retry returns the first result. Needs the
+    seat's token (none or unknown: UNAUTHENTICATED; another seat's: PERMISSION_DENIED).
+    INVALID_ARGUMENT: seat out of range, bad request_id, empty or no-such-card action;
+    FAILED_PRECONDITION: illegal, not this seat's turn, the seat forfeited, or the match
+    is waiting for seats or has ended; ABORTED: stale expected_seq; ALREADY_EXISTS:
+    request_id reused for another action or expected_seq; NOT_FOUND.
+    """
     StreamEvents: _grpc.UnaryStreamMultiCallable[_service_pb2.StreamEventsRequest, _service_pb2.StreamEventsResponse]
-    """A seat's events after after_seq, a snapshot first. Needs the seat's token."""
+    """A seat's events after after_seq, a snapshot first. Needs the seat's token. Sends one
+    Snapshot (the match at its last seq), then the stored events with after_seq < seq <=
+    snapshot.seq (already in the snapshot: for clients that keep a log), then live events,
+    with YourTurn after the events that make this seat the one to act; no gaps, nothing
+    twice. A fresh stream sends no YourTurn for the position it opens at: the snapshot's
+    legal_actions is the prompt. The other seats' hands are hidden, and pass reasons in
+    voluntary-pass rounds. Ends with OK once the match has ended (after SeedRevealed, or
+    after MatchEnded/MatchCancelled in a tournament's match whose seed is not yet
+    revealed); with UNAVAILABLE when the reader fell behind or the server drains: reopen
+    with after_seq = the last seq seen. NOT_FOUND; INVALID_ARGUMENT: seat out of range;
+    UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction.
+    """
     WatchMatch: _grpc.UnaryStreamMultiCallable[_service_pb2.WatchMatchRequest, _service_pb2.WatchMatchResponse]
-    """A spectator's events after after_seq, a snapshot first: no hidden cards."""
+    """A spectator's events after after_seq, a snapshot first: no hidden cards. As StreamEvents
+    without a seat: no credential, every hand hidden, no YourTurn, no refused action's
+    details. NOT_FOUND; UNAVAILABLE as StreamEvents.
+    """
     GetMatchLog: _grpc.UnaryUnaryMultiCallable[_service_pb2.GetMatchLogRequest, _service_pb2.GetMatchLogResponse]
-    """The full log of an ended match: exact stored bytes, hash chain and the revealed seed."""
+    """The full log of an ended match: exact stored bytes, hash chain and the revealed seed.
+    Nothing in it is hidden. No credential. FAILED_PRECONDITION before the match has ended,
+    and for a tournament's match until its duplicate group's seed is revealed; NOT_FOUND.
+    """
     Play: _grpc.StreamStreamMultiCallable[_service_pb2.PlayRequest, _service_pb2.PlayResponse]
     """For bots: one bidirectional stream per seat. Send PlayOpen first, then actions; receive
     what StreamEvents sends, plus one ActionResult per action (errors included: the stream
     stays open). Cheaper per action than unary SubmitAction; browsers use the unary calls.
+    Needs the seat's token. The call fails with INVALID_ARGUMENT when the first message is
+    not a PlayOpen or a message does not decode; with the errors of StreamEvents for the
+    PlayOpen; ends with OK after the match's end (the ActionResult of the action that ended
+    it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
     """
     CancelMatch: _grpc.UnaryUnaryMultiCallable[_service_pb2.CancelMatchRequest, _service_pb2.CancelMatchResponse]
     """End a match that has not ended: logged as MatchCancelled, then the seed is revealed.
-    Needs the operator token or the match's creator secret.
+    Needs the operator token or the match's creator secret (none: UNAUTHENTICATED;
+    anything else: PERMISSION_DENIED). FAILED_PRECONDITION: it has ended; INVALID_ARGUMENT:
+    a bad reason; NOT_FOUND; UNAVAILABLE: draining.
     """
     GetPublicKeys: _grpc.UnaryUnaryMultiCallable[_service_pb2.GetPublicKeysRequest, _service_pb2.GetPublicKeysResponse]
     """The public keys that sign checkpoints and tournament results, the current one first:
     every key the server (or any replica sharing its store) has signed with, so logs signed
     before a rotation stay verifiable. Take a key you trust from the operator, not from here.
+    No credential; empty when no server on this store has published a key.
     """
 
 @_typing.type_check_only
 class MatchServiceAsyncStub(MatchServiceStub):
+    """Matches: create, join, play, watch, list, cancel, and read an ended match's log. Any
+    replica of a deployment answers every call for every match. docs/protocol.md is the guide.
+    """
+
     def __init__(self, channel: _aio.Channel) -> None: ...
     ListGames: _aio.UnaryUnaryMultiCallable[_service_pb2.ListGamesRequest, _service_pb2.ListGamesResponse]  # type: ignore[assignment]
-    """Every game with its player counts and a JSON Schema of its options (types, defaults, allowed values)."""
+    """Every game with its player counts and a JSON Schema of its options (types, defaults, allowed values).
+    No credential.
+    """
     CreateMatch: _aio.UnaryUnaryMultiCallable[_service_pb2.CreateMatchRequest, _service_pb2.CreateMatchResponse]  # type: ignore[assignment]
     """Create a match; the seed commitment is public from now on. Needs the operator token
-    when the server has one.
+    when the server has one (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone
+    else is rate-limited per address (RESOURCE_EXHAUSTED). INVALID_ARGUMENT: unknown game,
+    players or option, a bad seed, request_id, secret, reserved seat or move_ms;
+    ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining.
     """
     GetMatch: _aio.UnaryUnaryMultiCallable[_service_pb2.GetMatchRequest, _service_pb2.GetMatchResponse]  # type: ignore[assignment]
+    """One match's MatchInfo, at any time. No credential; NOT_FOUND for an unknown id."""
     ListMatches: _aio.UnaryUnaryMultiCallable[_service_pb2.ListMatchesRequest, _service_pb2.ListMatchesResponse]  # type: ignore[assignment]
+    """Every match, oldest first (by creation time, then match_id), a page at a time. No
+    credential. INVALID_ARGUMENT: page_size over 1000, or a malformed page_token.
+    """
     JoinMatch: _aio.UnaryUnaryMultiCallable[_service_pb2.JoinMatchRequest, _service_pb2.JoinMatchResponse]  # type: ignore[assignment]
-    """Take a seat and receive its secret token (shown once)."""
+    """Take a seat and receive its secret token (shown once). No credential (a reserved seat
+    needs its join_secret); rate-limited per address (RESOURCE_EXHAUSTED). NOT_FOUND;
+    INVALID_ARGUMENT: seat out of range, bad name, token, join_secret or contribution size;
+    PERMISSION_DENIED: a reserved seat without its join_secret, or a wrong one;
+    ALREADY_EXISTS: the seat is taken, every open seat is, or the token holds another seat;
+    FAILED_PRECONDITION: the match has ended, or a contribution to a tournament's match.
+    """
     SubmitAction: _aio.UnaryUnaryMultiCallable[_service_pb2.SubmitActionRequest, _service_pb2.SubmitActionResponse]  # type: ignore[assignment]
-    """Act for a seat. Idempotent by request_id: a retry returns the first result."""
+    """Act for a seat. Idempotent by request_id: a retry returns the first result. Needs the
+    seat's token (none or unknown: UNAUTHENTICATED; another seat's: PERMISSION_DENIED).
+    INVALID_ARGUMENT: seat out of range, bad request_id, empty or no-such-card action;
+    FAILED_PRECONDITION: illegal, not this seat's turn, the seat forfeited, or the match
+    is waiting for seats or has ended; ABORTED: stale expected_seq; ALREADY_EXISTS:
+    request_id reused for another action or expected_seq; NOT_FOUND.
+    """
     StreamEvents: _aio.UnaryStreamMultiCallable[_service_pb2.StreamEventsRequest, _service_pb2.StreamEventsResponse]  # type: ignore[assignment]
-    """A seat's events after after_seq, a snapshot first. Needs the seat's token."""
+    """A seat's events after after_seq, a snapshot first. Needs the seat's token. Sends one
+    Snapshot (the match at its last seq), then the stored events with after_seq < seq <=
+    snapshot.seq (already in the snapshot: for clients that keep a log), then live events,
+    with YourTurn after the events that make this seat the one to act; no gaps, nothing
+    twice. A fresh stream sends no YourTurn for the position it opens at: the snapshot's
+    legal_actions is the prompt. The other seats' hands are hidden, and pass reasons in
+    voluntary-pass rounds. Ends with OK once the match has ended (after SeedRevealed, or
+    after MatchEnded/MatchCancelled in a tournament's match whose seed is not yet
+    revealed); with UNAVAILABLE when the reader fell behind or the server drains: reopen
+    with after_seq = the last seq seen. NOT_FOUND; INVALID_ARGUMENT: seat out of range;
+    UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction.
+    """
     WatchMatch: _aio.UnaryStreamMultiCallable[_service_pb2.WatchMatchRequest, _service_pb2.WatchMatchResponse]  # type: ignore[assignment]
-    """A spectator's events after after_seq, a snapshot first: no hidden cards."""
+    """A spectator's events after after_seq, a snapshot first: no hidden cards. As StreamEvents
+    without a seat: no credential, every hand hidden, no YourTurn, no refused action's
+    details. NOT_FOUND; UNAVAILABLE as StreamEvents.
+    """
     GetMatchLog: _aio.UnaryUnaryMultiCallable[_service_pb2.GetMatchLogRequest, _service_pb2.GetMatchLogResponse]  # type: ignore[assignment]
-    """The full log of an ended match: exact stored bytes, hash chain and the revealed seed."""
+    """The full log of an ended match: exact stored bytes, hash chain and the revealed seed.
+    Nothing in it is hidden. No credential. FAILED_PRECONDITION before the match has ended,
+    and for a tournament's match until its duplicate group's seed is revealed; NOT_FOUND.
+    """
     Play: _aio.StreamStreamMultiCallable[_service_pb2.PlayRequest, _service_pb2.PlayResponse]  # type: ignore[assignment]
     """For bots: one bidirectional stream per seat. Send PlayOpen first, then actions; receive
     what StreamEvents sends, plus one ActionResult per action (errors included: the stream
     stays open). Cheaper per action than unary SubmitAction; browsers use the unary calls.
+    Needs the seat's token. The call fails with INVALID_ARGUMENT when the first message is
+    not a PlayOpen or a message does not decode; with the errors of StreamEvents for the
+    PlayOpen; ends with OK after the match's end (the ActionResult of the action that ended
+    it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
     """
     CancelMatch: _aio.UnaryUnaryMultiCallable[_service_pb2.CancelMatchRequest, _service_pb2.CancelMatchResponse]  # type: ignore[assignment]
     """End a match that has not ended: logged as MatchCancelled, then the seed is revealed.
-    Needs the operator token or the match's creator secret.
+    Needs the operator token or the match's creator secret (none: UNAUTHENTICATED;
+    anything else: PERMISSION_DENIED). FAILED_PRECONDITION: it has ended; INVALID_ARGUMENT:
+    a bad reason; NOT_FOUND; UNAVAILABLE: draining.
     """
     GetPublicKeys: _aio.UnaryUnaryMultiCallable[_service_pb2.GetPublicKeysRequest, _service_pb2.GetPublicKeysResponse]  # type: ignore[assignment]
     """The public keys that sign checkpoints and tournament results, the current one first:
     every key the server (or any replica sharing its store) has signed with, so logs signed
     before a rotation stay verifiable. Take a key you trust from the operator, not from here.
+    No credential; empty when no server on this store has published a key.
     """
 
 class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
+    """Matches: create, join, play, watch, list, cancel, and read an ended match's log. Any
+    replica of a deployment answers every call for every match. docs/protocol.md is the guide.
+    """
+
     @_abc_1.abstractmethod
     def ListGames(
         self,
         request: _service_pb2.ListGamesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_service_pb2.ListGamesResponse, _abc.Awaitable[_service_pb2.ListGamesResponse]]:
-        """Every game with its player counts and a JSON Schema of its options (types, defaults, allowed values)."""
+        """Every game with its player counts and a JSON Schema of its options (types, defaults, allowed values).
+        No credential.
+        """
 
     @_abc_1.abstractmethod
     def CreateMatch(
@@ -129,7 +233,10 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_service_pb2.CreateMatchResponse, _abc.Awaitable[_service_pb2.CreateMatchResponse]]:
         """Create a match; the seed commitment is public from now on. Needs the operator token
-        when the server has one.
+        when the server has one (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone
+        else is rate-limited per address (RESOURCE_EXHAUSTED). INVALID_ARGUMENT: unknown game,
+        players or option, a bad seed, request_id, secret, reserved seat or move_ms;
+        ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining.
         """
 
     @_abc_1.abstractmethod
@@ -137,14 +244,18 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _service_pb2.GetMatchRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_service_pb2.GetMatchResponse, _abc.Awaitable[_service_pb2.GetMatchResponse]]: ...
+    ) -> _typing.Union[_service_pb2.GetMatchResponse, _abc.Awaitable[_service_pb2.GetMatchResponse]]:
+        """One match's MatchInfo, at any time. No credential; NOT_FOUND for an unknown id."""
 
     @_abc_1.abstractmethod
     def ListMatches(
         self,
         request: _service_pb2.ListMatchesRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_service_pb2.ListMatchesResponse, _abc.Awaitable[_service_pb2.ListMatchesResponse]]: ...
+    ) -> _typing.Union[_service_pb2.ListMatchesResponse, _abc.Awaitable[_service_pb2.ListMatchesResponse]]:
+        """Every match, oldest first (by creation time, then match_id), a page at a time. No
+        credential. INVALID_ARGUMENT: page_size over 1000, or a malformed page_token.
+        """
 
     @_abc_1.abstractmethod
     def JoinMatch(
@@ -152,7 +263,13 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _service_pb2.JoinMatchRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_service_pb2.JoinMatchResponse, _abc.Awaitable[_service_pb2.JoinMatchResponse]]:
-        """Take a seat and receive its secret token (shown once)."""
+        """Take a seat and receive its secret token (shown once). No credential (a reserved seat
+        needs its join_secret); rate-limited per address (RESOURCE_EXHAUSTED). NOT_FOUND;
+        INVALID_ARGUMENT: seat out of range, bad name, token, join_secret or contribution size;
+        PERMISSION_DENIED: a reserved seat without its join_secret, or a wrong one;
+        ALREADY_EXISTS: the seat is taken, every open seat is, or the token holds another seat;
+        FAILED_PRECONDITION: the match has ended, or a contribution to a tournament's match.
+        """
 
     @_abc_1.abstractmethod
     def SubmitAction(
@@ -160,7 +277,13 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _service_pb2.SubmitActionRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_service_pb2.SubmitActionResponse, _abc.Awaitable[_service_pb2.SubmitActionResponse]]:
-        """Act for a seat. Idempotent by request_id: a retry returns the first result."""
+        """Act for a seat. Idempotent by request_id: a retry returns the first result. Needs the
+        seat's token (none or unknown: UNAUTHENTICATED; another seat's: PERMISSION_DENIED).
+        INVALID_ARGUMENT: seat out of range, bad request_id, empty or no-such-card action;
+        FAILED_PRECONDITION: illegal, not this seat's turn, the seat forfeited, or the match
+        is waiting for seats or has ended; ABORTED: stale expected_seq; ALREADY_EXISTS:
+        request_id reused for another action or expected_seq; NOT_FOUND.
+        """
 
     @_abc_1.abstractmethod
     def StreamEvents(
@@ -168,7 +291,18 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _service_pb2.StreamEventsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_service_pb2.StreamEventsResponse], _abc.AsyncIterator[_service_pb2.StreamEventsResponse]]:
-        """A seat's events after after_seq, a snapshot first. Needs the seat's token."""
+        """A seat's events after after_seq, a snapshot first. Needs the seat's token. Sends one
+        Snapshot (the match at its last seq), then the stored events with after_seq < seq <=
+        snapshot.seq (already in the snapshot: for clients that keep a log), then live events,
+        with YourTurn after the events that make this seat the one to act; no gaps, nothing
+        twice. A fresh stream sends no YourTurn for the position it opens at: the snapshot's
+        legal_actions is the prompt. The other seats' hands are hidden, and pass reasons in
+        voluntary-pass rounds. Ends with OK once the match has ended (after SeedRevealed, or
+        after MatchEnded/MatchCancelled in a tournament's match whose seed is not yet
+        revealed); with UNAVAILABLE when the reader fell behind or the server drains: reopen
+        with after_seq = the last seq seen. NOT_FOUND; INVALID_ARGUMENT: seat out of range;
+        UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction.
+        """
 
     @_abc_1.abstractmethod
     def WatchMatch(
@@ -176,7 +310,10 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _service_pb2.WatchMatchRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_service_pb2.WatchMatchResponse], _abc.AsyncIterator[_service_pb2.WatchMatchResponse]]:
-        """A spectator's events after after_seq, a snapshot first: no hidden cards."""
+        """A spectator's events after after_seq, a snapshot first: no hidden cards. As StreamEvents
+        without a seat: no credential, every hand hidden, no YourTurn, no refused action's
+        details. NOT_FOUND; UNAVAILABLE as StreamEvents.
+        """
 
     @_abc_1.abstractmethod
     def GetMatchLog(
@@ -184,7 +321,10 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _service_pb2.GetMatchLogRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_service_pb2.GetMatchLogResponse, _abc.Awaitable[_service_pb2.GetMatchLogResponse]]:
-        """The full log of an ended match: exact stored bytes, hash chain and the revealed seed."""
+        """The full log of an ended match: exact stored bytes, hash chain and the revealed seed.
+        Nothing in it is hidden. No credential. FAILED_PRECONDITION before the match has ended,
+        and for a tournament's match until its duplicate group's seed is revealed; NOT_FOUND.
+        """
 
     @_abc_1.abstractmethod
     def Play(
@@ -195,6 +335,10 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         """For bots: one bidirectional stream per seat. Send PlayOpen first, then actions; receive
         what StreamEvents sends, plus one ActionResult per action (errors included: the stream
         stays open). Cheaper per action than unary SubmitAction; browsers use the unary calls.
+        Needs the seat's token. The call fails with INVALID_ARGUMENT when the first message is
+        not a PlayOpen or a message does not decode; with the errors of StreamEvents for the
+        PlayOpen; ends with OK after the match's end (the ActionResult of the action that ended
+        it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
         """
 
     @_abc_1.abstractmethod
@@ -204,7 +348,9 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_service_pb2.CancelMatchResponse, _abc.Awaitable[_service_pb2.CancelMatchResponse]]:
         """End a match that has not ended: logged as MatchCancelled, then the seed is revealed.
-        Needs the operator token or the match's creator secret.
+        Needs the operator token or the match's creator secret (none: UNAUTHENTICATED;
+        anything else: PERMISSION_DENIED). FAILED_PRECONDITION: it has ended; INVALID_ARGUMENT:
+        a bad reason; NOT_FOUND; UNAVAILABLE: draining.
         """
 
     @_abc_1.abstractmethod
@@ -216,6 +362,7 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         """The public keys that sign checkpoints and tournament results, the current one first:
         every key the server (or any replica sharing its store) has signed with, so logs signed
         before a rotation stay verifiable. Take a key you trust from the operator, not from here.
+        No credential; empty when no server on this store has published a key.
         """
 
 def add_MatchServiceServicer_to_server(servicer: MatchServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

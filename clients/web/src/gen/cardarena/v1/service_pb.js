@@ -285,12 +285,17 @@ export const MatchStatusSchema = /*@__PURE__*/
   enumDesc(file_cardarena_v1_service, 0);
 
 /**
+ * Where a match is in its life: WAITING, then RUNNING once every seat is taken, then ENDED.
+ *
  * @generated from enum cardarena.v1.MatchStatus
  */
 export const MatchStatus = /*@__PURE__*/
   tsEnum(MatchStatusSchema);
 
 /**
+ * Matches: create, join, play, watch, list, cancel, and read an ended match's log. Any
+ * replica of a deployment answers every call for every match. docs/protocol.md is the guide.
+ *
  * @generated from service cardarena.v1.MatchService
  */
 export const MatchService = /*@__PURE__*/
