@@ -51,7 +51,9 @@ class TournamentAudit:
     signature: str = "not checked"
     """"verified" (the results and every log by a trusted key), "not checked", or "FAILED"."""
     verdicts: list[dict[str, Any]] = field(default_factory=list)
-    """One per match: index, match id, ok, and the first finding about it."""
+    """One per match: index, match id, ok, and the last finding about it."""
+    last: str | None = None
+    """The latest finding (kept even when the list of findings is full)."""
 
     @property
     def ok(self) -> bool:
@@ -59,6 +61,7 @@ class TournamentAudit:
 
     def find(self, text: str) -> None:
         self.count += 1
+        self.last = text
         if len(self.findings) < NOTES_KEPT:
             self.findings.append(text)
 
@@ -162,7 +165,7 @@ def audit_fetched(
                 "index": line.index,
                 "match_id": line.match_id,
                 "ok": not fresh,
-                "finding": report.findings[-1] if fresh and report.findings else None,
+                "finding": report.last if fresh else None,
             }
         )
     report.audited = len(started)
