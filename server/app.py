@@ -158,7 +158,10 @@ class Server:
             signer = signer_in(self.config.data_dir)
         await signer.publish(self.store)  # every replica and every later one can verify it
         self.arena.signer = signer
-        self.port = self.grpc.add_insecure_port(self.config.listen)
+        try:  # grpcio refuses an address it cannot bind with 0 or with a RuntimeError
+            self.port = self.grpc.add_insecure_port(self.config.listen)
+        except RuntimeError:
+            self.port = 0
         if self.port == 0:
             raise OSError(f"could not listen on {self.config.listen}")
         if self.store.shared:

@@ -82,6 +82,11 @@ def test_serve_says_in_one_line_why_it_cannot_start(
         blocked.write_text("")
         assert main(["serve", "--data-dir", str(blocked / "sub"), "--metrics-port", "-1"]) == 1
         assert "Not a directory" in capsys.readouterr().err
+        # An address no interface has: grpcio raises, the command says it in one line.
+        unbound = ["serve", "--data-dir", str(tmp_path / "d"), "--metrics-port", "-1"]
+        assert main([*unbound, "--listen", "999.1.1.1:5"]) == 1
+        err = capsys.readouterr().err
+        assert "could not listen on 999.1.1.1:5" in err and "Traceback" not in err
     finally:
         structlog.reset_defaults()
 
