@@ -24,11 +24,17 @@ export declare const file_cardarena_v1_game: GenFile;
  */
 export declare type Card = Message<"cardarena.v1.Card"> & {
   /**
+   * Which deck and suit; never SUIT_UNSPECIFIED.
+   *
    * @generated from field: cardarena.v1.Suit suit = 1;
    */
   suit: Suit;
 
   /**
+   * 2..14 for French cards (J 11, Q 12, K 13, A 14), 1..12 for Spanish cards (1 as, 10 sota,
+   * 11 caballo, 12 rey), 1..3 for the Jokers. A (suit, rank) that is no card is
+   * INVALID_ARGUMENT.
+   *
    * @generated from field: uint32 rank = 2;
    */
   rank: number;
@@ -54,6 +60,9 @@ export declare const CardSchema: GenMessage<Card>;
  */
 export declare type CardList = Message<"cardarena.v1.CardList"> & {
   /**
+   * In the fixed card order: French cards by suit C, D, H, S and rank 2..A, then the
+   * Jokers, then Spanish cards by suit O, C, E, B and rank 1..12.
+   *
    * @generated from field: repeated cardarena.v1.Card cards = 1;
    */
   cards: Card[];
@@ -72,11 +81,15 @@ export declare const CardListSchema: GenMessage<CardList>;
  */
 export declare type Score = Message<"cardarena.v1.Score"> & {
   /**
+   * In lowest terms; negative where a game scores minus points (e.g. -1 per trick taken).
+   *
    * @generated from field: int64 numerator = 1;
    */
   numerator: bigint;
 
   /**
+   * >= 1; 1 for a whole number (a denominator of 0 is read as 1).
+   *
    * @generated from field: int64 denominator = 2;
    */
   denominator: bigint;
@@ -103,29 +116,38 @@ export declare type Pass = Message<"cardarena.v1.Pass"> & {
 export declare const PassSchema: GenMessage<Pass>;
 
 /**
- * What a seat does on its turn.
+ * What a seat does on its turn. Sending back an element of legal_actions unchanged is always
+ * right; an empty action is INVALID_ARGUMENT, an illegal one FAILED_PRECONDITION.
  *
  * @generated from message cardarena.v1.Action
  */
 export declare type Action = Message<"cardarena.v1.Action"> & {
   /**
+   * Exactly one must be set.
+   *
    * @generated from oneof cardarena.v1.Action.kind
    */
   kind: {
     /**
+     * Play this card (any Joker plays "a Joker").
+     *
      * @generated from field: cardarena.v1.Card play = 1;
      */
     value: Card;
     case: "play";
   } | {
     /**
+     * Pass: asked for only in a round with RoundStarted.voluntary_pass (Fan Tan); elsewhere a
+     * seat that cannot play is passed for, without being asked (Passed, PASS_REASON_FORCED).
+     *
      * @generated from field: cardarena.v1.Pass pass = 2;
      */
     value: Pass;
     case: "pass";
   } | {
     /**
-     * Triathlon: name a suit that will not be trump.
+     * Triathlon: name a French suit that will not be trump (the two seats after the dealer,
+     * in turn, before the first card).
      *
      * @generated from field: cardarena.v1.Suit exclude_suit = 3;
      */
@@ -133,7 +155,7 @@ export declare type Action = Message<"cardarena.v1.Action"> & {
     case: "excludeSuit";
   } | {
     /**
-     * Triathlon: the dealer chooses trump from the two suits left.
+     * Triathlon: the dealer chooses trump from the two French suits left.
      *
      * @generated from field: cardarena.v1.Suit choose_trump = 4;
      */
@@ -155,16 +177,23 @@ export declare const ActionSchema: GenMessage<Action>;
  */
 export declare type Hand = Message<"cardarena.v1.Hand"> & {
   /**
+   * True when this reader may not see the cards (another seat's hand, every hand for a
+   * spectator): only `size` is set.
+   *
    * @generated from field: bool hidden = 1;
    */
   hidden: boolean;
 
   /**
+   * The number of cards in the hand, hidden or not.
+   *
    * @generated from field: uint32 size = 2;
    */
   size: number;
 
   /**
+   * The cards, in the fixed card order (see CardList); empty when hidden.
+   *
    * @generated from field: repeated cardarena.v1.Card cards = 3;
    */
   cards: Card[];
@@ -177,20 +206,29 @@ export declare type Hand = Message<"cardarena.v1.Hand"> & {
 export declare const HandSchema: GenMessage<Hand>;
 
 /**
+ * Always the first entry (seq 1), written at CreateMatch: the match's settings, all hashed
+ * into the chain.
+ *
  * @generated from message cardarena.v1.MatchStarted
  */
 export declare type MatchStarted = Message<"cardarena.v1.MatchStarted"> & {
   /**
+   * The match's id, as in every call about it.
+   *
    * @generated from field: string match_id = 1;
    */
   matchId: string;
 
   /**
+   * The game's name (a GameDescription.name).
+   *
    * @generated from field: string game = 2;
    */
   game: string;
 
   /**
+   * Seats at the table, numbered 0..players-1.
+   *
    * @generated from field: uint32 players = 3;
    */
   players: number;
@@ -248,18 +286,36 @@ export declare type MatchStarted = Message<"cardarena.v1.MatchStarted"> & {
 export declare const MatchStartedSchema: GenMessage<MatchStarted>;
 
 /**
+ * A seat was taken (JoinMatch). The first deal follows the last seat's join, in the same
+ * write.
+ *
  * @generated from message cardarena.v1.SeatJoined
  */
 export declare type SeatJoined = Message<"cardarena.v1.SeatJoined"> & {
   /**
+   * The seat taken.
+   *
    * @generated from field: uint32 seat = 1;
    */
   seat: number;
 
   /**
+   * As JoinMatchRequest.name gave it (may be empty).
+   *
    * @generated from field: string name = 2;
    */
   name: string;
+
+  /**
+   * The 32 bytes of entropy the seat contributed when it joined (empty: none). The first
+   * deal waits for every seat; it is dealt from the deal seed
+   * SHA-256("cardarena-mix-v1" || seed || c_0 || ... || c_{n-1}), c_i being seat i's
+   * contribution or 32 zero bytes, or from the seed itself when no seat contributed
+   * (docs/rules.md §4.8). A duplicate group's matches take none: they share the group seed.
+   *
+   * @generated from field: bytes contribution = 3;
+   */
+  contribution: Uint8Array;
 };
 
 /**
@@ -269,10 +325,15 @@ export declare type SeatJoined = Message<"cardarena.v1.SeatJoined"> & {
 export declare const SeatJoinedSchema: GenMessage<SeatJoined>;
 
 /**
+ * The first dealer, drawn from the seed (label `dealer`) when the options' first_dealer is
+ * random; absent otherwise (the option names the seat).
+ *
  * @generated from message cardarena.v1.DealerDrawn
  */
 export declare type DealerDrawn = Message<"cardarena.v1.DealerDrawn"> & {
   /**
+   * The first round's dealer.
+   *
    * @generated from field: uint32 seat = 1;
    */
   seat: number;
@@ -285,20 +346,30 @@ export declare type DealerDrawn = Message<"cardarena.v1.DealerDrawn"> & {
 export declare const DealerDrawnSchema: GenMessage<DealerDrawn>;
 
 /**
+ * A round (a deal, a hand) begins.
+ *
  * @generated from message cardarena.v1.RoundStarted
  */
 export declare type RoundStarted = Message<"cardarena.v1.RoundStarted"> & {
   /**
+   * 0 for the first round, then 1, 2, ...
+   *
    * @generated from field: uint32 round = 1;
    */
   round: number;
 
   /**
+   * Which kind of round: "pass", "clubs", "queens", "grand", "trumps", "finale", "fan_tan"
+   * (Pentathlon, Hexathlon, Heptathlon), "hand" (Crazy Sixes), "deal" (Triathlon).
+   * docs/rules.md has each one's rules.
+   *
    * @generated from field: string kind = 2;
    */
   kind: string;
 
   /**
+   * The dealer's seat.
+   *
    * @generated from field: uint32 dealer = 3;
    */
   dealer: number;
@@ -311,11 +382,17 @@ export declare type RoundStarted = Message<"cardarena.v1.RoundStarted"> & {
   trump: Suit;
 
   /**
+   * The round's scores are its raw scores times this (an option of the Norwegian games;
+   * 1 otherwise).
+   *
    * @generated from field: uint32 multiplier = 5;
    */
   multiplier: number;
 
   /**
+   * A seat may pass while able to play (Fan Tan's option); while this round lasts, why a seat
+   * passed is hidden from every reader (PASS_REASON_HIDDEN) until the log is public.
+   *
    * @generated from field: bool voluntary_pass = 6;
    */
   voluntaryPass: boolean;
@@ -328,15 +405,21 @@ export declare type RoundStarted = Message<"cardarena.v1.RoundStarted"> & {
 export declare const RoundStartedSchema: GenMessage<RoundStarted>;
 
 /**
+ * A random trump for the round, drawn from the seed (label `trump/<round>`) before its deal.
+ *
  * @generated from message cardarena.v1.TrumpDrawn
  */
 export declare type TrumpDrawn = Message<"cardarena.v1.TrumpDrawn"> & {
   /**
+   * As RoundStarted.round.
+   *
    * @generated from field: uint32 round = 1;
    */
   round: number;
 
   /**
+   * A French suit.
+   *
    * @generated from field: cardarena.v1.Suit suit = 2;
    */
   suit: Suit;
@@ -349,16 +432,21 @@ export declare type TrumpDrawn = Message<"cardarena.v1.TrumpDrawn"> & {
 export declare const TrumpDrawnSchema: GenMessage<TrumpDrawn>;
 
 /**
+ * The round's cards, shuffled from the seed (label `deal/<round>`).
+ *
  * @generated from message cardarena.v1.Dealt
  */
 export declare type Dealt = Message<"cardarena.v1.Dealt"> & {
   /**
+   * As RoundStarted.round.
+   *
    * @generated from field: uint32 round = 1;
    */
   round: number;
 
   /**
-   * One per seat; other seats' hands are hidden in a seat's or a spectator's stream.
+   * One per seat, in seat order, each in the fixed card order; other seats' hands are hidden
+   * in a seat's or a spectator's stream (only GetMatchLog shows them all).
    *
    * @generated from field: repeated cardarena.v1.Hand hands = 2;
    */
@@ -372,15 +460,21 @@ export declare type Dealt = Message<"cardarena.v1.Dealt"> & {
 export declare const DealtSchema: GenMessage<Dealt>;
 
 /**
+ * Triathlon: a seat named a suit that will not be trump.
+ *
  * @generated from message cardarena.v1.SuitExcluded
  */
 export declare type SuitExcluded = Message<"cardarena.v1.SuitExcluded"> & {
   /**
+   * The seat that named it.
+   *
    * @generated from field: uint32 seat = 1;
    */
   seat: number;
 
   /**
+   * A French suit.
+   *
    * @generated from field: cardarena.v1.Suit suit = 2;
    */
   suit: Suit;
@@ -393,15 +487,21 @@ export declare type SuitExcluded = Message<"cardarena.v1.SuitExcluded"> & {
 export declare const SuitExcludedSchema: GenMessage<SuitExcluded>;
 
 /**
+ * Triathlon: the dealer chose the trump from the two suits left.
+ *
  * @generated from message cardarena.v1.TrumpChosen
  */
 export declare type TrumpChosen = Message<"cardarena.v1.TrumpChosen"> & {
   /**
+   * The dealer.
+   *
    * @generated from field: uint32 seat = 1;
    */
   seat: number;
 
   /**
+   * The trump for the rest of the deal.
+   *
    * @generated from field: cardarena.v1.Suit suit = 2;
    */
   suit: Suit;
@@ -414,15 +514,21 @@ export declare type TrumpChosen = Message<"cardarena.v1.TrumpChosen"> & {
 export declare const TrumpChosenSchema: GenMessage<TrumpChosen>;
 
 /**
+ * A card played: to the trick, or onto the table (Fan Tan, Crazy Sixes).
+ *
  * @generated from message cardarena.v1.CardPlayed
  */
 export declare type CardPlayed = Message<"cardarena.v1.CardPlayed"> & {
   /**
+   * The seat that played.
+   *
    * @generated from field: uint32 seat = 1;
    */
   seat: number;
 
   /**
+   * The card played.
+   *
    * @generated from field: cardarena.v1.Card card = 2;
    */
   card?: Card | undefined;
@@ -435,15 +541,21 @@ export declare type CardPlayed = Message<"cardarena.v1.CardPlayed"> & {
 export declare const CardPlayedSchema: GenMessage<CardPlayed>;
 
 /**
+ * A seat passed (Fan Tan, Crazy Sixes).
+ *
  * @generated from message cardarena.v1.Passed
  */
 export declare type Passed = Message<"cardarena.v1.Passed"> & {
   /**
+   * The seat that passed.
+   *
    * @generated from field: uint32 seat = 1;
    */
   seat: number;
 
   /**
+   * Forced or chosen; PASS_REASON_HIDDEN to every reader in a round with voluntary_pass.
+   *
    * @generated from field: cardarena.v1.PassReason reason = 2;
    */
   reason: PassReason;
@@ -456,25 +568,35 @@ export declare type Passed = Message<"cardarena.v1.Passed"> & {
 export declare const PassedSchema: GenMessage<Passed>;
 
 /**
+ * A trick is complete.
+ *
  * @generated from message cardarena.v1.TrickWon
  */
 export declare type TrickWon = Message<"cardarena.v1.TrickWon"> & {
   /**
+   * The trick's number in the round, from 0.
+   *
    * @generated from field: uint32 trick = 1;
    */
   trick: number;
 
   /**
+   * The seat that led it.
+   *
    * @generated from field: uint32 leader = 2;
    */
   leader: number;
 
   /**
+   * In play order, the leader's card first.
+   *
    * @generated from field: repeated cardarena.v1.Card cards = 3;
    */
   cards: Card[];
 
   /**
+   * The seat that won it (and leads the next).
+   *
    * @generated from field: uint32 seat = 4;
    */
   seat: number;
@@ -487,15 +609,21 @@ export declare type TrickWon = Message<"cardarena.v1.TrickWon"> & {
 export declare const TrickWonSchema: GenMessage<TrickWon>;
 
 /**
+ * Crazy Sixes: cards that can never be played, laid face up in a seat's dead pile.
+ *
  * @generated from message cardarena.v1.CardsDead
  */
 export declare type CardsDead = Message<"cardarena.v1.CardsDead"> & {
   /**
+   * The seat whose hand held them.
+   *
    * @generated from field: uint32 seat = 1;
    */
   seat: number;
 
   /**
+   * In the fixed card order.
+   *
    * @generated from field: repeated cardarena.v1.Card cards = 2;
    */
   cards: Card[];
@@ -508,10 +636,15 @@ export declare type CardsDead = Message<"cardarena.v1.CardsDead"> & {
 export declare const CardsDeadSchema: GenMessage<CardsDead>;
 
 /**
+ * One seat's feats of a Triathlon deal.
+ *
  * @generated from message cardarena.v1.SeatFeats
  */
 export declare type SeatFeats = Message<"cardarena.v1.SeatFeats"> & {
   /**
+   * Sorted, each at most once: "last" (won the last trick), "middle" (took the middle number
+   * of tricks, or was the odd one out), "multiple" (took a multiple of three tricks).
+   *
    * @generated from field: repeated string feats = 1;
    */
   feats: string[];
@@ -524,15 +657,21 @@ export declare type SeatFeats = Message<"cardarena.v1.SeatFeats"> & {
 export declare const SeatFeatsSchema: GenMessage<SeatFeats>;
 
 /**
+ * Triathlon: the feats each seat earned this deal (right before its RoundScored).
+ *
  * @generated from message cardarena.v1.FeatsEarned
  */
 export declare type FeatsEarned = Message<"cardarena.v1.FeatsEarned"> & {
   /**
+   * As RoundStarted.round.
+   *
    * @generated from field: uint32 round = 1;
    */
   round: number;
 
   /**
+   * One per seat, in seat order (empty feats for a seat that earned none).
+   *
    * @generated from field: repeated cardarena.v1.SeatFeats seats = 2;
    */
   seats: SeatFeats[];
@@ -545,20 +684,28 @@ export declare type FeatsEarned = Message<"cardarena.v1.FeatsEarned"> & {
 export declare const FeatsEarnedSchema: GenMessage<FeatsEarned>;
 
 /**
+ * A round is over and scored.
+ *
  * @generated from message cardarena.v1.RoundScored
  */
 export declare type RoundScored = Message<"cardarena.v1.RoundScored"> & {
   /**
+   * As RoundStarted.round.
+   *
    * @generated from field: uint32 round = 1;
    */
   round: number;
 
   /**
+   * Per seat, in seat order: this round's scores (times the round's multiplier).
+   *
    * @generated from field: repeated cardarena.v1.Score scores = 2;
    */
   scores: Score[];
 
   /**
+   * Per seat: the running totals after this round.
+   *
    * @generated from field: repeated cardarena.v1.Score totals = 3;
    */
   totals: Score[];
@@ -571,15 +718,22 @@ export declare type RoundScored = Message<"cardarena.v1.RoundScored"> & {
 export declare const RoundScoredSchema: GenMessage<RoundScored>;
 
 /**
+ * The rules ended the match (the seed's reveal follows: SeedRevealed).
+ *
  * @generated from message cardarena.v1.MatchEnded
  */
 export declare type MatchEnded = Message<"cardarena.v1.MatchEnded"> & {
   /**
+   * Per seat, in seat order: the final totals.
+   *
    * @generated from field: repeated cardarena.v1.Score totals = 1;
    */
   totals: Score[];
 
   /**
+   * The seats with the best total (the lowest when GameDescription.lowest_wins), ascending:
+   * several on a tie. A tournament's standings rank a forfeited seat last regardless.
+   *
    * @generated from field: repeated uint32 winners = 2;
    */
   winners: number[];
@@ -598,6 +752,8 @@ export declare const MatchEndedSchema: GenMessage<MatchEnded>;
  */
 export declare type TimedOut = Message<"cardarena.v1.TimedOut"> & {
   /**
+   * The seat to act.
+   *
    * @generated from field: uint32 seat = 1;
    */
   seat: number;
@@ -618,28 +774,37 @@ export declare type TimedOut = Message<"cardarena.v1.TimedOut"> & {
 export declare const TimedOutSchema: GenMessage<TimedOut>;
 
 /**
+ * A fault of a seat, logged only in a tournament's match while it runs, at most one per seat
+ * and turn. docs/protocol.md, "Faults and forfeits", has the rules an auditor checks.
+ *
  * @generated from message cardarena.v1.SeatFaulted
  */
 export declare type SeatFaulted = Message<"cardarena.v1.SeatFaulted"> & {
   /**
+   * The seat at fault.
+   *
    * @generated from field: uint32 seat = 1;
    */
   seat: number;
 
   /**
+   * What it did.
+   *
    * @generated from field: cardarena.v1.FaultKind kind = 2;
    */
   kind: FaultKind;
 
   /**
-   * For a refused action, the action (as sent).
+   * For a refused action, the action (as sent). Shown only to that seat and in the full log.
    *
    * @generated from field: cardarena.v1.Action action = 3;
    */
   action?: Action | undefined;
 
   /**
-   * In words, for people.
+   * In words, for people, at most 200 characters: for a refused action, the error the call
+   * got; for a disconnect, "the entrant disconnected". A refused action's detail is shown
+   * only to that seat and in the full log.
    *
    * @generated from field: string detail = 4;
    */
@@ -661,11 +826,15 @@ export declare const SeatFaultedSchema: GenMessage<SeatFaulted>;
  */
 export declare type SeatForfeited = Message<"cardarena.v1.SeatForfeited"> & {
   /**
+   * The seat that forfeits.
+   *
    * @generated from field: uint32 seat = 1;
    */
   seat: number;
 
   /**
+   * The seat's fault count, equal to MatchStarted.forfeit_after.
+   *
    * @generated from field: uint32 faults = 2;
    */
   faults: number;
@@ -678,12 +847,16 @@ export declare type SeatForfeited = Message<"cardarena.v1.SeatForfeited"> & {
 export declare const SeatForfeitedSchema: GenMessage<SeatForfeited>;
 
 /**
- * The seed, revealed when the match has ended: anyone can now recompute every deal.
+ * The seed, revealed when the match has ended: anyone can now recompute every deal. A
+ * tournament's match, dealt from its duplicate group's seed, gets it only once the group's
+ * last match has ended; it is the log's last entry.
  *
  * @generated from message cardarena.v1.SeedRevealed
  */
 export declare type SeedRevealed = Message<"cardarena.v1.SeedRevealed"> & {
   /**
+   * The 32 bytes whose SHA-256("cardarena-seed-v1" || seed) is the seed commitment.
+   *
    * @generated from field: bytes seed = 1;
    */
   seed: Uint8Array;
@@ -705,7 +878,9 @@ export declare const SeedRevealedSchema: GenMessage<SeedRevealed>;
 export declare type MatchCancelled = Message<"cardarena.v1.MatchCancelled"> & {
   /**
    * Why, in words: "cancelled by the operator", "cancelled by its creator",
-   * "expired: seats still free after 3600 s". A reason given with CancelMatch follows a colon.
+   * "expired: seats still free after 3600 s" (the server's --waiting-expiry). A reason given
+   * with CancelMatch or CancelTournament follows a colon. A tournament's match stopped by its
+   * stop rule says "the stop rule accepted H1 (llr 2.944)" (or H0).
    *
    * @generated from field: string reason = 1;
    */
@@ -732,129 +907,174 @@ export declare const MatchCancelledSchema: GenMessage<MatchCancelled>;
  */
 export declare type Event = Message<"cardarena.v1.Event"> & {
   /**
+   * Starts at 1 (MatchStarted), one more per entry, no gaps: remember the last one seen and
+   * resume a stream from it (after_seq).
+   *
    * @generated from field: uint64 seq = 1;
    */
   seq: bigint;
 
   /**
+   * Exactly one is set. A client should skip a kind it does not know (a newer server).
+   *
    * @generated from oneof cardarena.v1.Event.kind
    */
   kind: {
     /**
+     * seq 1.
+     *
      * @generated from field: cardarena.v1.MatchStarted match_started = 10;
      */
     value: MatchStarted;
     case: "matchStarted";
   } | {
     /**
+     * One per seat, in the order they were taken.
+     *
      * @generated from field: cardarena.v1.SeatJoined seat_joined = 11;
      */
     value: SeatJoined;
     case: "seatJoined";
   } | {
     /**
+     * Only when the first dealer is random.
+     *
      * @generated from field: cardarena.v1.DealerDrawn dealer_drawn = 12;
      */
     value: DealerDrawn;
     case: "dealerDrawn";
   } | {
     /**
+     * Each round's first entry.
+     *
      * @generated from field: cardarena.v1.RoundStarted round_started = 13;
      */
     value: RoundStarted;
     case: "roundStarted";
   } | {
     /**
+     * Only in a round whose trump is drawn.
+     *
      * @generated from field: cardarena.v1.TrumpDrawn trump_drawn = 14;
      */
     value: TrumpDrawn;
     case: "trumpDrawn";
   } | {
     /**
+     * Each round's cards, after RoundStarted (and TrumpDrawn).
+     *
      * @generated from field: cardarena.v1.Dealt dealt = 15;
      */
     value: Dealt;
     case: "dealt";
   } | {
     /**
+     * Triathlon's trump choice: two of these, then TrumpChosen.
+     *
      * @generated from field: cardarena.v1.SuitExcluded suit_excluded = 16;
      */
     value: SuitExcluded;
     case: "suitExcluded";
   } | {
     /**
+     * Triathlon: the dealer's call.
+     *
      * @generated from field: cardarena.v1.TrumpChosen trump_chosen = 17;
      */
     value: TrumpChosen;
     case: "trumpChosen";
   } | {
     /**
+     * A card played.
+     *
      * @generated from field: cardarena.v1.CardPlayed card_played = 18;
      */
     value: CardPlayed;
     case: "cardPlayed";
   } | {
     /**
+     * A pass.
+     *
      * @generated from field: cardarena.v1.Passed passed = 19;
      */
     value: Passed;
     case: "passed";
   } | {
     /**
+     * A trick complete, right after its last card.
+     *
      * @generated from field: cardarena.v1.TrickWon trick_won = 20;
      */
     value: TrickWon;
     case: "trickWon";
   } | {
     /**
+     * Crazy Sixes: cards that became unplayable.
+     *
      * @generated from field: cardarena.v1.CardsDead cards_dead = 21;
      */
     value: CardsDead;
     case: "cardsDead";
   } | {
     /**
+     * Triathlon: before each deal's RoundScored.
+     *
      * @generated from field: cardarena.v1.FeatsEarned feats_earned = 22;
      */
     value: FeatsEarned;
     case: "featsEarned";
   } | {
     /**
+     * Each round's last entry.
+     *
      * @generated from field: cardarena.v1.RoundScored round_scored = 23;
      */
     value: RoundScored;
     case: "roundScored";
   } | {
     /**
+     * The rules ended the match.
+     *
      * @generated from field: cardarena.v1.MatchEnded match_ended = 24;
      */
     value: MatchEnded;
     case: "matchEnded";
   } | {
     /**
+     * The clock (or a forfeit) played for a seat: its default action follows.
+     *
      * @generated from field: cardarena.v1.TimedOut timed_out = 25;
      */
     value: TimedOut;
     case: "timedOut";
   } | {
     /**
+     * The last entry: the seed.
+     *
      * @generated from field: cardarena.v1.SeedRevealed seed_revealed = 26;
      */
     value: SeedRevealed;
     case: "seedRevealed";
   } | {
     /**
+     * The match was ended early; SeedRevealed follows.
+     *
      * @generated from field: cardarena.v1.MatchCancelled match_cancelled = 27;
      */
     value: MatchCancelled;
     case: "matchCancelled";
   } | {
     /**
+     * A seat's fault (tournament matches).
+     *
      * @generated from field: cardarena.v1.SeatFaulted seat_faulted = 28;
      */
     value: SeatFaulted;
     case: "seatFaulted";
   } | {
     /**
+     * A seat reached the fault limit.
+     *
      * @generated from field: cardarena.v1.SeatForfeited seat_forfeited = 29;
      */
     value: SeatForfeited;
@@ -869,19 +1089,26 @@ export declare type Event = Message<"cardarena.v1.Event"> & {
 export declare const EventSchema: GenMessage<Event>;
 
 /**
- * Sent on a seat's stream when that seat is to act: what it may do, and until when.
+ * Sent on a seat's stream when that seat is to act: what it may do, and until when. It comes
+ * after the events that made the seat the one to act (again after each new entry while it
+ * still is, e.g. its SeatFaulted). A freshly opened stream sends none for the current
+ * position: there the snapshot's legal_actions is the prompt, to answer with snapshot.seq.
  *
  * @generated from message cardarena.v1.YourTurn
  */
 export declare type YourTurn = Message<"cardarena.v1.YourTurn"> & {
   /**
-   * The seq to send as expected_seq.
+   * The seq to send as expected_seq: the seq of the last event before this prompt. Answer
+   * only once you have seen every event up to it.
    *
    * @generated from field: uint64 seq = 1;
    */
   seq: bigint;
 
   /**
+   * Never empty, sorted: cards in the fixed card order, then the pass, then the suit choices
+   * (clubs, diamonds, hearts, spades). The first is the default action the clock plays.
+   *
    * @generated from field: repeated cardarena.v1.Action legal_actions = 2;
    */
   legalActions: Action[];
@@ -907,11 +1134,15 @@ export declare const YourTurnSchema: GenMessage<YourTurn>;
  */
 export declare type Trick = Message<"cardarena.v1.Trick"> & {
   /**
+   * The seat that led (or is to lead) it.
+   *
    * @generated from field: uint32 leader = 1;
    */
   leader: number;
 
   /**
+   * The cards played to it so far, in play order.
+   *
    * @generated from field: repeated cardarena.v1.Card cards = 2;
    */
   cards: Card[];
@@ -924,22 +1155,29 @@ export declare type Trick = Message<"cardarena.v1.Trick"> & {
 export declare const TrickSchema: GenMessage<Trick>;
 
 /**
- * Everything one reader may know about a match at `seq`.
+ * Everything one reader may know about a match at `seq`: the first message of every stream.
+ * Per-seat lists are in seat order; fields a game does not use stay empty.
  *
  * @generated from message cardarena.v1.Snapshot
  */
 export declare type Snapshot = Message<"cardarena.v1.Snapshot"> & {
   /**
+   * The match's id.
+   *
    * @generated from field: string match_id = 1;
    */
   matchId: string;
 
   /**
+   * The game's name (a GameDescription.name).
+   *
    * @generated from field: string game = 2;
    */
   game: string;
 
   /**
+   * Seats at the table.
+   *
    * @generated from field: uint32 players = 3;
    */
   players: number;
@@ -952,26 +1190,38 @@ export declare type Snapshot = Message<"cardarena.v1.Snapshot"> & {
   viewerSeat?: number | undefined;
 
   /**
+   * The log position described: the match's last seq when the stream opened.
+   *
    * @generated from field: uint64 seq = 5;
    */
   seq: bigint;
 
   /**
+   * The current round, from 0 (0 also before the first).
+   *
    * @generated from field: uint32 round = 6;
    */
   round: number;
 
   /**
+   * The current round's kind: "pass", "clubs", "queens", "grand", "trumps", "finale",
+   * "fan_tan", "hand" or "deal" (see RoundStarted.kind); "" before the first round.
+   *
    * @generated from field: string round_kind = 7;
    */
   roundKind: string;
 
   /**
+   * The current round's dealer.
+   *
    * @generated from field: uint32 dealer = 8;
    */
   dealer: number;
 
   /**
+   * The current trump once known (fixed, drawn or chosen); SUIT_UNSPECIFIED when none or not
+   * known yet.
+   *
    * @generated from field: cardarena.v1.Suit trump = 9;
    */
   trump: Suit;
@@ -984,73 +1234,103 @@ export declare type Snapshot = Message<"cardarena.v1.Snapshot"> & {
   toAct?: number | undefined;
 
   /**
+   * One per seat: the reader's own with its cards, every other hidden with its size (a
+   * spectator sees every hand hidden).
+   *
    * @generated from field: repeated cardarena.v1.Hand hands = 11;
    */
   hands: Hand[];
 
   /**
-   * Only for the reader's own seat when it is to act; sorted.
+   * Only for the reader's own seat when it is to act; sorted as YourTurn.legal_actions. This is
+   * the prompt of a freshly opened stream: answer it with expected_seq = seq.
    *
    * @generated from field: repeated cardarena.v1.Action legal_actions = 12;
    */
   legalActions: Action[];
 
   /**
+   * Per seat: the running totals.
+   *
    * @generated from field: repeated cardarena.v1.Score totals = 13;
    */
   totals: Score[];
 
   /**
+   * The rules ended the match. A cancelled match is not over by its rules: its snapshot shows
+   * the position it stopped at, to_act and legal_actions included (MatchInfo.cancelled and
+   * the stream's MatchCancelled say it ended; nothing can be played).
+   *
    * @generated from field: bool over = 14;
    */
   over: boolean;
 
   /**
+   * Once over: the seats with the best total (see MatchEnded.winners).
+   *
    * @generated from field: repeated uint32 winners = 15;
    */
   winners: number[];
 
   /**
+   * Trick games: the trick in progress (unset when none).
+   *
    * @generated from field: cardarena.v1.Trick trick = 16;
    */
   trick?: Trick | undefined;
 
   /**
+   * Trick games, per seat: tricks won this round.
+   *
    * @generated from field: repeated uint32 tricks_won = 17;
    */
   tricksWon: number[];
 
   /**
+   * Trick games, per seat: the cards taken in tricks this round.
+   *
    * @generated from field: repeated cardarena.v1.CardList taken = 18;
    */
   taken: CardList[];
 
   /**
+   * Triathlon: the suits named as not trump this deal, in the order named.
+   *
    * @generated from field: repeated cardarena.v1.Suit excluded_suits = 19;
    */
   excludedSuits: Suit[];
 
   /**
+   * Fan Tan and Crazy Sixes: the cards laid on the table, in the fixed card order.
+   *
    * @generated from field: repeated cardarena.v1.Card table = 20;
    */
   table: Card[];
 
   /**
+   * Fan Tan, per seat: passes this round.
+   *
    * @generated from field: repeated uint32 passes = 21;
    */
   passes: number[];
 
   /**
+   * Crazy Sixes, per seat: the dead pile (see CardsDead).
+   *
    * @generated from field: repeated cardarena.v1.CardList dead = 22;
    */
   dead: CardList[];
 
   /**
+   * Crazy Sixes, per seat: cards placed on the table this hand.
+   *
    * @generated from field: repeated uint32 placed = 23;
    */
   placed: number[];
 
   /**
+   * hex(SHA-256("cardarena-seed-v1" || seed)), as in MatchStarted.
+   *
    * @generated from field: string seed_commitment = 24;
    */
   seedCommitment: string;
@@ -1076,51 +1356,71 @@ export declare const SnapshotSchema: GenMessage<Snapshot>;
  */
 export enum Suit {
   /**
+   * No suit: unset, or (as a trump) no trump or not known yet.
+   *
    * @generated from enum value: SUIT_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * French deck, code letter C. The French suits sort C, D, H, S.
+   *
    * @generated from enum value: SUIT_CLUBS = 1;
    */
   CLUBS = 1,
 
   /**
+   * French, D.
+   *
    * @generated from enum value: SUIT_DIAMONDS = 2;
    */
   DIAMONDS = 2,
 
   /**
+   * French, H.
+   *
    * @generated from enum value: SUIT_HEARTS = 3;
    */
   HEARTS = 3,
 
   /**
+   * French, S.
+   *
    * @generated from enum value: SUIT_SPADES = 4;
    */
   SPADES = 4,
 
   /**
+   * Spanish deck (Crazy Sixes), code letter O. The Spanish suits sort O, C, E, B.
+   *
    * @generated from enum value: SUIT_OROS = 5;
    */
   OROS = 5,
 
   /**
+   * Spanish, C.
+   *
    * @generated from enum value: SUIT_COPAS = 6;
    */
   COPAS = 6,
 
   /**
+   * Spanish, E.
+   *
    * @generated from enum value: SUIT_ESPADAS = 7;
    */
   ESPADAS = 7,
 
   /**
+   * Spanish, B.
+   *
    * @generated from enum value: SUIT_BASTOS = 8;
    */
   BASTOS = 8,
 
   /**
+   * The three Jokers of Triathlon's deck (code "JK"), interchangeable in play.
+   *
    * @generated from enum value: SUIT_JOKER = 9;
    */
   JOKER = 9,
@@ -1138,16 +1438,22 @@ export declare const SuitSchema: GenEnum<Suit>;
  */
 export enum PassReason {
   /**
+   * Never sent.
+   *
    * @generated from enum value: PASS_REASON_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * The seat had no card it could play.
+   *
    * @generated from enum value: PASS_REASON_FORCED = 1;
    */
   FORCED = 1,
 
   /**
+   * The seat could have played (only in a round with voluntary_pass).
+   *
    * @generated from enum value: PASS_REASON_CHOSEN = 2;
    */
   CHOSEN = 2,
@@ -1173,6 +1479,8 @@ export declare const PassReasonSchema: GenEnum<PassReason>;
  */
 export enum FaultKind {
   /**
+   * Never sent.
+   *
    * @generated from enum value: FAULT_KIND_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,

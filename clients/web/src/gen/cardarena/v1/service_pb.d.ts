@@ -33,7 +33,8 @@ export declare const file_cardarena_v1_service: GenFile;
  */
 export declare type TimeControl = Message<"cardarena.v1.TimeControl"> & {
   /**
-   * 0: no clock.
+   * Milliseconds each seat has per move, 0..3,600,000; 0: no clock. The clock starts when a
+   * seat becomes the one to act; a fault never buys time.
    *
    * @generated from field: uint32 move_ms = 1;
    */
@@ -47,20 +48,28 @@ export declare type TimeControl = Message<"cardarena.v1.TimeControl"> & {
 export declare const TimeControlSchema: GenMessage<TimeControl>;
 
 /**
+ * One seat of a match, as anyone may see it (never its token).
+ *
  * @generated from message cardarena.v1.SeatInfo
  */
 export declare type SeatInfo = Message<"cardarena.v1.SeatInfo"> & {
   /**
+   * 0..players-1.
+   *
    * @generated from field: uint32 seat = 1;
    */
   seat: number;
 
   /**
+   * Someone joined it.
+   *
    * @generated from field: bool taken = 2;
    */
   taken: boolean;
 
   /**
+   * The name it joined with ("" while free).
+   *
    * @generated from field: string name = 3;
    */
   name: string;
@@ -73,13 +82,16 @@ export declare type SeatInfo = Message<"cardarena.v1.SeatInfo"> & {
   reserved: boolean;
 
   /**
-   * Under a fault policy: the faults counted against the seat, and whether it forfeited.
+   * The faults counted against the seat (time-outs and SeatFaulted entries; see
+   * docs/protocol.md, "Faults and forfeits") ...
    *
    * @generated from field: uint32 faults = 5;
    */
   faults: number;
 
   /**
+   * ... and whether it forfeited (a SeatForfeited in the log).
+   *
    * @generated from field: bool forfeited = 6;
    */
   forfeited: boolean;
@@ -92,71 +104,99 @@ export declare type SeatInfo = Message<"cardarena.v1.SeatInfo"> & {
 export declare const SeatInfoSchema: GenMessage<SeatInfo>;
 
 /**
+ * What anyone may know about a match (no credential needed, nothing hidden in it). Every
+ * field but created_unix_ms can be checked against the log (cardarena audit does).
+ *
  * @generated from message cardarena.v1.MatchInfo
  */
 export declare type MatchInfo = Message<"cardarena.v1.MatchInfo"> & {
   /**
+   * The server's id for the match: an opaque string.
+   *
    * @generated from field: string match_id = 1;
    */
   matchId: string;
 
   /**
+   * The game's name (a GameDescription.name).
+   *
    * @generated from field: string game = 2;
    */
   game: string;
 
   /**
+   * Seats at the table.
+   *
    * @generated from field: uint32 players = 3;
    */
   players: number;
 
   /**
+   * The options in force, normalised: every default filled in.
+   *
    * @generated from field: google.protobuf.Struct options = 4;
    */
   options?: JsonObject | undefined;
 
   /**
+   * WAITING, RUNNING or ENDED.
+   *
    * @generated from field: cardarena.v1.MatchStatus status = 5;
    */
   status: MatchStatus;
 
   /**
+   * One per seat, in seat order.
+   *
    * @generated from field: repeated cardarena.v1.SeatInfo seats = 6;
    */
   seats: SeatInfo[];
 
   /**
+   * When it was created, Unix milliseconds (the one field not in the log).
+   *
    * @generated from field: int64 created_unix_ms = 7;
    */
   createdUnixMs: bigint;
 
   /**
+   * hex(SHA-256("cardarena-seed-v1" || seed)), public from creation.
+   *
    * @generated from field: string seed_commitment = 8;
    */
   seedCommitment: string;
 
   /**
+   * The seq of the log's last entry (1 right after creation).
+   *
    * @generated from field: uint64 last_seq = 9;
    */
   lastSeq: bigint;
 
   /**
+   * The per-move clock.
+   *
    * @generated from field: cardarena.v1.TimeControl time_control = 10;
    */
   timeControl?: TimeControl | undefined;
 
   /**
+   * Per seat: the running totals (the final ones once ended; as they stood if cancelled).
+   *
    * @generated from field: repeated cardarena.v1.Score totals = 11;
    */
   totals: Score[];
 
   /**
+   * Once ended by its rules: the winning seats (see MatchEnded.winners); none if cancelled.
+   *
    * @generated from field: repeated uint32 winners = 12;
    */
   winners: number[];
 
   /**
-   * Only once the match has ended.
+   * The 32-byte seed, only once revealed (SeedRevealed): when the match has ended, or for a
+   * tournament's match when its duplicate group's seed is revealed.
    *
    * @generated from field: bytes seed = 13;
    */
@@ -192,35 +232,50 @@ export declare type MatchInfo = Message<"cardarena.v1.MatchInfo"> & {
 export declare const MatchInfoSchema: GenMessage<MatchInfo>;
 
 /**
+ * A game the server hosts (docs/rules.md has the rules).
+ *
  * @generated from message cardarena.v1.GameDescription
  */
 export declare type GameDescription = Message<"cardarena.v1.GameDescription"> & {
   /**
+   * The name every call uses: "pentathlon", "hexathlon", "heptathlon", "crazy_sixes" or
+   * "triathlon".
+   *
    * @generated from field: string name = 1;
    */
   name: string;
 
   /**
+   * For people, e.g. "Triathlon (David Parlett)".
+   *
    * @generated from field: string title = 2;
    */
   title: string;
 
   /**
+   * One line, for people.
+   *
    * @generated from field: string summary = 3;
    */
   summary: string;
 
   /**
+   * The player counts it can be played with, ascending.
+   *
    * @generated from field: repeated uint32 players = 4;
    */
   players: number[];
 
   /**
+   * The count used when CreateMatchRequest.players is 0.
+   *
    * @generated from field: uint32 default_players = 5;
    */
   defaultPlayers: number;
 
   /**
+   * The lowest total wins (else the highest).
+   *
    * @generated from field: bool lowest_wins = 6;
    */
   lowestWins: boolean;
@@ -233,6 +288,8 @@ export declare type GameDescription = Message<"cardarena.v1.GameDescription"> & 
   optionsSchema?: JsonObject | undefined;
 
   /**
+   * The options object with every default: what an empty options becomes.
+   *
    * @generated from field: google.protobuf.Struct default_options = 8;
    */
   defaultOptions?: JsonObject | undefined;
@@ -245,6 +302,8 @@ export declare type GameDescription = Message<"cardarena.v1.GameDescription"> & 
 export declare const GameDescriptionSchema: GenMessage<GameDescription>;
 
 /**
+ * No fields.
+ *
  * @generated from message cardarena.v1.ListGamesRequest
  */
 export declare type ListGamesRequest = Message<"cardarena.v1.ListGamesRequest"> & {
@@ -257,10 +316,14 @@ export declare type ListGamesRequest = Message<"cardarena.v1.ListGamesRequest"> 
 export declare const ListGamesRequestSchema: GenMessage<ListGamesRequest>;
 
 /**
+ * Every game the server hosts.
+ *
  * @generated from message cardarena.v1.ListGamesResponse
  */
 export declare type ListGamesResponse = Message<"cardarena.v1.ListGamesResponse"> & {
   /**
+   * In the server's registry order.
+   *
    * @generated from field: repeated cardarena.v1.GameDescription games = 1;
    */
   games: GameDescription[];
@@ -273,27 +336,37 @@ export declare type ListGamesResponse = Message<"cardarena.v1.ListGamesResponse"
 export declare const ListGamesResponseSchema: GenMessage<ListGamesResponse>;
 
 /**
+ * A new match. Every field but game may be left unset.
+ *
  * @generated from message cardarena.v1.CreateMatchRequest
  */
 export declare type CreateMatchRequest = Message<"cardarena.v1.CreateMatchRequest"> & {
   /**
+   * A GameDescription.name; anything else is INVALID_ARGUMENT.
+   *
    * @generated from field: string game = 1;
    */
   game: string;
 
   /**
-   * 0: the game's default player count.
+   * 0: the game's default player count; otherwise one of GameDescription.players.
    *
    * @generated from field: uint32 players = 2;
    */
   players: number;
 
   /**
+   * Options as JSON (see GameDescription.options_schema); unknown keys and bad values are
+   * INVALID_ARGUMENT, and numbers are doubles (a whole-number option accepts 2.0). Unset:
+   * every default.
+   *
    * @generated from field: google.protobuf.Struct options = 3;
    */
   options?: JsonObject | undefined;
 
   /**
+   * Unset: no clock.
+   *
    * @generated from field: cardarena.v1.TimeControl time_control = 4;
    */
   timeControl?: TimeControl | undefined;
@@ -343,11 +416,15 @@ export declare const CreateMatchRequestSchema: GenMessage<CreateMatchRequest>;
  */
 export declare type SeatReservation = Message<"cardarena.v1.SeatReservation"> & {
   /**
+   * 0..players-1, each at most once (else INVALID_ARGUMENT).
+   *
    * @generated from field: uint32 seat = 1;
    */
   seat: number;
 
   /**
+   * Required: who may take it.
+   *
    * @generated from oneof cardarena.v1.SeatReservation.holder
    */
   holder: {
@@ -369,10 +446,14 @@ export declare type SeatReservation = Message<"cardarena.v1.SeatReservation"> & 
 export declare const SeatReservationSchema: GenMessage<SeatReservation>;
 
 /**
+ * The match created.
+ *
  * @generated from message cardarena.v1.CreateMatchResponse
  */
 export declare type CreateMatchResponse = Message<"cardarena.v1.CreateMatchResponse"> & {
   /**
+   * WAITING, every seat free; its log holds MatchStarted.
+   *
    * @generated from field: cardarena.v1.MatchInfo match = 1;
    */
   match?: MatchInfo | undefined;
@@ -385,10 +466,14 @@ export declare type CreateMatchResponse = Message<"cardarena.v1.CreateMatchRespo
 export declare const CreateMatchResponseSchema: GenMessage<CreateMatchResponse>;
 
 /**
+ * One match, by id.
+ *
  * @generated from message cardarena.v1.GetMatchRequest
  */
 export declare type GetMatchRequest = Message<"cardarena.v1.GetMatchRequest"> & {
   /**
+   * As MatchInfo.match_id.
+   *
    * @generated from field: string match_id = 1;
    */
   matchId: string;
@@ -401,10 +486,14 @@ export declare type GetMatchRequest = Message<"cardarena.v1.GetMatchRequest"> & 
 export declare const GetMatchRequestSchema: GenMessage<GetMatchRequest>;
 
 /**
+ * The match now.
+ *
  * @generated from message cardarena.v1.GetMatchResponse
  */
 export declare type GetMatchResponse = Message<"cardarena.v1.GetMatchResponse"> & {
   /**
+   * Read between writes: never half an action.
+   *
    * @generated from field: cardarena.v1.MatchInfo match = 1;
    */
   match?: MatchInfo | undefined;
@@ -417,6 +506,8 @@ export declare type GetMatchResponse = Message<"cardarena.v1.GetMatchResponse"> 
 export declare const GetMatchResponseSchema: GenMessage<GetMatchResponse>;
 
 /**
+ * One page of ListMatches.
+ *
  * @generated from message cardarena.v1.ListMatchesRequest
  */
 export declare type ListMatchesRequest = Message<"cardarena.v1.ListMatchesRequest"> & {
@@ -428,12 +519,16 @@ export declare type ListMatchesRequest = Message<"cardarena.v1.ListMatchesReques
   pageSize: number;
 
   /**
+   * "" for the first page; then the last answer's next_page_token. Pages stay exact while
+   * matches are created (keyset paging: no skips, no repeats).
+   *
    * @generated from field: string page_token = 2;
    */
   pageToken: string;
 
   /**
-   * Unspecified: every status.
+   * Unspecified: every status. With WAITING or RUNNING, a page may hold fewer matches than
+   * page_size (even none) while next_page_token is set: read on until it is "".
    *
    * @generated from field: cardarena.v1.MatchStatus status = 3;
    */
@@ -447,15 +542,21 @@ export declare type ListMatchesRequest = Message<"cardarena.v1.ListMatchesReques
 export declare const ListMatchesRequestSchema: GenMessage<ListMatchesRequest>;
 
 /**
+ * Matches, oldest first.
+ *
  * @generated from message cardarena.v1.ListMatchesResponse
  */
 export declare type ListMatchesResponse = Message<"cardarena.v1.ListMatchesResponse"> & {
   /**
+   * In creation order (then by match_id).
+   *
    * @generated from field: repeated cardarena.v1.MatchInfo matches = 1;
    */
   matches: MatchInfo[];
 
   /**
+   * Pass it back as page_token; "" on the last page.
+   *
    * @generated from field: string next_page_token = 2;
    */
   nextPageToken: string;
@@ -468,10 +569,14 @@ export declare type ListMatchesResponse = Message<"cardarena.v1.ListMatchesRespo
 export declare const ListMatchesResponseSchema: GenMessage<ListMatchesResponse>;
 
 /**
+ * Take a seat.
+ *
  * @generated from message cardarena.v1.JoinMatchRequest
  */
 export declare type JoinMatchRequest = Message<"cardarena.v1.JoinMatchRequest"> & {
   /**
+   * As MatchInfo.match_id.
+   *
    * @generated from field: string match_id = 1;
    */
   matchId: string;
@@ -484,6 +589,9 @@ export declare type JoinMatchRequest = Message<"cardarena.v1.JoinMatchRequest"> 
   seat?: number | undefined;
 
   /**
+   * Shown to everyone (SeatInfo, SeatJoined): at most 64 characters, each printable
+   * (spaces allowed); may be empty.
+   *
    * @generated from field: string name = 3;
    */
   name: string;
@@ -505,6 +613,16 @@ export declare type JoinMatchRequest = Message<"cardarena.v1.JoinMatchRequest"> 
    * @generated from field: string join_secret = 5;
    */
   joinSecret: string;
+
+  /**
+   * Optional: exactly 32 bytes of entropy, fresh and random, mixed into the match's deal seed
+   * (see SeatJoined.contribution), so that not even the server chooses the cards alone. It
+   * is public from now on (in the log). Refused (FAILED_PRECONDITION) in a tournament's
+   * match, which is dealt from its duplicate group's seed. A repeated join keeps the first.
+   *
+   * @generated from field: bytes contribution = 6;
+   */
+  contribution: Uint8Array;
 };
 
 /**
@@ -514,22 +632,29 @@ export declare type JoinMatchRequest = Message<"cardarena.v1.JoinMatchRequest"> 
 export declare const JoinMatchRequestSchema: GenMessage<JoinMatchRequest>;
 
 /**
+ * The seat taken, and its credential.
+ *
  * @generated from message cardarena.v1.JoinMatchResponse
  */
 export declare type JoinMatchResponse = Message<"cardarena.v1.JoinMatchResponse"> & {
   /**
+   * The seat now held.
+   *
    * @generated from field: uint32 seat = 1;
    */
   seat: number;
 
   /**
-   * The seat's secret: send it as `authorization: Bearer <token>`.
+   * The seat's secret: send it as `authorization: Bearer <token>`. The server keeps only its
+   * hash and never shows it again: keep it to reconnect, never log it.
    *
    * @generated from field: string token = 2;
    */
   token: string;
 
   /**
+   * The match after the join (RUNNING if this was the last free seat).
+   *
    * @generated from field: cardarena.v1.MatchInfo match = 3;
    */
   match?: MatchInfo | undefined;
@@ -542,20 +667,28 @@ export declare type JoinMatchResponse = Message<"cardarena.v1.JoinMatchResponse"
 export declare const JoinMatchResponseSchema: GenMessage<JoinMatchResponse>;
 
 /**
+ * One action of one seat.
+ *
  * @generated from message cardarena.v1.SubmitActionRequest
  */
 export declare type SubmitActionRequest = Message<"cardarena.v1.SubmitActionRequest"> & {
   /**
+   * As MatchInfo.match_id.
+   *
    * @generated from field: string match_id = 1;
    */
   matchId: string;
 
   /**
+   * The acting seat: the one the call's token holds.
+   *
    * @generated from field: uint32 seat = 2;
    */
   seat: number;
 
   /**
+   * One of the seat's legal actions (YourTurn, Snapshot.legal_actions).
+   *
    * @generated from field: cardarena.v1.Action action = 3;
    */
   action?: Action | undefined;
@@ -568,7 +701,8 @@ export declare type SubmitActionRequest = Message<"cardarena.v1.SubmitActionRequ
   expectedSeq: bigint;
 
   /**
-   * Up to 64 printable ASCII characters, scoped to (match, seat): the same id on a retry by
+   * Up to 64 printable ASCII characters, no spaces, scoped to (match, seat); empty: no
+   * idempotency. The same id on a retry by
    * the same seat returns the first result; reused with another action or expected_seq it
    * is ALREADY_EXISTS. Another seat's ids never touch this seat's. Use unguessable ids.
    *
@@ -584,15 +718,21 @@ export declare type SubmitActionRequest = Message<"cardarena.v1.SubmitActionRequ
 export declare const SubmitActionRequestSchema: GenMessage<SubmitActionRequest>;
 
 /**
+ * What the action wrote (or, for a retry, what the first attempt wrote).
+ *
  * @generated from message cardarena.v1.SubmitActionResponse
  */
 export declare type SubmitActionResponse = Message<"cardarena.v1.SubmitActionResponse"> & {
   /**
+   * The seq of the action's own entry ...
+   *
    * @generated from field: uint64 first_seq = 1;
    */
   firstSeq: bigint;
 
   /**
+   * ... and of the last entry it caused (trick, scores, next deal, the end...).
+   *
    * @generated from field: uint64 last_seq = 2;
    */
   lastSeq: bigint;
@@ -612,20 +752,30 @@ export declare type SubmitActionResponse = Message<"cardarena.v1.SubmitActionRes
 export declare const SubmitActionResponseSchema: GenMessage<SubmitActionResponse>;
 
 /**
+ * Open a seat's stream.
+ *
  * @generated from message cardarena.v1.StreamEventsRequest
  */
 export declare type StreamEventsRequest = Message<"cardarena.v1.StreamEventsRequest"> & {
   /**
+   * As MatchInfo.match_id.
+   *
    * @generated from field: string match_id = 1;
    */
   matchId: string;
 
   /**
+   * The seat whose token the call carries.
+   *
    * @generated from field: uint32 seat = 2;
    */
   seat: number;
 
   /**
+   * The last seq already seen: 0 for the whole log after the snapshot, or the last seq of a
+   * stream that broke, to get exactly the events missed. The server queues at most 1024
+   * events for a reader; one that falls that far behind is dropped (UNAVAILABLE).
+   *
    * @generated from field: uint64 after_seq = 3;
    */
   afterSeq: bigint;
@@ -638,20 +788,28 @@ export declare type StreamEventsRequest = Message<"cardarena.v1.StreamEventsRequ
 export declare const StreamEventsRequestSchema: GenMessage<StreamEventsRequest>;
 
 /**
+ * One message of a seat's stream: a Snapshot first, then events and prompts.
+ *
  * @generated from message cardarena.v1.StreamEventsResponse
  */
 export declare type StreamEventsResponse = Message<"cardarena.v1.StreamEventsResponse"> & {
   /**
+   * Exactly one is set.
+   *
    * @generated from oneof cardarena.v1.StreamEventsResponse.kind
    */
   kind: {
     /**
+     * First, once.
+     *
      * @generated from field: cardarena.v1.Snapshot snapshot = 1;
      */
     value: Snapshot;
     case: "snapshot";
   } | {
     /**
+     * Every entry after after_seq, in seq order, as this seat may see it.
+     *
      * @generated from field: cardarena.v1.Event event = 2;
      */
     value: Event;
@@ -674,15 +832,21 @@ export declare type StreamEventsResponse = Message<"cardarena.v1.StreamEventsRes
 export declare const StreamEventsResponseSchema: GenMessage<StreamEventsResponse>;
 
 /**
+ * Open a spectator's stream.
+ *
  * @generated from message cardarena.v1.WatchMatchRequest
  */
 export declare type WatchMatchRequest = Message<"cardarena.v1.WatchMatchRequest"> & {
   /**
+   * As MatchInfo.match_id.
+   *
    * @generated from field: string match_id = 1;
    */
   matchId: string;
 
   /**
+   * As StreamEventsRequest.after_seq.
+   *
    * @generated from field: uint64 after_seq = 2;
    */
   afterSeq: bigint;
@@ -695,20 +859,28 @@ export declare type WatchMatchRequest = Message<"cardarena.v1.WatchMatchRequest"
 export declare const WatchMatchRequestSchema: GenMessage<WatchMatchRequest>;
 
 /**
+ * One message of a spectator's stream.
+ *
  * @generated from message cardarena.v1.WatchMatchResponse
  */
 export declare type WatchMatchResponse = Message<"cardarena.v1.WatchMatchResponse"> & {
   /**
+   * Exactly one is set.
+   *
    * @generated from oneof cardarena.v1.WatchMatchResponse.kind
    */
   kind: {
     /**
+     * First, once: every hand hidden, no legal actions.
+     *
      * @generated from field: cardarena.v1.Snapshot snapshot = 1;
      */
     value: Snapshot;
     case: "snapshot";
   } | {
     /**
+     * As a spectator may see it.
+     *
      * @generated from field: cardarena.v1.Event event = 2;
      */
     value: Event;
@@ -723,20 +895,28 @@ export declare type WatchMatchResponse = Message<"cardarena.v1.WatchMatchRespons
 export declare const WatchMatchResponseSchema: GenMessage<WatchMatchResponse>;
 
 /**
+ * The first message of a Play call: which seat (the call's token must hold it).
+ *
  * @generated from message cardarena.v1.PlayOpen
  */
 export declare type PlayOpen = Message<"cardarena.v1.PlayOpen"> & {
   /**
+   * As StreamEventsRequest.
+   *
    * @generated from field: string match_id = 1;
    */
   matchId: string;
 
   /**
+   * As StreamEventsRequest.
+   *
    * @generated from field: uint32 seat = 2;
    */
   seat: number;
 
   /**
+   * As StreamEventsRequest.
+   *
    * @generated from field: uint64 after_seq = 3;
    */
   afterSeq: bigint;
@@ -749,20 +929,28 @@ export declare type PlayOpen = Message<"cardarena.v1.PlayOpen"> & {
 export declare const PlayOpenSchema: GenMessage<PlayOpen>;
 
 /**
+ * One action on a Play call: as SubmitActionRequest, for the opened seat.
+ *
  * @generated from message cardarena.v1.PlayAction
  */
 export declare type PlayAction = Message<"cardarena.v1.PlayAction"> & {
   /**
+   * As SubmitActionRequest.action.
+   *
    * @generated from field: cardarena.v1.Action action = 1;
    */
   action?: Action | undefined;
 
   /**
+   * As SubmitActionRequest.expected_seq.
+   *
    * @generated from field: uint64 expected_seq = 2;
    */
   expectedSeq: bigint;
 
   /**
+   * As SubmitActionRequest.request_id: echoed in its ActionResult, so set one to match them.
+   *
    * @generated from field: string request_id = 3;
    */
   requestId: string;
@@ -775,20 +963,29 @@ export declare type PlayAction = Message<"cardarena.v1.PlayAction"> & {
 export declare const PlayActionSchema: GenMessage<PlayAction>;
 
 /**
+ * What a bot sends on Play.
+ *
  * @generated from message cardarena.v1.PlayRequest
  */
 export declare type PlayRequest = Message<"cardarena.v1.PlayRequest"> & {
   /**
+   * Exactly one is set: open first, then only act (a second open is answered with an
+   * INVALID_ARGUMENT ActionResult).
+   *
    * @generated from oneof cardarena.v1.PlayRequest.kind
    */
   kind: {
     /**
+     * The first message.
+     *
      * @generated from field: cardarena.v1.PlayOpen open = 1;
      */
     value: PlayOpen;
     case: "open";
   } | {
     /**
+     * Every later one.
+     *
      * @generated from field: cardarena.v1.PlayAction act = 2;
      */
     value: PlayAction;
@@ -810,26 +1007,36 @@ export declare const PlayRequestSchema: GenMessage<PlayRequest>;
  */
 export declare type ActionResult = Message<"cardarena.v1.ActionResult"> & {
   /**
+   * The PlayAction's request_id ("" if it was not a valid one).
+   *
    * @generated from field: string request_id = 1;
    */
   requestId: string;
 
   /**
+   * As SubmitActionResponse (0 on an error).
+   *
    * @generated from field: uint64 first_seq = 2;
    */
   firstSeq: bigint;
 
   /**
+   * As SubmitActionResponse (0 on an error).
+   *
    * @generated from field: uint64 last_seq = 3;
    */
   lastSeq: bigint;
 
   /**
+   * 0 OK, else e.g. 3 INVALID_ARGUMENT, 6 ALREADY_EXISTS, 9 FAILED_PRECONDITION, 10 ABORTED.
+   *
    * @generated from field: int32 code = 4;
    */
   code: number;
 
   /**
+   * "" when OK.
+   *
    * @generated from field: string message = 5;
    */
   message: string;
@@ -842,32 +1049,44 @@ export declare type ActionResult = Message<"cardarena.v1.ActionResult"> & {
 export declare const ActionResultSchema: GenMessage<ActionResult>;
 
 /**
+ * What a Play call sends: what StreamEvents sends, and the results.
+ *
  * @generated from message cardarena.v1.PlayResponse
  */
 export declare type PlayResponse = Message<"cardarena.v1.PlayResponse"> & {
   /**
+   * Exactly one is set.
+   *
    * @generated from oneof cardarena.v1.PlayResponse.kind
    */
   kind: {
     /**
+     * As StreamEventsResponse.
+     *
      * @generated from field: cardarena.v1.Snapshot snapshot = 1;
      */
     value: Snapshot;
     case: "snapshot";
   } | {
     /**
+     * As StreamEventsResponse.
+     *
      * @generated from field: cardarena.v1.Event event = 2;
      */
     value: Event;
     case: "event";
   } | {
     /**
+     * As StreamEventsResponse.
+     *
      * @generated from field: cardarena.v1.YourTurn your_turn = 3;
      */
     value: YourTurn;
     case: "yourTurn";
   } | {
     /**
+     * One per PlayAction, in the order sent.
+     *
      * @generated from field: cardarena.v1.ActionResult result = 4;
      */
     value: ActionResult;
@@ -882,10 +1101,14 @@ export declare type PlayResponse = Message<"cardarena.v1.PlayResponse"> & {
 export declare const PlayResponseSchema: GenMessage<PlayResponse>;
 
 /**
+ * An ended match's full log.
+ *
  * @generated from message cardarena.v1.GetMatchLogRequest
  */
 export declare type GetMatchLogRequest = Message<"cardarena.v1.GetMatchLogRequest"> & {
   /**
+   * As MatchInfo.match_id.
+   *
    * @generated from field: string match_id = 1;
    */
   matchId: string;
@@ -906,16 +1129,22 @@ export declare const GetMatchLogRequestSchema: GenMessage<GetMatchLogRequest>;
  */
 export declare type LogEntry = Message<"cardarena.v1.LogEntry"> & {
   /**
+   * 1, 2, 3, ... with no gaps: entry n has seq n.
+   *
    * @generated from field: uint64 seq = 1;
    */
   seq: bigint;
 
   /**
+   * The serialised Event exactly as stored: hash these bytes, never a re-encoding.
+   *
    * @generated from field: bytes event = 2;
    */
   event: Uint8Array;
 
   /**
+   * 32 bytes: SHA-256(the previous entry's hash || event).
+   *
    * @generated from field: bytes hash = 3;
    */
   hash: Uint8Array;
@@ -928,10 +1157,14 @@ export declare type LogEntry = Message<"cardarena.v1.LogEntry"> & {
 export declare const LogEntrySchema: GenMessage<LogEntry>;
 
 /**
+ * End a match early.
+ *
  * @generated from message cardarena.v1.CancelMatchRequest
  */
 export declare type CancelMatchRequest = Message<"cardarena.v1.CancelMatchRequest"> & {
   /**
+   * As MatchInfo.match_id.
+   *
    * @generated from field: string match_id = 1;
    */
   matchId: string;
@@ -951,10 +1184,14 @@ export declare type CancelMatchRequest = Message<"cardarena.v1.CancelMatchReques
 export declare const CancelMatchRequestSchema: GenMessage<CancelMatchRequest>;
 
 /**
+ * The match as cancelled.
+ *
  * @generated from message cardarena.v1.CancelMatchResponse
  */
 export declare type CancelMatchResponse = Message<"cardarena.v1.CancelMatchResponse"> & {
   /**
+   * ENDED, cancelled set, no winners.
+   *
    * @generated from field: cardarena.v1.MatchInfo match = 1;
    */
   match?: MatchInfo | undefined;
@@ -967,20 +1204,28 @@ export declare type CancelMatchResponse = Message<"cardarena.v1.CancelMatchRespo
 export declare const CancelMatchResponseSchema: GenMessage<CancelMatchResponse>;
 
 /**
+ * An ended match's log, unprojected: every hand, every pass reason, every refused action.
+ *
  * @generated from message cardarena.v1.GetMatchLogResponse
  */
 export declare type GetMatchLogResponse = Message<"cardarena.v1.GetMatchLogResponse"> & {
   /**
+   * The match now (not hashed: each field can be checked against the log).
+   *
    * @generated from field: cardarena.v1.MatchInfo match = 1;
    */
   match?: MatchInfo | undefined;
 
   /**
+   * Every entry, seq 1 first.
+   *
    * @generated from field: repeated cardarena.v1.LogEntry entries = 2;
    */
   entries: LogEntry[];
 
   /**
+   * The revealed 32-byte seed (also in the last entry, SeedRevealed).
+   *
    * @generated from field: bytes seed = 3;
    */
   seed: Uint8Array;
@@ -1010,21 +1255,29 @@ export declare const GetMatchLogResponseSchema: GenMessage<GetMatchLogResponse>;
  */
 export declare type Checkpoint = Message<"cardarena.v1.Checkpoint"> & {
   /**
+   * The match signed for.
+   *
    * @generated from field: string match_id = 1;
    */
   matchId: string;
 
   /**
+   * The seq of the log's last entry ...
+   *
    * @generated from field: uint64 last_seq = 2;
    */
   lastSeq: bigint;
 
   /**
+   * ... and its 32-byte chained hash (LogEntry.hash).
+   *
    * @generated from field: bytes last_hash = 3;
    */
   lastHash: Uint8Array;
 
   /**
+   * The signing key's id (PublicKey.key_id).
+   *
    * @generated from field: string key_id = 4;
    */
   keyId: string;
@@ -1052,11 +1305,15 @@ export declare const CheckpointSchema: GenMessage<Checkpoint>;
  */
 export declare type ResultsSignature = Message<"cardarena.v1.ResultsSignature"> & {
   /**
+   * The signing key's id (PublicKey.key_id).
+   *
    * @generated from field: string key_id = 1;
    */
   keyId: string;
 
   /**
+   * 64 bytes.
+   *
    * @generated from field: bytes signature = 2;
    */
   signature: Uint8Array;
@@ -1069,6 +1326,8 @@ export declare type ResultsSignature = Message<"cardarena.v1.ResultsSignature"> 
 export declare const ResultsSignatureSchema: GenMessage<ResultsSignature>;
 
 /**
+ * A key that signs checkpoints and tournament results.
+ *
  * @generated from message cardarena.v1.PublicKey
  */
 export declare type PublicKey = Message<"cardarena.v1.PublicKey"> & {
@@ -1087,6 +1346,8 @@ export declare type PublicKey = Message<"cardarena.v1.PublicKey"> & {
   publicKey: Uint8Array;
 
   /**
+   * When a server first published it, Unix milliseconds.
+   *
    * @generated from field: int64 created_unix_ms = 3;
    */
   createdUnixMs: bigint;
@@ -1099,6 +1360,8 @@ export declare type PublicKey = Message<"cardarena.v1.PublicKey"> & {
 export declare const PublicKeySchema: GenMessage<PublicKey>;
 
 /**
+ * No fields.
+ *
  * @generated from message cardarena.v1.GetPublicKeysRequest
  */
 export declare type GetPublicKeysRequest = Message<"cardarena.v1.GetPublicKeysRequest"> & {
@@ -1111,6 +1374,8 @@ export declare type GetPublicKeysRequest = Message<"cardarena.v1.GetPublicKeysRe
 export declare const GetPublicKeysRequestSchema: GenMessage<GetPublicKeysRequest>;
 
 /**
+ * The signing keys.
+ *
  * @generated from message cardarena.v1.GetPublicKeysResponse
  */
 export declare type GetPublicKeysResponse = Message<"cardarena.v1.GetPublicKeysResponse"> & {
@@ -1129,10 +1394,14 @@ export declare type GetPublicKeysResponse = Message<"cardarena.v1.GetPublicKeysR
 export declare const GetPublicKeysResponseSchema: GenMessage<GetPublicKeysResponse>;
 
 /**
+ * Where a match is in its life: WAITING, then RUNNING once every seat is taken, then ENDED.
+ *
  * @generated from enum cardarena.v1.MatchStatus
  */
 export enum MatchStatus {
   /**
+   * In ListMatchesRequest: every status. Never a match's status.
+   *
    * @generated from enum value: MATCH_STATUS_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
@@ -1145,11 +1414,16 @@ export enum MatchStatus {
   WAITING = 1,
 
   /**
+   * Every seat taken, the first round dealt: being played.
+   *
    * @generated from enum value: MATCH_STATUS_RUNNING = 2;
    */
   RUNNING = 2,
 
   /**
+   * Over by its rules, or cancelled (MatchInfo.cancelled: by CancelMatch, by its tournament,
+   * or on expiry while waiting for seats).
+   *
    * @generated from enum value: MATCH_STATUS_ENDED = 3;
    */
   ENDED = 3,
@@ -1161,11 +1435,15 @@ export enum MatchStatus {
 export declare const MatchStatusSchema: GenEnum<MatchStatus>;
 
 /**
+ * Matches: create, join, play, watch, list, cancel, and read an ended match's log. Any
+ * replica of a deployment answers every call for every match. docs/protocol.md is the guide.
+ *
  * @generated from service cardarena.v1.MatchService
  */
 export declare const MatchService: GenService<{
   /**
    * Every game with its player counts and a JSON Schema of its options (types, defaults, allowed values).
+   * No credential.
    *
    * @generated from rpc cardarena.v1.MatchService.ListGames
    */
@@ -1176,7 +1454,10 @@ export declare const MatchService: GenService<{
   },
   /**
    * Create a match; the seed commitment is public from now on. Needs the operator token
-   * when the server has one.
+   * when the server has one (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone
+   * else is rate-limited per address (RESOURCE_EXHAUSTED). INVALID_ARGUMENT: unknown game,
+   * players or option, a bad seed, request_id, secret, reserved seat or move_ms;
+   * ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining.
    *
    * @generated from rpc cardarena.v1.MatchService.CreateMatch
    */
@@ -1186,6 +1467,8 @@ export declare const MatchService: GenService<{
     output: typeof CreateMatchResponseSchema;
   },
   /**
+   * One match's MatchInfo, at any time. No credential; NOT_FOUND for an unknown id.
+   *
    * @generated from rpc cardarena.v1.MatchService.GetMatch
    */
   getMatch: {
@@ -1194,6 +1477,9 @@ export declare const MatchService: GenService<{
     output: typeof GetMatchResponseSchema;
   },
   /**
+   * Every match, oldest first (by creation time, then match_id), a page at a time. No
+   * credential. INVALID_ARGUMENT: page_size over 1000, or a malformed page_token.
+   *
    * @generated from rpc cardarena.v1.MatchService.ListMatches
    */
   listMatches: {
@@ -1202,7 +1488,12 @@ export declare const MatchService: GenService<{
     output: typeof ListMatchesResponseSchema;
   },
   /**
-   * Take a seat and receive its secret token (shown once).
+   * Take a seat and receive its secret token (shown once). No credential (a reserved seat
+   * needs its join_secret); rate-limited per address (RESOURCE_EXHAUSTED). NOT_FOUND;
+   * INVALID_ARGUMENT: seat out of range, bad name, token, join_secret or contribution size;
+   * PERMISSION_DENIED: a reserved seat without its join_secret, or a wrong one;
+   * ALREADY_EXISTS: the seat is taken, every open seat is, or the token holds another seat;
+   * FAILED_PRECONDITION: the match has ended, or a contribution to a tournament's match.
    *
    * @generated from rpc cardarena.v1.MatchService.JoinMatch
    */
@@ -1212,7 +1503,12 @@ export declare const MatchService: GenService<{
     output: typeof JoinMatchResponseSchema;
   },
   /**
-   * Act for a seat. Idempotent by request_id: a retry returns the first result.
+   * Act for a seat. Idempotent by request_id: a retry returns the first result. Needs the
+   * seat's token (none or unknown: UNAUTHENTICATED; another seat's: PERMISSION_DENIED).
+   * INVALID_ARGUMENT: seat out of range, bad request_id, empty or no-such-card action;
+   * FAILED_PRECONDITION: illegal, not this seat's turn, the seat forfeited, or the match
+   * is waiting for seats or has ended; ABORTED: stale expected_seq; ALREADY_EXISTS:
+   * request_id reused for another action or expected_seq; NOT_FOUND.
    *
    * @generated from rpc cardarena.v1.MatchService.SubmitAction
    */
@@ -1222,7 +1518,17 @@ export declare const MatchService: GenService<{
     output: typeof SubmitActionResponseSchema;
   },
   /**
-   * A seat's events after after_seq, a snapshot first. Needs the seat's token.
+   * A seat's events after after_seq, a snapshot first. Needs the seat's token. Sends one
+   * Snapshot (the match at its last seq), then the stored events with after_seq < seq <=
+   * snapshot.seq (already in the snapshot: for clients that keep a log), then live events,
+   * with YourTurn after the events that make this seat the one to act; no gaps, nothing
+   * twice. A fresh stream sends no YourTurn for the position it opens at: the snapshot's
+   * legal_actions is the prompt. The other seats' hands are hidden, and pass reasons in
+   * voluntary-pass rounds. Ends with OK once the match has ended (after SeedRevealed, or
+   * after MatchEnded/MatchCancelled in a tournament's match whose seed is not yet
+   * revealed); with UNAVAILABLE when the reader fell behind or the server drains: reopen
+   * with after_seq = the last seq seen. NOT_FOUND; INVALID_ARGUMENT: seat out of range;
+   * UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction.
    *
    * @generated from rpc cardarena.v1.MatchService.StreamEvents
    */
@@ -1232,7 +1538,9 @@ export declare const MatchService: GenService<{
     output: typeof StreamEventsResponseSchema;
   },
   /**
-   * A spectator's events after after_seq, a snapshot first: no hidden cards.
+   * A spectator's events after after_seq, a snapshot first: no hidden cards. As StreamEvents
+   * without a seat: no credential, every hand hidden, no YourTurn, no refused action's
+   * details. NOT_FOUND; UNAVAILABLE as StreamEvents.
    *
    * @generated from rpc cardarena.v1.MatchService.WatchMatch
    */
@@ -1243,6 +1551,8 @@ export declare const MatchService: GenService<{
   },
   /**
    * The full log of an ended match: exact stored bytes, hash chain and the revealed seed.
+   * Nothing in it is hidden. No credential. FAILED_PRECONDITION before the match has ended,
+   * and for a tournament's match until its duplicate group's seed is revealed; NOT_FOUND.
    *
    * @generated from rpc cardarena.v1.MatchService.GetMatchLog
    */
@@ -1255,6 +1565,10 @@ export declare const MatchService: GenService<{
    * For bots: one bidirectional stream per seat. Send PlayOpen first, then actions; receive
    * what StreamEvents sends, plus one ActionResult per action (errors included: the stream
    * stays open). Cheaper per action than unary SubmitAction; browsers use the unary calls.
+   * Needs the seat's token. The call fails with INVALID_ARGUMENT when the first message is
+   * not a PlayOpen or a message does not decode; with the errors of StreamEvents for the
+   * PlayOpen; ends with OK after the match's end (the ActionResult of the action that ended
+   * it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
    *
    * @generated from rpc cardarena.v1.MatchService.Play
    */
@@ -1265,7 +1579,9 @@ export declare const MatchService: GenService<{
   },
   /**
    * End a match that has not ended: logged as MatchCancelled, then the seed is revealed.
-   * Needs the operator token or the match's creator secret.
+   * Needs the operator token or the match's creator secret (none: UNAUTHENTICATED;
+   * anything else: PERMISSION_DENIED). FAILED_PRECONDITION: it has ended; INVALID_ARGUMENT:
+   * a bad reason; NOT_FOUND; UNAVAILABLE: draining.
    *
    * @generated from rpc cardarena.v1.MatchService.CancelMatch
    */
@@ -1278,6 +1594,7 @@ export declare const MatchService: GenService<{
    * The public keys that sign checkpoints and tournament results, the current one first:
    * every key the server (or any replica sharing its store) has signed with, so logs signed
    * before a rotation stay verifiable. Take a key you trust from the operator, not from here.
+   * No credential; empty when no server on this store has published a key.
    *
    * @generated from rpc cardarena.v1.MatchService.GetPublicKeys
    */

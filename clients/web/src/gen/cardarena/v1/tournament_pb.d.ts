@@ -218,6 +218,16 @@ export declare type CreateTournamentRequest = Message<"cardarena.v1.CreateTourna
    * @generated from field: string creator_secret = 13;
    */
   creatorSecret: string;
+
+  /**
+   * The longest the first match waits for every entrant to Enter, from the tournament's
+   * creation, 1..3,600,000 ms; 0 means 60,000. Each Enter before the first match may
+   * contribute entropy to the tournament seed (EnterRequest.contribution); the first match
+   * starts as soon as every entrant has entered, or when this time is up.
+   *
+   * @generated from field: uint32 entry_ms = 14;
+   */
+  entryMs: number;
 };
 
 /**
@@ -676,6 +686,29 @@ export declare type TournamentInfo = Message<"cardarena.v1.TournamentInfo"> & {
    * @generated from field: cardarena.v1.ResultsSignature results_signature = 27;
    */
   resultsSignature?: ResultsSignature | undefined;
+
+  /**
+   * See CreateTournamentRequest.entry_ms (the value in force: never 0).
+   *
+   * @generated from field: uint32 entry_ms = 28;
+   */
+  entryMs: number;
+
+  /**
+   * Whether the entrants' contributions are fixed (its first match has started). From then
+   * on, one per entrant in entrant order: the 32 bytes it contributed, or empty for none.
+   * Every duplicate group's seed derives from the tournament seed mixed with them:
+   * SHA-256("cardarena-mix-v1" || seed || c_0 || ... || c_{m-1}), an empty one read as 32
+   * zero bytes, or the seed itself when nobody contributed (docs/rules.md §4.9).
+   *
+   * @generated from field: bool entry_closed = 29;
+   */
+  entryClosed: boolean;
+
+  /**
+   * @generated from field: repeated bytes contributions = 30;
+   */
+  contributions: Uint8Array[];
 };
 
 /**
@@ -844,6 +877,15 @@ export declare type EnterRequest = Message<"cardarena.v1.EnterRequest"> & {
    * @generated from field: string tournament_id = 1;
    */
   tournamentId: string;
+
+  /**
+   * Optional: exactly 32 fresh random bytes, mixed into the tournament seed if this is the
+   * entrant's first Enter and the first match has not started (TournamentInfo.contributions
+   * shows what was mixed in; a later Enter's is ignored). It is public once mixed in.
+   *
+   * @generated from field: bytes contribution = 2;
+   */
+  contribution: Uint8Array;
 };
 
 /**
