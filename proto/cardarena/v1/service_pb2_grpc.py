@@ -104,8 +104,8 @@ class MatchServiceServicer:
     """
 
     def ListGames(self, request, context):
-        """Every game with its player counts and a JSON Schema of its options (types, defaults, allowed values).
-        No credential.
+        """Every game with its player counts and a JSON Schema of its options (types, defaults,
+        allowed values). No credential.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

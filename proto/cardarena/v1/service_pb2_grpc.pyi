@@ -49,8 +49,8 @@ class MatchServiceStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> MatchServiceAsyncStub: ...
     ListGames: _grpc.UnaryUnaryMultiCallable[_service_pb2.ListGamesRequest, _service_pb2.ListGamesResponse]
-    """Every game with its player counts and a JSON Schema of its options (types, defaults, allowed values).
-    No credential.
+    """Every game with its player counts and a JSON Schema of its options (types, defaults,
+    allowed values). No credential.
     """
     CreateMatch: _grpc.UnaryUnaryMultiCallable[_service_pb2.CreateMatchRequest, _service_pb2.CreateMatchResponse]
     """Create a match; the seed commitment is public from now on. Needs the operator token
@@ -134,8 +134,8 @@ class MatchServiceAsyncStub(MatchServiceStub):
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     ListGames: _aio.UnaryUnaryMultiCallable[_service_pb2.ListGamesRequest, _service_pb2.ListGamesResponse]  # type: ignore[assignment]
-    """Every game with its player counts and a JSON Schema of its options (types, defaults, allowed values).
-    No credential.
+    """Every game with its player counts and a JSON Schema of its options (types, defaults,
+    allowed values). No credential.
     """
     CreateMatch: _aio.UnaryUnaryMultiCallable[_service_pb2.CreateMatchRequest, _service_pb2.CreateMatchResponse]  # type: ignore[assignment]
     """Create a match; the seed commitment is public from now on. Needs the operator token
@@ -222,8 +222,8 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _service_pb2.ListGamesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_service_pb2.ListGamesResponse, _abc.Awaitable[_service_pb2.ListGamesResponse]]:
-        """Every game with its player counts and a JSON Schema of its options (types, defaults, allowed values).
-        No credential.
+        """Every game with its player counts and a JSON Schema of its options (types, defaults,
+        allowed values). No credential.
         """
 
     @_abc_1.abstractmethod

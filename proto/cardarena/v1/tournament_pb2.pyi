@@ -36,29 +36,39 @@ class _TournamentStatus:
 class _TournamentStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_TournamentStatus.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     TOURNAMENT_STATUS_UNSPECIFIED: _TournamentStatus.ValueType  # 0
+    """Never a tournament's status."""
     TOURNAMENT_STATUS_RUNNING: _TournamentStatus.ValueType  # 1
+    """Planned and being played (its first match may still wait for entrants: entry_ms)."""
     TOURNAMENT_STATUS_ENDED: _TournamentStatus.ValueType  # 2
     """Every planned match played, or stopped by its stop rule, or cancelled."""
 
-class TournamentStatus(_TournamentStatus, metaclass=_TournamentStatusEnumTypeWrapper): ...
+class TournamentStatus(_TournamentStatus, metaclass=_TournamentStatusEnumTypeWrapper):
+    """Where a tournament is: RUNNING from its creation, then ENDED."""
 
 TOURNAMENT_STATUS_UNSPECIFIED: TournamentStatus.ValueType  # 0
+"""Never a tournament's status."""
 TOURNAMENT_STATUS_RUNNING: TournamentStatus.ValueType  # 1
+"""Planned and being played (its first match may still wait for entrants: entry_ms)."""
 TOURNAMENT_STATUS_ENDED: TournamentStatus.ValueType  # 2
 """Every planned match played, or stopped by its stop rule, or cancelled."""
 Global___TournamentStatus: _TypeAlias = TournamentStatus  # noqa: Y015
 
 @_typing.final
 class EntrantSpec(_message.Message):
+    """One entrant: a name for the standings, and the key it enters with."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     NAME_FIELD_NUMBER: _builtins.int
     KEY_FIELD_NUMBER: _builtins.int
     name: _builtins.str
-    """1 to 64 printable characters, unique in the tournament."""
+    """1 to 64 printable characters (spaces allowed, not only spaces), unique in the
+    tournament.
+    """
     key: _builtins.str
     """Optional, 32 to 128 printable ASCII characters; empty: the server draws one and returns
-    it once (CreateTournamentResponse.entrant_keys). Kept only as a hash.
+    it once (CreateTournamentResponse.entrant_keys). Kept only as a hash. Two entrants may
+    not share a key.
     """
     def __init__(
         self,
@@ -83,7 +93,9 @@ class FaultPolicy(_message.Message):
     FALLBACK_FIELD_NUMBER: _builtins.int
     FORFEIT_AFTER_FIELD_NUMBER: _builtins.int
     fallback: _builtins.bool
-    """The server plays the seat's default action and counts the fault; nothing more."""
+    """The server plays the seat's default action and counts the fault; nothing more. Must be
+    true when set.
+    """
     forfeit_after: _builtins.int
     """After this many faults in one match (1..1000) the seat forfeits it: it is played by
     default actions to the end, ranked last, wins nothing, and scores the worst total at
@@ -121,12 +133,17 @@ class SprtRule(_message.Message):
     D0_FIELD_NUMBER: _builtins.int
     D1_FIELD_NUMBER: _builtins.int
     a: _builtins.str
+    """An entrant's name."""
     b: _builtins.str
+    """Another entrant's name."""
     alpha: _builtins.float
     """Error rates, each in (0, 0.5); 0 means 0.05."""
     beta: _builtins.float
+    """As alpha: the chance of accepting H0 when H1 holds."""
     d0: _builtins.float
+    """H0's mean advantage of a over b, in points per match (finite)."""
     d1: _builtins.float
+    """H1's, finite and greater than d0."""
     def __init__(
         self,
         *,
@@ -147,6 +164,10 @@ Global___SprtRule: _TypeAlias = SprtRule  # noqa: Y015
 
 @_typing.final
 class CreateTournamentRequest(_message.Message):
+    """A tournament to plan and play: every deal is played in every rotation of the seats by
+    every lineup of entrants (docs/tournaments.md). At most 100,000 matches in all.
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     NAME_FIELD_NUMBER: _builtins.int
@@ -164,10 +185,13 @@ class CreateTournamentRequest(_message.Message):
     CREATOR_SECRET_FIELD_NUMBER: _builtins.int
     ENTRY_MS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
-    """Optional, at most 100 characters, for people."""
+    """Optional, at most 100 characters (printable, spaces allowed), for people."""
     game: _builtins.str
+    """A GameDescription.name."""
     players: _builtins.int
-    """Seats per match; 0: as many as entrants if the game allows it, else its default."""
+    """Seats per match; 0: as many as entrants if the game allows it, else its default. There
+    must be at least as many entrants as seats.
+    """
     deals: _builtins.int
     """Seeds to play, 1..10,000: each in every rotation of the seats and for every lineup."""
     concurrency: _builtins.int
@@ -182,22 +206,28 @@ class CreateTournamentRequest(_message.Message):
     """Optional, 32 to 128 printable ASCII characters: whoever holds it may cancel."""
     entry_ms: _builtins.int
     """The longest the first match waits for every entrant to Enter, from the tournament's
-    creation, 1..3,600,000 ms; 0 means 60,000. Each Enter before the first match may
-    contribute entropy to the tournament seed (EnterRequest.contribution); the first match
-    starts as soon as every entrant has entered, or when this time is up.
+    creation, in milliseconds: 1..3,600,000; 0 means 60,000. Each Enter before the first
+    match may contribute entropy to the tournament seed (EnterRequest.contribution); the
+    first match starts as soon as every entrant has entered, or when this time is up.
     """
     @_builtins.property
-    def options(self) -> _struct_pb2.Struct: ...
+    def options(self) -> _struct_pb2.Struct:
+        """As CreateMatchRequest.options."""
+
     @_builtins.property
     def time_control(self) -> _service_pb2.TimeControl:
-        """Required, so that an entrant who is away cannot stall the tournament: 1..3,600,000 ms."""
+        """Required, so that an entrant who is away cannot stall the tournament: move_ms
+        1..3,600,000.
+        """
 
     @_builtins.property
     def entrants(self) -> _containers.RepeatedCompositeFieldContainer[Global___EntrantSpec]:
         """2 to 64 entrants."""
 
     @_builtins.property
-    def fault_policy(self) -> Global___FaultPolicy: ...
+    def fault_policy(self) -> Global___FaultPolicy:
+        """What a fault costs; unset: forfeit after 3."""
+
     @_builtins.property
     def stop(self) -> Global___SprtRule:
         """Optional: stop early when this test decides."""
@@ -230,12 +260,16 @@ Global___CreateTournamentRequest: _TypeAlias = CreateTournamentRequest  # noqa: 
 
 @_typing.final
 class CreateTournamentResponse(_message.Message):
+    """The tournament created (or, for a retry, the one the first attempt created)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     TOURNAMENT_FIELD_NUMBER: _builtins.int
     ENTRANT_KEYS_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def tournament(self) -> Global___TournamentInfo: ...
+    def tournament(self) -> Global___TournamentInfo:
+        """RUNNING."""
+
     @_builtins.property
     def entrant_keys(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """In entrant order: the key the server drew, or "" where the request gave one."""
@@ -256,7 +290,11 @@ Global___CreateTournamentResponse: _TypeAlias = CreateTournamentResponse  # noqa
 
 @_typing.final
 class Standing(_message.Message):
-    """One entrant's line of the standings."""
+    """One entrant's line of the standings.
+    Rows come best first: by mean (lowest first when the lowest total wins), at an equal mean
+    fewer forfeits first, entrants without a finished match last, then by name. While the
+    tournament runs they may be up to a second old.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -276,26 +314,38 @@ class Standing(_message.Message):
     FAULTS_FIELD_NUMBER: _builtins.int
     FORFEITS_FIELD_NUMBER: _builtins.int
     entrant: _builtins.str
+    """The entrant's name."""
     matches: _builtins.int
+    """Matches finished (cancelled ones are not counted)."""
     groups: _builtins.int
     """Duplicate groups played: the samples of the interval."""
     mean: _builtins.float
     """Mean score per match over the duplicate groups, with its 95% Student-t interval (the
-    interval needs two groups: `has_interval`).
+    interval needs two groups: `has_interval`). In game points; a forfeit counts as the
+    worst total at its table.
     """
     has_mean: _builtins.bool
+    """Whether mean is set (at least one match finished)."""
     ci_low: _builtins.float
+    """The interval's lower end ..."""
     ci_high: _builtins.float
+    """... and its upper end."""
     has_interval: _builtins.bool
+    """Whether ci_low and ci_high are set."""
     wins: _builtins.float
     """Matches won, a win shared by k seats counting 1/k; a forfeit wins nothing."""
     win_rate: _builtins.float
+    """wins / matches (0 before any)."""
     mu: _builtins.float
     """OpenSkill (Plackett-Luce) rating; ordinal = mu - 3 sigma."""
     sigma: _builtins.float
+    """The rating's uncertainty."""
     ordinal: _builtins.float
+    """mu - 3 sigma."""
     faults: _builtins.int
+    """Faults over every seat the entrant held."""
     forfeits: _builtins.int
+    """Seats the entrant forfeited."""
     def __init__(
         self,
         *,
@@ -327,6 +377,7 @@ Global___Standing: _TypeAlias = Standing  # noqa: Y015
 class Pairing(_message.Message):
     """Entrant a against entrant b over the duplicate groups both played: the mean paired
     difference of their scores (positive: a did better) and its 95% interval.
+    The crosstable holds every pair, a before b in entrant order.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -340,13 +391,23 @@ class Pairing(_message.Message):
     CI_HIGH_FIELD_NUMBER: _builtins.int
     HAS_INTERVAL_FIELD_NUMBER: _builtins.int
     a: _builtins.str
+    """An entrant's name."""
     b: _builtins.str
+    """A later entrant's name."""
     groups: _builtins.int
+    """Duplicate groups both played: the samples."""
     mean: _builtins.float
+    """Mean paired difference, in points per match (positive: a did better, whichever way the
+    game counts).
+    """
     has_mean: _builtins.bool
+    """Whether mean is set."""
     ci_low: _builtins.float
+    """The interval's lower end ..."""
     ci_high: _builtins.float
+    """... and its upper end."""
     has_interval: _builtins.bool
+    """Whether the interval is set (two groups or more)."""
     def __init__(
         self,
         *,
@@ -369,6 +430,8 @@ Global___Pairing: _TypeAlias = Pairing  # noqa: Y015
 
 @_typing.final
 class SprtState(_message.Message):
+    """Where the stop rule stands (only with CreateTournamentRequest.stop)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     RULE_FIELD_NUMBER: _builtins.int
@@ -378,13 +441,19 @@ class SprtState(_message.Message):
     SAMPLES_FIELD_NUMBER: _builtins.int
     VERDICT_FIELD_NUMBER: _builtins.int
     llr: _builtins.float
+    """The log-likelihood ratio so far."""
     lower: _builtins.float
+    """H0 is accepted at llr <= lower ..."""
     upper: _builtins.float
+    """... H1 at llr >= upper."""
     samples: _builtins.int
+    """Paired samples (complete duplicate groups both entrants played) so far."""
     verdict: _builtins.str
     """"H1" (a is better by d1), "H0", or "" while undecided."""
     @_builtins.property
-    def rule(self) -> Global___SprtRule: ...
+    def rule(self) -> Global___SprtRule:
+        """The rule, as in force (alpha and beta filled in)."""
+
     def __init__(
         self,
         *,
@@ -423,27 +492,45 @@ class TournamentMatch(_message.Message):
     FORFEITED_FIELD_NUMBER: _builtins.int
     LAST_HASH_FIELD_NUMBER: _builtins.int
     index: _builtins.int
+    """Its place in the schedule, from 0 (ratings take matches in this order)."""
     group: _builtins.int
+    """Its duplicate group, from 0: the (deal, lineup) pair whose rotations share one seed,
+    SHA-256("cardarena-group-v1" || mixed seed || u64be(group)) (docs/rules.md §4.9).
+    """
     deal: _builtins.int
+    """The deal, from 0 (below CreateTournamentRequest.deals)."""
     rotation: _builtins.int
+    """The rotation of the lineup's seats, from 0."""
     match_id: _builtins.str
     """"" until it is created."""
     status: _service_pb2.MatchStatus.ValueType
+    """UNSPECIFIED until it starts, then RUNNING, then ENDED."""
     cancelled: _builtins.bool
+    """It ended without counting (cancelled, or failed)."""
     last_hash: _builtins.bytes
-    """The chained hash of the log's last entry once it ended (pins the log for an audit)."""
+    """The chained hash of the log's last entry once it ended (pins the log for an audit);
+    updated when its seed is revealed.
+    """
     @_builtins.property
     def entrants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The entrant at each seat."""
 
     @_builtins.property
-    def totals(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.Score]: ...
+    def totals(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.Score]:
+        """Per seat, once it counted: the final totals ..."""
+
     @_builtins.property
-    def winners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def winners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """... the winning seats ..."""
+
     @_builtins.property
-    def faults(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def faults(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """... each seat's faults ..."""
+
     @_builtins.property
-    def forfeited(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bool]: ...
+    def forfeited(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bool]:
+        """... and whether each seat forfeited."""
+
     def __init__(
         self,
         *,
@@ -471,6 +558,8 @@ Global___TournamentMatch: _TypeAlias = TournamentMatch  # noqa: Y015
 
 @_typing.final
 class TournamentInfo(_message.Message):
+    """What anyone may know about a tournament (no credential needed; never an entrant's key)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
@@ -504,25 +593,39 @@ class TournamentInfo(_message.Message):
     ENTRY_CLOSED_FIELD_NUMBER: _builtins.int
     CONTRIBUTIONS_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
+    """The server's id for it: an opaque string."""
     name: _builtins.str
+    """As created ("" for none)."""
     game: _builtins.str
+    """A GameDescription.name."""
     players: _builtins.int
+    """Seats per match (0 resolved)."""
     deals: _builtins.int
+    """As created."""
     concurrency: _builtins.int
+    """In force (0 resolved)."""
     status: Global___TournamentStatus.ValueType
+    """RUNNING or ENDED."""
     end_reason: _builtins.str
     """Why it ended: "every planned match was played", the stop rule's verdict, or the
     cancellation's reason.
     """
     cancelled: _builtins.bool
+    """Ended by CancelTournament."""
     created_unix_ms: _builtins.int
+    """When it was created, Unix milliseconds."""
     seed_commitment: _builtins.str
     """SHA-256("cardarena-seed-v1" || seed), hex; the seed itself once the tournament ended."""
     seed: _builtins.bytes
+    """The 32-byte seed, once the tournament has ended; empty before."""
     lowest_wins: _builtins.bool
+    """The game's: the lowest total wins."""
     planned: _builtins.int
+    """Matches in the plan."""
     started: _builtins.int
+    """Matches created so far."""
     finished: _builtins.int
+    """Matches that ended and count."""
     failed: _builtins.int
     """Ended by a cancellation or failed: not counted."""
     entry_ms: _builtins.int
@@ -535,31 +638,51 @@ class TournamentInfo(_message.Message):
     zero bytes, or the seed itself when nobody contributed (docs/rules.md §4.9).
     """
     @_builtins.property
-    def options(self) -> _struct_pb2.Struct: ...
+    def options(self) -> _struct_pb2.Struct:
+        """The options in force, normalised: every default filled in."""
+
     @_builtins.property
-    def time_control(self) -> _service_pb2.TimeControl: ...
+    def time_control(self) -> _service_pb2.TimeControl:
+        """Every match's clock."""
+
     @_builtins.property
-    def entrants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def entrants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The entrants' names, in the order given: "entrant order"."""
+
     @_builtins.property
-    def fault_policy(self) -> Global___FaultPolicy: ...
+    def fault_policy(self) -> Global___FaultPolicy:
+        """In force: forfeit_after, or fallback for none."""
+
     @_builtins.property
-    def stop(self) -> Global___SprtRule: ...
+    def stop(self) -> Global___SprtRule:
+        """The stop rule as in force; unset without one."""
+
     @_builtins.property
-    def standings(self) -> _containers.RepeatedCompositeFieldContainer[Global___Standing]: ...
+    def standings(self) -> _containers.RepeatedCompositeFieldContainer[Global___Standing]:
+        """One row per entrant, best first."""
+
     @_builtins.property
-    def crosstable(self) -> _containers.RepeatedCompositeFieldContainer[Global___Pairing]: ...
+    def crosstable(self) -> _containers.RepeatedCompositeFieldContainer[Global___Pairing]:
+        """Every pair of entrants, head to head."""
+
     @_builtins.property
-    def sprt(self) -> Global___SprtState: ...
+    def sprt(self) -> Global___SprtState:
+        """Unset without a stop rule."""
+
     @_builtins.property
     def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___TournamentMatch]:
         """Only in GetTournament with include_matches."""
 
     @_builtins.property
     def results_signature(self) -> _service_pb2.ResultsSignature:
-        """Once it ended: the server's signature over its results (docs/signatures.md)."""
+        """Once it ended: the server's signature over its results (docs/signatures.md). Only in
+        GetTournament, from a server with a key; made over every match, include_matches or not.
+        """
 
     @_builtins.property
-    def contributions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bytes]: ...
+    def contributions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bytes]:
+        """See entry_closed: empty while the entry is open."""
+
     def __init__(
         self,
         *,
@@ -604,12 +727,16 @@ Global___TournamentInfo: _TypeAlias = TournamentInfo  # noqa: Y015
 
 @_typing.final
 class GetTournamentRequest(_message.Message):
+    """One tournament, by id."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     INCLUDE_MATCHES_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
+    """As TournamentInfo.tournament_id."""
     include_matches: _builtins.bool
+    """Also list every planned match (TournamentInfo.matches)."""
     def __init__(
         self,
         *,
@@ -626,11 +753,15 @@ Global___GetTournamentRequest: _TypeAlias = GetTournamentRequest  # noqa: Y015
 
 @_typing.final
 class GetTournamentResponse(_message.Message):
+    """The tournament now."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     TOURNAMENT_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def tournament(self) -> Global___TournamentInfo: ...
+    def tournament(self) -> Global___TournamentInfo:
+        """With results_signature once ended."""
+
     def __init__(
         self,
         *,
@@ -646,6 +777,8 @@ Global___GetTournamentResponse: _TypeAlias = GetTournamentResponse  # noqa: Y015
 
 @_typing.final
 class ListTournamentsRequest(_message.Message):
+    """One page of ListTournaments."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
@@ -653,6 +786,9 @@ class ListTournamentsRequest(_message.Message):
     page_size: _builtins.int
     """1..100; 0 means 100 (an ended tournament is listed with its standings)."""
     page_token: _builtins.str
+    """"" for the first page; then the last answer's next_page_token (keyset paging, as
+    ListMatches).
+    """
     def __init__(
         self,
         *,
@@ -669,13 +805,18 @@ Global___ListTournamentsRequest: _TypeAlias = ListTournamentsRequest  # noqa: Y0
 
 @_typing.final
 class ListTournamentsResponse(_message.Message):
+    """Tournaments, oldest first."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     TOURNAMENTS_FIELD_NUMBER: _builtins.int
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     next_page_token: _builtins.str
+    """Pass it back as page_token; "" on the last page."""
     @_builtins.property
-    def tournaments(self) -> _containers.RepeatedCompositeFieldContainer[Global___TournamentInfo]: ...
+    def tournaments(self) -> _containers.RepeatedCompositeFieldContainer[Global___TournamentInfo]:
+        """Without matches or results_signature (GetTournament has them)."""
+
     def __init__(
         self,
         *,
@@ -692,11 +833,14 @@ Global___ListTournamentsResponse: _TypeAlias = ListTournamentsResponse  # noqa: 
 
 @_typing.final
 class CancelTournamentRequest(_message.Message):
+    """Stop a tournament."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
+    """As TournamentInfo.tournament_id."""
     reason: _builtins.str
     """Optional, at most 200 characters: recorded in every cancelled match."""
     def __init__(
@@ -715,11 +859,17 @@ Global___CancelTournamentRequest: _TypeAlias = CancelTournamentRequest  # noqa: 
 
 @_typing.final
 class CancelTournamentResponse(_message.Message):
+    """The tournament as cancelled."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     TOURNAMENT_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def tournament(self) -> Global___TournamentInfo: ...
+    def tournament(self) -> Global___TournamentInfo:
+        """ENDED and cancelled, or as far as it got in 10 s of waiting for its running matches to
+        be cancelled (watch it to see the end).
+        """
+
     def __init__(
         self,
         *,
@@ -735,10 +885,13 @@ Global___CancelTournamentResponse: _TypeAlias = CancelTournamentResponse  # noqa
 
 @_typing.final
 class WatchTournamentRequest(_message.Message):
+    """Follow one tournament."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
+    """As TournamentInfo.tournament_id."""
     def __init__(
         self,
         *,
@@ -754,11 +907,15 @@ Global___WatchTournamentRequest: _TypeAlias = WatchTournamentRequest  # noqa: Y0
 
 @_typing.final
 class WatchTournamentResponse(_message.Message):
+    """One state of the tournament."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     TOURNAMENT_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def tournament(self) -> Global___TournamentInfo: ...
+    def tournament(self) -> Global___TournamentInfo:
+        """As GetTournament without matches or results_signature."""
+
     def __init__(
         self,
         *,
@@ -774,11 +931,14 @@ Global___WatchTournamentResponse: _TypeAlias = WatchTournamentResponse  # noqa: 
 
 @_typing.final
 class EnterRequest(_message.Message):
+    """Enter a tournament as one of its entrants (the call's key says which)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     CONTRIBUTION_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
+    """As TournamentInfo.tournament_id."""
     contribution: _builtins.bytes
     """Optional: exactly 32 fresh random bytes, mixed into the tournament seed if this is the
     entrant's first Enter and the first match has not started (TournamentInfo.contributions
@@ -815,17 +975,25 @@ class MatchAssigned(_message.Message):
     LOWEST_WINS_FIELD_NUMBER: _builtins.int
     INDEX_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
+    """The match to play: a MatchService match id."""
     seat: _builtins.int
+    """The entrant's seat in it."""
     token: _builtins.str
     """The seat's token: `authorization: Bearer <token>` on Play, StreamEvents, SubmitAction."""
     game: _builtins.str
+    """The tournament's game ..."""
     players: _builtins.int
+    """... seats ..."""
     move_ms: _builtins.int
+    """The per-move clock, milliseconds."""
     lowest_wins: _builtins.bool
+    """The game's: the lowest total wins."""
     index: _builtins.int
     """Its place in the tournament's schedule."""
     @_builtins.property
-    def options(self) -> _struct_pb2.Struct: ...
+    def options(self) -> _struct_pb2.Struct:
+        """... and normalised options."""
+
     @_builtins.property
     def names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The entrant at each seat."""
@@ -854,6 +1022,8 @@ Global___MatchAssigned: _TypeAlias = MatchAssigned  # noqa: Y015
 
 @_typing.final
 class Entered(_message.Message):
+    """The entry accepted."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ENTRANT_FIELD_NUMBER: _builtins.int
@@ -861,7 +1031,9 @@ class Entered(_message.Message):
     entrant: _builtins.str
     """The entrant the key belongs to."""
     @_builtins.property
-    def tournament(self) -> Global___TournamentInfo: ...
+    def tournament(self) -> Global___TournamentInfo:
+        """The tournament now."""
+
     def __init__(
         self,
         *,
@@ -878,6 +1050,8 @@ Global___Entered: _TypeAlias = Entered  # noqa: Y015
 
 @_typing.final
 class EnterResponse(_message.Message):
+    """One message of an entrant's stream."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     ENTERED_FIELD_NUMBER: _builtins.int
@@ -888,7 +1062,9 @@ class EnterResponse(_message.Message):
         """First, once."""
 
     @_builtins.property
-    def match(self) -> Global___MatchAssigned: ...
+    def match(self) -> Global___MatchAssigned:
+        """A match to play (those already running first, then each as it starts)."""
+
     @_builtins.property
     def ended(self) -> Global___TournamentInfo:
         """Last: the tournament ended; the stream closes."""

@@ -26,7 +26,8 @@ if _version_not_supported:
 
 
 class TournamentServiceStub:
-    """Missing associated documentation comment in .proto file."""
+    """Tournaments the server plans, schedules and scores itself. docs/tournaments.md is the guide.
+    """
 
     def __init__(self, channel):
         """Constructor.
@@ -67,37 +68,50 @@ class TournamentServiceStub:
 
 
 class TournamentServiceServicer:
-    """Missing associated documentation comment in .proto file."""
+    """Tournaments the server plans, schedules and scores itself. docs/tournaments.md is the guide.
+    """
 
     def CreateTournament(self, request, context):
-        """Plan a tournament and start playing it. Needs the operator token when the server has one.
+        """Plan a tournament and start playing it. Needs the operator token when the server has one
+        (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone else shares CreateMatch's
+        per-address rate (RESOURCE_EXHAUSTED). INVALID_ARGUMENT names the field at fault (see
+        each field's limits); ALREADY_EXISTS: request_id reused with other settings (the same
+        settings return the first tournament, with the same entrant keys); UNAVAILABLE: draining.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetTournament(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """One tournament, with its standings (and its matches on request). No credential;
+        NOT_FOUND for an unknown id.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListTournaments(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Every tournament, oldest first (by creation time, then tournament_id), a page at a time.
+        No credential. INVALID_ARGUMENT: page_size over 100, or a malformed page_token.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def CancelTournament(self, request, context):
         """Stop scheduling and cancel every running match (each logs its MatchCancelled). Needs the
-        operator token or the tournament's creator secret.
+        operator token or the tournament's creator secret (none: UNAUTHENTICATED; anything else:
+        PERMISSION_DENIED). An ended tournament is returned unchanged. INVALID_ARGUMENT: a bad
+        reason; NOT_FOUND; UNAVAILABLE: draining.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def WatchTournament(self, request, context):
-        """The tournament now, then again whenever a match of it ends, until it ends.
+        """The tournament now, then again whenever a match of it ends, until it ends. No credential.
+        Conflated: a slow reader gets the latest state, not every one. Ends with OK after the
+        message whose status is ENDED. NOT_FOUND; UNAVAILABLE: draining.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -108,6 +122,10 @@ class TournamentServiceServicer:
         they start, those already running first, until the tournament ends. Play each over
         Play or StreamEvents/SubmitAction. An entrant may connect, go away and come back; while
         it is away its seats are played by their clocks (and the time-outs are its faults).
+        Needs the entrant's key (none, or not an entrant's of this tournament:
+        UNAUTHENTICATED). INVALID_ARGUMENT: a contribution not 32 bytes; NOT_FOUND; UNAVAILABLE
+        when the entrant stopped reading or the server drains: enter again (running matches are
+        assigned again).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -155,7 +173,8 @@ def add_TournamentServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class TournamentService:
-    """Missing associated documentation comment in .proto file."""
+    """Tournaments the server plans, schedules and scores itself. docs/tournaments.md is the guide.
+    """
 
     @staticmethod
     def CreateTournament(request,

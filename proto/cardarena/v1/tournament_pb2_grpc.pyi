@@ -34,69 +34,126 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class TournamentServiceStub:
+    """Tournaments the server plans, schedules and scores itself. docs/tournaments.md is the guide."""
+
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> TournamentServiceAsyncStub: ...
     CreateTournament: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.CreateTournamentRequest, _tournament_pb2.CreateTournamentResponse]
-    """Plan a tournament and start playing it. Needs the operator token when the server has one."""
+    """Plan a tournament and start playing it. Needs the operator token when the server has one
+    (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone else shares CreateMatch's
+    per-address rate (RESOURCE_EXHAUSTED). INVALID_ARGUMENT names the field at fault (see
+    each field's limits); ALREADY_EXISTS: request_id reused with other settings (the same
+    settings return the first tournament, with the same entrant keys); UNAVAILABLE: draining.
+    """
     GetTournament: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.GetTournamentRequest, _tournament_pb2.GetTournamentResponse]
+    """One tournament, with its standings (and its matches on request). No credential;
+    NOT_FOUND for an unknown id.
+    """
     ListTournaments: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.ListTournamentsRequest, _tournament_pb2.ListTournamentsResponse]
+    """Every tournament, oldest first (by creation time, then tournament_id), a page at a time.
+    No credential. INVALID_ARGUMENT: page_size over 100, or a malformed page_token.
+    """
     CancelTournament: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.CancelTournamentRequest, _tournament_pb2.CancelTournamentResponse]
     """Stop scheduling and cancel every running match (each logs its MatchCancelled). Needs the
-    operator token or the tournament's creator secret.
+    operator token or the tournament's creator secret (none: UNAUTHENTICATED; anything else:
+    PERMISSION_DENIED). An ended tournament is returned unchanged. INVALID_ARGUMENT: a bad
+    reason; NOT_FOUND; UNAVAILABLE: draining.
     """
     WatchTournament: _grpc.UnaryStreamMultiCallable[_tournament_pb2.WatchTournamentRequest, _tournament_pb2.WatchTournamentResponse]
-    """The tournament now, then again whenever a match of it ends, until it ends."""
+    """The tournament now, then again whenever a match of it ends, until it ends. No credential.
+    Conflated: a slow reader gets the latest state, not every one. Ends with OK after the
+    message whose status is ENDED. NOT_FOUND; UNAVAILABLE: draining.
+    """
     Enter: _grpc.UnaryStreamMultiCallable[_tournament_pb2.EnterRequest, _tournament_pb2.EnterResponse]
     """For an entrant, with its key: the matches it is seated in (with each seat's token) as
     they start, those already running first, until the tournament ends. Play each over
     Play or StreamEvents/SubmitAction. An entrant may connect, go away and come back; while
     it is away its seats are played by their clocks (and the time-outs are its faults).
+    Needs the entrant's key (none, or not an entrant's of this tournament:
+    UNAUTHENTICATED). INVALID_ARGUMENT: a contribution not 32 bytes; NOT_FOUND; UNAVAILABLE
+    when the entrant stopped reading or the server drains: enter again (running matches are
+    assigned again).
     """
 
 @_typing.type_check_only
 class TournamentServiceAsyncStub(TournamentServiceStub):
+    """Tournaments the server plans, schedules and scores itself. docs/tournaments.md is the guide."""
+
     def __init__(self, channel: _aio.Channel) -> None: ...
     CreateTournament: _aio.UnaryUnaryMultiCallable[_tournament_pb2.CreateTournamentRequest, _tournament_pb2.CreateTournamentResponse]  # type: ignore[assignment]
-    """Plan a tournament and start playing it. Needs the operator token when the server has one."""
+    """Plan a tournament and start playing it. Needs the operator token when the server has one
+    (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone else shares CreateMatch's
+    per-address rate (RESOURCE_EXHAUSTED). INVALID_ARGUMENT names the field at fault (see
+    each field's limits); ALREADY_EXISTS: request_id reused with other settings (the same
+    settings return the first tournament, with the same entrant keys); UNAVAILABLE: draining.
+    """
     GetTournament: _aio.UnaryUnaryMultiCallable[_tournament_pb2.GetTournamentRequest, _tournament_pb2.GetTournamentResponse]  # type: ignore[assignment]
+    """One tournament, with its standings (and its matches on request). No credential;
+    NOT_FOUND for an unknown id.
+    """
     ListTournaments: _aio.UnaryUnaryMultiCallable[_tournament_pb2.ListTournamentsRequest, _tournament_pb2.ListTournamentsResponse]  # type: ignore[assignment]
+    """Every tournament, oldest first (by creation time, then tournament_id), a page at a time.
+    No credential. INVALID_ARGUMENT: page_size over 100, or a malformed page_token.
+    """
     CancelTournament: _aio.UnaryUnaryMultiCallable[_tournament_pb2.CancelTournamentRequest, _tournament_pb2.CancelTournamentResponse]  # type: ignore[assignment]
     """Stop scheduling and cancel every running match (each logs its MatchCancelled). Needs the
-    operator token or the tournament's creator secret.
+    operator token or the tournament's creator secret (none: UNAUTHENTICATED; anything else:
+    PERMISSION_DENIED). An ended tournament is returned unchanged. INVALID_ARGUMENT: a bad
+    reason; NOT_FOUND; UNAVAILABLE: draining.
     """
     WatchTournament: _aio.UnaryStreamMultiCallable[_tournament_pb2.WatchTournamentRequest, _tournament_pb2.WatchTournamentResponse]  # type: ignore[assignment]
-    """The tournament now, then again whenever a match of it ends, until it ends."""
+    """The tournament now, then again whenever a match of it ends, until it ends. No credential.
+    Conflated: a slow reader gets the latest state, not every one. Ends with OK after the
+    message whose status is ENDED. NOT_FOUND; UNAVAILABLE: draining.
+    """
     Enter: _aio.UnaryStreamMultiCallable[_tournament_pb2.EnterRequest, _tournament_pb2.EnterResponse]  # type: ignore[assignment]
     """For an entrant, with its key: the matches it is seated in (with each seat's token) as
     they start, those already running first, until the tournament ends. Play each over
     Play or StreamEvents/SubmitAction. An entrant may connect, go away and come back; while
     it is away its seats are played by their clocks (and the time-outs are its faults).
+    Needs the entrant's key (none, or not an entrant's of this tournament:
+    UNAUTHENTICATED). INVALID_ARGUMENT: a contribution not 32 bytes; NOT_FOUND; UNAVAILABLE
+    when the entrant stopped reading or the server drains: enter again (running matches are
+    assigned again).
     """
 
 class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
+    """Tournaments the server plans, schedules and scores itself. docs/tournaments.md is the guide."""
+
     @_abc_1.abstractmethod
     def CreateTournament(
         self,
         request: _tournament_pb2.CreateTournamentRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_tournament_pb2.CreateTournamentResponse, _abc.Awaitable[_tournament_pb2.CreateTournamentResponse]]:
-        """Plan a tournament and start playing it. Needs the operator token when the server has one."""
+        """Plan a tournament and start playing it. Needs the operator token when the server has one
+        (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone else shares CreateMatch's
+        per-address rate (RESOURCE_EXHAUSTED). INVALID_ARGUMENT names the field at fault (see
+        each field's limits); ALREADY_EXISTS: request_id reused with other settings (the same
+        settings return the first tournament, with the same entrant keys); UNAVAILABLE: draining.
+        """
 
     @_abc_1.abstractmethod
     def GetTournament(
         self,
         request: _tournament_pb2.GetTournamentRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_tournament_pb2.GetTournamentResponse, _abc.Awaitable[_tournament_pb2.GetTournamentResponse]]: ...
+    ) -> _typing.Union[_tournament_pb2.GetTournamentResponse, _abc.Awaitable[_tournament_pb2.GetTournamentResponse]]:
+        """One tournament, with its standings (and its matches on request). No credential;
+        NOT_FOUND for an unknown id.
+        """
 
     @_abc_1.abstractmethod
     def ListTournaments(
         self,
         request: _tournament_pb2.ListTournamentsRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_tournament_pb2.ListTournamentsResponse, _abc.Awaitable[_tournament_pb2.ListTournamentsResponse]]: ...
+    ) -> _typing.Union[_tournament_pb2.ListTournamentsResponse, _abc.Awaitable[_tournament_pb2.ListTournamentsResponse]]:
+        """Every tournament, oldest first (by creation time, then tournament_id), a page at a time.
+        No credential. INVALID_ARGUMENT: page_size over 100, or a malformed page_token.
+        """
 
     @_abc_1.abstractmethod
     def CancelTournament(
@@ -105,7 +162,9 @@ class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_tournament_pb2.CancelTournamentResponse, _abc.Awaitable[_tournament_pb2.CancelTournamentResponse]]:
         """Stop scheduling and cancel every running match (each logs its MatchCancelled). Needs the
-        operator token or the tournament's creator secret.
+        operator token or the tournament's creator secret (none: UNAUTHENTICATED; anything else:
+        PERMISSION_DENIED). An ended tournament is returned unchanged. INVALID_ARGUMENT: a bad
+        reason; NOT_FOUND; UNAVAILABLE: draining.
         """
 
     @_abc_1.abstractmethod
@@ -114,7 +173,10 @@ class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _tournament_pb2.WatchTournamentRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_tournament_pb2.WatchTournamentResponse], _abc.AsyncIterator[_tournament_pb2.WatchTournamentResponse]]:
-        """The tournament now, then again whenever a match of it ends, until it ends."""
+        """The tournament now, then again whenever a match of it ends, until it ends. No credential.
+        Conflated: a slow reader gets the latest state, not every one. Ends with OK after the
+        message whose status is ENDED. NOT_FOUND; UNAVAILABLE: draining.
+        """
 
     @_abc_1.abstractmethod
     def Enter(
@@ -126,6 +188,10 @@ class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
         they start, those already running first, until the tournament ends. Play each over
         Play or StreamEvents/SubmitAction. An entrant may connect, go away and come back; while
         it is away its seats are played by their clocks (and the time-outs are its faults).
+        Needs the entrant's key (none, or not an entrant's of this tournament:
+        UNAUTHENTICATED). INVALID_ARGUMENT: a contribution not 32 bytes; NOT_FOUND; UNAVAILABLE
+        when the entrant stopped reading or the server drains: enter again (running matches are
+        assigned again).
         """
 
 def add_TournamentServiceServicer_to_server(servicer: TournamentServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1442,8 +1442,8 @@ export declare const MatchStatusSchema: GenEnum<MatchStatus>;
  */
 export declare const MatchService: GenService<{
   /**
-   * Every game with its player counts and a JSON Schema of its options (types, defaults, allowed values).
-   * No credential.
+   * Every game with its player counts and a JSON Schema of its options (types, defaults,
+   * allowed values). No credential.
    *
    * @generated from rpc cardarena.v1.MatchService.ListGames
    */

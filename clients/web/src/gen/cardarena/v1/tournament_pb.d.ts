@@ -21,11 +21,14 @@ import type { Score } from "./game_pb.js";
 export declare const file_cardarena_v1_tournament: GenFile;
 
 /**
+ * One entrant: a name for the standings, and the key it enters with.
+ *
  * @generated from message cardarena.v1.EntrantSpec
  */
 export declare type EntrantSpec = Message<"cardarena.v1.EntrantSpec"> & {
   /**
-   * 1 to 64 printable characters, unique in the tournament.
+   * 1 to 64 printable characters (spaces allowed, not only spaces), unique in the
+   * tournament.
    *
    * @generated from field: string name = 1;
    */
@@ -33,7 +36,8 @@ export declare type EntrantSpec = Message<"cardarena.v1.EntrantSpec"> & {
 
   /**
    * Optional, 32 to 128 printable ASCII characters; empty: the server draws one and returns
-   * it once (CreateTournamentResponse.entrant_keys). Kept only as a hash.
+   * it once (CreateTournamentResponse.entrant_keys). Kept only as a hash. Two entrants may
+   * not share a key.
    *
    * @generated from field: string key = 2;
    */
@@ -53,11 +57,14 @@ export declare const EntrantSpecSchema: GenMessage<EntrantSpec>;
  */
 export declare type FaultPolicy = Message<"cardarena.v1.FaultPolicy"> & {
   /**
+   * At most one; absent policy: forfeit after 3.
+   *
    * @generated from oneof cardarena.v1.FaultPolicy.policy
    */
   policy: {
     /**
-     * The server plays the seat's default action and counts the fault; nothing more.
+     * The server plays the seat's default action and counts the fault; nothing more. Must be
+     * true when set.
      *
      * @generated from field: bool fallback = 1;
      */
@@ -91,11 +98,15 @@ export declare const FaultPolicySchema: GenMessage<FaultPolicy>;
  */
 export declare type SprtRule = Message<"cardarena.v1.SprtRule"> & {
   /**
+   * An entrant's name.
+   *
    * @generated from field: string a = 1;
    */
   a: string;
 
   /**
+   * Another entrant's name.
+   *
    * @generated from field: string b = 2;
    */
   b: string;
@@ -108,16 +119,22 @@ export declare type SprtRule = Message<"cardarena.v1.SprtRule"> & {
   alpha: number;
 
   /**
+   * As alpha: the chance of accepting H0 when H1 holds.
+   *
    * @generated from field: double beta = 4;
    */
   beta: number;
 
   /**
+   * H0's mean advantage of a over b, in points per match (finite).
+   *
    * @generated from field: double d0 = 5;
    */
   d0: number;
 
   /**
+   * H1's, finite and greater than d0.
+   *
    * @generated from field: double d1 = 6;
    */
   d1: number;
@@ -130,35 +147,44 @@ export declare type SprtRule = Message<"cardarena.v1.SprtRule"> & {
 export declare const SprtRuleSchema: GenMessage<SprtRule>;
 
 /**
+ * A tournament to plan and play: every deal is played in every rotation of the seats by
+ * every lineup of entrants (docs/tournaments.md). At most 100,000 matches in all.
+ *
  * @generated from message cardarena.v1.CreateTournamentRequest
  */
 export declare type CreateTournamentRequest = Message<"cardarena.v1.CreateTournamentRequest"> & {
   /**
-   * Optional, at most 100 characters, for people.
+   * Optional, at most 100 characters (printable, spaces allowed), for people.
    *
    * @generated from field: string name = 1;
    */
   name: string;
 
   /**
+   * A GameDescription.name.
+   *
    * @generated from field: string game = 2;
    */
   game: string;
 
   /**
-   * Seats per match; 0: as many as entrants if the game allows it, else its default.
+   * Seats per match; 0: as many as entrants if the game allows it, else its default. There
+   * must be at least as many entrants as seats.
    *
    * @generated from field: uint32 players = 3;
    */
   players: number;
 
   /**
+   * As CreateMatchRequest.options.
+   *
    * @generated from field: google.protobuf.Struct options = 4;
    */
   options?: JsonObject | undefined;
 
   /**
-   * Required, so that an entrant who is away cannot stall the tournament: 1..3,600,000 ms.
+   * Required, so that an entrant who is away cannot stall the tournament: move_ms
+   * 1..3,600,000.
    *
    * @generated from field: cardarena.v1.TimeControl time_control = 5;
    */
@@ -186,6 +212,8 @@ export declare type CreateTournamentRequest = Message<"cardarena.v1.CreateTourna
   concurrency: number;
 
   /**
+   * What a fault costs; unset: forfeit after 3.
+   *
    * @generated from field: cardarena.v1.FaultPolicy fault_policy = 9;
    */
   faultPolicy?: FaultPolicy | undefined;
@@ -221,9 +249,9 @@ export declare type CreateTournamentRequest = Message<"cardarena.v1.CreateTourna
 
   /**
    * The longest the first match waits for every entrant to Enter, from the tournament's
-   * creation, 1..3,600,000 ms; 0 means 60,000. Each Enter before the first match may
-   * contribute entropy to the tournament seed (EnterRequest.contribution); the first match
-   * starts as soon as every entrant has entered, or when this time is up.
+   * creation, in milliseconds: 1..3,600,000; 0 means 60,000. Each Enter before the first
+   * match may contribute entropy to the tournament seed (EnterRequest.contribution); the
+   * first match starts as soon as every entrant has entered, or when this time is up.
    *
    * @generated from field: uint32 entry_ms = 14;
    */
@@ -237,10 +265,14 @@ export declare type CreateTournamentRequest = Message<"cardarena.v1.CreateTourna
 export declare const CreateTournamentRequestSchema: GenMessage<CreateTournamentRequest>;
 
 /**
+ * The tournament created (or, for a retry, the one the first attempt created).
+ *
  * @generated from message cardarena.v1.CreateTournamentResponse
  */
 export declare type CreateTournamentResponse = Message<"cardarena.v1.CreateTournamentResponse"> & {
   /**
+   * RUNNING.
+   *
    * @generated from field: cardarena.v1.TournamentInfo tournament = 1;
    */
   tournament?: TournamentInfo | undefined;
@@ -261,16 +293,23 @@ export declare const CreateTournamentResponseSchema: GenMessage<CreateTournament
 
 /**
  * One entrant's line of the standings.
+ * Rows come best first: by mean (lowest first when the lowest total wins), at an equal mean
+ * fewer forfeits first, entrants without a finished match last, then by name. While the
+ * tournament runs they may be up to a second old.
  *
  * @generated from message cardarena.v1.Standing
  */
 export declare type Standing = Message<"cardarena.v1.Standing"> & {
   /**
+   * The entrant's name.
+   *
    * @generated from field: string entrant = 1;
    */
   entrant: string;
 
   /**
+   * Matches finished (cancelled ones are not counted).
+   *
    * @generated from field: uint32 matches = 2;
    */
   matches: number;
@@ -284,28 +323,37 @@ export declare type Standing = Message<"cardarena.v1.Standing"> & {
 
   /**
    * Mean score per match over the duplicate groups, with its 95% Student-t interval (the
-   * interval needs two groups: `has_interval`).
+   * interval needs two groups: `has_interval`). In game points; a forfeit counts as the
+   * worst total at its table.
    *
    * @generated from field: double mean = 4;
    */
   mean: number;
 
   /**
+   * Whether mean is set (at least one match finished).
+   *
    * @generated from field: bool has_mean = 5;
    */
   hasMean: boolean;
 
   /**
+   * The interval's lower end ...
+   *
    * @generated from field: double ci_low = 6;
    */
   ciLow: number;
 
   /**
+   * ... and its upper end.
+   *
    * @generated from field: double ci_high = 7;
    */
   ciHigh: number;
 
   /**
+   * Whether ci_low and ci_high are set.
+   *
    * @generated from field: bool has_interval = 8;
    */
   hasInterval: boolean;
@@ -318,6 +366,8 @@ export declare type Standing = Message<"cardarena.v1.Standing"> & {
   wins: number;
 
   /**
+   * wins / matches (0 before any).
+   *
    * @generated from field: double win_rate = 10;
    */
   winRate: number;
@@ -330,21 +380,29 @@ export declare type Standing = Message<"cardarena.v1.Standing"> & {
   mu: number;
 
   /**
+   * The rating's uncertainty.
+   *
    * @generated from field: double sigma = 12;
    */
   sigma: number;
 
   /**
+   * mu - 3 sigma.
+   *
    * @generated from field: double ordinal = 13;
    */
   ordinal: number;
 
   /**
+   * Faults over every seat the entrant held.
+   *
    * @generated from field: uint32 faults = 14;
    */
   faults: number;
 
   /**
+   * Seats the entrant forfeited.
+   *
    * @generated from field: uint32 forfeits = 15;
    */
   forfeits: number;
@@ -359,46 +417,64 @@ export declare const StandingSchema: GenMessage<Standing>;
 /**
  * Entrant a against entrant b over the duplicate groups both played: the mean paired
  * difference of their scores (positive: a did better) and its 95% interval.
+ * The crosstable holds every pair, a before b in entrant order.
  *
  * @generated from message cardarena.v1.Pairing
  */
 export declare type Pairing = Message<"cardarena.v1.Pairing"> & {
   /**
+   * An entrant's name.
+   *
    * @generated from field: string a = 1;
    */
   a: string;
 
   /**
+   * A later entrant's name.
+   *
    * @generated from field: string b = 2;
    */
   b: string;
 
   /**
+   * Duplicate groups both played: the samples.
+   *
    * @generated from field: uint32 groups = 3;
    */
   groups: number;
 
   /**
+   * Mean paired difference, in points per match (positive: a did better, whichever way the
+   * game counts).
+   *
    * @generated from field: double mean = 4;
    */
   mean: number;
 
   /**
+   * Whether mean is set.
+   *
    * @generated from field: bool has_mean = 5;
    */
   hasMean: boolean;
 
   /**
+   * The interval's lower end ...
+   *
    * @generated from field: double ci_low = 6;
    */
   ciLow: number;
 
   /**
+   * ... and its upper end.
+   *
    * @generated from field: double ci_high = 7;
    */
   ciHigh: number;
 
   /**
+   * Whether the interval is set (two groups or more).
+   *
    * @generated from field: bool has_interval = 8;
    */
   hasInterval: boolean;
@@ -411,30 +487,42 @@ export declare type Pairing = Message<"cardarena.v1.Pairing"> & {
 export declare const PairingSchema: GenMessage<Pairing>;
 
 /**
+ * Where the stop rule stands (only with CreateTournamentRequest.stop).
+ *
  * @generated from message cardarena.v1.SprtState
  */
 export declare type SprtState = Message<"cardarena.v1.SprtState"> & {
   /**
+   * The rule, as in force (alpha and beta filled in).
+   *
    * @generated from field: cardarena.v1.SprtRule rule = 1;
    */
   rule?: SprtRule | undefined;
 
   /**
+   * The log-likelihood ratio so far.
+   *
    * @generated from field: double llr = 2;
    */
   llr: number;
 
   /**
+   * H0 is accepted at llr <= lower ...
+   *
    * @generated from field: double lower = 3;
    */
   lower: number;
 
   /**
+   * ... H1 at llr >= upper.
+   *
    * @generated from field: double upper = 4;
    */
   upper: number;
 
   /**
+   * Paired samples (complete duplicate groups both entrants played) so far.
+   *
    * @generated from field: uint32 samples = 5;
    */
   samples: number;
@@ -460,21 +548,30 @@ export declare const SprtStateSchema: GenMessage<SprtState>;
  */
 export declare type TournamentMatch = Message<"cardarena.v1.TournamentMatch"> & {
   /**
+   * Its place in the schedule, from 0 (ratings take matches in this order).
+   *
    * @generated from field: uint32 index = 1;
    */
   index: number;
 
   /**
+   * Its duplicate group, from 0: the (deal, lineup) pair whose rotations share one seed,
+   * SHA-256("cardarena-group-v1" || mixed seed || u64be(group)) (docs/rules.md §4.9).
+   *
    * @generated from field: uint32 group = 2;
    */
   group: number;
 
   /**
+   * The deal, from 0 (below CreateTournamentRequest.deals).
+   *
    * @generated from field: uint32 deal = 3;
    */
   deal: number;
 
   /**
+   * The rotation of the lineup's seats, from 0.
+   *
    * @generated from field: uint32 rotation = 4;
    */
   rotation: number;
@@ -494,37 +591,50 @@ export declare type TournamentMatch = Message<"cardarena.v1.TournamentMatch"> & 
   matchId: string;
 
   /**
+   * UNSPECIFIED until it starts, then RUNNING, then ENDED.
+   *
    * @generated from field: cardarena.v1.MatchStatus status = 7;
    */
   status: MatchStatus;
 
   /**
+   * It ended without counting (cancelled, or failed).
+   *
    * @generated from field: bool cancelled = 8;
    */
   cancelled: boolean;
 
   /**
+   * Per seat, once it counted: the final totals ...
+   *
    * @generated from field: repeated cardarena.v1.Score totals = 9;
    */
   totals: Score[];
 
   /**
+   * ... the winning seats ...
+   *
    * @generated from field: repeated uint32 winners = 10;
    */
   winners: number[];
 
   /**
+   * ... each seat's faults ...
+   *
    * @generated from field: repeated uint32 faults = 11;
    */
   faults: number[];
 
   /**
+   * ... and whether each seat forfeited.
+   *
    * @generated from field: repeated bool forfeited = 12;
    */
   forfeited: boolean[];
 
   /**
-   * The chained hash of the log's last entry once it ended (pins the log for an audit).
+   * The chained hash of the log's last entry once it ended (pins the log for an audit);
+   * updated when its seed is revealed.
    *
    * @generated from field: bytes last_hash = 13;
    */
@@ -538,65 +648,91 @@ export declare type TournamentMatch = Message<"cardarena.v1.TournamentMatch"> & 
 export declare const TournamentMatchSchema: GenMessage<TournamentMatch>;
 
 /**
+ * What anyone may know about a tournament (no credential needed; never an entrant's key).
+ *
  * @generated from message cardarena.v1.TournamentInfo
  */
 export declare type TournamentInfo = Message<"cardarena.v1.TournamentInfo"> & {
   /**
+   * The server's id for it: an opaque string.
+   *
    * @generated from field: string tournament_id = 1;
    */
   tournamentId: string;
 
   /**
+   * As created ("" for none).
+   *
    * @generated from field: string name = 2;
    */
   name: string;
 
   /**
+   * A GameDescription.name.
+   *
    * @generated from field: string game = 3;
    */
   game: string;
 
   /**
+   * Seats per match (0 resolved).
+   *
    * @generated from field: uint32 players = 4;
    */
   players: number;
 
   /**
+   * The options in force, normalised: every default filled in.
+   *
    * @generated from field: google.protobuf.Struct options = 5;
    */
   options?: JsonObject | undefined;
 
   /**
+   * Every match's clock.
+   *
    * @generated from field: cardarena.v1.TimeControl time_control = 6;
    */
   timeControl?: TimeControl | undefined;
 
   /**
+   * The entrants' names, in the order given: "entrant order".
+   *
    * @generated from field: repeated string entrants = 7;
    */
   entrants: string[];
 
   /**
+   * As created.
+   *
    * @generated from field: uint32 deals = 8;
    */
   deals: number;
 
   /**
+   * In force (0 resolved).
+   *
    * @generated from field: uint32 concurrency = 9;
    */
   concurrency: number;
 
   /**
+   * In force: forfeit_after, or fallback for none.
+   *
    * @generated from field: cardarena.v1.FaultPolicy fault_policy = 10;
    */
   faultPolicy?: FaultPolicy | undefined;
 
   /**
+   * The stop rule as in force; unset without one.
+   *
    * @generated from field: cardarena.v1.SprtRule stop = 11;
    */
   stop?: SprtRule | undefined;
 
   /**
+   * RUNNING or ENDED.
+   *
    * @generated from field: cardarena.v1.TournamentStatus status = 12;
    */
   status: TournamentStatus;
@@ -610,11 +746,15 @@ export declare type TournamentInfo = Message<"cardarena.v1.TournamentInfo"> & {
   endReason: string;
 
   /**
+   * Ended by CancelTournament.
+   *
    * @generated from field: bool cancelled = 14;
    */
   cancelled: boolean;
 
   /**
+   * When it was created, Unix milliseconds.
+   *
    * @generated from field: int64 created_unix_ms = 15;
    */
   createdUnixMs: bigint;
@@ -627,26 +767,36 @@ export declare type TournamentInfo = Message<"cardarena.v1.TournamentInfo"> & {
   seedCommitment: string;
 
   /**
+   * The 32-byte seed, once the tournament has ended; empty before.
+   *
    * @generated from field: bytes seed = 17;
    */
   seed: Uint8Array;
 
   /**
+   * The game's: the lowest total wins.
+   *
    * @generated from field: bool lowest_wins = 18;
    */
   lowestWins: boolean;
 
   /**
+   * Matches in the plan.
+   *
    * @generated from field: uint32 planned = 19;
    */
   planned: number;
 
   /**
+   * Matches created so far.
+   *
    * @generated from field: uint32 started = 20;
    */
   started: number;
 
   /**
+   * Matches that ended and count.
+   *
    * @generated from field: uint32 finished = 21;
    */
   finished: number;
@@ -659,16 +809,22 @@ export declare type TournamentInfo = Message<"cardarena.v1.TournamentInfo"> & {
   failed: number;
 
   /**
+   * One row per entrant, best first.
+   *
    * @generated from field: repeated cardarena.v1.Standing standings = 23;
    */
   standings: Standing[];
 
   /**
+   * Every pair of entrants, head to head.
+   *
    * @generated from field: repeated cardarena.v1.Pairing crosstable = 24;
    */
   crosstable: Pairing[];
 
   /**
+   * Unset without a stop rule.
+   *
    * @generated from field: cardarena.v1.SprtState sprt = 25;
    */
   sprt?: SprtState | undefined;
@@ -681,7 +837,8 @@ export declare type TournamentInfo = Message<"cardarena.v1.TournamentInfo"> & {
   matches: TournamentMatch[];
 
   /**
-   * Once it ended: the server's signature over its results (docs/signatures.md).
+   * Once it ended: the server's signature over its results (docs/signatures.md). Only in
+   * GetTournament, from a server with a key; made over every match, include_matches or not.
    *
    * @generated from field: cardarena.v1.ResultsSignature results_signature = 27;
    */
@@ -706,6 +863,8 @@ export declare type TournamentInfo = Message<"cardarena.v1.TournamentInfo"> & {
   entryClosed: boolean;
 
   /**
+   * See entry_closed: empty while the entry is open.
+   *
    * @generated from field: repeated bytes contributions = 30;
    */
   contributions: Uint8Array[];
@@ -718,15 +877,21 @@ export declare type TournamentInfo = Message<"cardarena.v1.TournamentInfo"> & {
 export declare const TournamentInfoSchema: GenMessage<TournamentInfo>;
 
 /**
+ * One tournament, by id.
+ *
  * @generated from message cardarena.v1.GetTournamentRequest
  */
 export declare type GetTournamentRequest = Message<"cardarena.v1.GetTournamentRequest"> & {
   /**
+   * As TournamentInfo.tournament_id.
+   *
    * @generated from field: string tournament_id = 1;
    */
   tournamentId: string;
 
   /**
+   * Also list every planned match (TournamentInfo.matches).
+   *
    * @generated from field: bool include_matches = 2;
    */
   includeMatches: boolean;
@@ -739,10 +904,14 @@ export declare type GetTournamentRequest = Message<"cardarena.v1.GetTournamentRe
 export declare const GetTournamentRequestSchema: GenMessage<GetTournamentRequest>;
 
 /**
+ * The tournament now.
+ *
  * @generated from message cardarena.v1.GetTournamentResponse
  */
 export declare type GetTournamentResponse = Message<"cardarena.v1.GetTournamentResponse"> & {
   /**
+   * With results_signature once ended.
+   *
    * @generated from field: cardarena.v1.TournamentInfo tournament = 1;
    */
   tournament?: TournamentInfo | undefined;
@@ -755,6 +924,8 @@ export declare type GetTournamentResponse = Message<"cardarena.v1.GetTournamentR
 export declare const GetTournamentResponseSchema: GenMessage<GetTournamentResponse>;
 
 /**
+ * One page of ListTournaments.
+ *
  * @generated from message cardarena.v1.ListTournamentsRequest
  */
 export declare type ListTournamentsRequest = Message<"cardarena.v1.ListTournamentsRequest"> & {
@@ -766,6 +937,9 @@ export declare type ListTournamentsRequest = Message<"cardarena.v1.ListTournamen
   pageSize: number;
 
   /**
+   * "" for the first page; then the last answer's next_page_token (keyset paging, as
+   * ListMatches).
+   *
    * @generated from field: string page_token = 2;
    */
   pageToken: string;
@@ -778,15 +952,21 @@ export declare type ListTournamentsRequest = Message<"cardarena.v1.ListTournamen
 export declare const ListTournamentsRequestSchema: GenMessage<ListTournamentsRequest>;
 
 /**
+ * Tournaments, oldest first.
+ *
  * @generated from message cardarena.v1.ListTournamentsResponse
  */
 export declare type ListTournamentsResponse = Message<"cardarena.v1.ListTournamentsResponse"> & {
   /**
+   * Without matches or results_signature (GetTournament has them).
+   *
    * @generated from field: repeated cardarena.v1.TournamentInfo tournaments = 1;
    */
   tournaments: TournamentInfo[];
 
   /**
+   * Pass it back as page_token; "" on the last page.
+   *
    * @generated from field: string next_page_token = 2;
    */
   nextPageToken: string;
@@ -799,10 +979,14 @@ export declare type ListTournamentsResponse = Message<"cardarena.v1.ListTourname
 export declare const ListTournamentsResponseSchema: GenMessage<ListTournamentsResponse>;
 
 /**
+ * Stop a tournament.
+ *
  * @generated from message cardarena.v1.CancelTournamentRequest
  */
 export declare type CancelTournamentRequest = Message<"cardarena.v1.CancelTournamentRequest"> & {
   /**
+   * As TournamentInfo.tournament_id.
+   *
    * @generated from field: string tournament_id = 1;
    */
   tournamentId: string;
@@ -822,10 +1006,15 @@ export declare type CancelTournamentRequest = Message<"cardarena.v1.CancelTourna
 export declare const CancelTournamentRequestSchema: GenMessage<CancelTournamentRequest>;
 
 /**
+ * The tournament as cancelled.
+ *
  * @generated from message cardarena.v1.CancelTournamentResponse
  */
 export declare type CancelTournamentResponse = Message<"cardarena.v1.CancelTournamentResponse"> & {
   /**
+   * ENDED and cancelled, or as far as it got in 10 s of waiting for its running matches to
+   * be cancelled (watch it to see the end).
+   *
    * @generated from field: cardarena.v1.TournamentInfo tournament = 1;
    */
   tournament?: TournamentInfo | undefined;
@@ -838,10 +1027,14 @@ export declare type CancelTournamentResponse = Message<"cardarena.v1.CancelTourn
 export declare const CancelTournamentResponseSchema: GenMessage<CancelTournamentResponse>;
 
 /**
+ * Follow one tournament.
+ *
  * @generated from message cardarena.v1.WatchTournamentRequest
  */
 export declare type WatchTournamentRequest = Message<"cardarena.v1.WatchTournamentRequest"> & {
   /**
+   * As TournamentInfo.tournament_id.
+   *
    * @generated from field: string tournament_id = 1;
    */
   tournamentId: string;
@@ -854,10 +1047,14 @@ export declare type WatchTournamentRequest = Message<"cardarena.v1.WatchTourname
 export declare const WatchTournamentRequestSchema: GenMessage<WatchTournamentRequest>;
 
 /**
+ * One state of the tournament.
+ *
  * @generated from message cardarena.v1.WatchTournamentResponse
  */
 export declare type WatchTournamentResponse = Message<"cardarena.v1.WatchTournamentResponse"> & {
   /**
+   * As GetTournament without matches or results_signature.
+   *
    * @generated from field: cardarena.v1.TournamentInfo tournament = 1;
    */
   tournament?: TournamentInfo | undefined;
@@ -870,10 +1067,14 @@ export declare type WatchTournamentResponse = Message<"cardarena.v1.WatchTournam
 export declare const WatchTournamentResponseSchema: GenMessage<WatchTournamentResponse>;
 
 /**
+ * Enter a tournament as one of its entrants (the call's key says which).
+ *
  * @generated from message cardarena.v1.EnterRequest
  */
 export declare type EnterRequest = Message<"cardarena.v1.EnterRequest"> & {
   /**
+   * As TournamentInfo.tournament_id.
+   *
    * @generated from field: string tournament_id = 1;
    */
   tournamentId: string;
@@ -901,11 +1102,15 @@ export declare const EnterRequestSchema: GenMessage<EnterRequest>;
  */
 export declare type MatchAssigned = Message<"cardarena.v1.MatchAssigned"> & {
   /**
+   * The match to play: a MatchService match id.
+   *
    * @generated from field: string match_id = 1;
    */
   matchId: string;
 
   /**
+   * The entrant's seat in it.
+   *
    * @generated from field: uint32 seat = 2;
    */
   seat: number;
@@ -918,16 +1123,22 @@ export declare type MatchAssigned = Message<"cardarena.v1.MatchAssigned"> & {
   token: string;
 
   /**
+   * The tournament's game ...
+   *
    * @generated from field: string game = 4;
    */
   game: string;
 
   /**
+   * ... seats ...
+   *
    * @generated from field: uint32 players = 5;
    */
   players: number;
 
   /**
+   * ... and normalised options.
+   *
    * @generated from field: google.protobuf.Struct options = 6;
    */
   options?: JsonObject | undefined;
@@ -940,11 +1151,15 @@ export declare type MatchAssigned = Message<"cardarena.v1.MatchAssigned"> & {
   names: string[];
 
   /**
+   * The per-move clock, milliseconds.
+   *
    * @generated from field: uint32 move_ms = 8;
    */
   moveMs: number;
 
   /**
+   * The game's: the lowest total wins.
+   *
    * @generated from field: bool lowest_wins = 9;
    */
   lowestWins: boolean;
@@ -964,6 +1179,8 @@ export declare type MatchAssigned = Message<"cardarena.v1.MatchAssigned"> & {
 export declare const MatchAssignedSchema: GenMessage<MatchAssigned>;
 
 /**
+ * The entry accepted.
+ *
  * @generated from message cardarena.v1.Entered
  */
 export declare type Entered = Message<"cardarena.v1.Entered"> & {
@@ -975,6 +1192,8 @@ export declare type Entered = Message<"cardarena.v1.Entered"> & {
   entrant: string;
 
   /**
+   * The tournament now.
+   *
    * @generated from field: cardarena.v1.TournamentInfo tournament = 2;
    */
   tournament?: TournamentInfo | undefined;
@@ -987,10 +1206,14 @@ export declare type Entered = Message<"cardarena.v1.Entered"> & {
 export declare const EnteredSchema: GenMessage<Entered>;
 
 /**
+ * One message of an entrant's stream.
+ *
  * @generated from message cardarena.v1.EnterResponse
  */
 export declare type EnterResponse = Message<"cardarena.v1.EnterResponse"> & {
   /**
+   * Exactly one is set.
+   *
    * @generated from oneof cardarena.v1.EnterResponse.kind
    */
   kind: {
@@ -1003,6 +1226,8 @@ export declare type EnterResponse = Message<"cardarena.v1.EnterResponse"> & {
     case: "entered";
   } | {
     /**
+     * A match to play (those already running first, then each as it starts).
+     *
      * @generated from field: cardarena.v1.MatchAssigned match = 2;
      */
     value: MatchAssigned;
@@ -1025,15 +1250,21 @@ export declare type EnterResponse = Message<"cardarena.v1.EnterResponse"> & {
 export declare const EnterResponseSchema: GenMessage<EnterResponse>;
 
 /**
+ * Where a tournament is: RUNNING from its creation, then ENDED.
+ *
  * @generated from enum cardarena.v1.TournamentStatus
  */
 export enum TournamentStatus {
   /**
+   * Never a tournament's status.
+   *
    * @generated from enum value: TOURNAMENT_STATUS_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * Planned and being played (its first match may still wait for entrants: entry_ms).
+   *
    * @generated from enum value: TOURNAMENT_STATUS_RUNNING = 1;
    */
   RUNNING = 1,
@@ -1052,11 +1283,17 @@ export enum TournamentStatus {
 export declare const TournamentStatusSchema: GenEnum<TournamentStatus>;
 
 /**
+ * Tournaments the server plans, schedules and scores itself. docs/tournaments.md is the guide.
+ *
  * @generated from service cardarena.v1.TournamentService
  */
 export declare const TournamentService: GenService<{
   /**
-   * Plan a tournament and start playing it. Needs the operator token when the server has one.
+   * Plan a tournament and start playing it. Needs the operator token when the server has one
+   * (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone else shares CreateMatch's
+   * per-address rate (RESOURCE_EXHAUSTED). INVALID_ARGUMENT names the field at fault (see
+   * each field's limits); ALREADY_EXISTS: request_id reused with other settings (the same
+   * settings return the first tournament, with the same entrant keys); UNAVAILABLE: draining.
    *
    * @generated from rpc cardarena.v1.TournamentService.CreateTournament
    */
@@ -1066,6 +1303,9 @@ export declare const TournamentService: GenService<{
     output: typeof CreateTournamentResponseSchema;
   },
   /**
+   * One tournament, with its standings (and its matches on request). No credential;
+   * NOT_FOUND for an unknown id.
+   *
    * @generated from rpc cardarena.v1.TournamentService.GetTournament
    */
   getTournament: {
@@ -1074,6 +1314,9 @@ export declare const TournamentService: GenService<{
     output: typeof GetTournamentResponseSchema;
   },
   /**
+   * Every tournament, oldest first (by creation time, then tournament_id), a page at a time.
+   * No credential. INVALID_ARGUMENT: page_size over 100, or a malformed page_token.
+   *
    * @generated from rpc cardarena.v1.TournamentService.ListTournaments
    */
   listTournaments: {
@@ -1083,7 +1326,9 @@ export declare const TournamentService: GenService<{
   },
   /**
    * Stop scheduling and cancel every running match (each logs its MatchCancelled). Needs the
-   * operator token or the tournament's creator secret.
+   * operator token or the tournament's creator secret (none: UNAUTHENTICATED; anything else:
+   * PERMISSION_DENIED). An ended tournament is returned unchanged. INVALID_ARGUMENT: a bad
+   * reason; NOT_FOUND; UNAVAILABLE: draining.
    *
    * @generated from rpc cardarena.v1.TournamentService.CancelTournament
    */
@@ -1093,7 +1338,9 @@ export declare const TournamentService: GenService<{
     output: typeof CancelTournamentResponseSchema;
   },
   /**
-   * The tournament now, then again whenever a match of it ends, until it ends.
+   * The tournament now, then again whenever a match of it ends, until it ends. No credential.
+   * Conflated: a slow reader gets the latest state, not every one. Ends with OK after the
+   * message whose status is ENDED. NOT_FOUND; UNAVAILABLE: draining.
    *
    * @generated from rpc cardarena.v1.TournamentService.WatchTournament
    */
@@ -1107,6 +1354,10 @@ export declare const TournamentService: GenService<{
    * they start, those already running first, until the tournament ends. Play each over
    * Play or StreamEvents/SubmitAction. An entrant may connect, go away and come back; while
    * it is away its seats are played by their clocks (and the time-outs are its faults).
+   * Needs the entrant's key (none, or not an entrant's of this tournament:
+   * UNAUTHENTICATED). INVALID_ARGUMENT: a contribution not 32 bytes; NOT_FOUND; UNAVAILABLE
+   * when the entrant stopped reading or the server drains: enter again (running matches are
+   * assigned again).
    *
    * @generated from rpc cardarena.v1.TournamentService.Enter
    */

@@ -182,12 +182,16 @@ export const TournamentStatusSchema = /*@__PURE__*/
   enumDesc(file_cardarena_v1_tournament, 0);
 
 /**
+ * Where a tournament is: RUNNING from its creation, then ENDED.
+ *
  * @generated from enum cardarena.v1.TournamentStatus
  */
 export const TournamentStatus = /*@__PURE__*/
   tsEnum(TournamentStatusSchema);
 
 /**
+ * Tournaments the server plans, schedules and scores itself. docs/tournaments.md is the guide.
+ *
  * @generated from service cardarena.v1.TournamentService
  */
 export const TournamentService = /*@__PURE__*/

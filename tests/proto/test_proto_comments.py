@@ -1,0 +1,183 @@
+"""The .proto comments are the reference a client in another language reads first (its
+generated code carries them), so they are held to the code: every message, field, oneof,
+enum, enum value, service and RPC has a leading comment, and the strings and limits the
+comments spell out are the ones the engine and the server use, so a comment cannot go stale
+unseen. The descriptors are read with their source info, from protoc itself."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Iterator
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+from google.protobuf import descriptor_pb2
+from grpc_tools import protoc  # type: ignore[import-untyped]  # no stubs; protoc.main(argv) -> int
+
+from cardarena.engine.games import GAMES, ROUND_KINDS
+from cardarena.engine.triathlon import LAST, MIDDLE, MULTIPLE
+from cardarena.server.api.requests import MAX_NAME, MAX_PAGE, MAX_REASON
+from cardarena.server.api.tournament_requests import (
+    MAX_CONCURRENCY,
+    MAX_DEALS,
+    MAX_ENTRANTS,
+    MAX_FORFEIT_AFTER,
+    MAX_TITLE,
+)
+from cardarena.server.api.tournaments import MAX_TOURNAMENT_PAGE
+from cardarena.server.hosting.arena import MAX_MOVE_MS
+from cardarena.server.hosting.subscribers import SUBSCRIBER_QUEUE
+from cardarena.server.tournaments.spec import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_ENTRY_MS,
+    DEFAULT_FORFEIT_AFTER,
+    MAX_ENTRY_MS,
+)
+
+ROOT = Path(__file__).resolve().parents[2] / "proto"
+FILES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "cardarena" / "v1").glob("*.proto"))
+
+# Field numbers of descriptor.proto, the steps of a SourceCodeInfo location's path.
+MESSAGE, ENUM, SERVICE = 4, 5, 6  # in FileDescriptorProto
+FIELD, NESTED, NESTED_ENUM, ONEOF = 2, 3, 4, 8  # in DescriptorProto
+VALUE = 2  # in EnumDescriptorProto
+METHOD = 2  # in ServiceDescriptorProto
+
+
+@cache
+def comments() -> dict[str, str]:
+    """Every element's full name (``cardarena.v1.Snapshot.round_kind``) -> its leading comment
+    (stripped; "" when it has none)."""
+    with (
+        resources.as_file(resources.files("grpc_tools") / "_proto") as includes,
+        tempfile.TemporaryDirectory() as folder,
+    ):
+        out = Path(folder) / "descriptors.pb"
+        code = protoc.main(
+            [
+                "protoc",
+                f"-I{ROOT}",
+                f"-I{includes}",
+                "--include_source_info",
+                f"--descriptor_set_out={out}",
+                *FILES,
+            ]
+        )
+        assert code == 0, f"protoc failed ({code})"
+        files = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes()).file
+    found: dict[str, str] = {}
+    for file in files:
+        leading = {
+            tuple(loc.path): loc.leading_comments.strip() for loc in file.source_code_info.location
+        }
+        for name, path in elements(file):
+            found[name] = leading.get(path, "")
+    return found
+
+
+def elements(file: descriptor_pb2.FileDescriptorProto) -> Iterator[tuple[str, tuple[int, ...]]]:
+    """Every documented element of ``file``: its full name and its source-info path."""
+    package = file.package
+    for i, message in enumerate(file.message_type):
+        yield from _message(f"{package}.{message.name}", message, (MESSAGE, i))
+    for i, enum in enumerate(file.enum_type):
+        yield from _enum(f"{package}.{enum.name}", enum, (ENUM, i))
+    for i, service in enumerate(file.service):
+        name = f"{package}.{service.name}"
+        yield name, (SERVICE, i)
+        for j, method in enumerate(service.method):
+            yield f"{name}.{method.name}", (SERVICE, i, METHOD, j)
+
+
+def _message(
+    name: str, message: descriptor_pb2.DescriptorProto, path: tuple[int, ...]
+) -> Iterator[tuple[str, tuple[int, ...]]]:
+    yield name, path
+    for j, field in enumerate(message.field):
+        yield f"{name}.{field.name}", (*path, FIELD, j)
+    for j, oneof in enumerate(message.oneof_decl):
+        if not oneof.name.startswith("_"):  # proto3 `optional` makes a synthetic oneof
+            yield f"{name}.{oneof.name}", (*path, ONEOF, j)
+    for j, nested in enumerate(message.nested_type):
+        yield from _message(f"{name}.{nested.name}", nested, (*path, NESTED, j))
+    for j, enum in enumerate(message.enum_type):
+        yield from _enum(f"{name}.{enum.name}", enum, (*path, NESTED_ENUM, j))
+
+
+def _enum(
+    name: str, enum: descriptor_pb2.EnumDescriptorProto, path: tuple[int, ...]
+) -> Iterator[tuple[str, tuple[int, ...]]]:
+    yield name, path
+    for j, value in enumerate(enum.value):
+        yield f"{name}.{value.name}", (*path, VALUE, j)
+
+
+def comment(element: str) -> str:
+    """An element's comment, its lines joined by single spaces."""
+    return " ".join(comments()[f"cardarena.v1.{element}"].split())
+
+
+def quoted(element: str) -> set[str]:
+    """The double-quoted strings of an element's comment."""
+    return set(re.findall(r'"([^"\n]*)"', comment(element)))
+
+
+def test_the_descriptors_are_read_with_their_comments() -> None:
+    # The reader itself: a walk that found nothing would pass every test below.
+    assert len(comments()) > 400
+    assert "cardarena.v1.MatchService.StreamEvents" in comments()
+    assert comment("Event.seq").startswith("Starts at 1")
+
+
+def test_every_message_field_enum_value_service_and_rpc_has_a_leading_comment() -> None:
+    missing = sorted(name for name, text in comments().items() if not text)
+    assert not missing, f"{len(missing)} elements without a leading comment: {missing}"
+
+
+def test_the_round_kinds_listed_are_the_engines() -> None:
+    for element in ("RoundStarted.kind", "Snapshot.round_kind"):
+        assert quoted(element) - {""} == set(ROUND_KINDS), element
+
+
+def test_the_feats_listed_are_the_engines() -> None:
+    assert quoted("SeatFeats.feats") == {MULTIPLE, LAST, MIDDLE}
+
+
+def test_the_games_listed_are_the_registrys() -> None:
+    assert quoted("GameDescription.name") == set(GAMES)
+
+
+def test_the_sprt_verdicts_listed_are_the_stop_rules() -> None:
+    assert quoted("SprtState.verdict") == {"H0", "H1", ""}
+
+
+def test_the_limits_in_the_comments_are_the_servers() -> None:
+    def spelled(number: int) -> str:
+        return f"{number:,}" if number >= 10_000 else str(number)
+
+    pins = {
+        "ListMatchesRequest.page_size": f"1..{spelled(MAX_PAGE)}",
+        "ListTournamentsRequest.page_size": f"1..{MAX_TOURNAMENT_PAGE}",
+        "JoinMatchRequest.name": f"at most {MAX_NAME} characters",
+        "CancelMatchRequest.reason": f"at most {MAX_REASON} characters",
+        "CancelTournamentRequest.reason": f"at most {MAX_REASON} characters",
+        "TimeControl.move_ms": f"0..{spelled(MAX_MOVE_MS)}",
+        "CreateTournamentRequest.time_control": f"1..{spelled(MAX_MOVE_MS)}",
+        "CreateTournamentRequest.name": f"at most {MAX_TITLE} characters",
+        "CreateTournamentRequest.entrants": f"2 to {MAX_ENTRANTS}",
+        "CreateTournamentRequest.deals": f"1..{spelled(MAX_DEALS)}",
+        "CreateTournamentRequest.concurrency": (
+            f"1..{MAX_CONCURRENCY}; 0 means {DEFAULT_CONCURRENCY}"
+        ),
+        "CreateTournamentRequest.entry_ms": (
+            f"1..{spelled(MAX_ENTRY_MS)}; 0 means {spelled(DEFAULT_ENTRY_MS)}"
+        ),
+        "EntrantSpec.name": f"1 to {MAX_NAME}",
+        "FaultPolicy.forfeit_after": f"1..{spelled(MAX_FORFEIT_AFTER)}",
+        "FaultPolicy.policy": f"forfeit after {DEFAULT_FORFEIT_AFTER}",
+        "StreamEventsRequest.after_seq": f"{spelled(SUBSCRIBER_QUEUE)} events",
+    }
+    wrong = {element: text for element, text in pins.items() if text not in comment(element)}
+    assert not wrong, f"comments that do not say the server's limit: {wrong}"
