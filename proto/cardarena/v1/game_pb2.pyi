@@ -1257,8 +1257,10 @@ class Snapshot(_message.Message):
     round: _builtins.int
     """The current round, from 0 (0 also before the first)."""
     round_kind: _builtins.str
-    """The current round's kind: "pass", "clubs", "queens", "grand", "trumps", "finale",
-    "fan_tan", "hand" or "deal" (see RoundStarted.kind); "" before the first round.
+    """The current round's kind (see RoundStarted.kind): "pass", "clubs", "queens", "grand",
+    "trumps", "finale", "fan_tan", "hand" or "deal"; "" before the first round starts. A
+    match waiting for seats may show its first round already: its cards come with the last
+    join.
     """
     dealer: _builtins.int
     """The current round's dealer."""

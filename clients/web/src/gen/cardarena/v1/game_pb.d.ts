@@ -1204,8 +1204,10 @@ export declare type Snapshot = Message<"cardarena.v1.Snapshot"> & {
   round: number;
 
   /**
-   * The current round's kind: "pass", "clubs", "queens", "grand", "trumps", "finale",
-   * "fan_tan", "hand" or "deal" (see RoundStarted.kind); "" before the first round.
+   * The current round's kind (see RoundStarted.kind): "pass", "clubs", "queens", "grand",
+   * "trumps", "finale", "fan_tan", "hand" or "deal"; "" before the first round starts. A
+   * match waiting for seats may show its first round already: its cards come with the last
+   * join.
    *
    * @generated from field: string round_kind = 7;
    */
