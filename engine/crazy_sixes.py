@@ -8,6 +8,7 @@ from typing import Any
 
 from .decks import spanish_deck
 from .events import Event, Score
+from .exact import reached
 from .options import ChoiceSpec, IntSpec, ObjectSpec, SeatSpec
 from .schedule import GameSpec, Round, RoundPlan
 from .sixes import SIXES_LAYOUT, SixesHand
@@ -63,7 +64,7 @@ class CrazySixesSchedule:
     def next_round(
         self, index: int, totals: tuple[Score, ...], previous: Round | None
     ) -> RoundPlan | None:
-        if index > 0 and max(totals) >= self.target:
+        if index > 0 and reached(totals, self.target):
             return None
         starter = None
         if isinstance(previous, SixesHand):

@@ -36,6 +36,7 @@ from .events import (
     TrumpChosen,
     TrumpDrawn,
 )
+from .exact import add_all
 from .fairdeal import DEALER_LABEL, RandomStream, check_seed, commitment, deal_label, trump_label
 from .games import get_game
 from .options import check_seat, whole_number
@@ -363,7 +364,7 @@ class Match:
     def _end_round(self, out: list[Event]) -> None:
         assert self.round is not None and self.plan is not None
         scores, extra = self.schedule.score(self.round_index, self.round, self.plan)
-        self.totals = tuple([t + s for t, s in zip(self.totals, scores, strict=True)])
+        self.totals = add_all(self.totals, scores)
         self.round_scores.append(scores)
         out.extend(extra)
         out.append(RoundScored(self.round_index, scores, self.totals))

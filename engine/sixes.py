@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Final
 from .actions import PASS
 from .cards import OROS, SPANISH_BASE, SUIT_MASKS, CardSet, card_code, spanish
 from .events import CARD_PLAYED, PASSED, Event, cards_dead, check_players
+from .exact import fraction
 from .traits import Layout
 
 SIX_OF_OROS = spanish(OROS, 6)
@@ -69,6 +70,12 @@ def _by_ends(rule: Callable[[int, int, int], int]) -> tuple[int, ...]:
 
 PLAYABLE_BY_ENDS: Final = _by_ends(suit_playable)
 DEAD_ZONE_BY_ENDS: Final = _by_ends(dead_zone)
+CARD_SUIT: Final = tuple((c - SPANISH_BASE) // 12 for c in range(SPANISH_BASE + 48))
+"""A Spanish card's row, ``0..3`` (by card id; the French ids below are never looked up)."""
+CARD_RANK: Final = tuple((c - SPANISH_BASE) % 12 + 1 for c in range(SPANISH_BASE + 48))
+"""A Spanish card's rank, ``1..12`` (by card id, as :data:`CARD_SUIT`)."""
+OTHER_SUITS: Final = tuple(~SUIT_MASKS[OROS + s] for s in range(4))
+"""Every card but those of row ``s``: clears a row's playable cards before they are redone."""
 
 
 @dataclass(frozen=True)
@@ -190,6 +197,77 @@ class SixesHand:
         return action
 
     def play(self, action: int, out: list[Event]) -> None:
+        """Put the card down, move its suit's ends, kill what it jumped over, then find the
+        next seat to act. Every card of every hand passes here, so :meth:`_place` and
+        :meth:`_settle` are written out in it (tests/engine/test_engine_fastpaths.py plays
+        both ways and compares)."""
+        seat: int = self.to_act  # type: ignore[assignment]  # a round that is played has a seat to act
+        self.must_open_oros = False
+        # _place(seat, action, out)
+        bit = 1 << action
+        hands = self.hands
+        hands[seat] ^= bit
+        self.placed[seat] += 1
+        table = self.table_mask = self.table_mask | bit
+        out.append(CARD_PLAYED[seat][action])
+        suit = CARD_SUIT[action]
+        rank = CARD_RANK[action]
+        low_ends, high_ends = self.low, self.high
+        old_low, old_high = low_ends[suit], high_ends[suit]
+        if old_low == 0:
+            low_ends[suit] = high_ends[suit] = rank
+            at = suit * 169 + rank * 14
+        elif rank < old_low:
+            low_ends[suit] = rank
+            at = suit * 169 + rank * 13 + old_high
+        else:
+            high_ends[suit] = rank
+            at = suit * 169 + old_low * 13 + rank
+        # Only the part of the dead zone that is new can still be in someone's hand.
+        grown = DEAD_ZONE_BY_ENDS[at] & ~DEAD_ZONE_BY_ENDS[suit * 169 + old_low * 13 + old_high]
+        if grown & ~table:
+            self._kill(grown & ~table, out)
+        playable = self.playable = (self.playable & OTHER_SUITS[suit]) | (
+            PLAYABLE_BY_ENDS[at] & self.deck_mask
+        )
+        if table & ACES_AND_KINGS == ACES_AND_KINGS:
+            self.finished = True
+            self.to_act = None
+            self.legal = 0
+            return
+        # _settle((seat + 1) % players, out)
+        players = self.players
+        seat = (seat + 1) % players
+        while not hands[seat] & playable:
+            if hands[seat]:
+                out.append(PASSED[True][seat])
+            seat = (seat + 1) % players
+        self.to_act = seat
+        self.legal = hands[seat] & playable
+
+    def _place(self, seat: int, card: int, out: list[Event]) -> None:
+        """Put ``card`` on the table, move its suit's end and kill what it jumped over.
+
+        The plain form of the first half of :meth:`play`, kept for the tests that compare."""
+        bit = 1 << card
+        self.hands[seat] ^= bit
+        self.placed[seat] += 1
+        table = self.table_mask = self.table_mask | bit
+        out.append(CARD_PLAYED[seat][card])
+        suit = SIXES_LAYOUT.suit(card)
+        old_low, old_high = self.low[suit], self.high[suit]
+        low, high = self.low[suit], self.high[suit] = row_ends(
+            old_low, old_high, SIXES_LAYOUT.rank(card)
+        )
+        grown = dead_zone(suit, low, high) & ~dead_zone(suit, old_low, old_high)
+        if grown & ~table:
+            self._kill(grown & ~table, out)
+        self.playable = (self.playable & ~SUIT_MASKS[OROS + suit]) | (
+            suit_playable(suit, low, high) & self.deck_mask
+        )
+
+    def play_plainly(self, action: int, out: list[Event]) -> None:
+        """:meth:`play` from the rule functions, one step at a time: the tests' yardstick."""
         seat = self.to_act
         assert seat is not None
         self.must_open_oros = False
@@ -200,35 +278,6 @@ class SixesHand:
             self.legal = 0
             return
         self._settle((seat + 1) % self.players, out)
-
-    def _place(self, seat: int, card: int, out: list[Event]) -> None:
-        """Put ``card`` on the table, move its suit's end and kill what it jumped over."""
-        bit = 1 << card
-        self.hands[seat] ^= bit
-        self.placed[seat] += 1
-        table = self.table_mask = self.table_mask | bit
-        out.append(CARD_PLAYED[seat][card])
-        offset = card - SPANISH_BASE
-        suit, rank = offset // 12, offset % 12 + 1
-        # row_ends(low, high, rank) written out: every card of every hand passes here.
-        low, high = old_low, old_high = self.low[suit], self.high[suit]
-        if low == 0:
-            low = high = rank
-        elif rank < low:
-            low = rank
-        else:
-            high = rank
-        self.low[suit], self.high[suit] = low, high
-        base = suit * 169
-        # Only the part of the dead zone that is new can still be in someone's hand.
-        grown = (
-            DEAD_ZONE_BY_ENDS[base + low * 13 + high]
-            & ~DEAD_ZONE_BY_ENDS[base + old_low * 13 + old_high]
-        )
-        if grown & ~table:
-            self._kill(grown & ~table, out)
-        playable = PLAYABLE_BY_ENDS[base + low * 13 + high] & self.deck_mask
-        self.playable = (self.playable & ~SUIT_MASKS[OROS + suit]) | playable
 
     def _kill(self, between: int, out: list[Event]) -> None:
         """Every card of ``between`` still in a hand goes to that hand's dead pile."""
@@ -273,8 +322,8 @@ def score_hand(
 ) -> tuple[Fraction, ...]:
     """RULES.md §2.3: placed cards, the winners' share of the unplaced pool, +5 for a clean hand.
 
-    Each score is built as one fraction from whole numbers: fraction arithmetic is slow, and
-    every hand of every match is scored here.
+    Each score is built as one fraction from whole numbers (:func:`exact.fraction`): fraction
+    arithmetic is slow, and every hand of every match is scored here.
     """
     best = max(placed)
     winners = [i for i, p in enumerate(placed) if p == best]
@@ -287,8 +336,10 @@ def score_hand(
         unplaced, ways = unplaced // ways, 1
     # A winner scores p + unplaced / ways (+ 5 when clean) = (p * ways + unplaced (+ 5 * ways)) / ways.
     return tuple(
-        Fraction((p + (5 if dead[i] == 0 else 0)) * ways + unplaced, ways)
-        if i in winners
-        else Fraction(p)
-        for i, p in enumerate(placed)
+        [
+            fraction((p + (5 if dead[i] == 0 else 0)) * ways + unplaced, ways)
+            if i in winners
+            else fraction(p, 1)
+            for i, p in enumerate(placed)
+        ]
     )

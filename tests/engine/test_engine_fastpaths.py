@@ -7,10 +7,12 @@ domain is small, and along random matches of every game otherwise.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import random
 from collections.abc import Iterator
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -30,6 +32,7 @@ from cardarena.engine.events import (
     check_players,
     trick_won,
 )
+from cardarena.engine.exact import add, add_all, fraction, reached
 from cardarena.engine.fairdeal import RandomStream
 from cardarena.engine.fantan import (
     FAN_TAN_RANKS,
@@ -38,7 +41,16 @@ from cardarena.engine.fantan import (
     fan_tan_rank,
     suit_playable,
 )
-from cardarena.engine.sixes import DEAD_ZONE_BY_ENDS, PLAYABLE_BY_ENDS, SixesHand, dead_zone
+from cardarena.engine.sixes import (
+    CARD_RANK,
+    CARD_SUIT,
+    DEAD_ZONE_BY_ENDS,
+    PLAYABLE_BY_ENDS,
+    SIXES_LAYOUT,
+    SixesHand,
+    dead_zone,
+    score_hand,
+)
 from cardarena.engine.sixes import suit_playable as sixes_playable
 from cardarena.engine.tricks import (
     FOLLOW_MASKS,
@@ -166,6 +178,89 @@ def test_crazy_sixes_tables_are_the_rule() -> None:
                 at = (suit * 13 + low) * 13 + high
                 assert PLAYABLE_BY_ENDS[at] == sixes_playable(suit, low, high)
                 assert DEAD_ZONE_BY_ENDS[at] == dead_zone(suit, low, high)
+
+
+def test_crazy_sixes_card_tables_are_the_layout() -> None:
+    for card in spanish_deck(48):
+        assert CARD_SUIT[card] == SIXES_LAYOUT.suit(card)
+        assert CARD_RANK[card] == SIXES_LAYOUT.rank(card)
+
+
+@pytest.mark.parametrize("options", [None, {"deck": 40}], ids=["48", "40"])
+@pytest.mark.parametrize("players", [3, 4])
+def test_crazy_sixes_play_equals_the_plain_steps(
+    players: int, options: dict[str, Any] | None
+) -> None:
+    """Before every action of random matches, a copy of the hand played by the rule functions
+    one step at a time (``play_plainly``) makes the same events and ends in the same state."""
+    for seed in range(4):
+        for match in walk("crazy_sixes", players, seed, options):
+            rnd = match.round
+            if not isinstance(rnd, SixesHand) or rnd.to_act is None:
+                continue
+            plain = copy.deepcopy(rnd)
+            fast = copy.deepcopy(rnd)
+            action = match.legal_actions()[seed % len(match.legal_actions())]
+            plain_out: list[Any] = []
+            fast_out: list[Any] = []
+            plain.play_plainly(action, plain_out)
+            fast.play(action, fast_out)
+            assert fast_out == plain_out
+            assert {k: getattr(fast, k) for k in SixesHand.__slots__} == {
+                k: getattr(plain, k) for k in SixesHand.__slots__
+            }
+
+
+# -- exact scores -----------------------------------------------------------------------------
+
+
+def test_exact_fractions_are_fractions() -> None:
+    for n in range(-30, 31):
+        for d in range(1, 13):
+            fast, plain = fraction(n, d), Fraction(n, d)
+            assert type(fast) is Fraction and fast == plain and hash(fast) == hash(plain)
+            assert (fast.numerator, fast.denominator) == (plain.numerator, plain.denominator)
+            assert str(fast) == str(plain) and repr(fast) == repr(plain)
+
+
+def test_exact_sums_and_comparisons_equal_the_plain_operations() -> None:
+    rng = random.Random(5)
+    values: list[int | Fraction] = [0, 7, -3, Fraction(5, 2), Fraction(-7, 3), Fraction(9, 3)]
+    values += [Fraction(rng.randrange(-500, 500), rng.randrange(1, 60)) for _ in range(60)]
+    for a in values:
+        for b in values:
+            fast, plain = add(a, b), a + b
+            assert type(fast) is type(plain) and fast == plain
+            assert (fast.numerator, fast.denominator) == (plain.numerator, plain.denominator)
+    for _ in range(2000):
+        totals = rng.sample(values, 4)
+        scores = rng.sample(values, 4)
+        target = rng.randrange(-10, 20)
+        assert reached(totals, target) == (max(totals) >= target)
+        assert add_all(totals, scores) == tuple(t + s for t, s in zip(totals, scores, strict=True))
+    with pytest.raises(ValueError, match="3 scores for 4 totals"):
+        add_all([0] * 4, [0] * 3)
+
+
+def test_crazy_sixes_scores_equal_fractions_made_plainly() -> None:
+    rng = random.Random(6)
+    for _ in range(2000):
+        players = rng.choice([3, 4])
+        placed = [rng.randrange(13) for _ in range(players)]
+        dead = [rng.choice([0, 0, rng.randrange(8)]) for _ in range(players)]
+        split, pool = rng.choice(["exact", "floor"]), rng.choice(["all_unplaced", "rivals_only"])
+        best = max(placed)
+        winners = [i for i, p in enumerate(placed) if p == best]
+        unplaced = sum(d for i, d in enumerate(dead) if pool == "all_unplaced" or i not in winners)
+        share = Fraction(unplaced, len(winners))
+        if split == "floor":
+            share = Fraction(unplaced // len(winners))
+        expected = tuple(
+            Fraction(p) + (share + (5 if dead[i] == 0 else 0) if i in winners else 0)
+            for i, p in enumerate(placed)
+        )
+        scores = score_hand(placed, dead, split=split, pool=pool)
+        assert scores == expected and all(type(s) is Fraction for s in scores)
 
 
 # -- state kept incrementally, along random matches -------------------------------------------

@@ -3,7 +3,8 @@
 An allow-list, not a deny-list: every module the engine imports must be one of these (or a
 module of the engine itself), and it may not call the built-ins that reach the outside world.
 ``hashlib`` is allowed because the fair-deal stream is SHA-256 of the seed; ``abc`` and ``enum``
-because the round cores' traits (``traits.py``) are declared with them.
+because the round cores' traits (``traits.py``) are declared with them; ``math`` for the
+``gcd`` of exact scores (``exact.py``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ ALLOWED_IMPORTS = {
     "fractions",
     "functools",
     "hashlib",
+    "math",
     "struct",
     "typing",
 }
