@@ -120,8 +120,8 @@ class _FaultKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FaultKind.V
     """The entrant's connection to its tournament went away while the match was running."""
 
 class FaultKind(_FaultKind, metaclass=_FaultKindEnumTypeWrapper):
-    """What a seat did wrong, under a fault policy (MatchStarted.forfeit_after > 0). A time-out
-    is a TimedOut event and counts as a fault too.
+    """What a seat did wrong, logged in a tournament's match (MatchStarted.tournament_id set),
+    whatever its fault policy. A time-out is a TimedOut event and counts as a fault too.
     """
 
 FAULT_KIND_UNSPECIFIED: FaultKind.ValueType  # 0
@@ -806,7 +806,7 @@ Global___RoundScored: _TypeAlias = RoundScored  # noqa: Y015
 
 @_typing.final
 class MatchEnded(_message.Message):
-    """The rules ended the match (the seed's reveal follows: SeedRevealed)."""
+    """The rules ended the match; SeedRevealed follows (a tournament's match: see SeedRevealed)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -938,7 +938,7 @@ Global___SeatForfeited: _TypeAlias = SeatForfeited  # noqa: Y015
 class SeedRevealed(_message.Message):
     """The seed, revealed when the match has ended: anyone can now recompute every deal. A
     tournament's match, dealt from its duplicate group's seed, gets it only once the group's
-    last match has ended; it is the log's last entry.
+    last match has ended (or the tournament has); it is the log's last entry.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -961,8 +961,8 @@ Global___SeedRevealed: _TypeAlias = SeedRevealed  # noqa: Y015
 
 @_typing.final
 class MatchCancelled(_message.Message):
-    """The match ended before its rules ended it: cancelled by the operator or its creator, or
-    expired while waiting for seats. No winners; the totals stand as they were. A log whose
+    """The match ended before its rules ended it: cancelled by the operator or its creator (or
+    its tournament's), or expired while waiting for seats. No winners; the totals stand as they were. A log whose
     last entries are MatchCancelled and SeedRevealed audits clean.
     """
 
@@ -1095,7 +1095,9 @@ class Event(_message.Message):
 
     @_builtins.property
     def match_cancelled(self) -> Global___MatchCancelled:
-        """The match was ended early; SeedRevealed follows."""
+        """The match was ended early; SeedRevealed follows (a tournament's match: see
+        SeedRevealed).
+        """
 
     @_builtins.property
     def seat_faulted(self) -> Global___SeatFaulted:

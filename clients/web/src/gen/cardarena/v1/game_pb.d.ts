@@ -718,7 +718,7 @@ export declare type RoundScored = Message<"cardarena.v1.RoundScored"> & {
 export declare const RoundScoredSchema: GenMessage<RoundScored>;
 
 /**
- * The rules ended the match (the seed's reveal follows: SeedRevealed).
+ * The rules ended the match; SeedRevealed follows (a tournament's match: see SeedRevealed).
  *
  * @generated from message cardarena.v1.MatchEnded
  */
@@ -849,7 +849,7 @@ export declare const SeatForfeitedSchema: GenMessage<SeatForfeited>;
 /**
  * The seed, revealed when the match has ended: anyone can now recompute every deal. A
  * tournament's match, dealt from its duplicate group's seed, gets it only once the group's
- * last match has ended; it is the log's last entry.
+ * last match has ended (or the tournament has); it is the log's last entry.
  *
  * @generated from message cardarena.v1.SeedRevealed
  */
@@ -869,8 +869,8 @@ export declare type SeedRevealed = Message<"cardarena.v1.SeedRevealed"> & {
 export declare const SeedRevealedSchema: GenMessage<SeedRevealed>;
 
 /**
- * The match ended before its rules ended it: cancelled by the operator or its creator, or
- * expired while waiting for seats. No winners; the totals stand as they were. A log whose
+ * The match ended before its rules ended it: cancelled by the operator or its creator (or
+ * its tournament's), or expired while waiting for seats. No winners; the totals stand as they were. A log whose
  * last entries are MatchCancelled and SeedRevealed audits clean.
  *
  * @generated from message cardarena.v1.MatchCancelled
@@ -1057,7 +1057,8 @@ export declare type Event = Message<"cardarena.v1.Event"> & {
     case: "seedRevealed";
   } | {
     /**
-     * The match was ended early; SeedRevealed follows.
+     * The match was ended early; SeedRevealed follows (a tournament's match: see
+     * SeedRevealed).
      *
      * @generated from field: cardarena.v1.MatchCancelled match_cancelled = 27;
      */
@@ -1474,8 +1475,8 @@ export enum PassReason {
 export declare const PassReasonSchema: GenEnum<PassReason>;
 
 /**
- * What a seat did wrong, under a fault policy (MatchStarted.forfeit_after > 0). A time-out
- * is a TimedOut event and counts as a fault too.
+ * What a seat did wrong, logged in a tournament's match (MatchStarted.tournament_id set),
+ * whatever its fault policy. A time-out is a TimedOut event and counts as a fault too.
  *
  * @generated from enum cardarena.v1.FaultKind
  */

@@ -268,8 +268,8 @@ export const FaultKindSchema = /*@__PURE__*/
   enumDesc(file_cardarena_v1_game, 2);
 
 /**
- * What a seat did wrong, under a fault policy (MatchStarted.forfeit_after > 0). A time-out
- * is a TimedOut event and counts as a fault too.
+ * What a seat did wrong, logged in a tournament's match (MatchStarted.tournament_id set),
+ * whatever its fault policy. A time-out is a TimedOut event and counts as a fault too.
  *
  * @generated from enum cardarena.v1.FaultKind
  */
