@@ -18,12 +18,14 @@ from grpc_tools import protoc  # type: ignore[import-untyped]  # no stubs; proto
 
 from cardarena.engine.games import GAMES, ROUND_KINDS
 from cardarena.engine.triathlon import LAST, MIDDLE, MULTIPLE
+from cardarena.server.api.play import PLAY_QUEUE
 from cardarena.server.api.requests import MAX_NAME, MAX_PAGE, MAX_REASON
 from cardarena.server.api.tournament_requests import (
     MAX_CONCURRENCY,
     MAX_DEALS,
     MAX_ENTRANTS,
     MAX_FORFEIT_AFTER,
+    MAX_PLANNED,
     MAX_TITLE,
 )
 from cardarena.server.api.tournaments import MAX_TOURNAMENT_PAGE
@@ -178,6 +180,8 @@ def test_the_limits_in_the_comments_are_the_servers() -> None:
         "FaultPolicy.forfeit_after": f"1..{spelled(MAX_FORFEIT_AFTER)}",
         "FaultPolicy.policy": f"forfeit after {DEFAULT_FORFEIT_AFTER}",
         "StreamEventsRequest.after_seq": f"{spelled(SUBSCRIBER_QUEUE)} events",
+        "MatchService.Play": f"{spelled(PLAY_QUEUE)} messages",
+        "CreateTournamentRequest": f"At most {spelled(MAX_PLANNED)} matches",
     }
     wrong = {element: text for element, text in pins.items() if text not in comment(element)}
     assert not wrong, f"comments that do not say the server's limit: {wrong}"

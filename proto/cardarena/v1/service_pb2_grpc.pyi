@@ -87,8 +87,8 @@ class MatchServiceStub:
     snapshot.seq (already in the snapshot: for clients that keep a log), then live events,
     with YourTurn after the events that make this seat the one to act; no gaps, nothing
     twice. A fresh stream sends no YourTurn for the position it opens at: the snapshot's
-    legal_actions is the prompt. The other seats' hands are hidden, and pass reasons in
-    voluntary-pass rounds. Ends with OK once the match has ended (after SeedRevealed, or
+    legal_actions is the prompt. Hidden: the other seats' hands, pass reasons in
+    voluntary-pass rounds, and another seat's refused action and its detail. Ends with OK once the match has ended (after SeedRevealed, or
     after MatchEnded/MatchCancelled in a tournament's match whose seed is not yet
     revealed); with UNAVAILABLE when the reader fell behind or the server drains: reopen
     with after_seq = the last seq seen. NOT_FOUND; INVALID_ARGUMENT: seat out of range;
@@ -172,8 +172,8 @@ class MatchServiceAsyncStub(MatchServiceStub):
     snapshot.seq (already in the snapshot: for clients that keep a log), then live events,
     with YourTurn after the events that make this seat the one to act; no gaps, nothing
     twice. A fresh stream sends no YourTurn for the position it opens at: the snapshot's
-    legal_actions is the prompt. The other seats' hands are hidden, and pass reasons in
-    voluntary-pass rounds. Ends with OK once the match has ended (after SeedRevealed, or
+    legal_actions is the prompt. Hidden: the other seats' hands, pass reasons in
+    voluntary-pass rounds, and another seat's refused action and its detail. Ends with OK once the match has ended (after SeedRevealed, or
     after MatchEnded/MatchCancelled in a tournament's match whose seed is not yet
     revealed); with UNAVAILABLE when the reader fell behind or the server drains: reopen
     with after_seq = the last seq seen. NOT_FOUND; INVALID_ARGUMENT: seat out of range;
@@ -296,8 +296,8 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         snapshot.seq (already in the snapshot: for clients that keep a log), then live events,
         with YourTurn after the events that make this seat the one to act; no gaps, nothing
         twice. A fresh stream sends no YourTurn for the position it opens at: the snapshot's
-        legal_actions is the prompt. The other seats' hands are hidden, and pass reasons in
-        voluntary-pass rounds. Ends with OK once the match has ended (after SeedRevealed, or
+        legal_actions is the prompt. Hidden: the other seats' hands, pass reasons in
+        voluntary-pass rounds, and another seat's refused action and its detail. Ends with OK once the match has ended (after SeedRevealed, or
         after MatchEnded/MatchCancelled in a tournament's match whose seed is not yet
         revealed); with UNAVAILABLE when the reader fell behind or the server drains: reopen
         with after_seq = the last seq seen. NOT_FOUND; INVALID_ARGUMENT: seat out of range;
