@@ -68,8 +68,9 @@ Global___MatchStatus: _TypeAlias = MatchStatus  # noqa: Y015
 
 @_typing.final
 class TimeControl(_message.Message):
-    """Per-move clock: a seat that does not act in time gets its default action (the lowest
-    legal card in the fixed card order, or the pass), recorded after a TimedOut event.
+    """Per-move clock: a seat that does not act in time gets its default action (the first of its
+    legal actions: the lowest legal card in the fixed card order, else the pass, else the
+    first suit in C, D, H, S order), recorded after a TimedOut event.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -183,7 +184,9 @@ class MatchInfo(_message.Message):
     checked against it (an auditor's --head).
     """
     cancelled: _builtins.bool
-    """Ended by CancelMatch or by expiry rather than by its rules (status is ENDED)."""
+    """Ended by CancelMatch, by its tournament (cancelled or stopped by its stop rule) or by
+    expiry rather than by its rules (status is ENDED).
+    """
     tournament_id: _builtins.str
     """The tournament that scheduled the match ("" for none)."""
     @_builtins.property

@@ -26,8 +26,9 @@ import type { Action, Event, Score, Snapshot, YourTurn } from "./game_pb.js";
 export declare const file_cardarena_v1_service: GenFile;
 
 /**
- * Per-move clock: a seat that does not act in time gets its default action (the lowest
- * legal card in the fixed card order, or the pass), recorded after a TimedOut event.
+ * Per-move clock: a seat that does not act in time gets its default action (the first of its
+ * legal actions: the lowest legal card in the fixed card order, else the pass, else the
+ * first suit in C, D, H, S order), recorded after a TimedOut event.
  *
  * @generated from message cardarena.v1.TimeControl
  */
@@ -211,7 +212,8 @@ export declare type MatchInfo = Message<"cardarena.v1.MatchInfo"> & {
   lastHash: Uint8Array;
 
   /**
-   * Ended by CancelMatch or by expiry rather than by its rules (status is ENDED).
+   * Ended by CancelMatch, by its tournament (cancelled or stopped by its stop rule) or by
+   * expiry rather than by its rules (status is ENDED).
    *
    * @generated from field: bool cancelled = 15;
    */
