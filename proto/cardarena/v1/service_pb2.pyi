@@ -358,8 +358,9 @@ class CreateMatchRequest(_message.Message):
     """Optional, exactly 32 bytes, for reproducible runs; the server draws one otherwise."""
     request_id: _builtins.str
     """Optional, 1 to 64 printable ASCII characters without spaces: makes creating safe to
-    retry. A repeat with the same request_id and the same game, players, options and time
-    control returns the match the first one created; with anything else, ALREADY_EXISTS.
+    retry. A repeat with the same request_id and the same settings (game, players, options,
+    time control, and the seed, reservations and creator secret if given) returns the match
+    the first one created; with anything else, ALREADY_EXISTS.
     """
     creator_secret: _builtins.str
     """Optional, 32 to 128 printable ASCII characters: whoever holds it may cancel the match.

@@ -382,8 +382,9 @@ export declare type CreateMatchRequest = Message<"cardarena.v1.CreateMatchReques
 
   /**
    * Optional, 1 to 64 printable ASCII characters without spaces: makes creating safe to
-   * retry. A repeat with the same request_id and the same game, players, options and time
-   * control returns the match the first one created; with anything else, ALREADY_EXISTS.
+   * retry. A repeat with the same request_id and the same settings (game, players, options,
+   * time control, and the seed, reservations and creator secret if given) returns the match
+   * the first one created; with anything else, ALREADY_EXISTS.
    *
    * @generated from field: string request_id = 6;
    */
