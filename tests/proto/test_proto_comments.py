@@ -31,12 +31,14 @@ from cardarena.server.api.tournament_requests import (
 from cardarena.server.api.tournaments import MAX_TOURNAMENT_PAGE
 from cardarena.server.hosting.arena import MAX_MOVE_MS
 from cardarena.server.hosting.subscribers import SUBSCRIBER_QUEUE
+from cardarena.server.tournaments.director import PLANNED
 from cardarena.server.tournaments.spec import (
     DEFAULT_CONCURRENCY,
     DEFAULT_ENTRY_MS,
     DEFAULT_FORFEIT_AFTER,
     MAX_ENTRY_MS,
 )
+from cardarena.v1.chain import GENESIS_DOMAIN
 
 ROOT = Path(__file__).resolve().parents[2] / "proto"
 FILES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "cardarena" / "v1").glob("*.proto"))
@@ -153,6 +155,13 @@ def test_the_games_listed_are_the_registrys() -> None:
 
 def test_the_sprt_verdicts_listed_are_the_stop_rules() -> None:
     assert quoted("SprtState.verdict") == {"H0", "H1", ""}
+
+
+def test_the_fixed_strings_quoted_are_the_servers() -> None:
+    assert PLANNED in quoted("TournamentInfo.end_reason")
+    genesis = GENESIS_DOMAIN.decode()
+    assert f'SHA-256("{genesis}" || match_id)' in comment("LogEntry")
+    assert f"the {len(GENESIS_DOMAIN)} ASCII bytes of the label" in comment("LogEntry")
 
 
 def test_the_limits_in_the_comments_are_the_servers() -> None:

@@ -1062,7 +1062,8 @@ Global___GetMatchLogRequest: _TypeAlias = GetMatchLogRequest  # noqa: Y015
 class LogEntry(_message.Message):
     """One stored event: the exact bytes of an Event message and its chained hash,
     SHA-256(previous hash || event), the first previous hash being
-    SHA-256("cardarena-log-v1" || match_id).
+    SHA-256("cardarena-log-v1" || match_id): the 16 ASCII bytes of the label, then the match
+    id's UTF-8 bytes, nothing between or after.
     """
 
     DESCRIPTOR: _descriptor.Descriptor

@@ -607,8 +607,10 @@ class TournamentInfo(_message.Message):
     status: Global___TournamentStatus.ValueType
     """RUNNING or ENDED."""
     end_reason: _builtins.str
-    """Why it ended: "every planned match was played", the stop rule's verdict, or the
-    cancellation's reason.
+    """Why it ended ("" while it runs): "every planned match was played"; the stop rule's
+    verdict, "the stop rule accepted H1 (llr 2.944)" (or H0); or the cancellation's reason,
+    "cancelled by the operator" or "cancelled by its creator", then ": " and the reason
+    CancelTournament gave, if any.
     """
     cancelled: _builtins.bool
     """Ended by CancelTournament."""

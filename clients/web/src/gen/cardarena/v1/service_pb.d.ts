@@ -1126,7 +1126,8 @@ export declare const GetMatchLogRequestSchema: GenMessage<GetMatchLogRequest>;
 /**
  * One stored event: the exact bytes of an Event message and its chained hash,
  * SHA-256(previous hash || event), the first previous hash being
- * SHA-256("cardarena-log-v1" || match_id).
+ * SHA-256("cardarena-log-v1" || match_id): the 16 ASCII bytes of the label, then the match
+ * id's UTF-8 bytes, nothing between or after.
  *
  * @generated from message cardarena.v1.LogEntry
  */

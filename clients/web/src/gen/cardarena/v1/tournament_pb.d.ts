@@ -738,8 +738,10 @@ export declare type TournamentInfo = Message<"cardarena.v1.TournamentInfo"> & {
   status: TournamentStatus;
 
   /**
-   * Why it ended: "every planned match was played", the stop rule's verdict, or the
-   * cancellation's reason.
+   * Why it ended ("" while it runs): "every planned match was played"; the stop rule's
+   * verdict, "the stop rule accepted H1 (llr 2.944)" (or H0); or the cancellation's reason,
+   * "cancelled by the operator" or "cancelled by its creator", then ": " and the reason
+   * CancelTournament gave, if any.
    *
    * @generated from field: string end_reason = 13;
    */
