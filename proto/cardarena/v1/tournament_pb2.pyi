@@ -137,9 +137,11 @@ class SprtRule(_message.Message):
     b: _builtins.str
     """Another entrant's name."""
     alpha: _builtins.float
-    """Error rates, each in (0, 0.5); 0 means 0.05."""
+    """Error rates, each in (0, 0.5); 0 means 0.05. alpha: the chance of accepting H1 when H0
+    holds (H1 is accepted once llr >= log((1 - beta) / alpha)).
+    """
     beta: _builtins.float
-    """As alpha: the chance of accepting H0 when H1 holds."""
+    """The chance of accepting H0 when H1 holds (H0 once llr <= log(beta / (1 - alpha)))."""
     d0: _builtins.float
     """H0's mean advantage of a over b, in points per match (finite)."""
     d1: _builtins.float

@@ -112,14 +112,15 @@ export declare type SprtRule = Message<"cardarena.v1.SprtRule"> & {
   b: string;
 
   /**
-   * Error rates, each in (0, 0.5); 0 means 0.05.
+   * Error rates, each in (0, 0.5); 0 means 0.05. alpha: the chance of accepting H1 when H0
+   * holds (H1 is accepted once llr >= log((1 - beta) / alpha)).
    *
    * @generated from field: double alpha = 3;
    */
   alpha: number;
 
   /**
-   * As alpha: the chance of accepting H0 when H1 holds.
+   * The chance of accepting H0 when H1 holds (H0 once llr <= log(beta / (1 - alpha))).
    *
    * @generated from field: double beta = 4;
    */
