@@ -38,6 +38,7 @@ function field(name, prop, players) {
   return h("div", { className: "field" },
     h("label", { for: id }, label), input,
     prop.description ? h("small", { className: "hint" }, prop.description) : null,
+    input.dataset.allowed ? h("small", { className: "hint" }, `one of ${input.dataset.allowed.split(",").join(", ")}`) : null,
     h("span", { className: "field-error", id: `${id}-error`, role: "alert" }));
 }
 

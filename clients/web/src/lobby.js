@@ -99,8 +99,9 @@ async function matchList() {
   const statusFilter = h("select", { id: "filter-status" }, h("option", { value: "0" }, "every status"),
     ...[1, 2, 3].map((s) => h("option", { value: s }, STATUS[s])));
   const rows = h("tbody");
-  const prev = h("button", { id: "page-prev", type: "button", disabled: true }, "◀ newer");
-  const next = h("button", { id: "page-next", type: "button", disabled: true }, "older ▶");
+  // ListMatches pages oldest first.
+  const prev = h("button", { id: "page-prev", type: "button", disabled: true }, "◀ previous");
+  const next = h("button", { id: "page-next", type: "button", disabled: true }, "next ▶");
   const pageLabel = h("span", { id: "page" });
   const tokens = [""]; // the page tokens of the pages seen, the first page's ""
   let page = 0;
