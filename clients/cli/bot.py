@@ -28,6 +28,7 @@ from ..client import ArenaClient
 from ..tournament.botspec import BotEntry, check_bot, make_python_bot, parse_bot
 from ..tournament.entrant import play_entrant
 from ..tournament.launcher import Limits, apply_limits
+from ..tournament.terminal import print_error
 from .argtypes import non_negative_int, seed_hex, server_address
 
 KEY_ENV = "CARDARENA_ENTRANT_KEY"
@@ -84,7 +85,7 @@ def run_connect(args: argparse.Namespace) -> int:
         entry = check_bot(parse_bot(args.bot))
         key = _key(args)
     except (ValueError, OSError) as error:
-        print(f"cardarena bot connect: {error}", file=sys.stderr)
+        print_error("cardarena bot connect", str(error))
         return 2
     try:
         seed = args.bot_seed if args.bot_seed is not None else os.urandom(32)
@@ -95,7 +96,7 @@ def run_connect(args: argparse.Namespace) -> int:
             _connect(args.server, args.tournament, key, entry, args.bot_log, seed, contribution)
         )
     except grpc.aio.AioRpcError as error:
-        print(f"cardarena bot connect: {error.code().name}: {error.details()}", file=sys.stderr)
+        print_error("cardarena bot connect", f"{error.code().name}: {error.details()}")
         return 1
     except KeyboardInterrupt:
         print("cardarena bot connect: stopped; connect again to go on playing", file=sys.stderr)

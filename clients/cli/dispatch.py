@@ -20,10 +20,11 @@ import ast
 import os
 import sys
 from collections.abc import Callable, Sequence
-from importlib import metadata
+from importlib import import_module, metadata
 from importlib.machinery import ModuleSpec
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
+from typing import NoReturn
 
 GROUP = "cardarena.commands"
 
@@ -47,7 +48,7 @@ def build_parser(
     Without a chosen command the parser can only print the help or refuse its input, and that
     is when every command's summary is read.
     """
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="cardarena",
         description="Host card-game bot competitions with replayable, auditable match logs.",
     )
@@ -64,6 +65,17 @@ def build_parser(
         else:
             subcommands.add_parser(name)
     return parser
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, its one-line errors drawn as every other error of the command line is."""
+
+    def error(self, message: str) -> NoReturn:
+        # Looked up only now, so that --help and every successful parse import no rich.
+        terminal = import_module("cardarena.clients.tournament.terminal")
+        self.print_usage(sys.stderr)
+        terminal.print_error(f"{self.prog}: error", message)
+        raise SystemExit(2)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

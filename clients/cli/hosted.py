@@ -23,6 +23,7 @@ from ..tournament.botspec import BotEntry
 from ..tournament.hosted_report import hosted_json, print_hosted, write_hosted_csv
 from ..tournament.launcher import BotFailedToStart, HostedConfig, Launch, Limits, follow
 from ..tournament.progress import LiveProgress
+from ..tournament.terminal import print_error
 
 EXIT_OK, EXIT_FAILED_MATCHES, EXIT_USAGE, EXIT_DETACHED = 0, 1, 2, 130
 
@@ -55,7 +56,7 @@ def _refusals(run: Callable[[], int]) -> int:
     try:
         return run()
     except grpc.aio.AioRpcError as error:
-        print(f"cardarena tournament: {error.code().name}: {error.details()}", file=sys.stderr)
+        print_error("cardarena tournament", f"{error.code().name}: {error.details()}")
         return EXIT_USAGE
 
 
@@ -80,7 +81,7 @@ async def _host(config: HostedConfig, args: argparse.Namespace) -> int:
         try:
             created = await launch.start()
         except BotFailedToStart as error:
-            print(f"cardarena tournament: {error}", file=sys.stderr)
+            print_error("cardarena tournament", str(error))
             return 2
         print(f"tournament {created.tournament_id} created on {config.address}", file=sys.stderr)
         code = await _watch(client, args, created.tournament_id, launch)

@@ -35,6 +35,7 @@ from ..tournament import BotEntry, parse_bot
 from ..tournament.hosted_report import HOSTED_LEGEND, print_hosted
 from ..tournament.launcher import BotFailedToStart, HostedConfig, Launch
 from ..tournament.progress import LiveProgress
+from ..tournament.terminal import print_error
 from .argtypes import positive_int, seed_hex
 
 CARDARENA = Path(sys.executable).parent / "cardarena"
@@ -222,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except RuntimeError as error:
-        print(f"main job: {error}", file=sys.stderr)
+        print_error("main job", str(error))
         return 1
 
 

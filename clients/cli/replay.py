@@ -8,12 +8,12 @@ clean, 1 shown but the audit failed, 2 unreadable input.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 
 from ..audit import AuditReport, audit_log, failure_text
 from ..logs import LogUnavailable
 from ..replay import build_timeline, html_page, render_text
+from ..tournament.terminal import print_error
 from .argtypes import output_file
 from .logsource import add_source_arguments, read_source
 
@@ -32,7 +32,7 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         try:
             resp, match_id = read_source(args, parser)
         except LogUnavailable as error:
-            print(f"cardarena replay: {error}", file=sys.stderr)
+            print_error("cardarena replay", str(error))
             return 2
         report = audit_log(resp, match_id=match_id)
         timeline = build_timeline(resp)

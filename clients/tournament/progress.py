@@ -1,4 +1,4 @@
-"""A one-line progress bar on stderr, in plain text, with no dependency.
+"""A one-line progress bar on stderr: rich's in a terminal, else (when asked for) plain text.
 
 Why it switches itself off when stderr is not a terminal: carriage-return redraws turn a log
 file or a CI transcript into noise. Redraws are throttled, so thousands of quick matches cost
@@ -12,6 +12,8 @@ import time
 from typing import TextIO
 
 from cardarena.v1 import tournament_pb2 as tpb
+
+from .terminal import LiveBar, is_terminal
 
 WIDTH = 28
 REDRAW_S = 0.1
@@ -40,6 +42,7 @@ class Progress:
         """The live standings' head (a hosted tournament's), shown after the counts."""
         self._drawn = 0.0
         self._width = 0
+        self._live: LiveBar | None = None
 
     def advance(self, *, faults: int = 0, failed: bool = False) -> None:
         self.done += 1
@@ -73,13 +76,31 @@ class Progress:
         if not force and now - self._drawn < REDRAW_S:
             return
         self._drawn = now
+        if is_terminal(self.stream):
+            if self._live is None:
+                self._live = LiveBar(self.total, self.label or "matches", self.stream)
+            self._live.update(self.done, self.notes())
+            return
         text = self.line()
         self.stream.write("\r" + text + " " * max(self._width - len(text), 0))
         self.stream.flush()
         self._width = len(text)
 
+    def notes(self) -> str:
+        """What the bar shows beside the counts: faults, failures, the standings' head."""
+        parts = [
+            f"faults {self.faults}" if self.faults else "",
+            f"failed {self.failed}" * bool(self.failed),
+        ]
+        return "  ".join(p for p in (*parts, self.leaders) if p)
+
     def close(self) -> None:
         """Leave the finished bar on its own line."""
+        if self._live is not None:
+            self.draw(force=True)
+            self._live.close()
+            self._live = None
+            return
         if self.enabled and self._width:
             self.draw(force=True)
             self.stream.write("\n")

@@ -22,6 +22,7 @@ from .config import TournamentConfig
 from .faults import Faults
 from .outcomes import MatchResult, TournamentResult
 from .ranking import BotStanding
+from .terminal import Column, write_table
 
 CSV_FIELDS = (
     "rank",
@@ -167,14 +168,23 @@ def print_table(result: TournamentResult, rows: Sequence[Standing], out: IO[str]
         )
 
 
+STANDINGS_COLUMNS = (
+    Column("#", 2, numeric=True),
+    Column("bot", 16),
+    Column("matches", 7, numeric=True),
+    Column("mean", 9, numeric=True),
+    Column("95% CI", 19),
+    Column("win rate", 8, numeric=True),
+    Column("rating μ ± σ", 14),
+    Column("faults", 6, numeric=True),
+)
+FORFEITS = Column("forfeits", 8, numeric=True)
+
+
 def print_rows(rows: Sequence[Standing], out: IO[str]) -> None:
     """The standings table itself, best first; forfeits beside the faults when there are any."""
     forfeits = any(row.forfeits for row in rows)
-    header = (
-        f"{'#':>2}  {'bot':<16} {'matches':>7} {'mean':>9}  {'95% CI':<19} {'win rate':>8}"
-        f"  {'rating μ ± σ':<14} {'faults':>6}" + (f" {'forfeits':>8}" if forfeits else "")
-    )
-    out.write(header + "\n" + "-" * len(header) + "\n")
+    cells = []
     for rank, row in enumerate(rows, 1):
         ci = (
             f"[{num_text(row.ci_low)}, {num_text(row.ci_high)}]"
@@ -183,10 +193,10 @@ def print_rows(rows: Sequence[Standing], out: IO[str]) -> None:
         )
         rate = f"{row.win_rate:.1%}" if row.win_rate is not None else "n/a"
         rating = f"{row.rating.mu:5.1f} ± {row.rating.sigma:4.1f}" if row.rating else "n/a"
-        out.write(
-            f"{rank:>2}  {row.entrant:<16} {row.matches:>7} {num_text(row.mean):>9}  {ci:<19} {rate:>8}"
-            f"  {rating:<14} {row.faults:>6}" + (f" {row.forfeits:>8}" if forfeits else "") + "\n"
-        )
+        line = [str(rank), row.entrant, str(row.matches), num_text(row.mean), ci, rate, rating]
+        cells.append([*line, str(row.faults), *([str(row.forfeits)] if forfeits else [])])
+    columns = (*STANDINGS_COLUMNS, *((FORFEITS,) if forfeits else ()))
+    write_table(columns, cells, out, first="bot")
 
 
 def _notes(row: Standing) -> list[str]:
