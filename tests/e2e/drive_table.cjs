@@ -74,6 +74,22 @@ async function playOut(page, entry, record, hooks) {
       await page.screenshot({ path: path.join(shots, `${entry.game}-${kind}.png`) });
       record.beforeAction = await page.evaluate(observe);
     }
+    if (entry.refuseOnce && !record.refused && kind === "play") {
+      // The server's refusal, as the gateway sends it (a trailer frame), for this one call:
+      // the page must say why and leave the cards playable.
+      const message = "not your turn: seat 2 is to act";
+      const trailer = Buffer.from(`grpc-status:9\r\ngrpc-message:${encodeURIComponent(message)}\r\n`);
+      const head = Buffer.alloc(5);
+      head.writeUInt8(0x80, 0);
+      head.writeUInt32BE(trailer.length, 1);
+      const route = "**/cardarena.v1.MatchService/SubmitAction";
+      await page.route(route, (r) => r.fulfill({ status: 200, contentType: "application/grpc-web+proto", body: Buffer.concat([head, trailer]) }), { times: 1 });
+      await page.click("#my-hand button.legal >> nth=0");
+      await page.waitForFunction(() => document.querySelector("#refused").textContent !== "", null, POLL);
+      record.refused = await page.evaluate(() => ({ text: document.querySelector("#refused").textContent, legal: document.querySelectorAll("#my-hand button.legal").length }));
+      await page.unroute(route);
+      continue;
+    }
     const useKeys = entry.keyboard && keys < 3 && kind === "play";
     try {
       if (useKeys) {

@@ -2,11 +2,12 @@
 
 One browser session plays a full match of every game against the page's bots by clicking
 the highlighted cards (a few moves by keyboard), Triathlon's suit exclusion and trump choice
-included; reloads the Pentathlon mid-match and carries on in the same seat; watches that
+included; shows a refusal relayed as the gateway sends one (the reason, the cards still
+playable); reloads the Pentathlon mid-match and carries on in the same seat; watches that
 match live from a second page (hidden hands only as card backs; the trick and the score
 sheet update); then steps the Hexathlon's replay by trick and jumps to a round from its
 score sheet. Every table shown must end with the totals GetMatch reports. Screenshots of
-each game's table go to test-artifacts/screenshots/ (kept by CI). Small options keep it to
+each game's table go to test-artifacts/screenshots/ (git-ignored; CI may keep the folder). Small options keep it to
 about a minute. Skipped without Chromium or Node, unless ``CARDARENA_REQUIRE_E2E=1``.
 """
 
@@ -40,6 +41,7 @@ PLAN: list[dict[str, Any]] = [
         "watch": True,
         "reloadAfter": 6,
         "keyboard": True,
+        "refuseOnce": True,
     },
     {"game": "hexathlon", "fields": {"rounds": "fan_tan, pass"}, "players": 5, "replay": True},
     {"game": "heptathlon", "players": 5, "fields": {"rounds": "trumps"}},
@@ -164,3 +166,9 @@ def test_the_new_match_form_fills_defaults_and_names_a_bad_option(seen: dict[str
     assert form["defaults"] == "pass, clubs, queens, fan_tan, grand"  # Pentathlon's, from ListGames
     assert "unknown round nonsense" in form["error"]
     assert "match=" not in form["url"]
+
+
+def test_a_refused_action_says_why_and_the_cards_stay_playable(seen: dict[str, Any]) -> None:
+    refused = seen["by_game"]["pentathlon"]["refused"]
+    assert refused["text"] == "Refused: not your turn: seat 2 is to act"
+    assert refused["legal"] > 0
