@@ -19,11 +19,13 @@ from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 
 from cardarena.v1 import service_pb2, tournament_pb2
+from cardarena.v1 import service_pb2 as spb
 
 from . import metrics
 from .api import Access, MatchService, TournamentService, add_service
 from .api.grpcweb import MAX_MESSAGE_BYTES, WEB_ROOT, GrpcWebGateway
-from .api.peers import Peers
+from .api.peers import FORWARD_TIMEOUT, OwnerUnreachable, Peers
+from .errors import NotRunning
 from .hosting import Arena, HostedMatch
 from .hosting.arena import WAITING_EXPIRY_SECONDS
 from .hosting.signing import Signer, load_signer, signer_in
@@ -103,6 +105,27 @@ def count_matches(arena: Arena) -> None:
 class Server:
     """A started server; ``port`` is the bound port (useful with port 0)."""
 
+    async def _join_at_peer(self, address: str, request: spb.JoinMatchRequest) -> bool:
+        """A tournament's join, forwarded to the replica that writes the match (see
+        ``tournaments.seating``): ``False`` if it does not answer."""
+        assert self.peers is not None
+        try:
+            await self.peers.forward(
+                address,
+                "JoinMatch",
+                lambda stub, metadata: stub.JoinMatch(
+                    request, metadata=metadata, timeout=FORWARD_TIMEOUT
+                ),
+                None,
+            )
+        except OwnerUnreachable:
+            return False
+        except grpc.aio.AioRpcError as error:
+            if error.code() == grpc.StatusCode.FAILED_PRECONDITION:
+                raise NotRunning(error.details() or "the match has ended") from None
+            raise
+        return True
+
     def __init__(self, config: ServeConfig) -> None:
         self.config = config
         self.store = open_store(
@@ -113,7 +136,9 @@ class Server:
         self.peers = Peers(self.replica) if self.store.shared else None
         self.arena = Arena(self.store, on_change=self._changed)
         self.service = MatchService(self.arena, self.peers, config.access)
-        self.tournaments = Tournaments(self.arena)
+        self.tournaments = Tournaments(
+            self.arena, join_elsewhere=None if self.peers is None else self._join_at_peer
+        )
         self.tournament_service = TournamentService(
             self.tournaments, self.service.guard, self.service._refuse_new
         )

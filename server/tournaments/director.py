@@ -32,6 +32,7 @@ from ..store import ENDED, StoreError, TournamentRecord, UnknownMatch, now_iso
 from .entrants import Link, Links, derive
 from .entry import Entry, plan_matches
 from .info import Scores, tournament_info
+from .seating import Join, JoinElsewhere, seat_all
 from .spec import TournamentSpec
 from .stoprule import StopRule, complete_groups
 
@@ -56,6 +57,7 @@ class Director:
         *,
         on_change: Callable[[Director], None],
         directing: bool = True,
+        join_elsewhere: JoinElsewhere | None = None,
     ) -> None:
         self.record = record
         self.directing = directing
@@ -63,13 +65,15 @@ class Director:
         from the store (answering GetTournament, Watch and Enter) and never writes."""
         self.spec = spec
         self.arena = arena
+        self.join_elsewhere = join_elsewhere
         self.tournament_id = record.tournament_id
         self.entry = Entry(record, len(spec.entrants), spec.entry_ms)
         """The entrants' contributions to the seed, until the first match seals them."""
         self.plans: list[MatchPlan] = []
         self.members: dict[int, list[int]] = {}
         """Duplicate group -> the plan indices of its matches."""
-        self._plan(record.seed)  # the shape of the plan; its seeds come with the seal
+        # The shape of the plan; its seeds come with the seal.
+        self.plans, self.members = plan_matches(spec, record.seed)
         self.match_ids: dict[int, str] = {}
         """Plan index -> match id, for every match started."""
         self.by_match: dict[str, int] = {}
@@ -114,16 +118,12 @@ class Director:
         """Secret, so that nobody can create a match under the id of one still to come."""
         return self._derived(f"match/{index}")
 
-    def _plan(self, seed: bytes) -> None:
-        """Every match to play, dealt from the (mixed) tournament ``seed``."""
-        self.plans, self.members = plan_matches(self.spec, seed)
-
     async def _sealed(self, *, directing: bool) -> None:
         """Plan every match from the seed mixed with the entrants' contributions (sealed here
         when directing; read back for an ended tournament)."""
         first = await self.arena.store.get_match(match_id_for(self.request_id(0)))
         await self.entry.settle(self.arena.store, directing=directing, started=first is not None)
-        self._plan(self.entry.mixed())
+        self.plans, self.members = plan_matches(self.spec, self.entry.mixed())
         self._changed_now()
 
     # -- running -------------------------------------------------------------------------
@@ -199,7 +199,7 @@ class Director:
         while True:
             record = await self.arena.store.get_tournament(self.tournament_id)
             if self.entry.sealed is None and await self.entry.read(self.arena.store):
-                self._plan(self.entry.mixed())
+                self.plans, self.members = plan_matches(self.spec, self.entry.mixed())
                 self._changed_now()
             while self.entry.sealed is not None and self.next_index < len(self.plans):
                 plan = self.plans[self.next_index]
@@ -301,20 +301,19 @@ class Director:
             return
         self.running.add(plan.index)
         if not all(s.token_hash is not None for s in hosted.seats):
-            writer = await self.arena.writer_of(hosted.match_id)  # a replica may own it
-            if isinstance(writer, str):  # seated by its owner, or expired by it
-                self.log.warning("match_seated_elsewhere", match_id=hosted.match_id)
-                return
-            try:
-                for seat, entrant in enumerate(plan.seats):
-                    await writer.join(
-                        seat,
-                        self.spec.entrants[entrant],
-                        token=self.token(plan.index, seat),
-                        join_secret=self._derived(f"join/{plan.index}/{seat}"),
-                    )
+            joins = [
+                Join(
+                    seat,
+                    self.spec.entrants[entrant],
+                    self.token(plan.index, seat),
+                    self._derived(f"join/{plan.index}/{seat}"),
+                )
+                for seat, entrant in enumerate(plan.seats)
+            ]
+            try:  # here, or at the replica that writes it (see .seating)
+                await seat_all(self.arena, hosted.match_id, joins, self.join_elsewhere)
             except NotRunning:  # cancelled while it was being seated: it has ended
-                self.match_changed(writer)
+                self.match_changed(hosted)
                 return
         self.seated.add(plan.index)
         for seat, entrant in enumerate(plan.seats):

@@ -24,6 +24,7 @@ from ..hosting import Arena, HostedMatch
 from ..store import StoreConflict, StoreError, TournamentRecord, now_iso
 from .director import Director
 from .entrants import drawn_key, key_hash
+from .seating import JoinElsewhere
 from .spec import TournamentSpec
 
 log = structlog.get_logger(__name__)
@@ -43,8 +44,10 @@ def tournament_id_for(request_id: str) -> str:
 
 
 class Tournaments:
-    def __init__(self, arena: Arena) -> None:
+    def __init__(self, arena: Arena, *, join_elsewhere: JoinElsewhere | None = None) -> None:
         self.arena = arena
+        self.join_elsewhere = join_elsewhere
+        """How a director seats a match another replica writes (replicas only)."""
         self.directors: dict[str, Director] = {}
         self._keeper: asyncio.Task[None] | None = None
         self._ended: OrderedDict[str, None] = OrderedDict()
@@ -113,6 +116,7 @@ class Tournaments:
             self.arena,
             on_change=self._changed,
             directing=record.director == self.address,
+            join_elsewhere=self.join_elsewhere,
         )
         self.directors[record.tournament_id] = director
         if not director.ended:
