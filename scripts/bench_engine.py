@@ -16,10 +16,15 @@ cell with its own ``random.Random``. Actions are calls to ``apply``; match creat
 seeded deals that ``apply`` makes are inside the timing. OpenSpiel hearts runs the same loop
 from ``game.new_initial_state()``; its chance nodes (the pass direction and the deal) are
 sampled with the same ``rng`` by inverse CDF and applied inside the timing too, but only
-player actions are counted. Each round gives every cell a time budget of whole matches; the
-order of the cells rotates from round to round so that each cell, and OpenSpiel, is
-measured at different moments of a noisy machine; the table shows the median over rounds
-and the spread (max - min) / median.
+player actions are counted. Time is this thread's CPU time unless ``--clock wall`` says
+otherwise: on a shared machine other processes take the cores in turns, and the wall clock
+would charge their turns to whichever cell was running. Each round gives every cell a time
+budget of whole matches; the order of the cells rotates from round to round so that each
+cell, and OpenSpiel, is measured at different moments of a noisy machine; the table shows
+the median over rounds and the spread (max - min) / median.
+
+``CARDARENA_ENGINE=compiled bash scripts/bench.sh`` measures the optional mypyc build of the
+engine (scripts/build_compiled_engine.sh) instead; the first line says which engine ran.
 
 How to run (from the repository root)::
 
@@ -47,11 +52,13 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib.machinery import EXTENSION_SUFFIXES
 from types import ModuleType
 from typing import Any, Protocol
 
+import cardarena.engine
 from cardarena.clients.cli.argtypes import positive_int
 from cardarena.engine import GAMES, setup
 
@@ -151,9 +158,16 @@ class Sample:
         return self.matches / self.seconds
 
 
-def measure(cell: Cell, rng: random.Random, budget: float) -> Sample:
-    """Play whole matches until ``budget`` seconds have passed (at least one match)."""
-    clock = time.perf_counter
+CLOCKS: dict[str, Callable[[], float]] = {"cpu": time.thread_time, "wall": time.perf_counter}
+"""``cpu``: the time this thread ran (the default), so that a busy shared machine, where other
+processes take the cores in turns, slows each cell less; it still shares caches with them.
+``wall``: elapsed time, as on a quiet machine."""
+
+
+def measure(
+    cell: Cell, rng: random.Random, budget: float, clock: Callable[[], float] = time.thread_time
+) -> Sample:
+    """Play whole matches until ``budget`` seconds of ``clock`` have passed (at least one)."""
     actions = matches = 0
     start = clock()
     while True:
@@ -189,7 +203,9 @@ def summarize(cell: Cell, samples: Sequence[Sample]) -> Summary:
     )
 
 
-def run(cells: Sequence[Cell], seconds: float, repeats: int) -> dict[str, list[Sample]]:
+def run(
+    cells: Sequence[Cell], seconds: float, repeats: int, clock: Callable[[], float]
+) -> dict[str, list[Sample]]:
     """``repeats`` rounds over every cell, the order rotated each round: each cell's samples."""
     rngs = {
         cell.label: random.Random(hashlib.sha256(cell.label.encode()).digest()) for cell in cells
@@ -201,7 +217,7 @@ def run(cells: Sequence[Cell], seconds: float, repeats: int) -> dict[str, list[S
     for round_index in range(repeats):
         shift = round_index % len(cells)
         for cell in [*cells[shift:], *cells[:shift]]:
-            samples[cell.label].append(measure(cell, rngs[cell.label], seconds))
+            samples[cell.label].append(measure(cell, rngs[cell.label], seconds, clock))
         elapsed = time.perf_counter() - start
         print(f"  round {round_index + 1}/{repeats} done, {elapsed:.1f} s", file=sys.stderr)
     return samples
@@ -248,6 +264,21 @@ def print_headline(
             f"    medians {ours.actions_per_second:,.0f} / {peer.actions_per_second:,.0f}; "
             f"round by round {min(rounds):.2f} to {max(rounds):.2f}"
         )
+
+
+def engine_build() -> str:
+    """Which engine this process imported: the pure-Python one, or the optional mypyc build
+    (``CARDARENA_ENGINE=compiled bash scripts/bench.sh``), with its compiled modules named."""
+    compiled = sorted(
+        name
+        for name, module in sys.modules.items()
+        if name.startswith("cardarena.engine.")
+        and str(getattr(module, "__file__", "")).endswith(tuple(EXTENSION_SUFFIXES))
+    )
+    if not compiled:
+        return "pure-Python engine"
+    names = ", ".join(n.rpartition(".")[2] for n in compiled)
+    return f"compiled engine from {cardarena.engine.__path__[0]} (mypyc: {names})"
 
 
 def load_peer() -> ModuleType | None:
@@ -359,6 +390,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"exit 2 when OpenSpiel (pyspiel) is not importable instead of skipping {PEER_GAME}",
     )
     parser.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="cpu",
+        help="time each cell by this thread's CPU time (default) or by the wall clock",
+    )
+    parser.add_argument(
         "--profile",
         type=parse_cell,
         metavar="GAME:PLAYERS",
@@ -417,10 +454,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"bench_engine: {len(cells)} cells x {repeats} rounds x {seconds:g} s "
         f"(about {len(cells) * repeats * seconds:.0f} s); Python {platform.python_version()}, "
-        f"{peer_text}; medians over rounds",
+        f"{peer_text}; medians over rounds of {args.clock} time\n{engine_build()}",
         flush=True,
     )
-    samples = run(cells, seconds, repeats)
+    samples = run(cells, seconds, repeats, CLOCKS[args.clock])
     summaries = [summarize(cell, samples[cell.label]) for cell in cells]
     peer = summaries[-1] if peer_cell is not None else None
     print()

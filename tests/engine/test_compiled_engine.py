@@ -1,0 +1,93 @@
+"""The optional compiled engine (mypyc) behaves exactly as the pure-Python reference.
+
+Runs only when the build is present (``bash scripts/build_compiled_engine.sh``, or the
+directory named by ``CARDARENA_COMPILED_ENGINE``); otherwise it is skipped, and says so. The
+compiled build is a copy of the engine with its hot modules compiled, imported by a child
+process through ``PYTHONPATH``; both sides fingerprint random matches of every
+configuration (tests/engine/differential_play.py) and the fingerprints must be equal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.engine.differential_play import fingerprints
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("CARDARENA_COMPILED_ENGINE", ROOT / "build" / "compiled-engine"))
+SCRIPT = Path(__file__).with_name("differential_play.py")
+COMPILED_CHECK = (
+    "import importlib.machinery as m, cardarena.engine.match as x, cardarena.engine.tricks as t;"
+    "print(all(str(mod.__file__).endswith(tuple(m.EXTENSION_SUFFIXES)) for mod in (x, t)))"
+)
+
+
+def why_not_testable() -> str | None:
+    """Why the build cannot be compared: absent, or built from other engine sources."""
+    copy = BUILD / "cardarena" / "engine"
+    if not copy.is_dir():
+        return f"no compiled engine at {BUILD} (bash scripts/build_compiled_engine.sh builds one)"
+    stale = [
+        source.name
+        for source in sorted((ROOT / "engine").glob("*.py"))
+        if not (copy / source.name).is_file()
+        or (copy / source.name).read_bytes() != source.read_bytes()
+    ]
+    if stale:
+        return f"the compiled engine at {BUILD} is stale ({', '.join(stale)}): rebuild it"
+    return None
+
+
+WHY_NOT = why_not_testable()
+pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")
+
+
+def run_compiled(*args: str) -> str:
+    env = {**os.environ, "PYTHONPATH": str(BUILD)}
+    done = subprocess.run(
+        [sys.executable, *args],
+        check=False,
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_child_process_imports_the_compiled_modules() -> None:
+    """Otherwise the comparison below would compare the pure engine with itself."""
+    assert run_compiled("-c", COMPILED_CHECK).strip() == "True"
+
+
+def test_compiled_and_pure_engines_agree_on_every_configuration() -> None:
+    compiled = json.loads(run_compiled(str(SCRIPT)))
+    pure = fingerprints()
+    assert compiled.keys() == pure.keys()
+    differ = sorted(key for key in pure if compiled[key] != pure[key])
+    assert not differ, f"the compiled engine differs from the reference on {differ}"
+
+
+CLONE_CHECK = (
+    "from cardarena.engine import new_match;"
+    "m = new_match('hexathlon', seed=bytes(32)); c = m.clone();"
+    "c.apply(c.to_act, c.legal_actions()[0]); print(len(m.log) < len(c.log))"
+)
+
+
+@pytest.mark.xfail(
+    reason="known gap: Match.clone() is copy.deepcopy, which cannot rebuild mypyc's native "
+    "classes (their __new__ runs __init__); needs an explicit clone per round core and schedule",
+    raises=AssertionError,
+)
+def test_a_compiled_match_can_be_cloned() -> None:
+    """Monte Carlo bots clone matches; the compiled build is for benchmarks until this passes."""
+    assert run_compiled("-c", CLONE_CHECK).strip() == "True"
