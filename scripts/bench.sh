@@ -4,16 +4,14 @@
 # (scripts/build_compiled_engine.sh, built on first use) instead of the pure-Python engine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+engine=${CARDARENA_ENGINE:-pure}
+if [ "$engine" != pure ] && [ "$engine" != compiled ]; then
+    echo "CARDARENA_ENGINE is pure (the default) or compiled, not $engine" >&2
+    exit 2
+fi
 CARDARENA_EXTRAS=dev,bench bash scripts/bootstrap.sh
-case "${CARDARENA_ENGINE:-pure}" in
-    pure) ;;
-    compiled)
-        bash scripts/build_compiled_engine.sh
-        export PYTHONPATH="$PWD/build/compiled-engine${PYTHONPATH:+:$PYTHONPATH}"
-        ;;
-    *)
-        echo "CARDARENA_ENGINE is pure (the default) or compiled, not ${CARDARENA_ENGINE}" >&2
-        exit 2
-        ;;
-esac
+if [ "$engine" = compiled ]; then
+    bash scripts/build_compiled_engine.sh
+    export PYTHONPATH="$PWD/build/compiled-engine${PYTHONPATH:+:$PYTHONPATH}"
+fi
 exec .venv/bin/python scripts/bench_engine.py "$@"
