@@ -13,40 +13,40 @@ def _first_deal() -> int:
     return min(b.seqs("dealt") + b.seqs("trump_drawn") + b.seqs("dealer_drawn"))
 
 
+def _contributing(join: int, contribution: bytes | None) -> Expected:
+    """The ``join``-th SeatJoined with another contribution (``None``: none), re-signed."""
+    b = contributed()
+    k = b.seqs("seat_joined")[join]
+
+    def change(e: pb.Event) -> None:
+        if contribution is None:
+            e.seat_joined.ClearField("contribution")
+        else:
+            e.seat_joined.contribution = contribution
+
+    # A wrong size is the seed check's; any other change moves every deal (the replay's).
+    wrong = contribution is not None and len(contribution) != 32
+    return edit(b, k, change), "seed" if wrong else "replay", k if wrong else _first_deal()
+
+
 @mutation("re-signed: a seat's contribution")
 def _changed() -> Expected:
-    b = contributed()
-    k = b.seqs("seat_joined")[0]
-    return (
-        edit(b, k, lambda e: setattr(e.seat_joined, "contribution", b"\x07" * 32)),
-        "replay",
-        _first_deal(),
-    )
+    return _contributing(0, b"\x07" * 32)
 
 
 @mutation("re-signed: a contribution dropped")
 def _dropped() -> Expected:
-    b = contributed()
-    k = b.seqs("seat_joined")[2]
-    return edit(b, k, lambda e: e.seat_joined.ClearField("contribution")), "replay", _first_deal()
+    return _contributing(2, None)
 
 
 @mutation("re-signed: a contribution added")
 def _added() -> Expected:
-    b = contributed()
-    k = b.seqs("seat_joined")[1]
-    return (
-        edit(b, k, lambda e: setattr(e.seat_joined, "contribution", b"\x01" * 32)),
-        "replay",
-        _first_deal(),
-    )
+    return _contributing(1, b"\x01" * 32)
 
 
 @mutation("re-signed: a contribution of 31 bytes")
 def _short() -> Expected:
-    b = contributed()
-    k = b.seqs("seat_joined")[0]
-    return edit(b, k, lambda e: setattr(e.seat_joined, "contribution", b"\x07" * 31)), "seed", k
+    return _contributing(0, b"\x07" * 31)
 
 
 @mutation("re-signed: the deal before the last seat joined")

@@ -47,7 +47,11 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Log]:
     async def run() -> dict[str, Log]:
         async with SqliteStore(tmp_path_factory.mktemp("faults") / "store.db") as store:
             clocked = await host(
-                store, clocked_plan, move_ms=250, forfeit_after=3, tournament_id="t1"
+                store,
+                clocked_plan,
+                move_ms=1_000,  # a refused action and the next one fit a turn on a busy machine
+                forfeit_after=3,
+                tournament_id="t1",
             )
             clockless = await host(
                 store, clockless_plan, move_ms=0, forfeit_after=2, tournament_id="t2"

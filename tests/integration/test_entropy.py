@@ -4,6 +4,7 @@ deal seed, the first deal waits for the last of them, and the auditor recomputes
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import pytest
@@ -17,6 +18,9 @@ from cardarena.v1 import service_pb2 as spb
 
 from ..calls import Table, audit, play_out, refused, snapshot_of, stub
 from ..serverproc import ServerProcess
+
+if TYPE_CHECKING:
+    from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
 
 pytestmark = pytest.mark.integration
 SEED = bytes(32)
@@ -32,6 +36,13 @@ def first_deal(seed: bytes, match_id: str, seq: int) -> pb.Dealt:
     return codec.event_to_pb(dealt, seq, match_id).dealt
 
 
+async def created(api: MatchServiceAsyncStub, game: str, players: int, **fields: Any) -> str:
+    made = await api.CreateMatch(
+        spb.CreateMatchRequest(game=game, players=players, **fields), timeout=10
+    )
+    return made.match.match_id
+
+
 def kinds(log: spb.GetMatchLogResponse) -> list[str]:
     return [str(pb.Event.FromString(e.event).WhichOneof("kind")) for e in log.entries]
 
@@ -42,10 +53,7 @@ def test_the_deal_waits_for_every_seat_and_mixes_their_contributions(
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             api = stub(channel)
-            created = await api.CreateMatch(
-                spb.CreateMatchRequest(game="pentathlon", players=4, seed=SEED), timeout=10
-            )
-            match_id = created.match.match_id
+            match_id = await created(api, "pentathlon", 4, seed=SEED)
             tokens: list[str] = []
             for seat, given in enumerate(GIVEN):
                 if seat == 3:  # three seats in, no card is dealt yet: nobody sees a hand
@@ -92,18 +100,17 @@ def test_a_contribution_of_the_wrong_size_or_in_a_shared_seed_match_is_refused(
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             api = stub(channel)
-            created = await api.CreateMatch(
-                spb.CreateMatchRequest(game="triathlon", players=3), timeout=10
-            )
-            match_id = created.match.match_id
+            match_id = await created(api, "triathlon", 3)
+            get = spb.GetMatchRequest(match_id=match_id)
+            before = (await api.GetMatch(get, timeout=10)).match.last_seq
             for size in (1, 31, 33, 64):
                 call = api.JoinMatch(
                     spb.JoinMatchRequest(match_id=match_id, contribution=b"\x01" * size),
                     timeout=10,
                 )
                 assert await refused(call) == grpc.StatusCode.INVALID_ARGUMENT
-            info = (await api.GetMatch(spb.GetMatchRequest(match_id=match_id), timeout=10)).match
+            info = (await api.GetMatch(get, timeout=10)).match
             assert not any(seat.taken for seat in info.seats)  # nothing taken
-            assert info.last_seq == created.match.last_seq
+            assert info.last_seq == before  # nothing written
 
     asyncio.run(asyncio.wait_for(scenario(), 30))
