@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import structlog
@@ -162,6 +162,8 @@ class HostedMatch(Ending):
     def snapshot(self, seat: int | None) -> pb.Snapshot:
         viewer: Any = "spectator" if seat is None else seat
         table = view(self.engine, viewer)
+        if self.cancelled:  # the position it stopped at, and nobody is to act in it
+            table = replace(table, to_act=None, legal_actions=())
         deadline_ms = int(self.clock.deadline * 1000)
         return codec.snapshot_to_pb(
             table,

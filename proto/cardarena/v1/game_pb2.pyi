@@ -1274,7 +1274,7 @@ class Snapshot(_message.Message):
     """Absent when nobody is to act (between deals, or at the end)."""
     over: _builtins.bool
     """The rules ended the match. A cancelled match is not over by its rules: its snapshot shows
-    the position it stopped at, to_act and legal_actions included (MatchInfo.cancelled and
+    the position it stopped at, with no to_act and no legal_actions (MatchInfo.cancelled and
     the stream's MatchCancelled say it ended; nothing can be played).
     """
     seed_commitment: _builtins.str

@@ -1261,7 +1261,7 @@ export declare type Snapshot = Message<"cardarena.v1.Snapshot"> & {
 
   /**
    * The rules ended the match. A cancelled match is not over by its rules: its snapshot shows
-   * the position it stopped at, to_act and legal_actions included (MatchInfo.cancelled and
+   * the position it stopped at, with no to_act and no legal_actions (MatchInfo.cancelled and
    * the stream's MatchCancelled say it ended; nothing can be played).
    *
    * @generated from field: bool over = 14;
