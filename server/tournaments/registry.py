@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import dataclasses
 import hashlib
+import hmac
 import json
 import random
 import secrets
@@ -70,7 +71,8 @@ class Tournaments:
         """Persist the tournament and start directing it; return it and the keys drawn for
         the entrants ``drawn`` names (whose ``key_hashes`` are empty). The keys derive from
         the tournament's secret, so a retry with the same request id and settings finds the
-        first tournament and the same keys (:class:`RequestReused` with other settings)."""
+        first tournament and the same keys (:class:`RequestReused` with other settings, or
+        another seed: a retry without one takes the first's, which it never saw)."""
         tournament_id = (
             secrets.token_hex(8) if request_id is None else tournament_id_for(request_id)
         )
@@ -94,7 +96,8 @@ class Tournaments:
                 raise
             existing = await self.get(tournament_id)
             again = _with_keys(spec, existing.record.secret, drawn).to_json()
-            if json.loads(existing.record.config) != json.loads(again):
+            other_seed = seed is not None and not hmac.compare_digest(seed, existing.record.seed)
+            if json.loads(existing.record.config) != json.loads(again) or other_seed:
                 raise RequestReused(
                     request_id, "to create a tournament with other settings"
                 ) from None

@@ -359,6 +359,30 @@ def test_a_create_retried_with_its_request_id_finds_the_first_tournament(data_di
     assert again == first
 
 
+def test_a_create_retried_with_another_seed_is_refused(data_dir: Path) -> None:
+    """A retry must ask for the same tournament: another seed is other settings, refused
+    (ALREADY_EXISTS) rather than answered with a tournament dealt from a seed it did not ask
+    for; a retry that names no seed takes the first's."""
+
+    async def scenario() -> None:
+        async with served(data_dir) as server, apis(server) as (_, _api, tapi):
+            keys = [secret() for _ in range(3)]
+            request = create_request(keys=keys, request_id="seeded", seed=bytes(32))
+            first = await tapi.CreateTournament(request, timeout=RPC)
+            other = create_request(keys=keys, request_id="seeded", seed=b"\x01" * 32)
+            try:
+                await tapi.CreateTournament(other, timeout=RPC)
+                raise AssertionError("a retry with another seed was answered")
+            except grpc.aio.AioRpcError as error:
+                assert error.code() == grpc.StatusCode.ALREADY_EXISTS
+            unseeded = create_request(keys=keys, request_id="seeded")
+            again = await tapi.CreateTournament(unseeded, timeout=RPC)
+            assert again.tournament.tournament_id == first.tournament.tournament_id
+            assert len(server.tournaments.directors) == 1
+
+    run(scenario())
+
+
 def test_a_create_retried_with_given_keys_finds_the_first_tournament(data_dir: Path) -> None:
     async def scenario() -> None:
         async with served(data_dir) as server, apis(server) as (_, _api, tapi):
