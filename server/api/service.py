@@ -10,7 +10,7 @@ from typing import NoReturn
 
 import grpc
 
-from cardarena.engine import GAMES
+from cardarena.engine import GAMES, get_game
 from cardarena.engine.options import default_of
 from cardarena.engine.schedule import GameSpec
 from cardarena.v1 import codec
@@ -92,8 +92,10 @@ class MatchService:
             raise BadRequest(f"page_size is at most {MAX_PAGE}, got {size}")
         status = {v: k for k, v in STATUS_OF.items()}.get(request.status)
         store_status = {"waiting": "running"}.get(status or "", status)
+        check_text("game", request.game, MAX_NAME)
+        game = get_game(request.game).name if request.game else None  # unknown: OptionError
         records, token = await self.arena.store.list_matches(
-            status=store_status, page_size=size, page_token=request.page_token or None
+            status=store_status, game=game, page_size=size, page_token=request.page_token or None
         )
         infos = [await listed_info(self.arena, record) for record in records]
         if status in ("waiting", "running"):

@@ -220,9 +220,15 @@ class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueri
         return await self._read(work)
 
     async def list_matches(
-        self, *, status: str | None = None, page_size: int, page_token: str | None = None
+        self,
+        *,
+        status: str | None = None,
+        game: str | None = None,
+        page_size: int,
+        page_token: str | None = None,
     ) -> tuple[list[MatchRecord], str | None]:
-        """One page of matches in ``(created_at, match_id)`` order, optionally of one status.
+        """One page of matches in ``(created_at, match_id)`` order, optionally of one status
+        and of one game.
 
         Keyset pagination: the token names the last row returned, so pages stay exact while
         matches are being created (no skips, no repeats, unlike OFFSET). The token is opaque
@@ -238,7 +244,10 @@ class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueri
                 conn,
                 select=f"SELECT {MATCH_COLUMNS} FROM matches",
                 key="match_id",
-                filters=[] if status is None else [("status = ?", (status,))],
+                filters=[
+                    *([] if status is None else [("status = ?", (status,))]),
+                    *([] if game is None else [("game = ?", (game,))]),
+                ],
                 page_size=page_size,
                 page_token=page_token,
             )

@@ -169,6 +169,33 @@ def test_page_size_is_at_most_1000(catalog: Catalog) -> None:
     run(scenario())
 
 
+def test_a_listing_of_one_game_is_that_games_matches_and_names_only_real_games(
+    server: ServerProcess,
+) -> None:
+    async def scenario() -> None:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            api = stub(channel)
+            mine = {(await create(api, "crazy_sixes", 3)).match_id for _ in range(3)}
+            await create(api, "pentathlon", 3)
+            listed: list[spb.MatchInfo] = []
+            token = ""
+            while True:
+                request = spb.ListMatchesRequest(page_size=2, page_token=token, game="crazy_sixes")
+                page = await api.ListMatches(request, timeout=10)
+                assert 0 < len(page.matches) <= 2  # every page a full one of the filter
+                listed.extend(page.matches)
+                token = page.next_page_token
+                if not token:
+                    break
+            assert {m.game for m in listed} == {"crazy_sixes"}
+            assert mine <= {m.match_id for m in listed}
+            for game in ("poker", "x" * 10_000, "crazy_sixes\n"):
+                call = api.ListMatches(spb.ListMatchesRequest(game=game), timeout=10)
+                assert await refused(call) == grpc.StatusCode.INVALID_ARGUMENT, game[:20]
+
+    run(scenario())
+
+
 # --------------------------------------------------------------------------- error codes
 
 

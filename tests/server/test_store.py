@@ -14,6 +14,7 @@ import sys
 import textwrap
 import threading
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -387,6 +388,37 @@ def test_a_failing_request_fails_alone(url: str) -> None:
 
 
 # --------------------------------------------------------------------------- pagination
+
+
+def test_a_listing_of_one_game_pages_through_that_games_matches_only(url: str) -> None:
+    created = [
+        replace(record(f"g{i:02d}", status="ended" if i % 2 else "running"), game=game)
+        for i, game in enumerate(["triathlon", "hexathlon", "crazy_sixes"] * 5)
+    ]
+
+    async def body(store: EventStore) -> None:
+        for rec in created:
+            await store.create_match(rec)
+        for game in ("triathlon", "hexathlon"):
+            for status in (None, "ended"):
+                ids: list[str] = []
+                token: str | None = None
+                while True:
+                    page, token = await store.list_matches(
+                        status=status, game=game, page_size=2, page_token=token
+                    )
+                    assert len(page) <= 2 and all(m.game == game for m in page)
+                    ids.extend(m.match_id for m in page)
+                    if token is None:
+                        break
+                assert ids == [
+                    r.match_id
+                    for r in created
+                    if r.game == game and (status is None or r.status == status)
+                ]
+        assert await store.list_matches(game="heptathlon", page_size=5) == ([], None)
+
+    with_store(url, body)
 
 
 def test_pagination_returns_every_match_once_in_order(url: str) -> None:

@@ -106,9 +106,11 @@ async function matchList() {
   const tokens = [""]; // the page tokens of the pages seen, the first page's ""
   let page = 0;
   const load = async () => {
-    // The server filters by status; by game, this page filters the server's page.
-    const resp = await matches.listMatches({ pageSize: PAGE, pageToken: tokens[page], status: Number(statusFilter.value) });
-    const shown = resp.matches.filter((m) => !gameFilter.value || m.game === gameFilter.value);
+    // The server filters, by game and by status, so every page is a full one of the filter.
+    const resp = await matches.listMatches({
+      pageSize: PAGE, pageToken: tokens[page], status: Number(statusFilter.value), game: gameFilter.value,
+    });
+    const shown = resp.matches;
     rows.replaceChildren(...shown.map((m) => matchRow(m, all)));
     if (!shown.length) rows.append(h("tr", {}, h("td", { colSpan: 6, className: "empty" }, "No matches here yet.")));
     tokens[page + 1] = resp.nextPageToken;

@@ -26,15 +26,15 @@ from cardarena.v1 import game_pb2 as cardarena_dot_v1_dot_game__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x63\x61rdarena/v1/service.proto\x12\x0c\x63\x61rdarena.v1\x1a\x17\x63\x61rdarena/v1/game.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x1e\n\x0bTimeControl\x12\x0f\n\x07move_ms\x18\x01 \x01(\r\"j\n\x08SeatInfo\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05taken\x18\x02 \x01(\x08\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x10\n\x08reserved\x18\x04 \x01(\x08\x12\x0e\n\x06\x66\x61ults\x18\x05 \x01(\r\x12\x11\n\tforfeited\x18\x06 \x01(\x08\"\xae\x03\n\tMatchInfo\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0f\n\x07players\x18\x03 \x01(\r\x12(\n\x07options\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12)\n\x06status\x18\x05 \x01(\x0e\x32\x19.cardarena.v1.MatchStatus\x12%\n\x05seats\x18\x06 \x03(\x0b\x32\x16.cardarena.v1.SeatInfo\x12\x17\n\x0f\x63reated_unix_ms\x18\x07 \x01(\x03\x12\x17\n\x0fseed_commitment\x18\x08 \x01(\t\x12\x10\n\x08last_seq\x18\t \x01(\x04\x12/\n\x0ctime_control\x18\n \x01(\x0b\x32\x19.cardarena.v1.TimeControl\x12#\n\x06totals\x18\x0b \x03(\x0b\x32\x13.cardarena.v1.Score\x12\x0f\n\x07winners\x18\x0c \x03(\r\x12\x0c\n\x04seed\x18\r \x01(\x0c\x12\x11\n\tlast_hash\x18\x0e \x01(\x0c\x12\x11\n\tcancelled\x18\x0f \x01(\x08\x12\x15\n\rtournament_id\x18\x10 \x01(\t\"\xe1\x01\n\x0fGameDescription\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0f\n\x07summary\x18\x03 \x01(\t\x12\x0f\n\x07players\x18\x04 \x03(\r\x12\x17\n\x0f\x64\x65\x66\x61ult_players\x18\x05 \x01(\r\x12\x13\n\x0blowest_wins\x18\x06 \x01(\x08\x12/\n\x0eoptions_schema\x18\x07 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x30\n\x0f\x64\x65\x66\x61ult_options\x18\x08 \x01(\x0b\x32\x17.google.protobuf.Struct\"\x12\n\x10ListGamesRequest\"A\n\x11ListGamesResponse\x12,\n\x05games\x18\x01 \x03(\x0b\x32\x1d.cardarena.v1.GameDescription\"\xff\x01\n\x12\x43reateMatchRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x01(\r\x12(\n\x07options\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12/\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x19.cardarena.v1.TimeControl\x12\x0c\n\x04seed\x18\x05 \x01(\x0c\x12\x12\n\nrequest_id\x18\x06 \x01(\t\x12\x35\n\x0ereserved_seats\x18\x07 \x03(\x0b\x32\x1d.cardarena.v1.SeatReservation\x12\x16\n\x0e\x63reator_secret\x18\x08 \x01(\t\"@\n\x0fSeatReservation\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x15\n\x0bjoin_secret\x18\x02 \x01(\tH\x00\x42\x08\n\x06holder\"=\n\x13\x43reateMatchResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\":\n\x10GetMatchResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\"f\n\x12ListMatchesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\r\x12\x12\n\npage_token\x18\x02 \x01(\t\x12)\n\x06status\x18\x03 \x01(\x0e\x32\x19.cardarena.v1.MatchStatus\"X\n\x13ListMatchesResponse\x12(\n\x07matches\x18\x01 \x03(\x0b\x32\x17.cardarena.v1.MatchInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x88\x01\n\x10JoinMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\r\n\x05token\x18\x04 \x01(\t\x12\x13\n\x0bjoin_secret\x18\x05 \x01(\t\x12\x14\n\x0c\x63ontribution\x18\x06 \x01(\x0c\x42\x07\n\x05_seat\"X\n\x11JoinMatchResponse\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05token\x18\x02 \x01(\t\x12&\n\x05match\x18\x03 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\"\x85\x01\n\x13SubmitActionRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12$\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x14.cardarena.v1.Action\x12\x14\n\x0c\x65xpected_seq\x18\x04 \x01(\x04\x12\x12\n\nrequest_id\x18\x05 \x01(\t\"`\n\x14SubmitActionResponse\x12\x11\n\tfirst_seq\x18\x01 \x01(\x04\x12\x10\n\x08last_seq\x18\x02 \x01(\x04\x12#\n\x06\x65vents\x18\x03 \x03(\x0b\x32\x13.cardarena.v1.Event\"H\n\x13StreamEventsRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x11\n\tafter_seq\x18\x03 \x01(\x04\"\x9d\x01\n\x14StreamEventsResponse\x12*\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.SnapshotH\x00\x12$\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x13.cardarena.v1.EventH\x00\x12+\n\tyour_turn\x18\x03 \x01(\x0b\x32\x16.cardarena.v1.YourTurnH\x00\x42\x06\n\x04kind\"8\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x04\"n\n\x12WatchMatchResponse\x12*\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.SnapshotH\x00\x12$\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x13.cardarena.v1.EventH\x00\x42\x06\n\x04kind\"=\n\x08PlayOpen\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x11\n\tafter_seq\x18\x03 \x01(\x04\"\\\n\nPlayAction\x12$\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x14.cardarena.v1.Action\x12\x14\n\x0c\x65xpected_seq\x18\x02 \x01(\x04\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"f\n\x0bPlayRequest\x12&\n\x04open\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.PlayOpenH\x00\x12\'\n\x03\x61\x63t\x18\x02 \x01(\x0b\x32\x18.cardarena.v1.PlayActionH\x00\x42\x06\n\x04kind\"f\n\x0c\x41\x63tionResult\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x11\n\tfirst_seq\x18\x02 \x01(\x04\x12\x10\n\x08last_seq\x18\x03 \x01(\x04\x12\x0c\n\x04\x63ode\x18\x04 \x01(\x05\x12\x0f\n\x07message\x18\x05 \x01(\t\"\xc3\x01\n\x0cPlayResponse\x12*\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.SnapshotH\x00\x12$\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x13.cardarena.v1.EventH\x00\x12+\n\tyour_turn\x18\x03 \x01(\x0b\x32\x16.cardarena.v1.YourTurnH\x00\x12,\n\x06result\x18\x04 \x01(\x0b\x32\x1a.cardarena.v1.ActionResultH\x00\x42\x06\n\x04kind\"&\n\x12GetMatchLogRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"4\n\x08LogEntry\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\r\n\x05\x65vent\x18\x02 \x01(\x0c\x12\x0c\n\x04hash\x18\x03 \x01(\x0c\"6\n\x12\x43\x61ncelMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"=\n\x13\x43\x61ncelMatchResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\"\xa2\x01\n\x13GetMatchLogResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\x12\'\n\x07\x65ntries\x18\x02 \x03(\x0b\x32\x16.cardarena.v1.LogEntry\x12\x0c\n\x04seed\x18\x03 \x01(\x0c\x12,\n\ncheckpoint\x18\x04 \x01(\x0b\x32\x18.cardarena.v1.Checkpoint\"f\n\nCheckpoint\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x10\n\x08last_seq\x18\x02 \x01(\x04\x12\x11\n\tlast_hash\x18\x03 \x01(\x0c\x12\x0e\n\x06key_id\x18\x04 \x01(\t\x12\x11\n\tsignature\x18\x05 \x01(\x0c\"5\n\x10ResultsSignature\x12\x0e\n\x06key_id\x18\x01 \x01(\t\x12\x11\n\tsignature\x18\x02 \x01(\x0c\"H\n\tPublicKey\x12\x0e\n\x06key_id\x18\x01 \x01(\t\x12\x12\n\npublic_key\x18\x02 \x01(\x0c\x12\x17\n\x0f\x63reated_unix_ms\x18\x03 \x01(\x03\"\x16\n\x14GetPublicKeysRequest\">\n\x15GetPublicKeysResponse\x12%\n\x04keys\x18\x01 \x03(\x0b\x32\x17.cardarena.v1.PublicKey*w\n\x0bMatchStatus\x12\x1c\n\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14MATCH_STATUS_WAITING\x10\x01\x12\x18\n\x14MATCH_STATUS_RUNNING\x10\x02\x12\x16\n\x12MATCH_STATUS_ENDED\x10\x03\x32\xe5\x07\n\x0cMatchService\x12L\n\tListGames\x12\x1e.cardarena.v1.ListGamesRequest\x1a\x1f.cardarena.v1.ListGamesResponse\x12R\n\x0b\x43reateMatch\x12 .cardarena.v1.CreateMatchRequest\x1a!.cardarena.v1.CreateMatchResponse\x12I\n\x08GetMatch\x12\x1d.cardarena.v1.GetMatchRequest\x1a\x1e.cardarena.v1.GetMatchResponse\x12R\n\x0bListMatches\x12 .cardarena.v1.ListMatchesRequest\x1a!.cardarena.v1.ListMatchesResponse\x12L\n\tJoinMatch\x12\x1e.cardarena.v1.JoinMatchRequest\x1a\x1f.cardarena.v1.JoinMatchResponse\x12U\n\x0cSubmitAction\x12!.cardarena.v1.SubmitActionRequest\x1a\".cardarena.v1.SubmitActionResponse\x12W\n\x0cStreamEvents\x12!.cardarena.v1.StreamEventsRequest\x1a\".cardarena.v1.StreamEventsResponse0\x01\x12Q\n\nWatchMatch\x12\x1f.cardarena.v1.WatchMatchRequest\x1a .cardarena.v1.WatchMatchResponse0\x01\x12R\n\x0bGetMatchLog\x12 .cardarena.v1.GetMatchLogRequest\x1a!.cardarena.v1.GetMatchLogResponse\x12\x41\n\x04Play\x12\x19.cardarena.v1.PlayRequest\x1a\x1a.cardarena.v1.PlayResponse(\x01\x30\x01\x12R\n\x0b\x43\x61ncelMatch\x12 .cardarena.v1.CancelMatchRequest\x1a!.cardarena.v1.CancelMatchResponse\x12X\n\rGetPublicKeys\x12\".cardarena.v1.GetPublicKeysRequest\x1a#.cardarena.v1.GetPublicKeysResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x63\x61rdarena/v1/service.proto\x12\x0c\x63\x61rdarena.v1\x1a\x17\x63\x61rdarena/v1/game.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x1e\n\x0bTimeControl\x12\x0f\n\x07move_ms\x18\x01 \x01(\r\"j\n\x08SeatInfo\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05taken\x18\x02 \x01(\x08\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x10\n\x08reserved\x18\x04 \x01(\x08\x12\x0e\n\x06\x66\x61ults\x18\x05 \x01(\r\x12\x11\n\tforfeited\x18\x06 \x01(\x08\"\xae\x03\n\tMatchInfo\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0f\n\x07players\x18\x03 \x01(\r\x12(\n\x07options\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12)\n\x06status\x18\x05 \x01(\x0e\x32\x19.cardarena.v1.MatchStatus\x12%\n\x05seats\x18\x06 \x03(\x0b\x32\x16.cardarena.v1.SeatInfo\x12\x17\n\x0f\x63reated_unix_ms\x18\x07 \x01(\x03\x12\x17\n\x0fseed_commitment\x18\x08 \x01(\t\x12\x10\n\x08last_seq\x18\t \x01(\x04\x12/\n\x0ctime_control\x18\n \x01(\x0b\x32\x19.cardarena.v1.TimeControl\x12#\n\x06totals\x18\x0b \x03(\x0b\x32\x13.cardarena.v1.Score\x12\x0f\n\x07winners\x18\x0c \x03(\r\x12\x0c\n\x04seed\x18\r \x01(\x0c\x12\x11\n\tlast_hash\x18\x0e \x01(\x0c\x12\x11\n\tcancelled\x18\x0f \x01(\x08\x12\x15\n\rtournament_id\x18\x10 \x01(\t\"\xe1\x01\n\x0fGameDescription\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0f\n\x07summary\x18\x03 \x01(\t\x12\x0f\n\x07players\x18\x04 \x03(\r\x12\x17\n\x0f\x64\x65\x66\x61ult_players\x18\x05 \x01(\r\x12\x13\n\x0blowest_wins\x18\x06 \x01(\x08\x12/\n\x0eoptions_schema\x18\x07 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x30\n\x0f\x64\x65\x66\x61ult_options\x18\x08 \x01(\x0b\x32\x17.google.protobuf.Struct\"\x12\n\x10ListGamesRequest\"A\n\x11ListGamesResponse\x12,\n\x05games\x18\x01 \x03(\x0b\x32\x1d.cardarena.v1.GameDescription\"\xff\x01\n\x12\x43reateMatchRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x01(\r\x12(\n\x07options\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12/\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x19.cardarena.v1.TimeControl\x12\x0c\n\x04seed\x18\x05 \x01(\x0c\x12\x12\n\nrequest_id\x18\x06 \x01(\t\x12\x35\n\x0ereserved_seats\x18\x07 \x03(\x0b\x32\x1d.cardarena.v1.SeatReservation\x12\x16\n\x0e\x63reator_secret\x18\x08 \x01(\t\"@\n\x0fSeatReservation\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x15\n\x0bjoin_secret\x18\x02 \x01(\tH\x00\x42\x08\n\x06holder\"=\n\x13\x43reateMatchResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\":\n\x10GetMatchResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\"t\n\x12ListMatchesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\r\x12\x12\n\npage_token\x18\x02 \x01(\t\x12)\n\x06status\x18\x03 \x01(\x0e\x32\x19.cardarena.v1.MatchStatus\x12\x0c\n\x04game\x18\x04 \x01(\t\"X\n\x13ListMatchesResponse\x12(\n\x07matches\x18\x01 \x03(\x0b\x32\x17.cardarena.v1.MatchInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x88\x01\n\x10JoinMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\r\n\x05token\x18\x04 \x01(\t\x12\x13\n\x0bjoin_secret\x18\x05 \x01(\t\x12\x14\n\x0c\x63ontribution\x18\x06 \x01(\x0c\x42\x07\n\x05_seat\"X\n\x11JoinMatchResponse\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05token\x18\x02 \x01(\t\x12&\n\x05match\x18\x03 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\"\x85\x01\n\x13SubmitActionRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12$\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x14.cardarena.v1.Action\x12\x14\n\x0c\x65xpected_seq\x18\x04 \x01(\x04\x12\x12\n\nrequest_id\x18\x05 \x01(\t\"`\n\x14SubmitActionResponse\x12\x11\n\tfirst_seq\x18\x01 \x01(\x04\x12\x10\n\x08last_seq\x18\x02 \x01(\x04\x12#\n\x06\x65vents\x18\x03 \x03(\x0b\x32\x13.cardarena.v1.Event\"H\n\x13StreamEventsRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x11\n\tafter_seq\x18\x03 \x01(\x04\"\x9d\x01\n\x14StreamEventsResponse\x12*\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.SnapshotH\x00\x12$\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x13.cardarena.v1.EventH\x00\x12+\n\tyour_turn\x18\x03 \x01(\x0b\x32\x16.cardarena.v1.YourTurnH\x00\x42\x06\n\x04kind\"8\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x04\"n\n\x12WatchMatchResponse\x12*\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.SnapshotH\x00\x12$\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x13.cardarena.v1.EventH\x00\x42\x06\n\x04kind\"=\n\x08PlayOpen\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x11\n\tafter_seq\x18\x03 \x01(\x04\"\\\n\nPlayAction\x12$\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x14.cardarena.v1.Action\x12\x14\n\x0c\x65xpected_seq\x18\x02 \x01(\x04\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"f\n\x0bPlayRequest\x12&\n\x04open\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.PlayOpenH\x00\x12\'\n\x03\x61\x63t\x18\x02 \x01(\x0b\x32\x18.cardarena.v1.PlayActionH\x00\x42\x06\n\x04kind\"f\n\x0c\x41\x63tionResult\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x11\n\tfirst_seq\x18\x02 \x01(\x04\x12\x10\n\x08last_seq\x18\x03 \x01(\x04\x12\x0c\n\x04\x63ode\x18\x04 \x01(\x05\x12\x0f\n\x07message\x18\x05 \x01(\t\"\xc3\x01\n\x0cPlayResponse\x12*\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.SnapshotH\x00\x12$\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x13.cardarena.v1.EventH\x00\x12+\n\tyour_turn\x18\x03 \x01(\x0b\x32\x16.cardarena.v1.YourTurnH\x00\x12,\n\x06result\x18\x04 \x01(\x0b\x32\x1a.cardarena.v1.ActionResultH\x00\x42\x06\n\x04kind\"&\n\x12GetMatchLogRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"4\n\x08LogEntry\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\r\n\x05\x65vent\x18\x02 \x01(\x0c\x12\x0c\n\x04hash\x18\x03 \x01(\x0c\"6\n\x12\x43\x61ncelMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"=\n\x13\x43\x61ncelMatchResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\"\xa2\x01\n\x13GetMatchLogResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\x12\'\n\x07\x65ntries\x18\x02 \x03(\x0b\x32\x16.cardarena.v1.LogEntry\x12\x0c\n\x04seed\x18\x03 \x01(\x0c\x12,\n\ncheckpoint\x18\x04 \x01(\x0b\x32\x18.cardarena.v1.Checkpoint\"f\n\nCheckpoint\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x10\n\x08last_seq\x18\x02 \x01(\x04\x12\x11\n\tlast_hash\x18\x03 \x01(\x0c\x12\x0e\n\x06key_id\x18\x04 \x01(\t\x12\x11\n\tsignature\x18\x05 \x01(\x0c\"5\n\x10ResultsSignature\x12\x0e\n\x06key_id\x18\x01 \x01(\t\x12\x11\n\tsignature\x18\x02 \x01(\x0c\"H\n\tPublicKey\x12\x0e\n\x06key_id\x18\x01 \x01(\t\x12\x12\n\npublic_key\x18\x02 \x01(\x0c\x12\x17\n\x0f\x63reated_unix_ms\x18\x03 \x01(\x03\"\x16\n\x14GetPublicKeysRequest\">\n\x15GetPublicKeysResponse\x12%\n\x04keys\x18\x01 \x03(\x0b\x32\x17.cardarena.v1.PublicKey*w\n\x0bMatchStatus\x12\x1c\n\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14MATCH_STATUS_WAITING\x10\x01\x12\x18\n\x14MATCH_STATUS_RUNNING\x10\x02\x12\x16\n\x12MATCH_STATUS_ENDED\x10\x03\x32\xe5\x07\n\x0cMatchService\x12L\n\tListGames\x12\x1e.cardarena.v1.ListGamesRequest\x1a\x1f.cardarena.v1.ListGamesResponse\x12R\n\x0b\x43reateMatch\x12 .cardarena.v1.CreateMatchRequest\x1a!.cardarena.v1.CreateMatchResponse\x12I\n\x08GetMatch\x12\x1d.cardarena.v1.GetMatchRequest\x1a\x1e.cardarena.v1.GetMatchResponse\x12R\n\x0bListMatches\x12 .cardarena.v1.ListMatchesRequest\x1a!.cardarena.v1.ListMatchesResponse\x12L\n\tJoinMatch\x12\x1e.cardarena.v1.JoinMatchRequest\x1a\x1f.cardarena.v1.JoinMatchResponse\x12U\n\x0cSubmitAction\x12!.cardarena.v1.SubmitActionRequest\x1a\".cardarena.v1.SubmitActionResponse\x12W\n\x0cStreamEvents\x12!.cardarena.v1.StreamEventsRequest\x1a\".cardarena.v1.StreamEventsResponse0\x01\x12Q\n\nWatchMatch\x12\x1f.cardarena.v1.WatchMatchRequest\x1a .cardarena.v1.WatchMatchResponse0\x01\x12R\n\x0bGetMatchLog\x12 .cardarena.v1.GetMatchLogRequest\x1a!.cardarena.v1.GetMatchLogResponse\x12\x41\n\x04Play\x12\x19.cardarena.v1.PlayRequest\x1a\x1a.cardarena.v1.PlayResponse(\x01\x30\x01\x12R\n\x0b\x43\x61ncelMatch\x12 .cardarena.v1.CancelMatchRequest\x1a!.cardarena.v1.CancelMatchResponse\x12X\n\rGetPublicKeys\x12\".cardarena.v1.GetPublicKeysRequest\x1a#.cardarena.v1.GetPublicKeysResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'cardarena.v1.service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_MATCHSTATUS']._serialized_start=3794
-  _globals['_MATCHSTATUS']._serialized_end=3913
+  _globals['_MATCHSTATUS']._serialized_start=3808
+  _globals['_MATCHSTATUS']._serialized_end=3927
   _globals['_TIMECONTROL']._serialized_start=99
   _globals['_TIMECONTROL']._serialized_end=129
   _globals['_SEATINFO']._serialized_start=131
@@ -58,55 +58,55 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GETMATCHRESPONSE']._serialized_start=1411
   _globals['_GETMATCHRESPONSE']._serialized_end=1469
   _globals['_LISTMATCHESREQUEST']._serialized_start=1471
-  _globals['_LISTMATCHESREQUEST']._serialized_end=1573
-  _globals['_LISTMATCHESRESPONSE']._serialized_start=1575
-  _globals['_LISTMATCHESRESPONSE']._serialized_end=1663
-  _globals['_JOINMATCHREQUEST']._serialized_start=1666
-  _globals['_JOINMATCHREQUEST']._serialized_end=1802
-  _globals['_JOINMATCHRESPONSE']._serialized_start=1804
-  _globals['_JOINMATCHRESPONSE']._serialized_end=1892
-  _globals['_SUBMITACTIONREQUEST']._serialized_start=1895
-  _globals['_SUBMITACTIONREQUEST']._serialized_end=2028
-  _globals['_SUBMITACTIONRESPONSE']._serialized_start=2030
-  _globals['_SUBMITACTIONRESPONSE']._serialized_end=2126
-  _globals['_STREAMEVENTSREQUEST']._serialized_start=2128
-  _globals['_STREAMEVENTSREQUEST']._serialized_end=2200
-  _globals['_STREAMEVENTSRESPONSE']._serialized_start=2203
-  _globals['_STREAMEVENTSRESPONSE']._serialized_end=2360
-  _globals['_WATCHMATCHREQUEST']._serialized_start=2362
-  _globals['_WATCHMATCHREQUEST']._serialized_end=2418
-  _globals['_WATCHMATCHRESPONSE']._serialized_start=2420
-  _globals['_WATCHMATCHRESPONSE']._serialized_end=2530
-  _globals['_PLAYOPEN']._serialized_start=2532
-  _globals['_PLAYOPEN']._serialized_end=2593
-  _globals['_PLAYACTION']._serialized_start=2595
-  _globals['_PLAYACTION']._serialized_end=2687
-  _globals['_PLAYREQUEST']._serialized_start=2689
-  _globals['_PLAYREQUEST']._serialized_end=2791
-  _globals['_ACTIONRESULT']._serialized_start=2793
-  _globals['_ACTIONRESULT']._serialized_end=2895
-  _globals['_PLAYRESPONSE']._serialized_start=2898
-  _globals['_PLAYRESPONSE']._serialized_end=3093
-  _globals['_GETMATCHLOGREQUEST']._serialized_start=3095
-  _globals['_GETMATCHLOGREQUEST']._serialized_end=3133
-  _globals['_LOGENTRY']._serialized_start=3135
-  _globals['_LOGENTRY']._serialized_end=3187
-  _globals['_CANCELMATCHREQUEST']._serialized_start=3189
-  _globals['_CANCELMATCHREQUEST']._serialized_end=3243
-  _globals['_CANCELMATCHRESPONSE']._serialized_start=3245
-  _globals['_CANCELMATCHRESPONSE']._serialized_end=3306
-  _globals['_GETMATCHLOGRESPONSE']._serialized_start=3309
-  _globals['_GETMATCHLOGRESPONSE']._serialized_end=3471
-  _globals['_CHECKPOINT']._serialized_start=3473
-  _globals['_CHECKPOINT']._serialized_end=3575
-  _globals['_RESULTSSIGNATURE']._serialized_start=3577
-  _globals['_RESULTSSIGNATURE']._serialized_end=3630
-  _globals['_PUBLICKEY']._serialized_start=3632
-  _globals['_PUBLICKEY']._serialized_end=3704
-  _globals['_GETPUBLICKEYSREQUEST']._serialized_start=3706
-  _globals['_GETPUBLICKEYSREQUEST']._serialized_end=3728
-  _globals['_GETPUBLICKEYSRESPONSE']._serialized_start=3730
-  _globals['_GETPUBLICKEYSRESPONSE']._serialized_end=3792
-  _globals['_MATCHSERVICE']._serialized_start=3916
-  _globals['_MATCHSERVICE']._serialized_end=4913
+  _globals['_LISTMATCHESREQUEST']._serialized_end=1587
+  _globals['_LISTMATCHESRESPONSE']._serialized_start=1589
+  _globals['_LISTMATCHESRESPONSE']._serialized_end=1677
+  _globals['_JOINMATCHREQUEST']._serialized_start=1680
+  _globals['_JOINMATCHREQUEST']._serialized_end=1816
+  _globals['_JOINMATCHRESPONSE']._serialized_start=1818
+  _globals['_JOINMATCHRESPONSE']._serialized_end=1906
+  _globals['_SUBMITACTIONREQUEST']._serialized_start=1909
+  _globals['_SUBMITACTIONREQUEST']._serialized_end=2042
+  _globals['_SUBMITACTIONRESPONSE']._serialized_start=2044
+  _globals['_SUBMITACTIONRESPONSE']._serialized_end=2140
+  _globals['_STREAMEVENTSREQUEST']._serialized_start=2142
+  _globals['_STREAMEVENTSREQUEST']._serialized_end=2214
+  _globals['_STREAMEVENTSRESPONSE']._serialized_start=2217
+  _globals['_STREAMEVENTSRESPONSE']._serialized_end=2374
+  _globals['_WATCHMATCHREQUEST']._serialized_start=2376
+  _globals['_WATCHMATCHREQUEST']._serialized_end=2432
+  _globals['_WATCHMATCHRESPONSE']._serialized_start=2434
+  _globals['_WATCHMATCHRESPONSE']._serialized_end=2544
+  _globals['_PLAYOPEN']._serialized_start=2546
+  _globals['_PLAYOPEN']._serialized_end=2607
+  _globals['_PLAYACTION']._serialized_start=2609
+  _globals['_PLAYACTION']._serialized_end=2701
+  _globals['_PLAYREQUEST']._serialized_start=2703
+  _globals['_PLAYREQUEST']._serialized_end=2805
+  _globals['_ACTIONRESULT']._serialized_start=2807
+  _globals['_ACTIONRESULT']._serialized_end=2909
+  _globals['_PLAYRESPONSE']._serialized_start=2912
+  _globals['_PLAYRESPONSE']._serialized_end=3107
+  _globals['_GETMATCHLOGREQUEST']._serialized_start=3109
+  _globals['_GETMATCHLOGREQUEST']._serialized_end=3147
+  _globals['_LOGENTRY']._serialized_start=3149
+  _globals['_LOGENTRY']._serialized_end=3201
+  _globals['_CANCELMATCHREQUEST']._serialized_start=3203
+  _globals['_CANCELMATCHREQUEST']._serialized_end=3257
+  _globals['_CANCELMATCHRESPONSE']._serialized_start=3259
+  _globals['_CANCELMATCHRESPONSE']._serialized_end=3320
+  _globals['_GETMATCHLOGRESPONSE']._serialized_start=3323
+  _globals['_GETMATCHLOGRESPONSE']._serialized_end=3485
+  _globals['_CHECKPOINT']._serialized_start=3487
+  _globals['_CHECKPOINT']._serialized_end=3589
+  _globals['_RESULTSSIGNATURE']._serialized_start=3591
+  _globals['_RESULTSSIGNATURE']._serialized_end=3644
+  _globals['_PUBLICKEY']._serialized_start=3646
+  _globals['_PUBLICKEY']._serialized_end=3718
+  _globals['_GETPUBLICKEYSREQUEST']._serialized_start=3720
+  _globals['_GETPUBLICKEYSREQUEST']._serialized_end=3742
+  _globals['_GETPUBLICKEYSRESPONSE']._serialized_start=3744
+  _globals['_GETPUBLICKEYSRESPONSE']._serialized_end=3806
+  _globals['_MATCHSERVICE']._serialized_start=3930
+  _globals['_MATCHSERVICE']._serialized_end=4927
 # @@protoc_insertion_point(module_scope)

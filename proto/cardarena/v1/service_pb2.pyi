@@ -510,6 +510,7 @@ class ListMatchesRequest(_message.Message):
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
     page_size: _builtins.int
     """1..1000; 0 means 100."""
     page_token: _builtins.str
@@ -520,16 +521,21 @@ class ListMatchesRequest(_message.Message):
     """Unspecified: every status. With WAITING or RUNNING, a page may hold fewer matches than
     page_size (even none) while next_page_token is set: read on until it is "".
     """
+    game: _builtins.str
+    """Optional: only this game's matches (a name of ListGames); "" for every game. An unknown
+    game is INVALID_ARGUMENT. Keep it, and the status, the same on every page of a listing.
+    """
     def __init__(
         self,
         *,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
         status: Global___MatchStatus.ValueType = ...,
+        game: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "page_size", b"page_size", "page_token", b"page_token", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

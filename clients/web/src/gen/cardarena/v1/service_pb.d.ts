@@ -536,6 +536,14 @@ export declare type ListMatchesRequest = Message<"cardarena.v1.ListMatchesReques
    * @generated from field: cardarena.v1.MatchStatus status = 3;
    */
   status: MatchStatus;
+
+  /**
+   * Optional: only this game's matches (a name of ListGames); "" for every game. An unknown
+   * game is INVALID_ARGUMENT. Keep it, and the status, the same on every page of a listing.
+   *
+   * @generated from field: string game = 4;
+   */
+  game: string;
 };
 
 /**
