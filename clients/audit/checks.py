@@ -72,6 +72,8 @@ class Checks:
         self.seed = bytes(resp.seed)
         self.deal_seed = self.seed
         """The seed mixed with the seats' contributions (docs/rules.md §4.8): what deals."""
+        self.seated = False
+        """Whether every seat joined, so that the match was dealt at all."""
         self.replayed: Match | None = None
         self._firsts: dict[str | None, int] | None = None
 
@@ -253,14 +255,17 @@ class Checks:
     def _mixed(self) -> bytes:
         """The deal seed, computed from docs/rules.md §4.8 as an outsider would: the seed
         itself, or SHA-256 over the mix label, the seed and every seat's contribution (32
-        zero bytes for a seat that gave none) when at least one seat contributed."""
+        zero bytes for a seat that gave none) when at least one seat contributed. The same
+        pass over the joins notes whether every seat joined (:attr:`seated`)."""
         players = self.events[0].match_started.players
         given = [bytes(SEED_SIZE)] * players
         contributed = False
+        seats: set[int] = set()
         for n, event in enumerate(self.events, start=1):
             if event.WhichOneof("kind") != "seat_joined":
                 continue
             joined = event.seat_joined
+            seats.add(joined.seat)
             if not joined.contribution:
                 continue
             if len(joined.contribution) != SEED_SIZE:
@@ -272,6 +277,7 @@ class Checks:
             if joined.seat < players:  # the server check names a seat that does not exist
                 given[joined.seat] = bytes(joined.contribution)
                 contributed = True
+        self.seated = len(seats & set(range(players))) == players
         if not contributed:
             return self.seed
         return hashlib.sha256(MIX_PREFIX + self.seed + b"".join(given)).digest()
@@ -336,9 +342,7 @@ class Checks:
         """How the replay deals: from the deal seed once every seat has joined; not at all
         in a match whose seats never all joined (it was cancelled or expired before its first
         deal, which the server check holds it to)."""
-        players = self.events[0].match_started.players
-        seated = {e.seat_joined.seat for e in self.events if e.WhichOneof("kind") == "seat_joined"}
-        if len(seated) < players:
+        if not self.seated:
             return {"seed": None, "deal_seed": None}
         return {"seed": self.seed, "deal_seed": self.deal_seed}
 

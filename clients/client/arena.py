@@ -12,7 +12,7 @@ import asyncio
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from google.protobuf import struct_pb2
@@ -25,6 +25,7 @@ from ..bots.base import Bot
 from ..bots.entries import fold_entry
 from ..bots.state import SeatState
 from .channel import CHANNEL_OPTIONS, RETRYABLE, channel_target
+from .entropy import Contribution, contributed
 from .tournaments import TournamentCalls
 
 if TYPE_CHECKING:
@@ -188,7 +189,7 @@ class ArenaClient:
         seat: int | None = None,
         name: str = "",
         join_secret: str = "",
-        contribution: bytes | Literal["fresh"] | None = "fresh",
+        contribution: Contribution = "fresh",
     ) -> Ticket:
         """Take a seat (a reserved one with its ``join_secret``). The token is chosen here, so
         a join whose answer was lost is retried safely: the server answers a repeat with the
@@ -197,14 +198,12 @@ class ArenaClient:
         The seat contributes 32 fresh random bytes to the deal seed (``"fresh"``), or 32 bytes
         of your own, or none (``None``; a tournament's matches take none): with one honest seat at
         the table, not even the server chose the cards (docs/rules.md §4.8)."""
-        if contribution == "fresh":
-            contribution = secrets.token_bytes(32)
         request = spb.JoinMatchRequest(
             match_id=match_id,
             name=name,
             token=secrets.token_urlsafe(32),
             join_secret=join_secret,
-            contribution=contribution or b"",
+            contribution=contributed(contribution),
         )
         if seat is not None:
             request.seat = seat

@@ -7,10 +7,9 @@ is told each match it sits in, with the seat's token, which :meth:`ArenaClient.p
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from google.protobuf import struct_pb2
@@ -18,6 +17,8 @@ from google.protobuf import struct_pb2
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
 from cardarena.v1 import tournament_pb2_grpc
+
+from .entropy import Contribution, contributed
 
 if TYPE_CHECKING:
     from cardarena.v1.tournament_pb2_grpc import TournamentServiceAsyncStub
@@ -148,13 +149,13 @@ class TournamentCalls:
         tournament_id: str,
         key: str,
         *,
-        contribution: bytes | Literal["fresh"] | None = "fresh",
+        contribution: Contribution = "fresh",
     ) -> grpc.aio.UnaryStreamCall[tpb.EnterRequest, tpb.EnterResponse]:
         """An entrant's stream: ``entered`` first, then a ``match`` per seat it is given, and
         ``ended`` last. It contributes 32 fresh random bytes to the tournament seed (or 32
         bytes of your own, or none with ``None``), which count if it is the entrant's first
         Enter before the first match: with one honest entrant, nobody chose the cards."""
-        if contribution == "fresh":
-            contribution = secrets.token_bytes(32)
-        request = tpb.EnterRequest(tournament_id=tournament_id, contribution=contribution or b"")
+        request = tpb.EnterRequest(
+            tournament_id=tournament_id, contribution=contributed(contribution)
+        )
         return self.stub.Enter(request, metadata=_bearer(key))

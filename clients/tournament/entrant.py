@@ -18,7 +18,6 @@ import contextlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
 
 import grpc
 
@@ -30,6 +29,7 @@ from ..bots.decider import Decider, SeatContext, describe_error
 from ..bots.state import SeatState
 from ..client import Abstain, ArenaClient, Ticket
 from ..client.channel import RETRYABLE
+from ..client.entropy import Contribution
 
 MakeDecider = Callable[[tpb.MatchAssigned], Decider]
 """A fresh bot for one seat of one match."""
@@ -55,7 +55,7 @@ async def play_entrant(
     *,
     reconnect_for: float = 60.0,
     log: Callable[[str], None] | None = None,
-    contribution: bytes | Literal["fresh"] | None = "fresh",
+    contribution: Contribution = "fresh",
 ) -> EntrantReport:
     """Play as the entrant ``key`` belongs to until the tournament ends, contributing
     ``contribution`` to the tournament seed (fresh random bytes, your own 32, or none)."""

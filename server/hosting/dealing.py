@@ -16,10 +16,12 @@ from typing import Final
 
 from cardarena.engine import Match, mix_seed
 from cardarena.engine import events as ev
+from cardarena.engine.fairdeal import SEED_SIZE
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
-CONTRIBUTION_BYTES: Final = 32
+CONTRIBUTION_BYTES: Final = SEED_SIZE
+"""A contribution is as long as a seed."""
 CHANCE: Final = frozenset({"dealer_drawn", "trump_drawn", "dealt"})
 
 

@@ -69,10 +69,8 @@ class Director:
         self.tournament_id = record.tournament_id
         self.entry = Entry(record, len(spec.entrants), spec.entry_ms)
         """The entrants' contributions to the seed, until the first match seals them."""
-        self.plans: list[MatchPlan] = []
-        self.members: dict[int, list[int]] = {}
-        """Duplicate group -> the plan indices of its matches."""
-        # The shape of the plan; its seeds come with the seal.
+        # The shape of the plan (the members of each duplicate group, by plan index); its
+        # seeds come with the seal.
         self.plans, self.members = plan_matches(spec, record.seed)
         self.match_ids: dict[int, str] = {}
         """Plan index -> match id, for every match started."""

@@ -21,7 +21,6 @@ from typing import Final
 
 from cardarena.competition import MatchPlan, mixed_seed, schedule
 
-from ..hosting.dealing import CONTRIBUTION_BYTES
 from ..store import EventStore, TournamentRecord
 from ..store.entropy import Contributions
 from .spec import TournamentSpec
@@ -52,12 +51,10 @@ class Entry:
         return mixed_seed(self.record.seed, self.sealed)
 
     async def offer(self, store: EventStore, entrant: int, contribution: bytes | None) -> None:
-        """An entrant entered, with or without 32 bytes: noted if the entry is still open
-        (its first offer stands; one after the seal is not mixed in)."""
+        """An entrant entered, with or without 32 bytes (checked by the API): noted if the
+        entry is still open (its first offer stands; one after the seal is not mixed in)."""
         if self.sealed is not None:
             return
-        if contribution is not None and len(contribution) != CONTRIBUTION_BYTES:
-            raise ValueError(f"a contribution is {CONTRIBUTION_BYTES} bytes")
         await store.offer_contribution(self.tournament_id, entrant, contribution)
         self._offered.set()
 
