@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from ..client import ArenaClient
 from ..logs import LogUnavailable, save_log
 from ..logs.bundle import read_logs
 from ..logs.results import load_results
+from ..tournament.terminal import print_error
 from .argtypes import hash_hex, output_dir, output_file, positive_int
 from .logsource import add_source_arguments, read_source
 
@@ -114,7 +114,7 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         except LogUnavailable as error:
             if args.json:
                 print(json.dumps({"ok": False, "error": str(error)}))
-            print(f"cardarena audit: {error}", file=sys.stderr)
+            print_error("cardarena audit", str(error))
             return EXIT_UNREADABLE
         if args.save is not None:
             if match_id is None:
@@ -170,10 +170,10 @@ def _tournament(
     try:
         report = asyncio.run(audit())
     except LogUnavailable as error:
-        print(f"cardarena audit: {error}", file=sys.stderr)
+        print_error("cardarena audit", str(error))
         return EXIT_UNREADABLE
     except grpc.aio.AioRpcError as error:
-        print(f"cardarena audit: {error.code().name}: {error.details()}", file=sys.stderr)
+        print_error("cardarena audit", f"{error.code().name}: {error.details()}")
         return EXIT_UNREADABLE
     if args.json:
         print(json.dumps(_json(report), indent=2))

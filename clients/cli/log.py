@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from ..client import ArenaClient
 from ..logs import LogUnavailable
 from ..logs.bundle import fetch_logs, save_logs, save_tournament
 from ..logs.results import load_results
+from ..tournament.terminal import print_error
 from .argtypes import server_address
 
 EXIT_OK, EXIT_SOME_MISSING, EXIT_FAILED = 0, 1, 2
@@ -59,10 +59,10 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
                 return asyncio.run(_keys(args))
             return asyncio.run(_fetch(args))
         except LogUnavailable as error:
-            print(f"cardarena log: {error}", file=sys.stderr)
+            print_error("cardarena log", str(error))
             return EXIT_FAILED
         except grpc.aio.AioRpcError as error:
-            print(f"cardarena log: {error.code().name}: {error.details()}", file=sys.stderr)
+            print_error("cardarena log", f"{error.code().name}: {error.details()}")
             return EXIT_FAILED
 
     return run
@@ -113,7 +113,7 @@ async def _fetch(args: argparse.Namespace) -> int:
         written.append(save_tournament(info, args.out, suffix))
     missing = [log for log in logs.values() if isinstance(log, LogUnavailable)]
     for problem in missing:
-        print(f"cardarena log: {problem}", file=sys.stderr)
+        print_error("cardarena log", str(problem))
     print(f"{len(logs) - len(missing)} of {len(logs)} logs written to {args.out}")
     if missing:
         return EXIT_FAILED if len(missing) == len(logs) else EXIT_SOME_MISSING
