@@ -69,8 +69,7 @@ class Director:
         self.tournament_id = record.tournament_id
         self.entry = Entry(record, len(spec.entrants), spec.entry_ms)
         """The entrants' contributions to the seed, until the first match seals them."""
-        # The shape of the plan (the members of each duplicate group, by plan index); its
-        # seeds come with the seal.
+        # Every match and each duplicate group's members; its seeds come with the seal.
         self.plans, self.members = plan_matches(spec, record.seed)
         self.match_ids: dict[int, str] = {}
         """Plan index -> match id, for every match started."""
@@ -121,7 +120,12 @@ class Director:
         when directing; read back for an ended tournament)."""
         first = await self.arena.store.get_match(match_id_for(self.request_id(0)))
         await self.entry.settle(self.arena.store, directing=directing, started=first is not None)
-        self.plans, self.members = plan_matches(self.spec, self.entry.mixed())
+        self._replan()
+
+    def _replan(self) -> None:
+        """The plan dealt from the mixed seed (made again only if contributions changed it)."""
+        if (mixed := self.entry.mixed()) != self.record.seed:
+            self.plans, self.members = plan_matches(self.spec, mixed)
         self._changed_now()
 
     # -- running -------------------------------------------------------------------------
@@ -197,8 +201,7 @@ class Director:
         while True:
             record = await self.arena.store.get_tournament(self.tournament_id)
             if self.entry.sealed is None and await self.entry.read(self.arena.store):
-                self.plans, self.members = plan_matches(self.spec, self.entry.mixed())
-                self._changed_now()
+                self._replan()
             while self.entry.sealed is not None and self.next_index < len(self.plans):
                 plan = self.plans[self.next_index]
                 try:
