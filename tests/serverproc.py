@@ -87,8 +87,19 @@ class ServerProcess:
         reader.join(START_TIMEOUT)
         line = read[0] if read else ""
         if words not in line:
+            exited = self.process.poll() if self.process is not None else None
             self.kill()
-            raise RuntimeError(f"{what} did not start: {line!r}; see {self.stderr_path}")
+            # The log itself may be gone with its temporary directory: its end goes with the
+            # error, and how the process ended (still silent after the wait, or its exit code).
+            tail = (
+                self.stderr_path.read_text(errors="replace")[-2000:]
+                if self.stderr_path.exists()
+                else ""
+            )
+            how = f"silent for {START_TIMEOUT:.0f} s" if exited is None else f"exited {exited}"
+            raise RuntimeError(
+                f"{what} did not start ({how}): {line!r}; {self.stderr_path} ends:\n{tail}"
+            )
         return line.strip().rsplit(" ", 1)[1]
 
     def _logged_metrics_port(self) -> int:
