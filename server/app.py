@@ -190,8 +190,8 @@ class Server:
         if self.port == 0:
             raise OSError(f"could not listen on {self.config.listen}")
         if self.store.shared:
-            self.arena.owner = Owner(
-                self.replica, self.advertised(), int(self.config.lease_seconds * 1000)
+            self.arena.replicate_as(
+                Owner(self.replica, self.advertised(), int(self.config.lease_seconds * 1000))
             )
         resumed = await self.arena.resume_unfinished()
         await self.tournaments.resume_unfinished()

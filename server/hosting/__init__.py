@@ -1,10 +1,11 @@
 """Hosting matches: one writer per match, persist before publish, resume after a restart.
 
-The rooms: :mod:`.arena` (every hosted match: create, find, load after a restart, and as a
-replica keep leases and follow the others), :mod:`.match` (one match: its seats, its
-changes, its clock), :mod:`.subscribers` (its readers and what each may see), :mod:`.rebuild`
-(the engine from the log), :mod:`.dealing` (when a match deals, from which seed),
-:mod:`.credentials` (hashes of secrets, ids) and
+The rooms: :mod:`.arena` (every hosted match: create, find, load after a restart),
+:mod:`.replication` (alone, or as a replica keeping leases and following the others),
+:mod:`.match` (one match: its seats, its changes, its clock), :mod:`.following` (a match
+following its log), :mod:`.ending` (how it ends), :mod:`.subscribers` (its readers and what
+each may see), :mod:`.rebuild` (the engine from the log), :mod:`.dealing` (when a match
+deals, from which seed), :mod:`.credentials` (hashes of secrets, ids) and
 :mod:`.completion` (work that outlives a cancelled caller).
 """
 

@@ -1,9 +1,9 @@
 """The arena: every hosted match, created, found, loaded back after a restart.
 
-Alone (SQLite) the arena owns every match. As one of several replicas sharing a PostgreSQL
-store it owns the matches whose lease it holds, follows the others from the store (woken by the
-store's notifications) and tells the service where to forward their actions; a lease keeper
-renews its leases and takes over the matches whose owner stopped renewing.
+Whether it is alone (SQLite: it owns every match) or one of several replicas sharing a
+PostgreSQL store (it owns the matches whose lease it holds and follows the others) is its
+:mod:`.replication` policy's business: the arena asks it who writes a match, what a match
+loaded from the store becomes, and what starting and stopping mean.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import contextlib
 import datetime
 import hashlib
 import json
-import random
 import secrets
 import time
 from collections.abc import Callable, Mapping
@@ -25,14 +24,14 @@ from cardarena.engine import commitment
 from cardarena.engine.match import setup
 from cardarena.v1 import game_pb2 as pb
 
-from .. import metrics
 from ..errors import BadRequest, RequestReused
-from ..store import EventStore, MatchRecord, Owner, StoreConflict, StoreError, UnknownMatch, now_iso
-from .completion import Background, to_completion
+from ..store import EventStore, MatchRecord, Owner, StoreConflict, UnknownMatch, now_iso
+from .completion import to_completion
 from .credentials import is_secret, new_match_id, secret_hash
 from .faults import SeatFaults
 from .match import HostedMatch
 from .rebuild import rebuild_engine
+from .replication import Replicas, Replication
 from .seating import Seat
 from .signing import Signer
 
@@ -42,8 +41,6 @@ MAX_MOVE_MS = 3_600_000
 MAX_ENDED_IN_MEMORY = 1000
 """Ended matches kept in memory beyond this are dropped, oldest first (and reloaded from the
 store if asked for): a long competition would otherwise grow without bound."""
-CLAIMS_PER_ROUND = 50
-"""How many orphaned matches one lease-keeper round takes at most, so replicas share them."""
 
 
 WAITING_EXPIRY_SECONDS = 3600.0
@@ -67,15 +64,13 @@ class Arena:
         on_change: Callable[[HostedMatch], None] | None = None,
     ) -> None:
         self.store = store
-        self.owner = owner
-        """This replica as a lease holder; ``None``: alone, owning every match."""
+        self.replication = Replication(self) if owner is None else Replicas(self, owner)
+        """Alone, or one replica of several (:mod:`.replication`)."""
         self.matches: dict[str, HostedMatch] = {}
         self._report = on_change or (lambda hosted: None)
         self.ended: dict[str, None] = {}
         """Ended matches still in memory, oldest first (a dict as an ordered set)."""
-        self._keeper: asyncio.Task[None] | None = None
         self._sweeper: asyncio.Task[None] | None = None
-        self._background = Background(log, "follow_failed")
         self.counts = dict.fromkeys(STATUSES, 0)
         """Hosted matches by status, kept as they change (never recounted)."""
         self.signer: Signer | None = None
@@ -186,13 +181,14 @@ class Arena:
             record, engine, [Seat() for _ in range(prepared.players)], 0, voluntary_pass=False
         )
         hosted.fence = fence
-        await self._write_opening(hosted)
+        await self.write_opening(hosted)
         log.info(
             "match_created", match_id=record.match_id, game=record.game, players=record.players
         )
         return hosted
 
-    async def _write_opening(self, hosted: HostedMatch) -> None:
+    async def write_opening(self, hosted: HostedMatch) -> None:
+        """Persist a match's opening events (see :meth:`HostedMatch.write_opening`)."""
         async with hosted.lock:
             await hosted.write_opening()
 
@@ -274,28 +270,20 @@ class Arena:
             await hosted.catch_up()
         return hosted
 
+    @property
+    def owner(self) -> Owner | None:
+        """This process as a lease holder; ``None`` alone."""
+        return self.replication.owner
+
+    def replicate_as(self, owner: Owner) -> None:
+        """Host as one replica of several from now on (before :meth:`resume_unfinished`: a
+        replica learns the address others forward to only once it listens)."""
+        self.replication = Replicas(self, owner)
+
     async def writer_of(self, match_id: str) -> HostedMatch | str:
-        """Where an action on ``match_id`` must go: the hosted match if this process owns it
-        (taking the lease over if nobody holds it live), else the owner's address."""
-        known = self.matches.get(match_id)
-        if known is not None and (known.owned or known.ended or self.owner is None):
-            return known
-        if self.owner is not None:  # the common case for a follower: one read, no catch-up
-            lease = await self.store.get_lease(match_id)
-            if lease is not None and lease.live and lease.owner != self.owner.replica:
-                return lease.address
-        hosted = await self.get(match_id)
-        if hosted.owned or hosted.ended or self.owner is None:
-            return hosted
-        try:
-            lease = await self.store.acquire_lease(match_id, self.owner)
-        except StoreConflict:  # it ended meanwhile
-            await hosted.catch_up()
-            return hosted
-        if lease.owner != self.owner.replica:
-            return lease.address
-        await hosted.take_over(lease.fence)
-        return hosted
+        """Where an action on ``match_id`` must go: the hosted match if this process writes
+        it, else the address of the replica that does."""
+        return await self.replication.writer_of(match_id)
 
     async def _load(self, record: MatchRecord) -> HostedMatch:
         stored = await self.store.read_events(record.match_id)
@@ -323,14 +311,7 @@ class Arena:
         hosted._fold_log(entries)
         hosted.resumed = True
         hosted.last_hash = stored[-1].hash if stored else b""
-        if self.owner is not None:  # a replica follows until it holds the lease
-            hosted.owned = False
-            # A notification that came while the log was being read found no follower to
-            # wake: read once more, now that later ones will find it.
-            await hosted.catch_up()
-            return hosted
-        if not stored:
-            await self._write_opening(hosted)
+        await self.replication.loaded(hosted, empty=not stored)
         return hosted
 
     def may_cancel(self, hosted: HostedMatch, secret: str) -> bool:
@@ -359,20 +340,12 @@ class Arena:
                     log.info("expiry_skipped", match_id=hosted.match_id, error=str(error))
 
     async def resume_unfinished(self) -> int:
-        """Alone: reload every unfinished match from its log and restart its clock. As a
-        replica: start following the store and keeping leases; the first round takes over
-        whatever no live replica owns."""
-        if self.owner is not None:
-            loop = asyncio.get_running_loop()
+        """Start hosting what the store holds, as the replication policy says: alone, every
+        unfinished match (:meth:`load_unfinished`); as a replica, the orphans it takes over."""
+        return await self.replication.start()
 
-            def notified(match_id: str | None, seq: int) -> None:  # on the listener thread
-                loop.call_soon_threadsafe(self._changed_elsewhere, match_id, seq)
-
-            self.store.listen(notified)
-            claimed = await self._keep_leases_once()
-            self._keeper = asyncio.create_task(self._keep_leases())
-            log.info("replica_started", replica=self.owner.replica, claimed=claimed)
-            return claimed
+    async def load_unfinished(self) -> int:
+        """Reload every unfinished match from its log and restart its clock."""
         count = 0
         for record in await self.store.unfinished_matches():
             if record.match_id in self.matches:
@@ -383,97 +356,18 @@ class Arena:
         log.info("matches_resumed", count=count)
         return count
 
-    # -- replicas ------------------------------------------------------------------------
-
-    def _changed_elsewhere(self, match_id: str | None, seq: int) -> None:
-        """A store notification (on the loop): wake the followers it concerns."""
-        if match_id is None:  # the listener (re)connected: anything may have been missed
-            followed = [h for h in self.matches.values() if not h.owned and not h.ended]
-        else:
-            hosted = self.matches.get(match_id)
-            followed = [] if hosted is None or hosted.owned or seq <= hosted.last_seq else [hosted]
-        for hosted in followed:
-            self._background.spawn(self._follow(hosted))
-
-    async def _follow(self, hosted: HostedMatch) -> None:
-        """Catch a follower up, retrying while the store is away: no later notification may
-        come (the owner may be waiting on a seat that streams from here)."""
-        pause = 0.1
-        while not hosted.owned:
-            try:
-                await hosted.catch_up()
-                return
-            except StoreError as error:
-                log.warning("follow_retry", match_id=hosted.match_id, error=str(error))
-                await asyncio.sleep(pause)
-                pause = min(pause * 2, 5.0)
-
-    async def _keep_leases(self) -> None:
-        assert self.owner is not None
-        period = self.owner.lease_ms / 3000
-        while True:
-            await asyncio.sleep(period * random.uniform(0.8, 1.0))
-            try:
-                await self._keep_leases_once()
-            except StoreError as error:  # the database is away: try again next round
-                log.warning("lease_round_failed", error=str(error))
-
-    async def _keep_leases_once(self) -> int:
-        """Renew this replica's leases, let go of the ones lost, take over orphans."""
-        assert self.owner is not None
-        # Only what was owned before renewing can have been lost: a match created meanwhile
-        # is owned but was not there to be renewed.
-        owned = [(h, h.fence) for h in self.matches.values() if h.owned and not h.ended]
-        held = await self.store.renew_leases(self.owner)
-        metrics.LEASES.set(len(held))
-        for hosted, fence in owned:
-            # Lost, unless it was taken back meanwhile (a new fence: that lease is current).
-            if hosted.owned and hosted.fence == fence and hosted.match_id not in held:
-                hosted.demote()
-                self._background.spawn(self._follow(hosted))
-        orphans = await self.store.orphaned_matches(limit=4 * CLAIMS_PER_ROUND)
-        random.shuffle(orphans)  # replicas claiming at once mostly pick different ones
-        claimed = 0
-        for match_id in orphans[:CLAIMS_PER_ROUND]:
-            try:
-                lease = await self.store.acquire_lease(match_id, self.owner)
-            except (StoreConflict, UnknownMatch):
-                continue
-            if lease.owner != self.owner.replica:
-                continue
-            try:
-                hosted = await self.get(match_id)
-                await hosted.take_over(lease.fence)
-            except StoreError as error:  # let another replica (or a later round) have it
-                log.warning("take_over_failed", match_id=match_id, error=str(error))
-                if match_id in self.matches:
-                    self.matches[match_id].demote()
-                with contextlib.suppress(StoreError):
-                    await self.store.release_lease(match_id, self.owner)
-                continue
-            claimed += 1
-        return claimed
-
     async def shutdown(self) -> None:
-        """Stop clocks and streams; a replica hands its leases back so others take over at
-        once instead of after the lease runs out."""
-        for task in (self._keeper, self._sweeper):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-        self._keeper = self._sweeper = None
+        """Stop clocks, hand over what the replication policy holds, close streams."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+            self._sweeper = None
         for hosted in self.matches.values():
             hosted.clock.stop()
-        if self.owner is not None:
-            with contextlib.suppress(StoreError):
-                await self.store.release_leases(self.owner)
-            for hosted in self.matches.values():
-                hosted.demote(released=True)
+        await self.replication.stop()
         for hosted in self.matches.values():
             hosted.readers.close()
-        for task in list(self._background.tasks):
-            task.cancel()
 
 
 def _unix(iso: str) -> float:

@@ -11,6 +11,8 @@ it there. Every other match reveals its seed in the write that ends it, as befor
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
@@ -28,6 +30,7 @@ class Ending(LogFollower):
     revealed: bool
     signer: Signer | None = None
 
+    @abstractmethod
     async def _persist(
         self,
         encoded: list[pb.Event],
@@ -36,8 +39,7 @@ class Ending(LogFollower):
         seat: int | None,
         join: SeatRecord | None = None,
         rearm: bool = True,
-    ) -> None:
-        raise NotImplementedError
+    ) -> None: ...
 
     def reveal_event(self, seq: int) -> list[pb.Event]:
         """The ``SeedRevealed`` that closes a match now, or nothing if its seed is shared."""

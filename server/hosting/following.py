@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from abc import ABC, abstractmethod
 from typing import Any
 
 from cardarena.engine import ActionError, Match
@@ -23,7 +24,7 @@ from .rebuild import rebuild_engine
 from .seating import Seat
 
 
-class LogFollower:
+class LogFollower(ABC):
     """The log-following half of :class:`~.match.HostedMatch` (its attributes are set there)."""
 
     record: MatchRecord
@@ -44,35 +45,33 @@ class LogFollower:
     log: Any
     _out_of_step: bool
 
-    @property
-    def running(self) -> bool:
-        raise NotImplementedError
+    # What the match itself provides (:class:`~.match.HostedMatch` and :class:`~.ending.Ending`).
 
     @property
-    def ended(self) -> bool:
-        raise NotImplementedError
+    @abstractmethod
+    def running(self) -> bool: ...
 
     @property
-    def status(self) -> str:
-        raise NotImplementedError
+    @abstractmethod
+    def ended(self) -> bool: ...
 
-    async def write_opening(self) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    async def write_opening(self) -> None: ...
 
-    async def _end(self) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    async def _end(self) -> None: ...
 
-    def _rearm_clock(self) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def _rearm_clock(self) -> None: ...
 
-    def _publish(self, encoded: list[pb.Event]) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def _publish(self, encoded: list[pb.Event]) -> None: ...
 
-    def _fold_log(self, encoded: list[pb.Event]) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def _fold_log(self, encoded: list[pb.Event]) -> None: ...
 
-    def _changed(self) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def _changed(self) -> None: ...
 
     def demote(self, *, released: bool = False) -> None:
         """Another replica owns the match now (or will: ``released``, this one is draining):

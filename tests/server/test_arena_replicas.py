@@ -13,6 +13,7 @@ import pytest
 
 from cardarena.server.errors import Moved
 from cardarena.server.hosting import Arena, HostedMatch
+from cardarena.server.hosting.replication import Replicas
 from cardarena.server.store import Fence, LeaseLost, MatchRecord, Owner, StoreError
 from cardarena.server.store.postgres import PostgresStore
 from tests.stores import POSTGRES_URL, make_store, postgres_schema
@@ -24,6 +25,12 @@ A = Owner("replica-a", "127.0.0.1:1", lease_ms=60_000)
 B = Owner("replica-b", "127.0.0.1:2", lease_ms=60_000)
 LAPSED = Owner(A.replica, A.address, lease_ms=-1)
 """Renewing with this makes A's leases run out at once: A as if it had died."""
+
+
+def replicas(arena: Arena) -> Replicas:
+    """The arena's replication policy, which these tests drive by hand."""
+    assert isinstance(arena.replication, Replicas)
+    return arena.replication
 
 
 def with_two_arenas(body: Callable[[Arena, Arena], Awaitable[None]]) -> None:
@@ -89,7 +96,7 @@ def test_a_match_whose_creator_died_before_the_first_deal_is_dealt_by_the_taker(
         )
         await a.store.create_match(record, A)
         await a.store.renew_leases(LAPSED)
-        claimed = await b._keep_leases_once()
+        claimed = await replicas(b).keep_leases_once()
         assert claimed == 2
         orphan = b.matches["deadbeef00000000"]
         assert orphan.owned and orphan.last_seq == len(orphan.engine.log) > 0
@@ -113,7 +120,7 @@ def test_a_match_played_out_but_not_marked_ended_is_ended_by_the_taker(
             await act(hosted)
         assert (await b.store.get_match(hosted.match_id)).status == "running"  # type: ignore[union-attr]
         await a.store.renew_leases(LAPSED)
-        await b._keep_leases_once()
+        await replicas(b).keep_leases_once()
         record = await b.store.get_match(hosted.match_id)
         assert record is not None and record.status == "ended"
         assert await b.store.orphaned_matches() == []
@@ -252,7 +259,7 @@ def test_a_follower_retries_a_catch_up_the_store_refused(monkeypatch: pytest.Mon
             return await real_read(*args, **kwargs)
 
         monkeypatch.setattr(b.store, "read_events", flaky_read)
-        b._changed_elsewhere(mine.match_id, mine.last_seq)  # the notification arrives
+        replicas(b).changed_elsewhere(mine.match_id, mine.last_seq)  # the notification arrives
         await eventually(lambda: followed.last_seq == mine.last_seq, what="the follower's catch-up")
         assert (failures, followed.last_seq) == (0, mine.last_seq)
 
