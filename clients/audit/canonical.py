@@ -34,41 +34,56 @@ class NotCanonical(ValueError):
     """An entry's bytes are not exactly one well-formed event of this protocol."""
 
 
-_SHOWN: dict[bytes, ev.Event | None] = {}
-"""Payloads (an entry's bytes after its seq) shown canonical, and what each decodes to."""
+SHOWN: dict[bytes, tuple[str, ev.Event | None]] = {}
+"""Payloads (an entry's bytes after its seq) shown canonical, with the kind of event each is
+and what it decodes to. The audit's decode loop looks entries up here before it parses them:
+an entry that is ``PREFIXES[n]`` (the canonical seq ``n``) and then a payload found here is
+the canonical encoding of an event whose seq is ``n`` (a payload holds no seq field of its
+own), so it needs no parse at all."""
 _SHOWN_MAX: Final = 100_000
-_MISS: Final = object()
 
 
 def forget() -> None:
     """Empty the memos (a benchmark's rounds each start cold, as an audit of new logs does)."""
-    _SHOWN.clear()
+    SHOWN.clear()
     _OPTIONS.clear()
 
 
 def _seq_prefix(seq: int) -> bytes:
     """The canonical encoding of ``seq`` as field 1 of an Event: tag 0x08, then its varint."""
-    if seq < len(_PREFIXES):
-        return _PREFIXES[seq]
+    if seq < len(PREFIXES):
+        return PREFIXES[seq]
     return b"\x08" + _varint(seq)
 
 
 def decode_entry(event: pb.Event, raw: bytes) -> ev.Event | None:
     """The engine event (``None`` for a server-only one), once the entry is shown canonical."""
+    return decode_kind(event, raw)[1]
+
+
+def decode_kind(event: pb.Event, raw: bytes) -> tuple[str | None, ev.Event | None]:
+    """The kind of ``event`` (its oneof field, ``None`` for none) and what
+    :func:`decode_entry` decodes it to; raises :class:`NotCanonical`."""
     payload = None
     if event.seq > 0:
         prefix = _seq_prefix(event.seq)
         if raw.startswith(prefix):
             payload = raw[len(prefix) :]
-            known = _SHOWN.get(payload, _MISS)
-            if known is not _MISS:
-                return known  # type: ignore[return-value]
+            known = SHOWN.get(payload)
+            if known is not None:
+                return known
+    kind = event.WhichOneof("kind")
     decoded = _decode_checked(event, raw)
-    if payload is not None and event.WhichOneof("kind") != "match_started":
-        if len(_SHOWN) >= _SHOWN_MAX:
-            _SHOWN.clear()
-        _SHOWN[payload] = decoded
-    return decoded
+    if payload is not None and kind is not None and kind != "match_started":
+        remember(payload, kind, decoded)
+    return kind, decoded
+
+
+def remember(payload: bytes, kind: str, decoded: ev.Event | None) -> None:
+    """Note ``payload`` as shown canonical (it decodes to ``decoded``, of ``kind``)."""
+    if len(SHOWN) >= _SHOWN_MAX:
+        SHOWN.clear()
+    SHOWN[payload] = (kind, decoded)
 
 
 def _decode_checked(event: pb.Event, raw: bytes) -> ev.Event | None:
@@ -117,7 +132,7 @@ def _card_field(card: int, tag: int = 0x1A) -> bytes:
 
 
 _CARDS: dict[tuple[int, int], bytes] = {}
-_PREFIXES: Final = [b"\x08" + _varint(seq) for seq in range(1 << 14)]
+PREFIXES: Final = [b"\x08" + _varint(seq) for seq in range(1 << 14)]
 """The seq prefixes of the first 16384 entries (a long match has a few thousand)."""
 
 

@@ -24,10 +24,11 @@ from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1.chain import first_break_of
 
-from .canonical import NotCanonical, decode_entry
+from . import canonical
+from .canonical import NotCanonical, decode_kind
 from .errors import Discrepancy, mismatch
 from .explain import explain_replay
-from .faults import FaultWalk
+from .faults import FaultWalk, seqs_of
 
 SEED_SIZE: Final = 32
 COMMITMENT_PREFIX: Final = b"cardarena-seed-v1"
@@ -67,55 +68,97 @@ class Checks:
         self.head = head
         self.info = resp.match
         self.match_id = match_id
-        self.events: list[pb.Event] = []
+        self.raws: list[bytes] = []
+        """Each entry's event bytes, read once (each read of a bytes field copies it)."""
+        self.kinds: list[str | None] = []
+        """Each entry's kind of event (its oneof field), from 1 at index 0."""
         self.decoded: list[ev.Event | None] = []
+        self._events: dict[int, pb.Event] = {}
+        """The entries parsed so far, by seq: an entry the decoder knew needs no parse, and
+        is parsed (:meth:`event`) only when a check reads its fields."""
+        self._stated: dict[int, int] = {}
+        """The entries whose event says another seq than their place, with that seq."""
         self.seed = bytes(resp.seed)
         self.deal_seed = self.seed
         """The seed mixed with the seats' contributions (docs/rules.md §4.8): what deals."""
         self.seated = False
         """Whether every seat joined, so that the match was dealt at all."""
         self.replayed: Match | None = None
-        self._firsts: dict[str | None, int] | None = None
+        self._firsts: dict[str, int] | None = None
+        self.seqs: list[int] = []
+        """Each entry's seq (the sequence check's)."""
+
+    def event(self, n: int) -> pb.Event:
+        """The message of entry ``n`` (from 1), once the decode check has passed it."""
+        event = self._events.get(n)
+        if event is None:
+            event = self._events[n] = pb.Event.FromString(self.raws[n - 1])
+        return event
 
     def _seq_of(self, kind: str) -> int | None:
-        """The seq of the first entry of ``kind``, if any (asked once the log is decoded:
-        one scan of it then answers every later question)."""
+        """The seq of the first entry of ``kind``, if any (asked once the log is decoded)."""
         if self._firsts is None:
-            firsts: dict[str | None, int] = {}
-            for n, event in enumerate(self.events, start=1):
-                firsts.setdefault(event.WhichOneof("kind"), n)
-            self._firsts = firsts
-        return self._firsts.get(kind)
+            self._firsts = {}
+        if kind not in self._firsts:
+            self._firsts[kind] = self.kinds.index(kind) + 1 if kind in self.kinds else 0
+        return self._firsts[kind] or None
+
+    def _seqs_of(self, kind: str) -> list[int]:
+        """The seqs of every entry of ``kind``, in order."""
+        return seqs_of(self.kinds, kind)
 
     # -- 1. decode -------------------------------------------------------------------------
 
     def check_decode(self) -> None:
-        if not self.resp.entries:
+        """Each entry, in one pass: an entry that is its seq's canonical prefix and then a
+        payload shown canonical before (:data:`canonical.SHOWN`) is known without a parse;
+        any other is parsed and held to its canonical form (:func:`canonical.decode_kind`)."""
+        entries = self.resp.entries
+        if not entries:
             raise Discrepancy(1, "the log has no entries")
-        events, decoded, parse = self.events, self.decoded, pb.Event.FromString
-        for n, entry in enumerate(self.resp.entries, start=1):
-            raw = entry.event  # read once: each read of a bytes field copies it
+        raws = self.raws = [entry.event for entry in entries]
+        kinds, decoded, events, stated = self.kinds, self.decoded, self._events, self._stated
+        shown, prefixes, parse = canonical.SHOWN, canonical.PREFIXES, pb.Event.FromString
+        known_up_to = len(prefixes)
+        for n, raw in enumerate(raws, start=1):
+            if n < known_up_to:
+                prefix = prefixes[n]
+                if raw.startswith(prefix):
+                    known = shown.get(raw[len(prefix) :])
+                    if known is not None:
+                        kinds.append(known[0])
+                        decoded.append(known[1])
+                        continue
             try:
                 event = parse(raw)
             except DecodeError:
                 raise Discrepancy(n, "the entry's bytes are not an Event message") from None
-            events.append(event)
+            events[n] = event
+            if event.seq != n:
+                stated[n] = event.seq
             try:
-                decoded.append(decode_entry(event, raw))
+                kind, engine_event = decode_kind(event, raw)
             except NotCanonical as error:
                 raise Discrepancy(n, str(error)) from None
+            kinds.append(kind)
+            decoded.append(engine_event)
 
     # -- 2. sequence -----------------------------------------------------------------------
 
     def check_sequence(self) -> None:
-        for n, (entry, event) in enumerate(zip(self.resp.entries, self.events, strict=True), 1):
-            if entry.seq != n:
-                raise Discrepancy(
-                    n, f"expected seq {n}, found seq {entry.seq} (a gap, a repeat or a swap)"
-                )
-            if event.seq != n:
-                raise Discrepancy(n, f"the event stored at seq {n} says it is seq {event.seq}")
-        count, last = len(self.events), self.info.last_seq
+        seqs = self.seqs = [entry.seq for entry in self.resp.entries]
+        count = len(seqs)
+        if self._stated or seqs != list(range(1, count + 1)):
+            for n, seq in enumerate(seqs, start=1):
+                if seq != n:
+                    raise Discrepancy(
+                        n, f"expected seq {n}, found seq {seq} (a gap, a repeat or a swap)"
+                    )
+                if n in self._stated:
+                    raise Discrepancy(
+                        n, f"the event stored at seq {n} says it is seq {self._stated[n]}"
+                    )
+        last = self.info.last_seq
         if last > count:
             raise Discrepancy(
                 count + 1, f"the log ends at seq {count} but MatchInfo's last seq is {last}"
@@ -126,8 +169,8 @@ class Checks:
     # -- 3. chain --------------------------------------------------------------------------
 
     def check_chain(self) -> None:
-        entries = self.resp.entries
-        broken = first_break_of(self.match_id, ((e.seq, e.event, e.hash) for e in entries))
+        hashes = [entry.hash for entry in self.resp.entries]
+        broken = first_break_of(self.match_id, zip(self.seqs, self.raws, hashes, strict=True))
         if broken is not None:
             raise Discrepancy(
                 broken,
@@ -152,12 +195,9 @@ class Checks:
     # -- 4. start --------------------------------------------------------------------------
 
     def check_start(self) -> None:
-        first = self.events[0]
-        if first.WhichOneof("kind") != "match_started":
-            raise Discrepancy(
-                1, f"the log opens with {first.WhichOneof('kind')}, not match_started"
-            )
-        started, info = first.match_started, self.info
+        if self.kinds[0] != "match_started":
+            raise Discrepancy(1, f"the log opens with {self.kinds[0]}, not match_started")
+        started, info = self.event(1).match_started, self.info
         if started.match_id != self.match_id:
             raise Discrepancy(
                 1, f"MatchStarted names match {started.match_id!r}, not {self.match_id!r}"
@@ -188,8 +228,8 @@ class Checks:
 
     def _check_state(self) -> None:
         """``status`` and ``cancelled``; the end itself is the reveal's and the replay's."""
-        last = len(self.events)
-        if self.events[-1].WhichOneof("kind") == "seed_revealed":
+        last = len(self.kinds)
+        if self.kinds[-1] == "seed_revealed":
             if self.info.status != spb.MATCH_STATUS_ENDED:
                 shown = spb.MatchStatus.Name(self.info.status)
                 raise mismatch("status", shown, "MATCH_STATUS_ENDED (the seed is revealed)", last)
@@ -214,9 +254,9 @@ class Checks:
             )
         reserved = flags or [False] * players  # a log from before reservations: none reserved
         joined: dict[int, tuple[int, str]] = {}
-        for n, event in enumerate(self.events, start=1):
-            if event.WhichOneof("kind") == "seat_joined":
-                joined.setdefault(event.seat_joined.seat, (n, event.seat_joined.name))
+        for n in self._seqs_of("seat_joined"):
+            event = self.event(n).seat_joined
+            joined.setdefault(event.seat, (n, event.name))
         numbers = sorted(s.seat for s in self.info.seats)
         if numbers != list(range(players)):
             raise mismatch("seats", f"seats {numbers}", f"seats 0..{players - 1}", 1)
@@ -237,7 +277,7 @@ class Checks:
         if len(self.seed) != SEED_SIZE:
             raise Discrepancy(None, f"the revealed seed is {len(self.seed)} bytes, not {SEED_SIZE}")
         expected = seed_commitment(self.seed)
-        if self.events[0].match_started.seed_commitment != expected:
+        if self.event(1).match_started.seed_commitment != expected:
             raise Discrepancy(
                 1, f"the seed's commitment is {expected}, MatchStarted published another"
             )
@@ -257,14 +297,12 @@ class Checks:
         itself, or SHA-256 over the mix label, the seed and every seat's contribution (32
         zero bytes for a seat that gave none) when at least one seat contributed. The same
         pass over the joins notes whether every seat joined (:attr:`seated`)."""
-        players = self.events[0].match_started.players
+        players = self.event(1).match_started.players
         given = [bytes(SEED_SIZE)] * players
         contributed = False
         seats: set[int] = set()
-        for n, event in enumerate(self.events, start=1):
-            if event.WhichOneof("kind") != "seat_joined":
-                continue
-            joined = event.seat_joined
+        for n in self._seqs_of("seat_joined"):
+            joined = self.event(n).seat_joined
             seats.add(joined.seat)
             if not joined.contribution:
                 continue
@@ -285,12 +323,12 @@ class Checks:
     # -- 6. reveal -------------------------------------------------------------------------
 
     def check_reveal(self) -> None:
-        last = len(self.events)
-        kinds = [e.WhichOneof("kind") for e in self.events]
-        for n, kind in enumerate(kinds, start=1):
-            if kind == "seed_revealed" and n < last:
-                raise Discrepancy(n + 1, f"an entry follows the seed's reveal at seq {n}")
-        cancels = [n for n, kind in enumerate(kinds, start=1) if kind == "match_cancelled"]
+        kinds = self.kinds
+        last = len(kinds)
+        revealed = self._seq_of("seed_revealed")
+        if revealed is not None and revealed < last:
+            raise Discrepancy(revealed + 1, f"an entry follows the seed's reveal at seq {revealed}")
+        cancels = self._seqs_of("match_cancelled")
         if len(cancels) > 1:
             raise Discrepancy(
                 cancels[1], f"a second MatchCancelled (the match was cancelled at seq {cancels[0]})"
@@ -306,10 +344,9 @@ class Checks:
                 raise Discrepancy(
                     at, f"MatchCancelled is followed by {kinds[at]}, not SeedRevealed"
                 )
-        final = self.events[-1]
-        if final.WhichOneof("kind") != "seed_revealed":
+        if kinds[-1] != "seed_revealed":
             raise Discrepancy(last + 1, f"the log ends at seq {last} without revealing the seed")
-        if final.seed_revealed.seed != self.seed:
+        if self.event(last).seed_revealed.seed != self.seed:
             raise Discrepancy(last, "SeedRevealed reveals another seed than the log's")
 
     # -- 7. replay -------------------------------------------------------------------------
@@ -330,7 +367,7 @@ class Checks:
         if not match.over and cancelled is None:
             raise Discrepancy(seqs[-1] + 1, "the log stops before the match is over")
         if cancelled is not None:
-            recorded = self.events[cancelled - 1].match_cancelled.totals
+            recorded = self.event(cancelled).match_cancelled.totals
             if tuple(codec.score_from_pb(t) for t in recorded) != match.totals:
                 shown = ", ".join(map(str, match.totals))
                 raise Discrepancy(
@@ -351,30 +388,34 @@ class Checks:
     def check_server(self) -> None:
         started = self.decoded[0]
         assert isinstance(started, ev.MatchStarted)  # the replay check holds
-        clocked = self.events[0].match_started.move_ms > 0  # the log's clock, not MatchInfo's
+        clocked = self.event(1).match_started.move_ms > 0  # the log's clock, not MatchInfo's
         # The rules are followed again only to judge time-outs (the seat to act, its default
         # action); the replay check has followed them through the whole log. Without a
         # time-out, actions are told apart by the log's own rounds until every seat is in.
-        playing = any(e.WhichOneof("kind") == "timed_out" for e in self.events)
+        playing = "timed_out" in self.kinds
         match = Match(started, seed=self.deal_seed) if playing else None
         reader = ActionReader()
         joined: set[int] = set()
         timed_out: tuple[int, int, int] | None = None  # (seq, seat, default action)
         forfeit_between = False  # whether the time-out's SeatForfeited came between
-        for n, (event, decoded) in enumerate(zip(self.events, self.decoded, strict=True), 1):
-            kind = event.WhichOneof("kind")
-            follows = playing or len(joined) < started.players
-            if not follows and kind != "seat_joined":
-                continue  # every seat is in, no time-out to judge: only a join is judged now
+        players = started.players
+        for n, (kind, decoded) in enumerate(zip(self.kinds, self.decoded, strict=True), 1):
+            if not playing and len(joined) == players:
+                # Every seat is in and there is no time-out to judge: from here on only a join
+                # is judged (and a join now is always wrong), so only joins are looked at.
+                for later in self._seqs_of("seat_joined"):
+                    if later >= n:
+                        self._joined(later, self.event(later).seat_joined.seat, joined, players)
+                break
             recorded = None
-            if decoded is not None and follows:
+            if decoded is not None:
                 recorded = reader(decoded) if match is None else match.recorded_action(decoded)
             if timed_out is not None:
                 # The time-out that brings its seat to the fault policy's limit is followed
                 # by the seat's forfeit, then the action (the faults check judges the forfeit).
                 if (
                     kind == "seat_forfeited"
-                    and event.seat_forfeited.seat == timed_out[1]
+                    and self.event(n).seat_forfeited.seat == timed_out[1]
                     and not forfeit_between
                 ):
                     forfeit_between = True
@@ -382,18 +423,19 @@ class Checks:
                 _check_default(n, recorded, timed_out)
                 timed_out, forfeit_between = None, False
             if kind == "seat_joined":
-                self._joined(n, event.seat_joined.seat, joined, started.players)
-            elif kind in CHANCE and len(joined) < started.players:
-                missing = sorted(set(range(started.players)) - joined)
+                self._joined(n, self.event(n).seat_joined.seat, joined, players)
+            elif kind in CHANCE and len(joined) < players:
+                missing = sorted(set(range(players)) - joined)
                 raise Discrepancy(n, f"the first deal comes before seats {missing} joined")
             elif kind == "timed_out":
                 # A forfeited seat is played at once, clock or none.
-                clock = clocked or event.timed_out.forfeited
+                marked = self.event(n).timed_out
                 assert match is not None  # a log with a time-out is played
-                timed_out = self._timed_out(n, event.timed_out.seat, match, clocked=clock)
+                clock = clocked or marked.forfeited
+                timed_out = self._timed_out(n, marked.seat, match, clocked=clock)
             elif recorded is not None:
-                if len(joined) < started.players:
-                    missing = sorted(set(range(started.players)) - joined)
+                if len(joined) < players:
+                    missing = sorted(set(range(players)) - joined)
                     raise Discrepancy(n, f"play starts before seats {missing} joined")
                 try:
                     if match is not None:
@@ -421,8 +463,8 @@ class Checks:
         """The fault policy's rules, entry by entry (:mod:`.faults`), then MatchInfo's counts."""
         started = self.decoded[0]
         assert isinstance(started, ev.MatchStarted)  # the replay check holds
-        walk = FaultWalk(self.events[0].match_started, started, self.deal_seed)
-        walk.walk(self.events, self.decoded)
+        walk = FaultWalk(self.event(1).match_started, started, self.deal_seed)
+        walk.walk(self.kinds, self.decoded, self.event)
         walk.check_info(self.info)
 
     # -- 10. result -------------------------------------------------------------------------

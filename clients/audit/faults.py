@@ -28,6 +28,7 @@ it, so the walk does not play it a second time.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 from cardarena.engine import Match, describe
@@ -92,22 +93,39 @@ class FaultWalk:
             self._match = Match(self._opening, seed=self._seed)
         return self._match
 
-    def walk(self, events: list[pb.Event], decoded: list[ev.Event | None]) -> None:
-        kinds = [e.WhichOneof("kind") for e in events]
+    def walk(
+        self,
+        kinds: list[str | None],
+        decoded: list[ev.Event | None],
+        event: Callable[[int], pb.Event],
+    ) -> None:
+        """Take the entries of a log: ``kinds`` and ``decoded`` are each entry's kind and
+        engine event, ``event(n)`` the message of entry ``n`` (from 1)."""
         self.playing = not JUDGED.isdisjoint(kinds)
         if self.playing:
-            for n, (event, engine_event) in enumerate(zip(events, decoded, strict=True), 1):
-                self.take(n, event, engine_event)
+            for n, (kind, engine_event) in enumerate(zip(kinds, decoded, strict=True), 1):
+                self.take(n, kind, engine_event, event)
             return
         # Nothing for the state to judge: the other entries change nothing of the fold (no
         # action is followed, no refused action can be logged), so only these are taken, and
         # the entry after a fault that reached the limit (where a SeatForfeited is due).
-        for n, kind in enumerate(kinds, start=1):
-            if kind in FOLDED or self.due is not None:
-                self.take(n, events[n - 1], decoded[n - 1])
+        last = 0
+        for n in sorted(n for kind in FOLDED for n in seqs_of(kinds, kind)):
+            if n <= last:
+                continue  # taken already, as the entry after a fault that reached the limit
+            self.take(n, kinds[n - 1], decoded[n - 1], event)
+            last = n
+            while self.due is not None and last < len(kinds):
+                last += 1
+                self.take(last, kinds[last - 1], decoded[last - 1], event)
 
-    def take(self, n: int, event: pb.Event, decoded: ev.Event | None) -> None:
-        kind = event.WhichOneof("kind")
+    def take(
+        self,
+        n: int,
+        kind: str | None,
+        decoded: ev.Event | None,
+        event: Callable[[int], pb.Event],
+    ) -> None:
         if self.due is not None and kind != "seat_forfeited":
             at, seat = self.due
             raise Discrepancy(
@@ -122,13 +140,13 @@ class FaultWalk:
         if decoded is not None and self.owed:
             self.owed -= 1
         if kind == "seat_joined":
-            self.joined.add(event.seat_joined.seat)
+            self.joined.add(event(n).seat_joined.seat)
         elif kind == "timed_out":
-            self._timed_out(n, event.timed_out)
+            self._timed_out(n, event(n).timed_out)
         elif kind == "seat_faulted":
-            self._faulted(n, event.seat_faulted)
+            self._faulted(n, event(n).seat_faulted)
         elif kind == "seat_forfeited":
-            self._forfeited(n, event.seat_forfeited)
+            self._forfeited(n, event(n).seat_forfeited)
         elif kind in ENDS and self.ended is None:
             self.ended = n
         recorded = (
@@ -295,6 +313,18 @@ class FaultWalk:
             if seat.forfeited != (forfeited is not None):
                 says = f"True (SeatForfeited at seq {forfeited})" if forfeited else "False"
                 raise mismatch(f"seats[{s}].forfeited", seat.forfeited, says, forfeited)
+
+
+def seqs_of(kinds: list[str | None], kind: str) -> list[int]:
+    """The seqs (from 1) of every entry of ``kind``, in order: a search in C, not a Python
+    loop (the kinds looked for are the server's few entries)."""
+    found, at = [], -1
+    try:
+        while True:
+            at = kinds.index(kind, at + 1)
+            found.append(at + 1)
+    except ValueError:
+        return found
 
 
 def _allowed(match: Match, seat: int, action: pb.Action) -> int | None:
