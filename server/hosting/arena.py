@@ -9,7 +9,6 @@ loaded from the store becomes, and what starting and stopping mean.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime
 import hashlib
 import json
@@ -26,7 +25,7 @@ from cardarena.v1 import game_pb2 as pb
 
 from ..errors import BadRequest, RequestReused
 from ..store import EventStore, MatchRecord, Owner, StoreConflict, UnknownMatch, now_iso
-from .completion import to_completion
+from .completion import cancel_and_wait, to_completion
 from .credentials import is_secret, new_match_id, secret_hash
 from .faults import SeatFaults
 from .match import HostedMatch
@@ -358,11 +357,8 @@ class Arena:
 
     async def shutdown(self) -> None:
         """Stop clocks, hand over what the replication policy holds, close streams."""
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
-            self._sweeper = None
+        await cancel_and_wait(self._sweeper)
+        self._sweeper = None
         for hosted in self.matches.values():
             hosted.clock.stop()
         await self.replication.stop()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Coroutine
 from typing import Any, TypeVar
 
@@ -27,6 +28,16 @@ def _retrieve(task: asyncio.Future[Any]) -> None:
     whatever went wrong was logged where it happened."""
     if not task.cancelled():
         task.exception()
+
+
+async def cancel_and_wait(task: asyncio.Task[Any] | None) -> None:
+    """Stop a task this process started (a keeper, a sweeper, an accept loop) and wait until
+    it has: its cancellation is the outcome expected, anything else it raises is not."""
+    if task is None:
+        return
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 class Background:

@@ -27,7 +27,7 @@ import structlog
 
 from .. import metrics
 from ..store import Owner, StoreConflict, StoreError, UnknownMatch
-from .completion import Background
+from .completion import Background, cancel_and_wait
 from .match import HostedMatch
 
 if TYPE_CHECKING:
@@ -119,11 +119,8 @@ class Replicas(Replication):
 
     async def stop(self) -> None:
         """Hand the leases back so others take over at once instead of after they run out."""
-        if self._keeper is not None:
-            self._keeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._keeper
-            self._keeper = None
+        await cancel_and_wait(self._keeper)
+        self._keeper = None
         with contextlib.suppress(StoreError):
             await self.arena.store.release_leases(self.owner)
         for hosted in self.arena.matches.values():

@@ -8,7 +8,6 @@ among a bounded number of recently used ones.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import hashlib
 import hmac
@@ -22,6 +21,7 @@ import structlog
 
 from ..errors import RequestReused, UnknownTournament
 from ..hosting import Arena, HostedMatch
+from ..hosting.completion import cancel_and_wait
 from ..store import StoreConflict, StoreError, TournamentRecord, now_iso
 from .director import Director
 from .entrants import drawn_key, key_hash
@@ -204,10 +204,7 @@ class Tournaments:
                 director.direct_instead(self.address)
 
     async def shutdown(self) -> None:
-        if self._keeper is not None:
-            self._keeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._keeper
-            self._keeper = None
+        await cancel_and_wait(self._keeper)
+        self._keeper = None
         for director in list(self.directors.values()):
             await director.stop()
