@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 import grpc
 
-from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
 from .. import metrics
@@ -23,6 +22,7 @@ from ..errors import BadRequest
 from ..hosting import HostedMatch
 from .requests import REQUEST_ID, authorize, check_seat
 from .status import Context, Refused, refusal_of, refusals
+from .streams import response
 from .wire import Undecodable
 
 if TYPE_CHECKING:
@@ -97,12 +97,7 @@ class PlayCall:
                 hosted, opening.seat, opening.after_seq, on_drop=self.drop
             )
             async for item in stream:
-                if isinstance(item, pb.Snapshot):
-                    self.send(spb.PlayResponse(snapshot=item))
-                elif isinstance(item, pb.YourTurn):
-                    self.send(spb.PlayResponse(your_turn=item))
-                else:
-                    self.send(spb.PlayResponse(event=item))
+                self.send(response(spb.PlayResponse, item))
             await self.idle.wait()  # the answer to the action that ended the match first
             self.send(None)
         except BaseException as error:  # handed to the handler, which aborts with it

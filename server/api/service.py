@@ -40,7 +40,7 @@ from .requests import (
 )
 from .routing import Router
 from .status import Context, Refused, abort, streaming, unary
-from .streams import Streams
+from .streams import Streams, response
 from .wire import Undecodable
 
 DRAINING = "the server is draining: reconnect and resume from your last seq"
@@ -293,12 +293,7 @@ class MatchService:
         async for item in self.streams.events(
             hosted, request.seat, request.after_seq, on_drop=drop
         ):
-            if isinstance(item, pb.Snapshot):
-                yield spb.StreamEventsResponse(snapshot=item)
-            elif isinstance(item, pb.YourTurn):
-                yield spb.StreamEventsResponse(your_turn=item)
-            else:
-                yield spb.StreamEventsResponse(event=item)
+            yield response(spb.StreamEventsResponse, item)
 
     @streaming
     async def WatchMatch(
@@ -307,10 +302,7 @@ class MatchService:
         hosted = await self.arena.get(request.match_id)
         drop = self.streams.dropper(context)
         async for item in self.streams.events(hosted, None, request.after_seq, on_drop=drop):
-            if isinstance(item, pb.Snapshot):
-                yield spb.WatchMatchResponse(snapshot=item)
-            elif isinstance(item, pb.Event):
-                yield spb.WatchMatchResponse(event=item)
+            yield response(spb.WatchMatchResponse, item)  # a spectator is prompted for nothing
 
 
 def describe(spec: GameSpec) -> spb.GameDescription:

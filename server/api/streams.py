@@ -1,19 +1,37 @@
-"""A reader's stream of a match: snapshot, stored events, then live ones, without a gap; and
-how a reader that stopped reading is dropped."""
+"""A reader's stream of a match: snapshot, stored events, then live ones, without a gap (with
+the public turns and the seat's prompts among them); and how a reader that stopped reading
+is dropped."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
 
 import grpc
 
 from cardarena.v1 import game_pb2 as pb
+from cardarena.v1 import service_pb2 as spb
 
 from .. import metrics
 from ..hosting import HostedMatch, PbProjector, project_for
 from .status import FELL_BEHIND, Context, Refused, abort
+
+StreamItem = pb.Snapshot | pb.Event | pb.Turn | pb.YourTurn
+"""What :meth:`Streams.events` yields: the snapshot first, then events, turns and prompts."""
+
+Response = TypeVar("Response", spb.StreamEventsResponse, spb.WatchMatchResponse, spb.PlayResponse)
+
+FIELDS = {pb.Snapshot: "snapshot", pb.Event: "event", pb.Turn: "turn", pb.YourTurn: "your_turn"}
+"""The field of a stream's response message that carries each kind of item (the same name in
+StreamEventsResponse, WatchMatchResponse and PlayResponse)."""
+
+
+def response(kind: type[Response], item: StreamItem) -> Response:
+    """``item`` as a message of the stream ``kind``."""
+    field: dict[str, Any] = {FIELDS[type(item)]: item}
+    return kind(**field)
 
 
 class Streams:
@@ -48,8 +66,10 @@ class Streams:
         after_seq: int,
         *,
         on_drop: Callable[[], None],
-    ) -> AsyncIterator[pb.Snapshot | pb.Event | pb.YourTurn]:
-        """Snapshot, then stored events after ``after_seq``, then live ones: gap-free."""
+    ) -> AsyncIterator[StreamItem]:
+        """Snapshot, then stored events after ``after_seq``, then live ones: gap-free. Live
+        turns and prompts come among them; a turn at the snapshot's own seq is news too (the
+        clock restarted with no event: a replica took the match over)."""
         self.refuse_new()
         async with hosted.lock:
             sub = hosted.readers.subscribe(seat, on_drop)
@@ -73,7 +93,9 @@ class Streams:
                 live = await sub.queue.get()
                 if live is None:
                     raise Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND)
-                if live.seq > snapshot.seq:
+                if live.seq > snapshot.seq or (
+                    isinstance(live, pb.Turn) and live.seq == snapshot.seq
+                ):
                     yield live
         finally:
             metrics.SUBSCRIBERS.dec()

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
+
+from cardarena.v1 import game_pb2 as pb
 
 
 class MoveClock:
@@ -31,10 +33,15 @@ class MoveClock:
         self.deadline = time.time() + delay / 1000
         self._timer = asyncio.create_task(self._run(expire, delay / 1000))
 
-    def estimate(self, waiting: bool) -> None:
-        """A follower's idea of the owner's deadline: a full move from now (it reads the
-        owner's events milliseconds late, so it errs late by that much)."""
-        self.deadline = time.time() + self.move_ms / 1000 if waiting else 0.0
+    def estimate(self, waiting: bool, entries: Sequence[pb.Event] | None = None) -> None:
+        """A follower's idea of the owner's deadline after reading ``entries``: a full move
+        from now (it reads the owner's events milliseconds late, so it errs late by that
+        much). Faults alone restart no clock (a fault never buys time): after them the
+        estimate stands."""
+        if not waiting:
+            self.deadline = 0.0
+        elif not self.deadline or entries is None or restarts(entries):
+            self.deadline = time.time() + self.move_ms / 1000
 
     def stop(self) -> None:
         if self._timer is not None:
@@ -46,3 +53,9 @@ class MoveClock:
         await asyncio.sleep(delay)
         self._timer = None
         await expire()
+
+
+def restarts(entries: Sequence[pb.Event]) -> bool:
+    """Whether the owner restarted its clock when it wrote ``entries``: anything but faults
+    that forfeit nothing (a forfeit does: the server plays the seat at once)."""
+    return any(entry.WhichOneof("kind") != "seat_faulted" for entry in entries)

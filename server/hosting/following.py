@@ -22,6 +22,7 @@ from .completion import to_completion
 from .dealing import Joins, follow
 from .rebuild import rebuild_engine
 from .seating import Seat
+from .subscribers import Readers, announce_turn
 
 
 class LogFollower(ABC):
@@ -38,6 +39,7 @@ class LogFollower(ABC):
     move_ms: int
     lock: asyncio.Lock
     clock: MoveClock
+    readers: Readers
     cancelled: bool
     resumed: bool
     owned: bool
@@ -101,6 +103,7 @@ class LogFollower(ABC):
                 with contextlib.suppress(StoreConflict):
                     await self._end()
             self._rearm_clock()
+            announce_turn(self)  # a full move from now, with no event to say so
         self.log.info("lease_taken", epoch=fence.epoch, seq=self.last_seq)
 
     async def catch_up(self) -> None:
@@ -140,7 +143,7 @@ class LogFollower(ABC):
             # owner set when it wrote these events, as near as it knows (it reads them
             # milliseconds later, so the estimate errs late by that much).
             waiting = self.move_ms > 0 and self.running and self.engine.to_act is not None
-            self.clock.estimate(waiting)
+            self.clock.estimate(waiting, encoded)
         self._fold_log(encoded)
         self._publish(encoded)
         self._changed()

@@ -2,6 +2,10 @@
 
 A subscriber that falls a whole queue behind is dropped (its stream ends and the client
 resumes from its last ``seq``), so that no reader can hold a match up.
+
+Besides the log's events, every reader is told whose turn it is and the move deadline (a
+``Turn``, whenever that changes: :func:`announce_turn`), and the seat to act what it may do
+(its ``YourTurn``). Neither is a log event.
 """
 
 from __future__ import annotations
@@ -9,14 +13,25 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
+from .clock import restarts
+
+if TYPE_CHECKING:
+    from cardarena.engine import Match
+
+    from .clock import MoveClock
+
 SUBSCRIBER_QUEUE = 1024
+"""Messages (events, turns, prompts) a reader may have waiting before it is dropped."""
+
+Item = pb.Event | pb.Turn | pb.YourTurn
+"""What a reader's queue carries after the snapshot."""
 
 
 @dataclass(eq=False)
@@ -24,7 +39,7 @@ class Subscriber:
     """One open event stream: who reads it, and a bounded queue of its next events."""
 
     seat: int | None
-    queue: asyncio.Queue[pb.Event | pb.YourTurn | None] = field(
+    queue: asyncio.Queue[Item | None] = field(
         default_factory=lambda: asyncio.Queue(SUBSCRIBER_QUEUE)
     )
     dropped: bool = False
@@ -32,7 +47,7 @@ class Subscriber:
     """Called once when the reader falls behind: the stream ends at once (UNAVAILABLE),
     even while it waits for a client that stopped reading."""
 
-    def offer(self, item: pb.Event | pb.YourTurn) -> bool:
+    def offer(self, item: Item) -> bool:
         """Queue ``item``; ``False`` (and dropped) if the reader fell a whole queue behind."""
         try:
             self.queue.put_nowait(item)
@@ -74,6 +89,8 @@ class Readers:
         """Whether the round now in play hides why a seat passed."""
         self.rounds: list[tuple[int, bool]] = []
         """``(seq, voluntary_pass)`` of each RoundStarted in the log, in order."""
+        self.turn: tuple[int | None, int] = (None, 0)
+        """The seat to act and its deadline (Unix ms) as the readers were last told."""
         self._log = log
 
     def subscribe(self, seat: int | None, on_drop: Callable[[], None] | None = None) -> Subscriber:
@@ -108,7 +125,21 @@ class Readers:
                 made = made or turn()
                 self._offer(sub, made)
 
-    def _offer(self, sub: Subscriber, item: pb.Event | pb.YourTurn) -> bool:
+    def announce(self, seat: int | None, deadline: float, seq: int, *, new: bool) -> None:
+        """Tell every reader that ``seat`` (``None``: nobody) is to act by ``deadline`` (Unix
+        seconds, 0: no clock) at ``seq``: a ``new`` move for the seat (it may be the same seat
+        again, within the same millisecond), or only if that is not what they were last told."""
+        deadline_ms = int(deadline * 1000) if seat is not None else 0
+        if (seat, deadline_ms) == self.turn and not (new and seat is not None):
+            return
+        self.turn = (seat, deadline_ms)
+        made = pb.Turn(seq=seq, deadline_unix_ms=deadline_ms)
+        if seat is not None:
+            made.seat = seat
+        for sub in list(self.subscribers):
+            self._offer(sub, made)
+
+    def _offer(self, sub: Subscriber, item: Item) -> bool:
         if sub.offer(item):
             return True
         self.subscribers.discard(sub)
@@ -133,3 +164,22 @@ class Readers:
             with contextlib.suppress(asyncio.QueueFull):
                 sub.queue.put_nowait(None)
         self.subscribers.clear()
+
+
+class Turning(Protocol):
+    """What :func:`announce_turn` reads of a hosted match."""
+
+    readers: Readers
+    engine: Match
+    clock: MoveClock
+    last_seq: int
+    cancelled: bool
+
+
+def announce_turn(match: Turning, entries: Sequence[pb.Event] = ()) -> None:
+    """Tell the match's readers whose turn it is and until when, as a snapshot taken now would
+    say (a cancelled match has nobody to act): after publishing ``entries`` that start a move
+    (anything but faults alone: :func:`~.clock.restarts`), or when it changed otherwise (the
+    clock restarted without an event)."""
+    seat = None if match.cancelled else match.engine.to_act
+    match.readers.announce(seat, match.clock.deadline, match.last_seq, new=restarts(entries))

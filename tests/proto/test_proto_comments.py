@@ -188,7 +188,7 @@ def test_the_limits_in_the_comments_are_the_servers() -> None:
         "EntrantSpec.name": f"1 to {MAX_NAME}",
         "FaultPolicy.forfeit_after": f"1..{spelled(MAX_FORFEIT_AFTER)}",
         "FaultPolicy.policy": f"forfeit after {DEFAULT_FORFEIT_AFTER}",
-        "StreamEventsRequest.after_seq": f"{spelled(SUBSCRIBER_QUEUE)} events",
+        "StreamEventsRequest.after_seq": f"{spelled(SUBSCRIBER_QUEUE)} messages",
         "MatchService.Play": f"{spelled(PLAY_QUEUE)} messages",
         "CreateTournamentRequest": f"At most {spelled(MAX_PLANNED)} matches",
     }

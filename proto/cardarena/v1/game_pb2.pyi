@@ -1183,6 +1183,51 @@ class YourTurn(_message.Message):
 Global___YourTurn: _TypeAlias = YourTurn  # noqa: Y015
 
 @_typing.final
+class Turn(_message.Message):
+    """Whose turn it is and until when, on every stream (StreamEvents, WatchMatch, Play): public,
+    the same for every reader; what a snapshot taken then would say in to_act and
+    deadline_unix_ms. It comes after the events of every write that starts a move (an action, a
+    time-out's default action, the first deal; the seat may be the same again, when the others
+    could not play) and whenever whose turn it is changes otherwise: nobody, after the end or a
+    cancellation; a new deadline, when a replica takes the match over. A fault (SeatFaulted)
+    starts no move: no Turn. The seat to act learns nothing from it that its YourTurn, which
+    follows it, does not say. Not a log event: neither stored nor hashed; GetMatchLog has none.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEQ_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    DEADLINE_UNIX_MS_FIELD_NUMBER: _builtins.int
+    seq: _builtins.int
+    """The seq of the last event before it: the position it describes (at most the seq of the
+    latest event; equal to it when the clock restarted with no new event).
+    """
+    seat: _builtins.int
+    """The seat to act; absent when nobody is (waiting for seats, ended, cancelled)."""
+    deadline_unix_ms: _builtins.int
+    """When the clock plays the seat's default action, Unix milliseconds; 0 without a clock or
+    when nobody is to act. A replica that does not write the match estimates it (a full move
+    from when it read the events, so a few milliseconds late).
+    """
+    def __init__(
+        self,
+        *,
+        seq: _builtins.int = ...,
+        seat: _builtins.int | None = ...,
+        deadline_unix_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "deadline_unix_ms", b"deadline_unix_ms", "seat", b"seat", "seq", b"seq"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
+
+Global___Turn: _TypeAlias = Turn  # noqa: Y015
+
+@_typing.final
 class Trick(_message.Message):
     """--- Snapshots ----------------------------------------------------------------------------
 

@@ -751,7 +751,8 @@ class StreamEventsRequest(_message.Message):
     after_seq: _builtins.int
     """The last seq already seen: 0 for the whole log after the snapshot, or the last seq of a
     stream that broke, to get exactly the events missed. The server queues at most 1024
-    events for a reader; one that falls that far behind is dropped (UNAVAILABLE).
+    messages (events, turns, prompts) for a reader; one that falls that far behind is
+    dropped (UNAVAILABLE).
     """
     def __init__(
         self,
@@ -777,6 +778,7 @@ class StreamEventsResponse(_message.Message):
     SNAPSHOT_FIELD_NUMBER: _builtins.int
     EVENT_FIELD_NUMBER: _builtins.int
     YOUR_TURN_FIELD_NUMBER: _builtins.int
+    TURN_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def snapshot(self) -> _game_pb2.Snapshot:
         """First, once."""
@@ -789,18 +791,23 @@ class StreamEventsResponse(_message.Message):
     def your_turn(self) -> _game_pb2.YourTurn:
         """After the events that made this seat the one to act."""
 
+    @_builtins.property
+    def turn(self) -> _game_pb2.Turn:
+        """After the events that start a move or change whose turn it is (before the YourTurn)."""
+
     def __init__(
         self,
         *,
         snapshot: _game_pb2.Snapshot | None = ...,
         event: _game_pb2.Event | None = ...,
         your_turn: _game_pb2.YourTurn | None = ...,
+        turn: _game_pb2.Turn | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "snapshot", b"snapshot", "your_turn", b"your_turn"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "snapshot", b"snapshot", "turn", b"turn", "your_turn", b"your_turn"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "snapshot", b"snapshot", "your_turn", b"your_turn"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "snapshot", b"snapshot", "turn", b"turn", "your_turn", b"your_turn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event", "your_turn"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event", "your_turn", "turn"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -840,6 +847,7 @@ class WatchMatchResponse(_message.Message):
 
     SNAPSHOT_FIELD_NUMBER: _builtins.int
     EVENT_FIELD_NUMBER: _builtins.int
+    TURN_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def snapshot(self) -> _game_pb2.Snapshot:
         """First, once: every hand hidden, no legal actions."""
@@ -848,17 +856,22 @@ class WatchMatchResponse(_message.Message):
     def event(self) -> _game_pb2.Event:
         """As a spectator may see it."""
 
+    @_builtins.property
+    def turn(self) -> _game_pb2.Turn:
+        """As StreamEventsResponse.turn (numbered as there: a spectator gets no YourTurn)."""
+
     def __init__(
         self,
         *,
         snapshot: _game_pb2.Snapshot | None = ...,
         event: _game_pb2.Event | None = ...,
+        turn: _game_pb2.Turn | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "snapshot", b"snapshot"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "snapshot", b"snapshot", "turn", b"turn"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "snapshot", b"snapshot"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "snapshot", b"snapshot", "turn", b"turn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event", "turn"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -1008,6 +1021,7 @@ class PlayResponse(_message.Message):
     EVENT_FIELD_NUMBER: _builtins.int
     YOUR_TURN_FIELD_NUMBER: _builtins.int
     RESULT_FIELD_NUMBER: _builtins.int
+    TURN_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def snapshot(self) -> _game_pb2.Snapshot:
         """As StreamEventsResponse."""
@@ -1024,6 +1038,10 @@ class PlayResponse(_message.Message):
     def result(self) -> Global___ActionResult:
         """One per PlayAction, in the order sent."""
 
+    @_builtins.property
+    def turn(self) -> _game_pb2.Turn:
+        """As StreamEventsResponse."""
+
     def __init__(
         self,
         *,
@@ -1031,12 +1049,13 @@ class PlayResponse(_message.Message):
         event: _game_pb2.Event | None = ...,
         your_turn: _game_pb2.YourTurn | None = ...,
         result: Global___ActionResult | None = ...,
+        turn: _game_pb2.Turn | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "result", b"result", "snapshot", b"snapshot", "your_turn", b"your_turn"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "result", b"result", "snapshot", b"snapshot", "turn", b"turn", "your_turn", b"your_turn"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "result", b"result", "snapshot", b"snapshot", "your_turn", b"your_turn"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "result", b"result", "snapshot", b"snapshot", "turn", b"turn", "your_turn", b"your_turn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event", "your_turn", "result"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event", "your_turn", "result", "turn"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 

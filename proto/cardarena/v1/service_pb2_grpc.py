@@ -165,14 +165,15 @@ class MatchServiceServicer:
         """A seat's events after after_seq, a snapshot first. Needs the seat's token. Sends one
         Snapshot (the match at its last seq), then the stored events with after_seq < seq <=
         snapshot.seq (already in the snapshot: for clients that keep a log), then live events,
-        with YourTurn after the events that make this seat the one to act; no gaps, nothing
+        with Turn after the events that start a move or end the match (public: every stream has
+        them) and YourTurn after the events that make this seat the one to act; no gaps, nothing
         twice. A fresh stream sends no YourTurn for the position it opens at: the snapshot's
         legal_actions is the prompt. Hidden: the other seats' hands, pass reasons in
-        voluntary-pass rounds, and another seat's refused action and its detail. Ends with OK once the match has ended (after SeedRevealed, or
-        after MatchEnded/MatchCancelled in a tournament's match whose seed is not yet
-        revealed); with UNAVAILABLE when the reader fell behind or the server drains: reopen
-        with after_seq = the last seq seen. NOT_FOUND; INVALID_ARGUMENT: seat out of range;
-        UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction.
+        voluntary-pass rounds, and another seat's refused action and its detail. Ends with OK once
+        the match has ended (after SeedRevealed, or after MatchEnded/MatchCancelled in a
+        tournament's match whose seed is not yet revealed); with UNAVAILABLE when the reader fell
+        behind or the server drains: reopen with after_seq = the last seq seen. NOT_FOUND;
+        INVALID_ARGUMENT: seat out of range; UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -180,8 +181,9 @@ class MatchServiceServicer:
 
     def WatchMatch(self, request, context):
         """A spectator's events after after_seq, a snapshot first: no hidden cards. As StreamEvents
-        without a seat: no credential, every hand hidden, no YourTurn, no refused action's
-        details. NOT_FOUND; UNAVAILABLE as StreamEvents.
+        without a seat: no credential, every hand hidden, no YourTurn (but every Turn: whose turn
+        it is and the move clock), no refused action's details. NOT_FOUND; UNAVAILABLE as
+        StreamEvents.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -198,12 +200,12 @@ class MatchServiceServicer:
 
     def Play(self, request_iterator, context):
         """For bots: one bidirectional stream per seat. Send PlayOpen first, then actions; receive
-        what StreamEvents sends, plus one ActionResult per action (errors included: the stream
-        stays open). Cheaper per action than unary SubmitAction; browsers use the unary calls.
-        Needs the seat's token. The call fails with INVALID_ARGUMENT when the first message is
-        not a PlayOpen or a message does not decode; with the errors of StreamEvents for the
-        PlayOpen; ends with OK after the match's end (the ActionResult of the action that ended
-        it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
+        what StreamEvents sends (Turn and YourTurn too), plus one ActionResult per action (errors
+        included: the stream stays open). Cheaper per action than unary SubmitAction; browsers use
+        the unary calls. Needs the seat's token. The call fails with INVALID_ARGUMENT when the
+        first message is not a PlayOpen or a message does not decode; with the errors of
+        StreamEvents for the PlayOpen; ends with OK after the match's end (the ActionResult of the
+        action that ended it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -85,19 +85,21 @@ class MatchServiceStub:
     """A seat's events after after_seq, a snapshot first. Needs the seat's token. Sends one
     Snapshot (the match at its last seq), then the stored events with after_seq < seq <=
     snapshot.seq (already in the snapshot: for clients that keep a log), then live events,
-    with YourTurn after the events that make this seat the one to act; no gaps, nothing
+    with Turn after the events that start a move or end the match (public: every stream has
+    them) and YourTurn after the events that make this seat the one to act; no gaps, nothing
     twice. A fresh stream sends no YourTurn for the position it opens at: the snapshot's
     legal_actions is the prompt. Hidden: the other seats' hands, pass reasons in
-    voluntary-pass rounds, and another seat's refused action and its detail. Ends with OK once the match has ended (after SeedRevealed, or
-    after MatchEnded/MatchCancelled in a tournament's match whose seed is not yet
-    revealed); with UNAVAILABLE when the reader fell behind or the server drains: reopen
-    with after_seq = the last seq seen. NOT_FOUND; INVALID_ARGUMENT: seat out of range;
-    UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction.
+    voluntary-pass rounds, and another seat's refused action and its detail. Ends with OK once
+    the match has ended (after SeedRevealed, or after MatchEnded/MatchCancelled in a
+    tournament's match whose seed is not yet revealed); with UNAVAILABLE when the reader fell
+    behind or the server drains: reopen with after_seq = the last seq seen. NOT_FOUND;
+    INVALID_ARGUMENT: seat out of range; UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction.
     """
     WatchMatch: _grpc.UnaryStreamMultiCallable[_service_pb2.WatchMatchRequest, _service_pb2.WatchMatchResponse]
     """A spectator's events after after_seq, a snapshot first: no hidden cards. As StreamEvents
-    without a seat: no credential, every hand hidden, no YourTurn, no refused action's
-    details. NOT_FOUND; UNAVAILABLE as StreamEvents.
+    without a seat: no credential, every hand hidden, no YourTurn (but every Turn: whose turn
+    it is and the move clock), no refused action's details. NOT_FOUND; UNAVAILABLE as
+    StreamEvents.
     """
     GetMatchLog: _grpc.UnaryUnaryMultiCallable[_service_pb2.GetMatchLogRequest, _service_pb2.GetMatchLogResponse]
     """The full log of an ended match: exact stored bytes, hash chain and the revealed seed.
@@ -106,12 +108,12 @@ class MatchServiceStub:
     """
     Play: _grpc.StreamStreamMultiCallable[_service_pb2.PlayRequest, _service_pb2.PlayResponse]
     """For bots: one bidirectional stream per seat. Send PlayOpen first, then actions; receive
-    what StreamEvents sends, plus one ActionResult per action (errors included: the stream
-    stays open). Cheaper per action than unary SubmitAction; browsers use the unary calls.
-    Needs the seat's token. The call fails with INVALID_ARGUMENT when the first message is
-    not a PlayOpen or a message does not decode; with the errors of StreamEvents for the
-    PlayOpen; ends with OK after the match's end (the ActionResult of the action that ended
-    it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
+    what StreamEvents sends (Turn and YourTurn too), plus one ActionResult per action (errors
+    included: the stream stays open). Cheaper per action than unary SubmitAction; browsers use
+    the unary calls. Needs the seat's token. The call fails with INVALID_ARGUMENT when the
+    first message is not a PlayOpen or a message does not decode; with the errors of
+    StreamEvents for the PlayOpen; ends with OK after the match's end (the ActionResult of the
+    action that ended it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
     """
     CancelMatch: _grpc.UnaryUnaryMultiCallable[_service_pb2.CancelMatchRequest, _service_pb2.CancelMatchResponse]
     """End a match that has not ended: logged as MatchCancelled, then the seed is revealed.
@@ -170,19 +172,21 @@ class MatchServiceAsyncStub(MatchServiceStub):
     """A seat's events after after_seq, a snapshot first. Needs the seat's token. Sends one
     Snapshot (the match at its last seq), then the stored events with after_seq < seq <=
     snapshot.seq (already in the snapshot: for clients that keep a log), then live events,
-    with YourTurn after the events that make this seat the one to act; no gaps, nothing
+    with Turn after the events that start a move or end the match (public: every stream has
+    them) and YourTurn after the events that make this seat the one to act; no gaps, nothing
     twice. A fresh stream sends no YourTurn for the position it opens at: the snapshot's
     legal_actions is the prompt. Hidden: the other seats' hands, pass reasons in
-    voluntary-pass rounds, and another seat's refused action and its detail. Ends with OK once the match has ended (after SeedRevealed, or
-    after MatchEnded/MatchCancelled in a tournament's match whose seed is not yet
-    revealed); with UNAVAILABLE when the reader fell behind or the server drains: reopen
-    with after_seq = the last seq seen. NOT_FOUND; INVALID_ARGUMENT: seat out of range;
-    UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction.
+    voluntary-pass rounds, and another seat's refused action and its detail. Ends with OK once
+    the match has ended (after SeedRevealed, or after MatchEnded/MatchCancelled in a
+    tournament's match whose seed is not yet revealed); with UNAVAILABLE when the reader fell
+    behind or the server drains: reopen with after_seq = the last seq seen. NOT_FOUND;
+    INVALID_ARGUMENT: seat out of range; UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction.
     """
     WatchMatch: _aio.UnaryStreamMultiCallable[_service_pb2.WatchMatchRequest, _service_pb2.WatchMatchResponse]  # type: ignore[assignment]
     """A spectator's events after after_seq, a snapshot first: no hidden cards. As StreamEvents
-    without a seat: no credential, every hand hidden, no YourTurn, no refused action's
-    details. NOT_FOUND; UNAVAILABLE as StreamEvents.
+    without a seat: no credential, every hand hidden, no YourTurn (but every Turn: whose turn
+    it is and the move clock), no refused action's details. NOT_FOUND; UNAVAILABLE as
+    StreamEvents.
     """
     GetMatchLog: _aio.UnaryUnaryMultiCallable[_service_pb2.GetMatchLogRequest, _service_pb2.GetMatchLogResponse]  # type: ignore[assignment]
     """The full log of an ended match: exact stored bytes, hash chain and the revealed seed.
@@ -191,12 +195,12 @@ class MatchServiceAsyncStub(MatchServiceStub):
     """
     Play: _aio.StreamStreamMultiCallable[_service_pb2.PlayRequest, _service_pb2.PlayResponse]  # type: ignore[assignment]
     """For bots: one bidirectional stream per seat. Send PlayOpen first, then actions; receive
-    what StreamEvents sends, plus one ActionResult per action (errors included: the stream
-    stays open). Cheaper per action than unary SubmitAction; browsers use the unary calls.
-    Needs the seat's token. The call fails with INVALID_ARGUMENT when the first message is
-    not a PlayOpen or a message does not decode; with the errors of StreamEvents for the
-    PlayOpen; ends with OK after the match's end (the ActionResult of the action that ended
-    it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
+    what StreamEvents sends (Turn and YourTurn too), plus one ActionResult per action (errors
+    included: the stream stays open). Cheaper per action than unary SubmitAction; browsers use
+    the unary calls. Needs the seat's token. The call fails with INVALID_ARGUMENT when the
+    first message is not a PlayOpen or a message does not decode; with the errors of
+    StreamEvents for the PlayOpen; ends with OK after the match's end (the ActionResult of the
+    action that ended it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
     """
     CancelMatch: _aio.UnaryUnaryMultiCallable[_service_pb2.CancelMatchRequest, _service_pb2.CancelMatchResponse]  # type: ignore[assignment]
     """End a match that has not ended: logged as MatchCancelled, then the seed is revealed.
@@ -294,14 +298,15 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         """A seat's events after after_seq, a snapshot first. Needs the seat's token. Sends one
         Snapshot (the match at its last seq), then the stored events with after_seq < seq <=
         snapshot.seq (already in the snapshot: for clients that keep a log), then live events,
-        with YourTurn after the events that make this seat the one to act; no gaps, nothing
+        with Turn after the events that start a move or end the match (public: every stream has
+        them) and YourTurn after the events that make this seat the one to act; no gaps, nothing
         twice. A fresh stream sends no YourTurn for the position it opens at: the snapshot's
         legal_actions is the prompt. Hidden: the other seats' hands, pass reasons in
-        voluntary-pass rounds, and another seat's refused action and its detail. Ends with OK once the match has ended (after SeedRevealed, or
-        after MatchEnded/MatchCancelled in a tournament's match whose seed is not yet
-        revealed); with UNAVAILABLE when the reader fell behind or the server drains: reopen
-        with after_seq = the last seq seen. NOT_FOUND; INVALID_ARGUMENT: seat out of range;
-        UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction.
+        voluntary-pass rounds, and another seat's refused action and its detail. Ends with OK once
+        the match has ended (after SeedRevealed, or after MatchEnded/MatchCancelled in a
+        tournament's match whose seed is not yet revealed); with UNAVAILABLE when the reader fell
+        behind or the server drains: reopen with after_seq = the last seq seen. NOT_FOUND;
+        INVALID_ARGUMENT: seat out of range; UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction.
         """
 
     @_abc_1.abstractmethod
@@ -311,8 +316,9 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_service_pb2.WatchMatchResponse], _abc.AsyncIterator[_service_pb2.WatchMatchResponse]]:
         """A spectator's events after after_seq, a snapshot first: no hidden cards. As StreamEvents
-        without a seat: no credential, every hand hidden, no YourTurn, no refused action's
-        details. NOT_FOUND; UNAVAILABLE as StreamEvents.
+        without a seat: no credential, every hand hidden, no YourTurn (but every Turn: whose turn
+        it is and the move clock), no refused action's details. NOT_FOUND; UNAVAILABLE as
+        StreamEvents.
         """
 
     @_abc_1.abstractmethod
@@ -333,12 +339,12 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_service_pb2.PlayResponse], _abc.AsyncIterator[_service_pb2.PlayResponse]]:
         """For bots: one bidirectional stream per seat. Send PlayOpen first, then actions; receive
-        what StreamEvents sends, plus one ActionResult per action (errors included: the stream
-        stays open). Cheaper per action than unary SubmitAction; browsers use the unary calls.
-        Needs the seat's token. The call fails with INVALID_ARGUMENT when the first message is
-        not a PlayOpen or a message does not decode; with the errors of StreamEvents for the
-        PlayOpen; ends with OK after the match's end (the ActionResult of the action that ended
-        it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
+        what StreamEvents sends (Turn and YourTurn too), plus one ActionResult per action (errors
+        included: the stream stays open). Cheaper per action than unary SubmitAction; browsers use
+        the unary calls. Needs the seat's token. The call fails with INVALID_ARGUMENT when the
+        first message is not a PlayOpen or a message does not decode; with the errors of
+        StreamEvents for the PlayOpen; ends with OK after the match's end (the ActionResult of the
+        action that ended it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
         """
 
     @_abc_1.abstractmethod

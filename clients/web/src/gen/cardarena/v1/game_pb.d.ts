@@ -1129,6 +1129,50 @@ export declare type YourTurn = Message<"cardarena.v1.YourTurn"> & {
 export declare const YourTurnSchema: GenMessage<YourTurn>;
 
 /**
+ * Whose turn it is and until when, on every stream (StreamEvents, WatchMatch, Play): public,
+ * the same for every reader; what a snapshot taken then would say in to_act and
+ * deadline_unix_ms. It comes after the events of every write that starts a move (an action, a
+ * time-out's default action, the first deal; the seat may be the same again, when the others
+ * could not play) and whenever whose turn it is changes otherwise: nobody, after the end or a
+ * cancellation; a new deadline, when a replica takes the match over. A fault (SeatFaulted)
+ * starts no move: no Turn. The seat to act learns nothing from it that its YourTurn, which
+ * follows it, does not say. Not a log event: neither stored nor hashed; GetMatchLog has none.
+ *
+ * @generated from message cardarena.v1.Turn
+ */
+export declare type Turn = Message<"cardarena.v1.Turn"> & {
+  /**
+   * The seq of the last event before it: the position it describes (at most the seq of the
+   * latest event; equal to it when the clock restarted with no new event).
+   *
+   * @generated from field: uint64 seq = 1;
+   */
+  seq: bigint;
+
+  /**
+   * The seat to act; absent when nobody is (waiting for seats, ended, cancelled).
+   *
+   * @generated from field: optional uint32 seat = 2;
+   */
+  seat?: number | undefined;
+
+  /**
+   * When the clock plays the seat's default action, Unix milliseconds; 0 without a clock or
+   * when nobody is to act. A replica that does not write the match estimates it (a full move
+   * from when it read the events, so a few milliseconds late).
+   *
+   * @generated from field: int64 deadline_unix_ms = 3;
+   */
+  deadlineUnixMs: bigint;
+};
+
+/**
+ * Describes the message cardarena.v1.Turn.
+ * Use `create(TurnSchema)` to create a new message.
+ */
+export declare const TurnSchema: GenMessage<Turn>;
+
+/**
  * A trick in progress.
  *
  * @generated from message cardarena.v1.Trick

@@ -18,7 +18,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
-import type { Action, Event, Score, Snapshot, YourTurn } from "./game_pb.js";
+import type { Action, Event, Score, Snapshot, Turn, YourTurn } from "./game_pb.js";
 
 /**
  * Describes the file cardarena/v1/service.proto.
@@ -785,7 +785,8 @@ export declare type StreamEventsRequest = Message<"cardarena.v1.StreamEventsRequ
   /**
    * The last seq already seen: 0 for the whole log after the snapshot, or the last seq of a
    * stream that broke, to get exactly the events missed. The server queues at most 1024
-   * events for a reader; one that falls that far behind is dropped (UNAVAILABLE).
+   * messages (events, turns, prompts) for a reader; one that falls that far behind is
+   * dropped (UNAVAILABLE).
    *
    * @generated from field: uint64 after_seq = 3;
    */
@@ -833,6 +834,14 @@ export declare type StreamEventsResponse = Message<"cardarena.v1.StreamEventsRes
      */
     value: YourTurn;
     case: "yourTurn";
+  } | {
+    /**
+     * After the events that start a move or change whose turn it is (before the YourTurn).
+     *
+     * @generated from field: cardarena.v1.Turn turn = 4;
+     */
+    value: Turn;
+    case: "turn";
   } | { case: undefined; value?: undefined };
 };
 
@@ -896,6 +905,14 @@ export declare type WatchMatchResponse = Message<"cardarena.v1.WatchMatchRespons
      */
     value: Event;
     case: "event";
+  } | {
+    /**
+     * As StreamEventsResponse.turn (numbered as there: a spectator gets no YourTurn).
+     *
+     * @generated from field: cardarena.v1.Turn turn = 4;
+     */
+    value: Turn;
+    case: "turn";
   } | { case: undefined; value?: undefined };
 };
 
@@ -1102,6 +1119,14 @@ export declare type PlayResponse = Message<"cardarena.v1.PlayResponse"> & {
      */
     value: ActionResult;
     case: "result";
+  } | {
+    /**
+     * As StreamEventsResponse.
+     *
+     * @generated from field: cardarena.v1.Turn turn = 5;
+     */
+    value: Turn;
+    case: "turn";
   } | { case: undefined; value?: undefined };
 };
 
@@ -1533,14 +1558,15 @@ export declare const MatchService: GenService<{
    * A seat's events after after_seq, a snapshot first. Needs the seat's token. Sends one
    * Snapshot (the match at its last seq), then the stored events with after_seq < seq <=
    * snapshot.seq (already in the snapshot: for clients that keep a log), then live events,
-   * with YourTurn after the events that make this seat the one to act; no gaps, nothing
+   * with Turn after the events that start a move or end the match (public: every stream has
+   * them) and YourTurn after the events that make this seat the one to act; no gaps, nothing
    * twice. A fresh stream sends no YourTurn for the position it opens at: the snapshot's
    * legal_actions is the prompt. Hidden: the other seats' hands, pass reasons in
-   * voluntary-pass rounds, and another seat's refused action and its detail. Ends with OK once the match has ended (after SeedRevealed, or
-   * after MatchEnded/MatchCancelled in a tournament's match whose seed is not yet
-   * revealed); with UNAVAILABLE when the reader fell behind or the server drains: reopen
-   * with after_seq = the last seq seen. NOT_FOUND; INVALID_ARGUMENT: seat out of range;
-   * UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction.
+   * voluntary-pass rounds, and another seat's refused action and its detail. Ends with OK once
+   * the match has ended (after SeedRevealed, or after MatchEnded/MatchCancelled in a
+   * tournament's match whose seed is not yet revealed); with UNAVAILABLE when the reader fell
+   * behind or the server drains: reopen with after_seq = the last seq seen. NOT_FOUND;
+   * INVALID_ARGUMENT: seat out of range; UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction.
    *
    * @generated from rpc cardarena.v1.MatchService.StreamEvents
    */
@@ -1551,8 +1577,9 @@ export declare const MatchService: GenService<{
   },
   /**
    * A spectator's events after after_seq, a snapshot first: no hidden cards. As StreamEvents
-   * without a seat: no credential, every hand hidden, no YourTurn, no refused action's
-   * details. NOT_FOUND; UNAVAILABLE as StreamEvents.
+   * without a seat: no credential, every hand hidden, no YourTurn (but every Turn: whose turn
+   * it is and the move clock), no refused action's details. NOT_FOUND; UNAVAILABLE as
+   * StreamEvents.
    *
    * @generated from rpc cardarena.v1.MatchService.WatchMatch
    */
@@ -1575,12 +1602,12 @@ export declare const MatchService: GenService<{
   },
   /**
    * For bots: one bidirectional stream per seat. Send PlayOpen first, then actions; receive
-   * what StreamEvents sends, plus one ActionResult per action (errors included: the stream
-   * stays open). Cheaper per action than unary SubmitAction; browsers use the unary calls.
-   * Needs the seat's token. The call fails with INVALID_ARGUMENT when the first message is
-   * not a PlayOpen or a message does not decode; with the errors of StreamEvents for the
-   * PlayOpen; ends with OK after the match's end (the ActionResult of the action that ended
-   * it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
+   * what StreamEvents sends (Turn and YourTurn too), plus one ActionResult per action (errors
+   * included: the stream stays open). Cheaper per action than unary SubmitAction; browsers use
+   * the unary calls. Needs the seat's token. The call fails with INVALID_ARGUMENT when the
+   * first message is not a PlayOpen or a message does not decode; with the errors of
+   * StreamEvents for the PlayOpen; ends with OK after the match's end (the ActionResult of the
+   * action that ended it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
    *
    * @generated from rpc cardarena.v1.MatchService.Play
    */
