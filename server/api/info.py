@@ -9,7 +9,7 @@ from cardarena.v1 import codec
 from cardarena.v1 import service_pb2 as spb
 
 from ..hosting import Arena, HostedMatch
-from ..hosting.outcome import Outcome, stored_outcome
+from ..hosting.outcome import Outcome
 from ..store import ENDED, MatchRecord
 
 STATUS_OF = {
@@ -41,11 +41,11 @@ async def listed_info(arena: Arena, record: MatchRecord) -> spb.MatchInfo:
     hosted = arena.matches.get(record.match_id)
     if hosted is not None or record.status != ENDED:
         return await settled_info(hosted or await arena.get(record.match_id))
-    taken = {s.seat: s.name for s in await arena.store.get_seats(record.match_id)}
+    taken = await arena.seat_names(record.match_id)
     seats = [
         spb.SeatInfo(seat=i, taken=i in taken, name=taken.get(i, "")) for i in range(record.players)
     ]
-    return _info(record, "ended", seats, await stored_outcome(arena.store, record))
+    return _info(record, "ended", seats, await arena.stored_outcome(record))
 
 
 def _info(

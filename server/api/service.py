@@ -20,7 +20,6 @@ from cardarena.v1 import service_pb2 as spb
 from .. import metrics
 from ..errors import BadRequest, NotRunning
 from ..hosting import Arena, HostedMatch, PbProjector, Submitted, project_for
-from ..hosting.signing import log_checkpoint, public_keys
 from .access import Access, Guard
 from .info import STATUS_OF, listed_info, match_info, settled_info
 from .peers import Peers
@@ -94,7 +93,7 @@ class MatchService:
         store_status = {"waiting": "running"}.get(status or "", status)
         check_text("game", request.game, MAX_NAME)
         game = get_game(request.game).name if request.game else None  # unknown: OptionError
-        records, token = await self.arena.store.list_matches(
+        records, token = await self.arena.list_records(
             status=store_status, game=game, page_size=size, page_token=request.page_token or None
         )
         infos = [await listed_info(self.arena, record) for record in records]
@@ -114,9 +113,9 @@ class MatchService:
                 "the match has ended, but its seed deals other matches of its duplicate group"
                 " too: its full log is public once the group's last match has ended"
             )
-        stored = await hosted.store.read_events(hosted.match_id)
+        stored = await hosted.read_log()
         entries = [spb.LogEntry(seq=s.seq, event=s.payload, hash=s.hash) for s in stored]
-        checkpoint = await log_checkpoint(hosted.store, self.arena.signer, hosted.match_id)
+        checkpoint = await self.arena.log_checkpoint(hosted.match_id)
         return spb.GetMatchLogResponse(
             match=match_info(hosted),
             entries=entries,
@@ -128,9 +127,7 @@ class MatchService:
     async def GetPublicKeys(
         self, request: spb.GetPublicKeysRequest, context: Context
     ) -> spb.GetPublicKeysResponse:
-        return spb.GetPublicKeysResponse(
-            keys=await public_keys(self.arena.store, self.arena.signer)
-        )
+        return spb.GetPublicKeysResponse(keys=await self.arena.public_keys())
 
     # -- changing ------------------------------------------------------------------------
 
@@ -325,7 +322,7 @@ async def projected(hosted: HostedMatch, done: Submitted, seat: int) -> list[pb.
         projector = PbProjector(done.voluntary_before)
         return [project_for(e, seat, projector) for e in done.events]
     projector = PbProjector(hosted.readers.voluntary_at(done.first_seq))
-    stored = await hosted.store.read_events(
-        hosted.match_id, after_seq=done.first_seq - 1, limit=done.last_seq - done.first_seq + 1
+    stored = await hosted.read_log(
+        after_seq=done.first_seq - 1, limit=done.last_seq - done.first_seq + 1
     )
     return [project_for(pb.Event.FromString(item.payload), seat, projector) for item in stored]

@@ -79,7 +79,7 @@ class Streams:
             yield snapshot
             if after_seq < snapshot.seq:
                 projector = PbProjector()
-                for item in await hosted.store.read_events(hosted.match_id, limit=snapshot.seq):
+                for item in await hosted.read_log(limit=snapshot.seq):
                     event = pb.Event.FromString(item.payload)
                     projected = project_for(event, seat, projector)
                     if item.seq > after_seq:

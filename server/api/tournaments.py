@@ -72,7 +72,7 @@ class TournamentService:
         size = request.page_size or MAX_TOURNAMENT_PAGE
         if size > MAX_TOURNAMENT_PAGE:
             raise BadRequest(f"page_size is at most {MAX_TOURNAMENT_PAGE}, got {size}")
-        records, token = await self.tournaments.arena.store.list_tournaments(
+        records, token = await self.tournaments.list_records(
             page_size=size, page_token=request.page_token or None
         )
         infos = [tournament_info(await self.tournaments.get(r.tournament_id)) for r in records]

@@ -22,6 +22,7 @@ import structlog
 from cardarena.engine import commitment
 from cardarena.engine.match import setup
 from cardarena.v1 import game_pb2 as pb
+from cardarena.v1 import service_pb2 as spb
 
 from ..errors import BadRequest, RequestReused
 from ..store import EventStore, MatchRecord, Owner, StoreConflict, UnknownMatch, now_iso
@@ -29,10 +30,11 @@ from .completion import cancel_and_wait, to_completion
 from .credentials import is_secret, new_match_id, secret_hash
 from .faults import SeatFaults
 from .match import HostedMatch
+from .outcome import Outcome, stored_outcome
 from .rebuild import rebuild_engine
 from .replication import Replicas, Replication
 from .seating import Seat
-from .signing import Signer
+from .signing import Signer, log_checkpoint, public_keys
 
 log = structlog.get_logger(__name__)
 
@@ -312,6 +314,32 @@ class Arena:
         hosted.last_hash = stored[-1].hash if stored else b""
         await self.replication.loaded(hosted, empty=not stored)
         return hosted
+
+    # -- what the store holds, for readers (the api reads it here, never in the store) ----
+
+    async def list_records(
+        self, *, status: str | None, game: str | None, page_size: int, page_token: str | None
+    ) -> tuple[list[MatchRecord], str | None]:
+        """One page of stored matches (see :meth:`EventStore.list_matches`)."""
+        return await self.store.list_matches(
+            status=status, game=game, page_size=page_size, page_token=page_token
+        )
+
+    async def seat_names(self, match_id: str) -> dict[int, str]:
+        """The taken seats of a stored match and their names, without hosting it."""
+        return {seat.seat: seat.name for seat in await self.store.get_seats(match_id)}
+
+    async def stored_outcome(self, record: MatchRecord) -> Outcome:
+        """What a stored match's log says it produced, in one read (no replay)."""
+        return await stored_outcome(self.store, record)
+
+    async def log_checkpoint(self, match_id: str) -> spb.Checkpoint | None:
+        """The signed checkpoint of an ended match's final log (see :mod:`.signing`)."""
+        return await log_checkpoint(self.store, self.signer, match_id)
+
+    async def public_keys(self) -> list[spb.PublicKey]:
+        """Every key this server has signed with, the current one first."""
+        return await public_keys(self.store, self.signer)
 
     def may_cancel(self, hosted: HostedMatch, secret: str) -> bool:
         """Whether ``secret`` is the creator secret of ``hosted`` (constant time)."""

@@ -16,7 +16,7 @@ from typing import Any
 from cardarena.engine import ActionError, Match
 from cardarena.v1 import game_pb2 as pb
 
-from ..store import EventStore, Fence, MatchRecord, StoreConflict, StoreError
+from ..store import EventStore, Fence, MatchRecord, StoreConflict, StoredEvent, StoreError
 from .clock import MoveClock
 from .completion import to_completion
 from .dealing import Joins, follow
@@ -74,6 +74,11 @@ class LogFollower(ABC):
 
     @abstractmethod
     def _changed(self) -> None: ...
+
+    async def read_log(self, *, after_seq: int = 0, limit: int | None = None) -> list[StoredEvent]:
+        """Its durable entries after ``after_seq`` (at most ``limit``), as the store has them:
+        what a retried action, a stream's history and a full log are read from."""
+        return await self.store.read_events(self.match_id, after_seq=after_seq, limit=limit)
 
     def demote(self, *, released: bool = False) -> None:
         """Another replica owns the match now (or will: ``released``, this one is draining):

@@ -156,13 +156,21 @@ class Tournaments:
             if director is not None:
                 director.match_changed(hosted)
 
+    async def list_records(
+        self, *, page_size: int, page_token: str | None, running_only: bool = False
+    ) -> tuple[list[TournamentRecord], str | None]:
+        """One page of stored tournaments (see ``EventStore.list_tournaments``)."""
+        return await self.arena.store.list_tournaments(
+            page_size=page_size, page_token=page_token, running_only=running_only
+        )
+
     async def resume_unfinished(self) -> int:
         """Direct again every tournament that had not ended (after the arena resumed its
         matches)."""
         count = 0
         token = None
         while True:
-            page, token = await self.arena.store.list_tournaments(
+            page, token = await self.list_records(
                 page_size=500, page_token=token, running_only=True
             )
             for record in page:
