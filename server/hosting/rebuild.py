@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+from typing import Final
 
 from cardarena.engine import (
     PASS,
@@ -28,16 +30,35 @@ def logged_action(event: pb.Event) -> int | None:
 
 def engine_setup(record: MatchRecord) -> MatchSetup:
     config = json.loads(record.config)
-    return setup(config["game"], players=config["players"], options=config["options"])
+    return _setup(config["game"], config["players"], json.dumps(config["options"], sort_keys=True))
+
+
+@functools.lru_cache(maxsize=64)
+def _setup(game: str, players: int, options: str) -> MatchSetup:
+    """A validated configuration, validated once per distinct one: a restart rebuilds
+    thousands of matches of a few configurations, and a setup starts any number of them."""
+    return setup(game, players=players, options=json.loads(options))
+
+
+NO_ACTION: Final = frozenset({"match_started"})
+"""Kinds a rebuild need not hand to :func:`follow`, which would decode them only to find no
+action: the first entry, the settings (its options are the dearest decode of a log)."""
 
 
 def rebuild_engine(record: MatchRecord, stored: list[StoredEvent]) -> tuple[Match, Joins]:
     """Replay the stored log through a fresh match committed to the stored seed, dealt as the
     log deals it (:mod:`.dealing`); with it, who joined and what each contributed."""
+    return rebuild(record, [pb.Event.FromString(item.payload) for item in stored])
+
+
+def rebuild(record: MatchRecord, entries: list[pb.Event]) -> tuple[Match, Joins]:
+    """:func:`rebuild_engine` from the log's entries, already decoded (once, by a caller that
+    needs them too)."""
     match = engine_setup(record).start(record.seed, dealing=False)
     joins = Joins(record.players)
-    for item in stored:
-        follow(match, joins, record.seed, pb.Event.FromString(item.payload))
+    for entry in entries:
+        if entry.WhichOneof("kind") not in NO_ACTION:
+            follow(match, joins, record.seed, entry)
     return match, joins
 
 

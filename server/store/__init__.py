@@ -12,7 +12,8 @@ its schema, and a few dialect words. Why it is shaped this way:
   pays one commit for the whole batch. Each request runs inside its own SAVEPOINT, so a refused
   or failing request rolls back alone and fails only its own caller.
 * **The event loop never touches the database.** Writes go to the writer thread and reads to a
-  small pool of reader threads with their own connections. Reads are single statements.
+  small pool of reader threads with their own connections. Reads are single statements
+  (a restart's bulk read: a few, in one read-only snapshot).
 * **Tamper evidence.** ``hash = SHA-256(prev_hash || payload)`` over the exact stored bytes
   (protobuf serialisation is not canonical, so nothing is ever re-serialised), starting from a
   per-match genesis hash, so a log cannot be moved to another match either.
@@ -55,6 +56,7 @@ from .postgres import PostgresStore, redact
 from .records import (
     Fence,
     Lease,
+    MatchLog,
     MatchRecord,
     Owner,
     SeatRecord,
@@ -83,6 +85,7 @@ __all__ = [
     "InvalidPageToken",
     "Lease",
     "LeaseLost",
+    "MatchLog",
     "MatchRecord",
     "Owner",
     "PostgresStore",

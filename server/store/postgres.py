@@ -136,6 +136,7 @@ class PostgresStore(EventStore):
     _no_limit: ClassVar[object] = None
     _now_ms: ClassVar[str] = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
     _share_lock: ClassVar[str] = " FOR SHARE"
+    _begin_snapshot: ClassVar[str] = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 
     def __init__(
         self,

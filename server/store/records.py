@@ -76,6 +76,16 @@ class StoredEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class MatchLog:
+    """A match as the store holds it: its row, its taken seats (by seat number) and its whole
+    log in order; what resuming it needs."""
+
+    record: MatchRecord
+    seats: list[SeatRecord]
+    events: list[StoredEvent]
+
+
+@dataclass(frozen=True, slots=True)
 class Owner:
     """A replica as a lease holder: its id (new at every start), the address other replicas
     forward to, and how long its leases last without renewal."""

@@ -5,7 +5,7 @@ A commit costs about as much as a hundred small inserts, so the writer thread dr
 everything queued, writes it all in *one* transaction and pays one commit for the whole
 batch. Each request runs inside its own SAVEPOINT, so a refused or failing request rolls back
 alone and fails only its own caller. Reads run on a small pool of threads with their own
-connections; each is a single statement.
+connections; each is a single statement, or a few in one read-only snapshot.
 """
 
 from __future__ import annotations
@@ -90,6 +90,9 @@ class StoreThreads(ABC):
     """The ``LIMIT`` parameter that means no limit."""
     _now_ms: ClassVar[str] = ""
     """SQL for the database clock in Unix milliseconds (lease deadlines)."""
+    _begin_snapshot: ClassVar[str] = "BEGIN"
+    """Starts a read-only transaction in which every statement reads the same snapshot (in
+    SQLite's WAL mode any read transaction does)."""
     _share_lock: ClassVar[str] = ""
     """The locking clause that keeps a read lease row from changing until commit (none where
     the database serialises writers anyway, as SQLite does)."""
@@ -270,6 +273,23 @@ class StoreThreads(ABC):
             raise
         except Exception as exc:
             raise self._as_store_error(exc) from None
+
+    async def _read_snapshot(self, work: Callable[[Connection], T]) -> T:
+        """A read of several statements that must agree with each other: run in one
+        read-only transaction, so a commit between two of them is seen by neither or by both."""
+
+        def in_snapshot(conn: Connection) -> T:
+            conn.execute(self._begin_snapshot)
+            try:
+                result = work(conn)
+            except BaseException:
+                with contextlib.suppress(Exception):  # a broken connection is replaced anyway
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return result
+
+        return await self._read(in_snapshot)
 
     def _read_sync(self, work: Callable[[Connection], T]) -> T:
         conn: Connection | None = getattr(self._local, "conn", None)

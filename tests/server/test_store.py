@@ -134,6 +134,38 @@ def test_round_trip_survives_reopening(url: str) -> None:
             assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
+def test_unfinished_logs_are_what_the_per_match_reads_say_in_one_read(url: str) -> None:
+    """What a restart replays, read in bulk: every unfinished match oldest first (as
+    ``unfinished_matches``), each with exactly its seats and its whole log in order, and
+    nothing of an ended match."""
+
+    async def body(store: EventStore) -> None:
+        for match_id, second in (("m2", 2), ("m1", 1), ("m3", 3), ("m4", 4)):
+            await store.create_match(record(match_id, f"2026-01-01T00:00:0{second}.000000Z"))
+        await store.set_seat("m1", 3, b"\x03" * 32, "dora")
+        await store.set_seat("m1", 0, b"\x00" * 32, "ann")
+        await store.set_seat("m3", 0, b"\x05" * 32, "eve")
+        await store.append("m1", payloads("m1", 1, 3), expected_seq=0)
+        await store.append("m2", payloads("m2", 1, 2), expected_seq=0)
+        await store.append("m3", payloads("m3", 1, 1), expected_seq=0)
+        await store.append("m1", payloads("m1", 4, 2), expected_seq=3)  # interleaved
+        await store.end_match("m3", "2026-01-01T01:00:00.000000Z")
+        logs = await store.unfinished_logs()
+        assert [log.record for log in logs] == await store.unfinished_matches()
+        assert [log.record.match_id for log in logs] == ["m1", "m2", "m4"]
+        for log in logs:
+            assert log.seats == await store.get_seats(log.record.match_id)
+            assert log.events == await store.read_events(log.record.match_id)
+        assert [s.seat for s in logs[0].seats] == [0, 3]
+        assert [e.seq for e in logs[0].events] == [1, 2, 3, 4, 5]
+        assert verify_chain("m1", logs[0].events) is None
+        assert (logs[2].seats, logs[2].events) == ([], [])
+        await store.end_match("m1", "2026-01-01T01:00:00.000000Z")  # the readers still work
+        assert [log.record.match_id for log in await store.unfinished_logs()] == ["m2", "m4"]
+
+    with_store(url, body)
+
+
 def test_refusals(url: str) -> None:
     async def body(store: EventStore) -> None:
         await store.create_match(record("m1"))
