@@ -22,9 +22,10 @@ from fractions import Fraction
 from typing import Any, Final
 
 from google.protobuf import text_format
-from google.protobuf.message import Message
+from google.protobuf.message import DecodeError, Message
 from google.protobuf.unknown_fields import UnknownFieldSet
 
+from cardarena.engine import CardSet
 from cardarena.engine import events as ev
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
@@ -47,6 +48,8 @@ def forget() -> None:
     """Empty the memos (a benchmark's rounds each start cold, as an audit of new logs does)."""
     SHOWN.clear()
     _OPTIONS.clear()
+    _CARD_PIECES.clear()
+    _SCORE_PIECES.clear()
 
 
 def _seq_prefix(seq: int) -> bytes:
@@ -201,6 +204,204 @@ def put_together(seq: int, event: Assembled) -> bytes:
             body += b"\x12" + _varint(len(held)) + held
         tag = b"\x7a"
     return _seq_prefix(seq) + tag + _varint(len(body)) + body
+
+
+class _Decline(Exception):
+    """Not the one layout :func:`assemble` reads (not canonical, or not simply so)."""
+
+
+def assemble(raw: bytes, at: int) -> tuple[str, Assembled] | None:
+    """What ``raw`` holds if from ``at`` (just after its seq's canonical prefix) it is exactly
+    the canonical payload of a TrickWon, Dealt, CardsDead or RoundScored; ``None`` for any
+    other bytes, which then take the full check.
+
+    The inverse of :func:`put_together`, read piece by piece without a protobuf parse: each
+    field must come in put_together's order and in its form (a scalar only when not 0, in
+    one byte; a length as its shortest varint, up to where its message ends; cards of a set
+    in ascending order; a hand's size its number of cards), and each card or score must be a
+    piece :func:`put_together` writes (:func:`_piece`), so the bytes read are exactly those
+    put_together writes for the event returned, every byte accounted for. Anything else
+    declines (a forger's bytes are never guessed at), and the full check says what is wrong.
+    A test holds this to put_together and to the full check over mutated payloads."""
+    try:
+        tag = raw[at]
+        if tag == 0x7A:
+            return "dealt", _dealt(raw, at + 1)
+        if raw[at + 1] != 0x01:
+            return None
+        if tag == 0xA2:
+            return "trick_won", _trick_won(raw, at + 2)
+        if tag == 0xBA:
+            return "round_scored", _round_scored(raw, at + 2)
+        if tag == 0xAA:
+            return "cards_dead", _cards_dead(raw, at + 2)
+    except (_Decline, IndexError):
+        return None
+    return None
+
+
+def _length(raw: bytes, i: int, end: int) -> tuple[int, int]:
+    """A length at ``i`` in its shortest varint (one or two bytes) that stays within ``end``:
+    where the message it opens starts and ends."""
+    low = raw[i]
+    if low < 0x80:
+        start, size = i + 1, low
+    else:
+        high = raw[i + 1]
+        if not 0 < high < 0x80:
+            raise _Decline
+        start, size = i + 2, (low & 0x7F) | high << 7
+    if start + size > end:
+        raise _Decline
+    return start, start + size
+
+
+def _small(raw: bytes, i: int) -> int:
+    """A scalar's value at ``i``: one byte, not 0 (a 0 is not written)."""
+    value = raw[i]
+    if not 0 < value < 0x80:
+        raise _Decline
+    return value
+
+
+def _piece(raw: bytes, i: int, end: int, pieces: dict[bytes, Any]) -> tuple[Any, int]:
+    """The card or score whose field starts at ``i``: a piece put together before, or one
+    learnt now (only if put_together writes exactly these bytes for it)."""
+    size = raw[i + 1]
+    j = i + 2 + size
+    if size >= 0x80 or j > end:
+        raise _Decline
+    piece = raw[i:j]
+    value = pieces.get(piece, _NONE)
+    if value is _NONE:
+        value = _learn(piece, pieces)
+    return value, j
+
+
+def _learn(piece: bytes, pieces: dict[bytes, Any]) -> Any:
+    body = piece[2:]
+    try:
+        if pieces is _CARD_PIECES:
+            value: Any = codec.card_from_pb(pb.Card.FromString(body))
+            canonical = _card_field(value, piece[0])
+        else:
+            value = codec.score_from_pb(pb.Score.FromString(body))
+            canonical = _score_field(piece[:1], value)
+    except (DecodeError, ValueError, ArithmeticError):
+        raise _Decline from None
+    if canonical != piece:
+        raise _Decline
+    if len(pieces) >= _SHOWN_MAX:
+        pieces.clear()
+    pieces[piece] = value
+    return value
+
+
+_CARD_PIECES: dict[bytes, Any] = {}
+"""A card's field (tag, length, canonical Card) as put_together writes it, and the card."""
+_SCORE_PIECES: dict[bytes, Any] = {}
+"""A score's field as put_together writes it, and the score."""
+_NONE: Final = object()
+
+
+def _trick_won(raw: bytes, i: int) -> ev.TrickWon:
+    i, end = _length(raw, i, len(raw))
+    if end != len(raw):
+        raise _Decline
+    trick = leader = seat = 0
+    if i < end and raw[i] == 0x08:
+        trick, i = _small(raw, i + 1), i + 2
+    if i < end and raw[i] == 0x10:
+        leader, i = _small(raw, i + 1), i + 2
+    cards = []
+    while i < end and raw[i] == 0x1A:
+        card, i = _piece(raw, i, end, _CARD_PIECES)
+        cards.append(card)
+    if i < end and raw[i] == 0x20:
+        seat, i = _small(raw, i + 1), i + 2
+    if i != end:
+        raise _Decline
+    return ev.TrickWon(trick, leader, tuple(cards), seat)
+
+
+def _card_set(raw: bytes, i: int, end: int, tag: int) -> tuple[int, int, int]:
+    """Cards of a set from ``i`` to ``end`` as ``tag`` fields, in ascending order: the
+    set's mask, how many and where they stop."""
+    mask, count, last = 0, 0, -1
+    while i < end and raw[i] == tag:
+        card, i = _piece(raw, i, end, _CARD_PIECES)
+        if card <= last:
+            raise _Decline  # not the ascending order of a set (or a card twice)
+        mask |= 1 << card
+        count += 1
+        last = card
+    return mask, count, i
+
+
+def _dealt(raw: bytes, i: int) -> ev.Dealt:
+    i, end = _length(raw, i, len(raw))
+    if end != len(raw):
+        raise _Decline
+    round_ = 0
+    if i < end and raw[i] == 0x08:
+        round_, i = _small(raw, i + 1), i + 2
+    hands: list[CardSet | None] = []
+    sizes = []
+    while i < end:
+        if raw[i] != 0x12:
+            raise _Decline
+        i, hand_end = _length(raw, i + 1, end)
+        size = 0
+        if i < hand_end and raw[i] == 0x08:  # hidden: its size and nothing else
+            if raw[i + 1] != 0x01:
+                raise _Decline
+            i += 2
+            if i < hand_end and raw[i] == 0x10:
+                size, i = _small(raw, i + 1), i + 2
+            hands.append(None)
+        else:
+            if i < hand_end and raw[i] == 0x10:
+                size, i = _small(raw, i + 1), i + 2
+            mask, count, i = _card_set(raw, i, hand_end, 0x1A)
+            if count != size:
+                raise _Decline  # a shown hand's size is its number of cards
+            hands.append(CardSet(mask))
+        if i != hand_end:
+            raise _Decline
+        sizes.append(size)
+    return ev.Dealt(round_, tuple(hands), tuple(sizes))
+
+
+def _cards_dead(raw: bytes, i: int) -> ev.CardsDead:
+    i, end = _length(raw, i, len(raw))
+    if end != len(raw):
+        raise _Decline
+    seat = 0
+    if i < end and raw[i] == 0x08:
+        seat, i = _small(raw, i + 1), i + 2
+    mask, _, i = _card_set(raw, i, end, 0x12)
+    if i != end:
+        raise _Decline
+    return ev.CardsDead(seat, CardSet(mask))
+
+
+def _round_scored(raw: bytes, i: int) -> ev.RoundScored:
+    i, end = _length(raw, i, len(raw))
+    if end != len(raw):
+        raise _Decline
+    round_ = 0
+    if i < end and raw[i] == 0x08:
+        round_, i = _small(raw, i + 1), i + 2
+    scores, totals = [], []
+    while i < end and raw[i] == 0x12:
+        score, i = _piece(raw, i, end, _SCORE_PIECES)
+        scores.append(score)
+    while i < end and raw[i] == 0x1A:
+        total, i = _piece(raw, i, end, _SCORE_PIECES)
+        totals.append(total)
+    if i != end:
+        raise _Decline
+    return ev.RoundScored(round_, tuple(scores), tuple(totals))
 
 
 def _match_started(event: pb.Event, raw: bytes) -> ev.Event | None:

@@ -25,7 +25,7 @@ from cardarena.v1 import service_pb2 as spb
 from cardarena.v1.chain import first_break_of
 
 from . import canonical
-from .canonical import NotCanonical, decode_kind
+from .canonical import NotCanonical, assemble, decode_kind, remember
 from .errors import Discrepancy, mismatch
 from .explain import explain_replay
 from .faults import FaultWalk, seqs_of
@@ -111,8 +111,10 @@ class Checks:
 
     def check_decode(self) -> None:
         """Each entry, in one pass: an entry that is its seq's canonical prefix and then a
-        payload shown canonical before (:data:`canonical.SHOWN`) is known without a parse;
-        any other is parsed and held to its canonical form (:func:`canonical.decode_kind`)."""
+        payload shown canonical before (:data:`canonical.SHOWN`), or a payload read as the
+        canonical one of a trick, deal, score or dead cards (:func:`canonical.assemble`), is
+        known without a parse; any other is parsed and held to its canonical form
+        (:func:`canonical.decode_kind`)."""
         entries = self.resp.entries
         if not entries:
             raise Discrepancy(1, "the log has no entries")
@@ -124,7 +126,12 @@ class Checks:
             if n < known_up_to:
                 prefix = prefixes[n]
                 if raw.startswith(prefix):
-                    known = shown.get(raw[len(prefix) :])
+                    payload = raw[len(prefix) :]
+                    known = shown.get(payload)
+                    if known is None:
+                        known = assemble(raw, len(prefix))
+                        if known is not None:
+                            remember(payload, *known)
                     if known is not None:
                         kinds.append(known[0])
                         decoded.append(known[1])

@@ -4,6 +4,8 @@ truncated or junk entries, raw and re-signed; encodings and seqs that disagree; 
 
 from __future__ import annotations
 
+from typing import Any
+
 from cardarena.v1 import game_pb2 as pb
 
 from .audit_support import Expected, a_play, clone, edit, edit_raw, flip, forge, hexa, mutation
@@ -171,3 +173,86 @@ def _empty() -> Expected:
 def _no_start() -> Expected:
     b = hexa()
     return forge(b, b.events()[1:]), "start", 1
+
+
+# Encodings a lenient reader takes for the same deal, trick or score: only the decode check
+# can tell (the payloads the decoder reads piece by piece, clients/audit/canonical.py).
+
+
+def _swap_first_two(cards: Any) -> None:
+    first, second = pb.Card(), pb.Card()
+    first.CopyFrom(cards[0])
+    second.CopyFrom(cards[1])
+    rest = [pb.Card() for _ in cards[2:]]
+    for copy, card in zip(rest, cards[2:], strict=True):
+        copy.CopyFrom(card)
+    del cards[:]
+    cards.extend([second, first, *rest])
+
+
+@mutation("re-signed: a dealt hand's cards out of their order")
+def _hand_order() -> Expected:
+    b = hexa()
+    k = b.seqs("dealt")[0]
+    return edit(b, k, lambda e: _swap_first_two(e.dealt.hands[1].cards)), "decode", k
+
+
+@mutation("re-signed: a dealt hand's size that is not its number of cards")
+def _hand_size() -> Expected:
+    b = hexa()
+    k = b.seqs("dealt")[0]
+    return edit(b, k, lambda e: setattr(e.dealt.hands[2], "size", 12)), "decode", k
+
+
+@mutation("re-signed: a card twice in a dealt hand")
+def _hand_twice() -> Expected:
+    b = hexa()
+    k = b.seqs("dealt")[0]
+
+    def twice(event: pb.Event) -> None:
+        hand = event.dealt.hands[0]
+        hand.cards.add().CopyFrom(hand.cards[-1])
+        hand.size += 1
+
+    return edit(b, k, twice), "decode", k
+
+
+@mutation("re-signed: a trick's card with a code that disagrees with it")
+def _trick_code() -> Expected:
+    b = hexa()
+    k = b.seqs("trick_won")[3]
+    return edit(b, k, lambda e: setattr(e.trick_won.cards[1], "code", "QC!")), "decode", k
+
+
+@mutation("re-signed: a trick's 0 written out")
+def _trick_zero() -> Expected:
+    b = hexa()
+    k = b.seqs("trick_won", lambda e: e.trick_won.seat == 0)[0]
+
+    def zero_seat(raw: bytes) -> bytes:  # seat 0, which the canonical form leaves out
+        at = (2 if k < 128 else 3) + 2  # after the seq's field and TrickWon's tag
+        assert raw[at] < 0x7E
+        return raw[:at] + bytes([raw[at] + 2]) + raw[at + 1 :] + b"\x20\x00"
+
+    return edit_raw(b, k, zero_seat), "decode", k
+
+
+@mutation("re-signed: a score without its denominator")
+def _score_denominator() -> Expected:
+    b = hexa()
+    k = b.seqs("round_scored")[0]
+    return edit(b, k, lambda e: e.round_scored.scores[0].ClearField("denominator")), "decode", k
+
+
+@mutation("re-signed: a trick's cards in a padded length")
+def _trick_padded() -> Expected:
+    b = hexa()
+    k = b.seqs("trick_won")[5]
+
+    def padded(raw: bytes) -> bytes:
+        prefix = 2 if k < 128 else 3  # the seq's field
+        size = raw[prefix + 2]
+        assert size < 0x80
+        return raw[: prefix + 2] + bytes([size | 0x80, 0x00]) + raw[prefix + 3 :]
+
+    return edit_raw(b, k, padded), "decode", k

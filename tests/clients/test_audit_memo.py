@@ -89,3 +89,75 @@ def test_options_seen_canonical_spare_nothing_else_of_a_match_started() -> None:
     renewed = decode_entry(pb.Event.FromString(odd), odd)
     assert isinstance(renewed, ev.MatchStarted) and renewed.options["rounds"] == 1.5
     assert "rounds" not in first.options
+
+
+def _assembled_payloads() -> list[tuple[int, canonical.Assembled]]:
+    """Every trick, deal, score and dead-card event of a match of each game, and a hidden
+    hand and odd scores besides, each with a seq (short and long prefixes both)."""
+    from cardarena.engine import CardSet, new_match
+
+    from ..helpers import play_out
+
+    out: list[tuple[int, ev.Event]] = []
+    games = (("hexathlon", 4), ("triathlon", 3), ("pentathlon", 5), ("crazy_sixes", 3))
+    for game, players in games:
+        match = new_match(game, players=players, seed=bytes(32))
+        play_out(match, rng_seed=5)
+        out += [(seq * 37, e) for seq, e in enumerate(match.log, start=1)]
+    out.append((9, ev.Dealt(2, (None, CardSet(0b1011), None, CardSet(0)), (13, 3, 0, 0))))
+    out.append((300, ev.RoundScored(0, (Fraction(-35, 2), 0, -(1 << 40)), (Fraction(7, 3), 5))))
+    out.append((7, ev.TrickWon(0, 0, (), 0)))
+    return [
+        (s, e)
+        for s, e in out
+        if isinstance(e, ev.TrickWon | ev.Dealt | ev.RoundScored | ev.CardsDead)
+    ]
+
+
+def test_a_trick_deal_or_score_read_piece_by_piece_is_the_codecs_decoding() -> None:
+    canonical.forget()
+    kinds: set[str] = set()
+    for seq, event in _assembled_payloads():
+        raw = codec.event_to_pb(event, seq, "m").SerializeToString(deterministic=True)
+        assert put_together(seq, event) == raw
+        read = canonical.assemble(raw, len(canonical._seq_prefix(seq)))
+        assert read is not None, event
+        assert read == (pb.Event.FromString(raw).WhichOneof("kind"), event), event
+        assert read[1] == codec.event_from_pb(pb.Event.FromString(raw))
+        kinds.add(read[0])
+    assert kinds == {"trick_won", "dealt", "round_scored", "cards_dead"}
+
+
+def _mutants(raw: bytes, start: int) -> list[bytes]:
+    """Every byte after ``start`` flipped (several ways), dropped, doubled, and a byte or a
+    field appended: most are no event at all, some another event, some the same event in a
+    non-canonical encoding."""
+    out = [raw + b"\x00", raw + b"\x20\x00", raw + b"\xf8\x07\x01"]
+    for at in range(start, len(raw)):
+        for mask in (0x01, 0x02, 0x08, 0x10, 0x80, 0xFF):
+            out.append(raw[:at] + bytes([raw[at] ^ mask]) + raw[at + 1 :])
+        out.append(raw[:at] + raw[at + 1 :])
+        out.append(raw[:at] + raw[at : at + 1] + raw[at:])
+    return out
+
+
+def test_the_piece_by_piece_reader_takes_only_the_canonical_encoding() -> None:
+    """Over every mutant of every payload: what the reader takes is exactly the canonical
+    encoding of the event it returns, and the full check agrees (the same event); anything
+    else it declines, and the full check then gives the verdict."""
+    canonical.forget()
+    taken = declined = 0
+    payloads = _assembled_payloads()
+    for seq, event in [*payloads[:-3:7], *payloads[-3:]]:  # the odd ones all
+        raw = codec.event_to_pb(event, seq, "m").SerializeToString(deterministic=True)
+        start = len(canonical._seq_prefix(seq))
+        for mutant in _mutants(raw, start):
+            read = canonical.assemble(mutant, start)
+            if read is None:
+                declined += 1
+                continue
+            taken += 1
+            assert put_together(seq, read[1]) == mutant
+            checked = canonical._decode_checked(pb.Event.FromString(mutant), mutant)
+            assert checked == read[1]
+    assert taken > 100 and declined > 10 * taken
