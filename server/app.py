@@ -35,17 +35,41 @@ from .tournaments import Tournaments
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
 TOURNAMENT_SERVICE = tournament_pb2.DESCRIPTOR.services_by_name["TournamentService"]
 
-GRPC_OPTIONS = [
-    # One server per port unless deliberately configured otherwise: no silent cross-talk.
-    ("grpc.so_reuseport", 0),
-    # Tolerate clients that ping every ~20 s, also between calls.
-    ("grpc.keepalive_permit_without_calls", 1),
-    ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
-    ("grpc.http2.max_pings_without_data", 0),
-    # A reconnect storm after a restart must not be cancelled by the pending-call limit.
-    ("grpc.server.max_pending_requests", 3000),
-    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-]
+MAX_PENDING_CALLS = 20_000
+"""How many calls the server holds while they wait for its event loop (``serve
+--max-pending-calls``): one unary call in flight for every seat of 5,000 four-seat matches.
+
+grpc.aio takes calls up one at a time, one per turn of the event loop, so under load nearly
+every call in flight waits in gRPC core's queue, not in the server. Core refuses a call that
+finds the queue at ``grpc.server.max_pending_requests_hard_limit`` (default 3,000) and, above
+``grpc.server.max_pending_requests`` (default 1,000), refuses at random: either way the client
+sees CANCELLED with no message. Both are set to this one bound, so no call is refused below it
+and every one beyond it is, at once: a bound on what a flood of calls can make the server
+hold. Core also cancels a call that waited 30 s in its queue
+(``grpc.server_max_unrequested_time_in_server``), left as it is: a server that far behind is
+overloaded whatever the bound."""
+
+
+def grpc_options(max_pending_calls: int = MAX_PENDING_CALLS) -> list[tuple[str, int]]:
+    """The gRPC server's channel options, holding at most ``max_pending_calls`` waiting calls."""
+    if max_pending_calls < 1:
+        raise ValueError(f"max_pending_calls must be at least 1, got {max_pending_calls}")
+    return [
+        # One server per port unless deliberately configured otherwise: no silent cross-talk.
+        ("grpc.so_reuseport", 0),
+        # Tolerate clients that ping every ~20 s, also between calls.
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+        ("grpc.http2.max_pings_without_data", 0),
+        # A closed loop of many matches, or a reconnect storm after a restart, keeps this
+        # many calls waiting for the event loop: none may be refused below the bound.
+        ("grpc.server.max_pending_requests", max_pending_calls),
+        ("grpc.server.max_pending_requests_hard_limit", max_pending_calls),
+        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ]
+
+
+GRPC_OPTIONS = grpc_options()
 
 
 @dataclass(frozen=True)
@@ -72,6 +96,8 @@ class ServeConfig:
     # The Ed25519 key that signs checkpoints and results (PEM); None: signing-key.pem in
     # data_dir, generated on first start.
     signing_key: Path | None = None
+    # Calls held while they wait for the event loop; beyond it gRPC core refuses them.
+    max_pending_calls: int = MAX_PENDING_CALLS
 
 
 def configure_logging(level: str) -> None:
@@ -143,7 +169,7 @@ class Server:
             self.tournaments, self.service.guard, self.service._refuse_new
         )
         self.health = health.aio.HealthServicer()
-        self.grpc = grpc.aio.server(options=GRPC_OPTIONS)
+        self.grpc = grpc.aio.server(options=grpc_options(config.max_pending_calls))
         self.port = 0
         self.metrics_port = 0
         self.web: GrpcWebGateway | None = None

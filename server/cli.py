@@ -12,7 +12,7 @@ from pathlib import Path
 from .api.access import Access
 from .api.limits import Rate
 from .api.requests import SECRET, SECRET_RULE
-from .app import ServeConfig, run, server_signer
+from .app import MAX_PENDING_CALLS, ServeConfig, run, server_signer
 from .hosting.signing import SigningKeyError
 from .store import StoreError, open_store
 
@@ -53,6 +53,16 @@ def seconds(low: float, high: float, what: str) -> Callable[[str], float]:
 
 lease_seconds = seconds(0.5, 300, "a lease lasts")
 expiry_seconds = seconds(0, 30 * 86400, "expiry (0: never) is")
+
+
+def pending_calls(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of calls, got {text!r}") from None
+    if not 1 <= value <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"1..1000000 calls may wait, got {value}")
+    return value
 
 
 def admin_token(text: str) -> str:
@@ -162,6 +172,14 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         " 0 for never (env CARDARENA_WAITING_EXPIRY; default 3600)",
     )
     parser.add_argument(
+        "--max-pending-calls",
+        type=pending_calls,
+        default=env("CARDARENA_MAX_PENDING_CALLS", str(MAX_PENDING_CALLS)),
+        help="calls the server holds while they wait for its event loop; beyond it gRPC"
+        " refuses them at once, CANCELLED (env CARDARENA_MAX_PENDING_CALLS; default"
+        f" {MAX_PENDING_CALLS}: a unary call for every seat of 5,000 four-seat matches)",
+    )
+    parser.add_argument(
         "--signing-key",
         type=Path,
         default=env("CARDARENA_SIGNING_KEY") or None,
@@ -202,6 +220,7 @@ def serve(args: argparse.Namespace) -> int:
         ),
         waiting_expiry_seconds=args.waiting_expiry,
         signing_key=args.signing_key,
+        max_pending_calls=args.max_pending_calls,
     )
     if args.print_public_key:
         try:

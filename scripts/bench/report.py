@@ -34,14 +34,15 @@ PATTERNS = {
 }
 
 
-PENDING = dict(GRPC_OPTIONS).get("grpc.server.max_pending_requests", "grpc's default")
+PENDING = dict(GRPC_OPTIONS)["grpc.server.max_pending_requests"]
 PENDING_LIMIT_NOTE = (
-    "CANCELLED without a message: the server's gRPC core cancelled calls that waited for its "
-    f"event loop to take them up, past grpc.server.max_pending_requests = {PENDING} (server/"
-    "app.py); a closed loop of more matches than that keeps more calls in flight"
+    "CANCELLED without a message: the server's gRPC core refused calls that waited for its "
+    f"event loop to take them up, beyond the {PENDING:,} it holds (serve --max-pending-calls, "
+    "server/app.py), or that waited there 30 s; a closed loop of more matches keeps more "
+    "calls in flight"
 )
 """Why a benchmark's calls can come back CANCELLED with no message: found by driving a slow
-grpc.aio servicer with more concurrent calls than the limit (all OK once the limit is raised)."""
+grpc.aio servicer with more concurrent calls than the bound (tests/server/test_pending_calls.py)."""
 
 
 def nofile() -> int:
