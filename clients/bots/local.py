@@ -215,6 +215,8 @@ class _Table:
         for _ in range(MAX_ACTIONS):
             self._deliver()
             seat = engine.to_act
+            for state in self.states:  # as a server's Turn tells every seat (no clock here)
+                state.note_turn(seat, 0)
             if seat is None:
                 return
             state = self.states[seat]
@@ -338,6 +340,8 @@ def play_local(
                 state.seq += 1
         seen = len(match.log)
         seat = match.to_act
+        for state in states:
+            state.note_turn(seat, 0)
         if seat is None:
             return match, states
         state = states[seat]

@@ -62,7 +62,16 @@ class SeatState:
     winners: tuple[int, ...] = ()
     legal: list[int] = field(default_factory=list)
     """The legal actions when this seat is to act (from the server), else empty."""
+    to_act: int | None = None
+    """The seat to act, any seat (``None``: nobody), as the server last said (its ``Turn``
+    messages, and the snapshot a stream opens with); events alone do not always tell."""
+    deadline_unix_ms: int = 0
+    """When the clock plays for the seat to act, Unix ms (0: no clock), with ``to_act``."""
     seed: bytes = b""
+
+    def note_turn(self, seat: int | None, deadline_unix_ms: int) -> None:
+        """The server says ``seat`` is to act (``None``: nobody) until ``deadline_unix_ms``."""
+        self.to_act, self.deadline_unix_ms = seat, deadline_unix_ms
 
     def observe(self, event: ev.Event) -> None:
         """Fold one event (as this seat may see it) into the state."""

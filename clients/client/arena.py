@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -241,6 +241,37 @@ class ArenaClient:
         )
         return response
 
+    async def watch(
+        self, match_id: str, *, after_seq: int = 0
+    ) -> AsyncIterator[pb.Snapshot | pb.Event | pb.Turn]:
+        """Watch ``match_id`` as a spectator (no hidden card) until it ends: what WatchMatch
+        sends, a ``Snapshot`` first, then ``Event`` entries after ``after_seq`` and ``Turn``
+        messages (whose turn it is, and the move deadline). A stream that breaks is reopened
+        from the last seq seen (a fresh ``Snapshot`` first, then exactly the events missed),
+        with backoff, for up to ``retry_for`` seconds without a message."""
+        loop = asyncio.get_running_loop()
+        seq, deadline, delay = after_seq, loop.time() + self.retry_for, 0.05
+        while True:
+            request = spb.WatchMatchRequest(match_id=match_id, after_seq=seq)
+            try:
+                async for message in self.stub.WatchMatch(request):
+                    deadline, delay = loop.time() + self.retry_for, 0.05
+                    kind = message.WhichOneof("kind")
+                    if kind == "event":
+                        seq = message.event.seq
+                        yield message.event
+                    elif kind == "snapshot":
+                        yield message.snapshot
+                    elif kind == "turn":
+                        yield message.turn
+                    # else a kind this client does not know (a newer server): skipped
+                return
+            except grpc.aio.AioRpcError as error:
+                if error.code() not in RETRYABLE or loop.time() > deadline:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
     async def play(
         self,
         ticket: Ticket,
@@ -251,6 +282,9 @@ class ArenaClient:
         judge: bool = False,
     ) -> SeatState:
         """Play ``ticket``'s seat until the match ends; return the final state.
+
+        The state keeps whose turn it is and the move deadline (``to_act``,
+        ``deadline_unix_ms``) as the stream's ``Turn`` messages say, for every seat.
 
         On each ``YourTurn`` the seat's decision comes from ``decide(state)`` (an awaitable:
         the runner uses it to guard against bots that crash or hang), or else from
@@ -316,8 +350,16 @@ class ArenaClient:
             kind = message.WhichOneof("kind")
             if kind == "event":
                 self._observe(state, message.event, on_event)
-            elif kind == "snapshot" and message.snapshot.legal_actions:
-                turn = (message.snapshot.seq, list(message.snapshot.legal_actions))
+            elif kind == "snapshot":
+                snap = message.snapshot
+                state.note_turn(
+                    snap.to_act if snap.HasField("to_act") else None, snap.deadline_unix_ms
+                )
+                if snap.legal_actions:
+                    turn = (snap.seq, list(snap.legal_actions))
+            elif kind == "turn":  # whose turn it is, for every seat: kept in the state
+                told = message.turn
+                state.note_turn(told.seat if told.HasField("seat") else None, told.deadline_unix_ms)
             elif kind == "your_turn":
                 turn = (message.your_turn.seq, list(message.your_turn.legal_actions))
             if turn is not None and turn[0] == state.seq:

@@ -2,7 +2,7 @@
 // (StreamEvents: its own hand face up, playable), resumed after a break from the last seq.
 import { h } from "./dom.js";
 import { matches, withToken, ConnectError, Code } from "./rpc.js";
-import { newState, applyEvent, applySnapshot } from "./model.js";
+import { newState, applyEvent, applySnapshot, applyTurn } from "./model.js";
 import { tableView, tickClock } from "./table.js";
 import { handView, submit, refusal, runBot } from "./play.js";
 import { remember, recall } from "./session.js";
@@ -38,6 +38,7 @@ export async function liveView(matchId, seatParam) {
   }
 
   let state = newState(info.players);
+  state.told = true; // whose turn: the snapshot's, then each Turn's
   let pending = null, turnSeq = 0n, refused = "", root = null, queued = false, focusCode = null;
   const act = (action) => {
     const legal = state.legal;
@@ -68,6 +69,7 @@ export async function liveView(matchId, seatParam) {
     flag("over", state.over);
     flag("legal", state.legal.length);
     flag("seq", state.seq);
+    flag("toAct", state.toAct === null || state.over ? "" : state.toAct);
   };
   const schedule = () => {
     if (queued) return;
@@ -93,6 +95,8 @@ export async function liveView(matchId, seatParam) {
         if (state.legal.length) turnSeq = pending.seq;
         pending = null;
       }
+    } else if (msg.kind.case === "turn") {
+      applyTurn(state, v);
     } else if (msg.kind.case === "yourTurn") {
       state.legal = v.legalActions;
       turnSeq = v.seq;

@@ -6,7 +6,11 @@
 // The stream sends a snapshot, then the history it reflects, then live events (see
 // docs/protocol.md, "The event stream"). The fold rebuilds everything, the score sheet
 // included, from the history; the snapshot adds what no event says: whose turn it is, the
-// clock's deadline and the reader's legal actions at the snapshot's seq.
+// clock's deadline and the reader's legal actions at the snapshot's seq. On a live stream
+// whose turn it is and the deadline then come from the server's Turn messages (applyTurn):
+// no event names the seat to act (who holds 7H when Fan Tan starts, who opens a Crazy Sixes
+// hand), so a state with `told` set leaves them to the Turns. A replay (no Turns, every hand
+// seen) works them out from the events.
 import { spanishSuit } from "./cards.js";
 
 export const LAYOUT_KINDS = new Set(["fan_tan", "hand"]); // played onto the table, not in tricks
@@ -19,7 +23,7 @@ export function newState(players = 0) {
     multiplier: 1, hands: [], legal: [], toAct: null, deadline: 0,
     trick: null, trickNumber: 0, tricksWon: [], table: [], dead: [], passes: [],
     rounds: [], totals: [], over: false, winners: [], cancelled: "", spanish: false,
-    lines: [], started: false,
+    lines: [], started: false, told: false,
   };
 }
 
@@ -64,6 +68,7 @@ const name = (state, seat) => state.names[seat] || `seat ${seat}`;
 // Apply one Event (a protobuf-es cardarena.v1.Event) to the state.
 export function applyEvent(state, event) {
   const v = event.kind.value;
+  const told = { toAct: state.toAct, deadline: state.deadline };
   state.seq = event.seq;
   state.deadline = 0;
   switch (event.kind.case) {
@@ -176,6 +181,15 @@ export function applyEvent(state, event) {
       break;
   }
   if (state.toAct !== null && state.moveMs > 0) state.deadline = Date.now() + state.moveMs;
+  if (state.told) Object.assign(state, state.over ? { toAct: null, deadline: 0 } : told);
+  return state;
+}
+
+// Whose turn it is and until when, as a live stream's Turn says (seat absent: nobody).
+export function applyTurn(state, turn) {
+  state.told = true;
+  state.toAct = turn.seat === undefined ? null : turn.seat;
+  state.deadline = Number(turn.deadlineUnixMs);
   return state;
 }
 

@@ -1200,8 +1200,8 @@ class Turn(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     DEADLINE_UNIX_MS_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
-    """The seq of the last event before it: the position it describes (at most the seq of the
-    latest event; equal to it when the clock restarted with no new event).
+    """The seq of the last event before it: the position it describes (a replica's take-over
+    tells a new deadline at the seq of the Turn before).
     """
     seat: _builtins.int
     """The seat to act; absent when nobody is (waiting for seats, ended, cancelled)."""

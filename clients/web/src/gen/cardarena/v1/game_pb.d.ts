@@ -1142,8 +1142,8 @@ export declare const YourTurnSchema: GenMessage<YourTurn>;
  */
 export declare type Turn = Message<"cardarena.v1.Turn"> & {
   /**
-   * The seq of the last event before it: the position it describes (at most the seq of the
-   * latest event; equal to it when the clock restarted with no new event).
+   * The seq of the last event before it: the position it describes (a replica's take-over
+   * tells a new deadline at the seq of the Turn before).
    *
    * @generated from field: uint64 seq = 1;
    */
