@@ -314,9 +314,14 @@ def _trick_won(raw: bytes, i: int) -> ev.TrickWon:
     if i < end and raw[i] == 0x10:
         leader, i = _small(raw, i + 1), i + 2
     cards = []
+    known = _CARD_PIECES.get
     while i < end and raw[i] == 0x1A:
-        card, i = _piece(raw, i, end, _CARD_PIECES)
+        j = i + 2 + raw[i + 1]
+        card = known(raw[i:j])  # a piece as put_together writes it (a run past ``end`` fails)
+        if card is None:
+            card, j = _piece(raw, i, end, _CARD_PIECES)
         cards.append(card)
+        i = j
     if i < end and raw[i] == 0x20:
         seat, i = _small(raw, i + 1), i + 2
     if i != end:
@@ -327,15 +332,20 @@ def _trick_won(raw: bytes, i: int) -> ev.TrickWon:
 def _card_set(raw: bytes, i: int, end: int, tag: int) -> tuple[int, int, int]:
     """Cards of a set from ``i`` to ``end`` as ``tag`` fields, in ascending order: the
     set's mask, how many and where they stop."""
-    mask, count, last = 0, 0, -1
+    mask = 0
+    known = _CARD_PIECES.get
     while i < end and raw[i] == tag:
-        card, i = _piece(raw, i, end, _CARD_PIECES)
-        if card <= last:
+        j = i + 2 + raw[i + 1]
+        card = known(raw[i:j])  # a piece as put_together writes it (a run past ``end`` fails)
+        if card is None:
+            card, j = _piece(raw, i, end, _CARD_PIECES)
+        if mask >> card:
             raise _Decline  # not the ascending order of a set (or a card twice)
         mask |= 1 << card
-        count += 1
-        last = card
-    return mask, count, i
+        i = j
+    if i > end:
+        raise _Decline
+    return mask, mask.bit_count(), i
 
 
 def _dealt(raw: bytes, i: int) -> ev.Dealt:

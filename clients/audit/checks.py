@@ -22,7 +22,7 @@ from cardarena.engine.match import ActionReader
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
-from cardarena.v1.chain import first_break_of
+from cardarena.v1.chain import genesis_hash
 
 from . import canonical
 from .canonical import NotCanonical, assemble, decode_kind, remember
@@ -69,7 +69,7 @@ class Checks:
         self.info = resp.match
         self.match_id = match_id
         self.raws: list[bytes] = []
-        """Each entry's event bytes, read once (each read of a bytes field copies it)."""
+        """Each entry's event bytes."""
         self.kinds: list[str | None] = []
         """Each entry's kind of event (its oneof field), from 1 at index 0."""
         self.decoded: list[ev.Event | None] = []
@@ -86,7 +86,9 @@ class Checks:
         self.replayed: Match | None = None
         self._firsts: dict[str, int] | None = None
         self.seqs: list[int] = []
-        """Each entry's seq (the sequence check's)."""
+        """Each entry's seq, as the entry (not its event) says."""
+        self.hashes: list[bytes] = []
+        """Each entry's hash."""
 
     def event(self, n: int) -> pb.Event:
         """The message of entry ``n`` (from 1), once the decode check has passed it."""
@@ -118,11 +120,17 @@ class Checks:
         entries = self.resp.entries
         if not entries:
             raise Discrepancy(1, "the log has no entries")
-        raws = self.raws = [entry.event for entry in entries]
+        raws, seqs, hashes = self.raws, self.seqs, self.hashes
         kinds, decoded, events, stated = self.kinds, self.decoded, self._events, self._stated
         shown, prefixes, parse = canonical.SHOWN, canonical.PREFIXES, pb.Event.FromString
         known_up_to = len(prefixes)
-        for n, raw in enumerate(raws, start=1):
+        for n, entry in enumerate(entries, start=1):
+            # Each field read once, here, for this check and the next two (each read of a
+            # field makes an object; a bytes field is copied).
+            raw = entry.event
+            raws.append(raw)
+            seqs.append(entry.seq)
+            hashes.append(entry.hash)
             if n < known_up_to:
                 prefix = prefixes[n]
                 if raw.startswith(prefix):
@@ -153,7 +161,7 @@ class Checks:
     # -- 2. sequence -----------------------------------------------------------------------
 
     def check_sequence(self) -> None:
-        seqs = self.seqs = [entry.seq for entry in self.resp.entries]
+        seqs = self.seqs
         count = len(seqs)
         if self._stated or seqs != list(range(1, count + 1)):
             for n, seq in enumerate(seqs, start=1):
@@ -176,8 +184,14 @@ class Checks:
     # -- 3. chain --------------------------------------------------------------------------
 
     def check_chain(self) -> None:
-        hashes = [entry.hash for entry in self.resp.entries]
-        broken = first_break_of(self.match_id, zip(self.seqs, self.raws, hashes, strict=True))
+        # The chain of chain.py (SHA-256 of the previous hash and the event's bytes, from the
+        # match's genesis hash), entry by entry; the sequence check has put every seq in place.
+        prev, sha256, broken = genesis_hash(self.match_id), hashlib.sha256, None
+        for n, (raw, digest) in enumerate(zip(self.raws, self.hashes, strict=True), start=1):
+            prev = sha256(prev + raw).digest()
+            if digest != prev:
+                broken = n
+                break
         if broken is not None:
             raise Discrepancy(
                 broken,
