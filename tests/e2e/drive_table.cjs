@@ -39,15 +39,39 @@ function observe() {
   };
 }
 
+// A spectator's page notes, on every redraw, the round, the seat marked to act, its clock and
+// the cards on the table, whenever any of them but the clock changes (window.__turns).
+function noteTurns() {
+  window.__turns = [];
+  const note = () => {
+    const seat = document.querySelector(".felt .seat.to-act");
+    const clock = document.querySelector("[data-clock]");
+    const entry = {
+      round: (document.querySelector("#round-title") || {}).textContent || "",
+      toAct: seat ? Number(seat.dataset.seat) : null,
+      clock: clock ? clock.textContent : "",
+      onTable: document.querySelectorAll("#table .row .card").length,
+      seq: document.body.dataset.seq || "",
+    };
+    const last = window.__turns[window.__turns.length - 1];
+    const same = last && last.round === entry.round && last.toAct === entry.toAct && last.onTable === entry.onTable;
+    if (!same && window.__turns.length < 5000) window.__turns.push(entry);
+  };
+  new MutationObserver(note).observe(document.body, { childList: true, subtree: true });
+  note();
+}
+
 async function newMatch(page, entry) {
   await page.goto(base + "/");
   await page.waitForSelector('body[data-ready="true"]', WAIT);
   await page.selectOption("#game", entry.game);
   if (entry.players) await page.selectOption("#players", String(entry.players));
   for (const [name, value] of Object.entries(entry.fields || {})) {
-    const selector = `#opt-${name}`;
-    const tag = await page.$eval(selector, (el) => el.tagName);
+    const selector = `[id="opt-${name}"]`; // a round type's option is "type.option"
+    if (name.includes(".")) await page.$eval("#round-options", (el) => { el.open = true; });
+    const tag = await page.$eval(selector, (el) => el.type === "checkbox" ? "CHECKBOX" : el.tagName);
     if (tag === "SELECT") await page.selectOption(selector, String(value));
+    else if (tag === "CHECKBOX") await page.setChecked(selector, Boolean(value));
     else await page.fill(selector, String(value));
   }
   await page.click("#new-match");
@@ -142,6 +166,17 @@ async function main() {
     await form.click("#new-match");
     await form.waitForFunction(() => document.querySelector("#opt-rounds-error").textContent !== "", null, POLL);
     out.form = { defaults, error: await form.$eval("#opt-rounds-error", (el) => el.textContent), url: form.url() };
+    await form.fill("#opt-rounds", defaults);
+    await form.$eval("#round-options", (el) => { el.open = true; });
+    out.form.roundTypes = await form.$$eval("#round-options fieldset", (sets) => sets.map((f) => f.dataset.roundType));
+    out.form.trumpChoices = await form.$$eval('[id="opt-trumps.trump"] option', (os) => os.map((o) => o.textContent));
+    await form.fill('[id="opt-queens.points_per_queen"]', "5000");
+    await form.$eval("#round-options", (el) => { el.open = false; });
+    await form.click("#new-match");
+    await form.waitForFunction(() => document.querySelector('[id="opt-queens.points_per_queen-error"]').textContent !== "", null, POLL);
+    out.form.roundTypeError = await form.$eval('[id="opt-queens.points_per_queen-error"]', (el) => el.textContent);
+    out.form.reopened = await form.$eval("#round-options", (el) => el.open);
+    out.form.urlAfter = form.url();
     await form.close();
     for (const entry of plan) {
       const page = await context.newPage();
@@ -154,6 +189,7 @@ async function main() {
         watch(spectator);
         await spectator.goto(`${base}/?match=${record.match}`);
         await spectator.waitForSelector('body[data-ready="true"]', WAIT);
+        await spectator.evaluate(noteTurns);
       }
       const hooks = {
         afterMove: async (moves) => {
@@ -190,6 +226,7 @@ async function main() {
       if (spectator) {
         await spectator.waitForFunction(() => document.body.dataset.over === "true", null, POLL);
         record.watchedEnd = await spectator.evaluate(observe);
+        record.watchedTurns = await spectator.evaluate(() => window.__turns);
         await spectator.close();
       }
       record.ms = Date.now() - record.startedMs;

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ import grpc
 import pytest
 
 from cardarena.v1 import codec
+from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 from tests.calls import stub
 from tests.serverproc import ServerProcess
@@ -37,13 +39,18 @@ PLAN: list[dict[str, Any]] = [
     {
         "game": "pentathlon",
         "players": 4,
-        "fields": {"rounds": "pass"},
+        "fields": {"rounds": "pass, fan_tan"},
         "watch": True,
         "reloadAfter": 6,
         "keyboard": True,
         "refuseOnce": True,
     },
-    {"game": "hexathlon", "fields": {"rounds": "fan_tan, pass"}, "players": 5, "replay": True},
+    {
+        "game": "hexathlon",
+        "fields": {"rounds": "fan_tan, pass", "fan_tan.openers": "seven", "pass.multiplier": 2},
+        "players": 5,
+        "replay": True,
+    },
     {"game": "heptathlon", "players": 5, "fields": {"rounds": "trumps"}},
     {"game": "crazy_sixes", "fields": {"target_score": 1}, "shotAfter": 4},
     {
@@ -75,6 +82,22 @@ async def ended(address: str, ids: list[str]) -> dict[str, spb.MatchInfo]:
         return found
 
 
+async def openers(address: str, match_id: str) -> list[int]:
+    """The seat that made each round's first move, from the match's full log."""
+    async with grpc.aio.insecure_channel(address) as channel:
+        request = spb.GetMatchLogRequest(match_id=match_id)
+        log = await stub(channel).GetMatchLog(request, timeout=10)
+    out: list[int] = []
+    rounds = 0
+    for entry in log.entries:
+        event = pb.Event.FromString(entry.event)
+        kind = event.WhichOneof("kind")
+        rounds += kind == "round_started"
+        if kind == "card_played" and len(out) < rounds:
+            out.append(event.card_played.seat)
+    return out
+
+
 @pytest.fixture(scope="module")
 def seen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     browser, node = tools()
@@ -87,6 +110,8 @@ def seen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             [node, str(DRIVER), str(library), browser, base, str(SHOTS), json.dumps(PLAN)]
         )
         matches = asyncio.run(ended(server.address, [g["match"] for g in result["games"]]))
+        watched = next(g["match"] for g in result["games"] if g.get("watchedTurns"))
+        result["openers"] = asyncio.run(openers(server.address, watched))
     result["matches"] = matches
     result["by_game"] = {g["game"]: g for g in result["games"]}
     return result
@@ -152,6 +177,18 @@ def test_a_spectator_sees_card_backs_the_trick_and_the_score_sheet(seen: dict[st
     assert end["roundRows"] == pentathlon["final"]["roundRows"] >= 1
 
 
+def test_a_spectator_sees_whose_turn_it_is_when_fan_tan_starts(seen: dict[str, Any]) -> None:
+    """No event names Fan Tan's first player (who holds 7H): the spectator's table marks the
+    seat to act, its clock counting down, from the server's Turn, before any card is down."""
+    timeline = seen["by_game"]["pentathlon"]["watchedTurns"]
+    start = [e for e in timeline if e["round"].endswith("Fan Tan") and e["onTable"] == 0]
+    assert start, f"the spectator never drew the Fan Tan round before its first card: {timeline}"
+    assert start[-1]["toAct"] == seen["openers"][1], start
+    assert re.fullmatch(r"\d+s", start[-1]["clock"]), start[-1]
+    later = [e for e in timeline if e["round"].endswith("Fan Tan") and 0 < e["onTable"] < 52]
+    assert len({e["toAct"] for e in later}) > 1, "the turn moves on as the round is played"
+
+
 def test_a_replay_steps_by_trick_and_jumps_to_a_round(seen: dict[str, Any]) -> None:
     replay = seen["replay"]
     steps = [s["step"] for s in replay["steps"]]
@@ -166,6 +203,21 @@ def test_the_new_match_form_fills_defaults_and_names_a_bad_option(seen: dict[str
     assert form["defaults"] == "pass, clubs, queens, fan_tan, grand"  # Pentathlon's, from ListGames
     assert "unknown round nonsense" in form["error"]
     assert "match=" not in form["url"]
+
+
+def test_the_form_sets_each_round_types_options(seen: dict[str, Any]) -> None:
+    """Every round type's options (an object in ListGames' schema) get a group of fields; one
+    out of bounds is named next to its field; those set reach the match, the rest default."""
+    form = seen["form"]
+    kinds = {"pass", "clubs", "queens", "fan_tan", "grand", "trumps", "finale"}  # Pentathlon's
+    assert sorted(form["roundTypes"]) == sorted(kinds)
+    assert form["trumpChoices"] == ["random", "fixed C", "fixed D", "fixed H", "fixed S"]
+    assert form["roundTypeError"] == "between 0 and 1000" and form["reopened"]
+    assert "match=" not in form["urlAfter"]
+    options = dict(seen["matches"][seen["by_game"]["hexathlon"]["match"]].options)
+    assert options["fan_tan"]["openers"] == "seven"  # Hexathlon's default is six_and_seven
+    assert options["pass"]["multiplier"] == 2
+    assert options["clubs"]["multiplier"] == 1
 
 
 def test_a_refused_action_says_why_and_the_cards_stay_playable(seen: dict[str, Any]) -> None:

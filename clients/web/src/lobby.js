@@ -4,7 +4,7 @@
 import { h } from "./dom.js";
 import { matches, ConnectError, Code, errorText } from "./rpc.js";
 import { games } from "./games.js";
-import { optionFields, readOptions, showErrors } from "./forms.js";
+import { optionFields, readOptions, showErrors, namedOption } from "./forms.js";
 import { remember } from "./session.js";
 import { takeSeat } from "./live.js";
 import { scoreText } from "./model.js";
@@ -32,7 +32,9 @@ async function newMatchForm() {
   gameSelect.onchange = () => refill(false);
   playersSelect.onchange = () => refill(true);
   refill(false);
-  const form = h("form", { id: "create", className: "card-panel" },
+  // The form's own checks name a bad option next to its field (the browser's would stop the
+  // submit with a bubble, on a field a folded group may hide).
+  const form = h("form", { id: "create", className: "card-panel", noValidate: true },
     h("h2", {}, "New match against bots"),
     h("div", { className: "fields" },
       h("div", { className: "field" }, h("label", { for: "game" }, "game"), gameSelect),
@@ -51,7 +53,7 @@ async function newMatchForm() {
       .catch((error) => {
         // The server names a bad option: put its words next to that field when it can.
         const text = errorText(error);
-        const named = Object.keys(options).find((k) => text.includes(k));
+        const named = namedOption(fields, text) || Object.keys(options).find((k) => text.includes(k));
         if (error instanceof ConnectError && error.code === Code.InvalidArgument && named) showErrors(fields, { [named]: text });
         else formError.textContent = text;
       });
