@@ -7,18 +7,20 @@ how to run them, unless ``CARDARENA_REQUIRE_POSTGRES=1`` (``.ci/run`` sets it): 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import psycopg
 import pytest
 from psycopg import sql
 
-from cardarena.server.store import CommitHook, EventStore, open_store
+from cardarena.server.store import CommitHook, EventStore, MatchRecord, open_store
 
 POSTGRES_URL = os.environ.get(
     "CARDARENA_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
@@ -78,3 +80,37 @@ def store_url(backend: str, tmp_path: Path) -> Iterator[str]:
 
 def make_store(url: str, on_commit: CommitHook | None = None) -> EventStore:
     return open_store(url, data_dir=Path("unused"), on_commit=on_commit)
+
+
+T = TypeVar("T")
+
+SEED = bytes(range(32))
+
+
+def record(
+    match_id: str, created_at: str = "2026-01-01T00:00:00.000000Z", status: str = "running"
+) -> MatchRecord:
+    return MatchRecord(
+        match_id=match_id,
+        created_at=created_at,
+        game="hexathlon",
+        players=4,
+        config=b'{"game":"hexathlon"}',
+        seed=SEED,
+        commitment="c0ffee",
+        status=status,
+    )
+
+
+def with_store(
+    url: str,
+    body: Callable[[EventStore], Awaitable[T]],
+    on_commit: Callable[[int, float], None] | None = None,
+) -> T:
+    """Run ``body`` against an open store on a fresh event loop (no pytest-asyncio here)."""
+
+    async def main() -> T:
+        async with make_store(url, on_commit=on_commit) as store:
+            return await body(store)
+
+    return asyncio.run(main())

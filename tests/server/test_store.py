@@ -13,8 +13,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,7 +23,6 @@ from cardarena.server.store import (
     DuplicateRequest,
     EventStore,
     InvalidPageToken,
-    MatchRecord,
     SeatRecord,
     StoreClosed,
     StoreConflict,
@@ -36,41 +33,10 @@ from cardarena.server.store import (
     genesis_hash,
     verify_chain,
 )
-from tests.stores import make_store
+from tests.stores import SEED, make_store, record, with_store
 from tests.waiting import eventually
 
 T = TypeVar("T")
-
-SEED = bytes(range(32))
-
-
-def record(
-    match_id: str, created_at: str = "2026-01-01T00:00:00.000000Z", status: str = "running"
-) -> MatchRecord:
-    return MatchRecord(
-        match_id=match_id,
-        created_at=created_at,
-        game="hexathlon",
-        players=4,
-        config=b'{"game":"hexathlon"}',
-        seed=SEED,
-        commitment="c0ffee",
-        status=status,
-    )
-
-
-def with_store(
-    url: str,
-    body: Callable[[EventStore], Awaitable[T]],
-    on_commit: Callable[[int, float], None] | None = None,
-) -> T:
-    """Run ``body`` against an open store on a fresh event loop (no pytest-asyncio here)."""
-
-    async def main() -> T:
-        async with make_store(url, on_commit=on_commit) as store:
-            return await body(store)
-
-    return asyncio.run(main())
 
 
 def raw_execute(url: str, statement: str) -> None:
@@ -417,78 +383,6 @@ def test_a_failing_request_fails_alone(url: str) -> None:
         assert await store.last_seq("m2") == 1
 
     with_store(url, body, on_commit=lambda size, _seconds: batches.append(size))
-
-
-# --------------------------------------------------------------------------- pagination
-
-
-def test_a_listing_of_one_game_pages_through_that_games_matches_only(url: str) -> None:
-    created = [
-        replace(record(f"g{i:02d}", status="ended" if i % 2 else "running"), game=game)
-        for i, game in enumerate(["triathlon", "hexathlon", "crazy_sixes"] * 5)
-    ]
-
-    async def body(store: EventStore) -> None:
-        for rec in created:
-            await store.create_match(rec)
-        for game in ("triathlon", "hexathlon"):
-            for status in (None, "ended"):
-                ids: list[str] = []
-                token: str | None = None
-                while True:
-                    page, token = await store.list_matches(
-                        status=status, game=game, page_size=2, page_token=token
-                    )
-                    assert len(page) <= 2 and all(m.game == game for m in page)
-                    ids.extend(m.match_id for m in page)
-                    if token is None:
-                        break
-                assert ids == [
-                    r.match_id
-                    for r in created
-                    if r.game == game and (status is None or r.status == status)
-                ]
-        assert await store.list_matches(game="heptathlon", page_size=5) == ([], None)
-
-    with_store(url, body)
-
-
-def test_pagination_returns_every_match_once_in_order(url: str) -> None:
-    # Five matches share each timestamp, so the match id must break ties.
-    created = [
-        record(
-            f"m{i:02d}",
-            created_at=f"2026-01-01T00:00:0{i // 5}.000000Z",
-            status=("ended" if i % 3 == 0 else "running"),
-        )
-        for i in reversed(range(25))
-    ]
-
-    async def pages(store: EventStore, status: str | None) -> tuple[list[str], list[int]]:
-        ids: list[str] = []
-        sizes: list[int] = []
-        token: str | None = None
-        while True:
-            page, token = await store.list_matches(status=status, page_size=10, page_token=token)
-            ids.extend(m.match_id for m in page)
-            sizes.append(len(page))
-            if token is None:
-                return ids, sizes
-
-    async def body(store: EventStore) -> None:
-        for rec in created:
-            await store.create_match(rec)
-        ids, sizes = await pages(store, None)
-        assert ids == [f"m{i:02d}" for i in range(25)]
-        assert sizes == [10, 10, 5]
-        running, _ = await pages(store, "running")
-        assert running == [f"m{i:02d}" for i in range(25) if i % 3 != 0]
-        page, token = await store.list_matches(status="nobody", page_size=10, page_token=None)
-        assert (page, token) == ([], None)
-        with pytest.raises(ValueError):
-            await store.list_matches(page_size=0, page_token=None)
-
-    with_store(url, body)
 
 
 # --------------------------------------------------------------------------- durability

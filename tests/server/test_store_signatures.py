@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from cardarena.server.store import CheckpointRecord, EventStore, PublicKeyRecord, StoreConflict
-
-from .test_store import with_store
+from tests.stores import with_store
 
 
 def test_public_keys_are_published_once_and_listed_newest_first(url: str) -> None:

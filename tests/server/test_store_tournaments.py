@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cardarena.server.store import EventStore, StoreConflict, TournamentRecord
-
-from .test_store import with_store
+from tests.stores import with_store
 
 
 def tournament(tournament_id: str, created_at: str) -> TournamentRecord:
