@@ -163,19 +163,24 @@ _SCORES: dict[tuple[bytes, int | Fraction], bytes] = {}
 _INT64: Final = (1 << 64) - 1
 
 
-Assembled = ev.TrickWon | ev.Dealt | ev.RoundScored | ev.CardsDead
+Assembled = ev.TrickWon | ev.Dealt | ev.RoundScored | ev.CardsDead | ev.MatchEnded | ev.CardPlayed
 """The kinds :func:`put_together` encodes."""
 
 
 def put_together(seq: int, event: Assembled) -> bytes:
     """The canonical encoding of ``event`` at ``seq`` (> 0), put together from its cards' own:
     the payloads a log has most of that never repeat (a test pins this to the codec). Field
-    numbers of game.proto: Event.seq 1, Event.dealt 15, Event.trick_won 20, Event.cards_dead
-    21, Event.round_scored 23; TrickWon.trick 1, leader 2, cards 3, seat 4; Dealt.round 1,
-    hands 2; Hand.hidden 1, size 2, cards 3; CardsDead.seat 1, cards 2; RoundScored.round 1,
-    scores 2, totals 3. A scalar that is 0 (false) is
-    not written; a message field is, even when empty."""
-    if isinstance(event, ev.TrickWon):
+    numbers of game.proto: Event.seq 1, Event.dealt 15, Event.card_played 18, Event.trick_won
+    20, Event.cards_dead 21, Event.round_scored 23, Event.match_ended 24; TrickWon.trick 1,
+    leader 2, cards 3, seat 4; Dealt.round 1, hands 2; Hand.hidden 1, size 2, cards 3;
+    CardsDead.seat 1, cards 2; RoundScored.round 1, scores 2, totals 3; MatchEnded.totals 1,
+    winners 2 (packed: one length, then each varint); CardPlayed.seat 1, card 2. A scalar that
+    is 0 (false) is not written, nor an empty packed field; a message field is, even when
+    empty."""
+    if isinstance(event, ev.CardPlayed):
+        body = _scalar(0x08, event.seat) + _card_field(event.card, 0x12)
+        tag = b"\x92\x01"
+    elif isinstance(event, ev.TrickWon):
         body = (
             _scalar(0x08, event.trick)
             + _scalar(0x10, event.leader)
@@ -193,6 +198,12 @@ def put_together(seq: int, event: Assembled) -> bytes:
     elif isinstance(event, ev.CardsDead):
         body = _scalar(0x08, event.seat) + _cards(event.cards, 0x12)
         tag = b"\xaa\x01"
+    elif isinstance(event, ev.MatchEnded):
+        body = b"".join(_score_field(b"\x0a", total) for total in event.totals)
+        if event.winners:
+            packed = b"".join(_varint(winner) for winner in event.winners)
+            body += b"\x12" + _varint(len(packed)) + packed
+        tag = b"\xc2\x01"
     else:
         body = _scalar(0x08, event.round)
         for hand, size in zip(event.hands, event.hand_sizes, strict=True):
@@ -212,8 +223,8 @@ class _Decline(Exception):
 
 def assemble(raw: bytes, at: int) -> tuple[str, Assembled] | None:
     """What ``raw`` holds if from ``at`` (just after its seq's canonical prefix) it is exactly
-    the canonical payload of a TrickWon, Dealt, CardsDead or RoundScored; ``None`` for any
-    other bytes, which then take the full check.
+    the canonical payload of one of the :data:`Assembled` kinds; ``None`` for any other
+    bytes, which then take the full check.
 
     The inverse of :func:`put_together`, read piece by piece without a protobuf parse: each
     field must come in put_together's order and in its form (a scalar only when not 0, in
@@ -231,6 +242,10 @@ def assemble(raw: bytes, at: int) -> tuple[str, Assembled] | None:
             return None
         if tag == 0xA2:
             return "trick_won", _trick_won(raw, at + 2)
+        if tag == 0x92:
+            return "card_played", _card_played(raw, at + 2)
+        if tag == 0xC2:
+            return "match_ended", _match_ended(raw, at + 2)
         if tag == 0xBA:
             return "round_scored", _round_scored(raw, at + 2)
         if tag == 0xAA:
@@ -393,6 +408,41 @@ def _cards_dead(raw: bytes, i: int) -> ev.CardsDead:
     if i != end:
         raise _Decline
     return ev.CardsDead(seat, CardSet(mask))
+
+
+def _card_played(raw: bytes, i: int) -> ev.CardPlayed:
+    i, end = _length(raw, i, len(raw))
+    if end != len(raw):
+        raise _Decline
+    seat = 0
+    if i < end and raw[i] == 0x08:
+        seat, i = _small(raw, i + 1), i + 2
+    if i == end or raw[i] != 0x12:
+        raise _Decline  # the card is always written
+    card, i = _piece(raw, i, end, _CARD_PIECES)
+    if i != end:
+        raise _Decline
+    return ev.CardPlayed(seat, card)
+
+
+def _match_ended(raw: bytes, i: int) -> ev.MatchEnded:
+    i, end = _length(raw, i, len(raw))
+    if end != len(raw):
+        raise _Decline
+    totals = []
+    while i < end and raw[i] == 0x0A:
+        total, i = _piece(raw, i, end, _SCORE_PIECES)
+        totals.append(total)
+    winners: tuple[int, ...] = ()
+    if i < end and raw[i] == 0x12:
+        i, packed_end = _length(raw, i + 1, end)
+        winners = tuple(raw[i:packed_end])  # each a one-byte varint
+        if not winners or max(winners) >= 0x80:
+            raise _Decline
+        i = packed_end
+    if i != end:
+        raise _Decline
+    return ev.MatchEnded(tuple(totals), winners)
 
 
 def _round_scored(raw: bytes, i: int) -> ev.RoundScored:

@@ -373,11 +373,11 @@ class Checks:
     # -- 7. replay -------------------------------------------------------------------------
 
     def check_replay(self) -> None:
-        seqs = [n for n, e in enumerate(self.decoded, start=1) if e is not None]
         engine_log = [e for e in self.decoded if e is not None]
         try:
             match = replay(engine_log, **self._dealing())
         except ReplayError as error:
+            seqs = self._engine_seqs()
             at = seqs[error.index] if error.index < len(seqs) else seqs[-1] + 1
             raise Discrepancy(at, explain_replay(engine_log, error, self.deal_seed)) from None
         except Exception as error:  # untrusted input must never crash the auditor
@@ -386,7 +386,7 @@ class Checks:
         # MatchCancelled there): the replay above has checked everything up to it.
         cancelled = self._seq_of("match_cancelled")
         if not match.over and cancelled is None:
-            raise Discrepancy(seqs[-1] + 1, "the log stops before the match is over")
+            raise Discrepancy(self._engine_seqs()[-1] + 1, "the log stops before the match is over")
         if cancelled is not None:
             recorded = self.event(cancelled).match_cancelled.totals
             if tuple(codec.score_from_pb(t) for t in recorded) != match.totals:
@@ -395,6 +395,10 @@ class Checks:
                     cancelled, f"MatchCancelled records totals that are not the replay's ({shown})"
                 )
         self.replayed = match
+
+    def _engine_seqs(self) -> list[int]:
+        """The seq of each engine event (the entries the replay is given), in order."""
+        return [n for n, e in enumerate(self.decoded, start=1) if e is not None]
 
     def _dealing(self) -> dict[str, bytes | None]:
         """How the replay deals: from the deal seed once every seat has joined; not at all

@@ -101,7 +101,7 @@ class FaultWalk:
     ) -> None:
         """Take the entries of a log: ``kinds`` and ``decoded`` are each entry's kind and
         engine event, ``event(n)`` the message of entry ``n`` (from 1)."""
-        self.playing = not JUDGED.isdisjoint(kinds)
+        self.playing = any(kind in kinds for kind in JUDGED)
         if self.playing:
             for n, (kind, engine_event) in enumerate(zip(kinds, decoded, strict=True), 1):
                 self.take(n, kind, engine_event, event)

@@ -256,3 +256,21 @@ def _trick_padded() -> Expected:
         return raw[: prefix + 2] + bytes([size | 0x80, 0x00]) + raw[prefix + 3 :]
 
     return edit_raw(b, k, padded), "decode", k
+
+
+@mutation("re-signed: MatchEnded's winners not packed")
+def _winners_unpacked() -> Expected:
+    b = hexa()
+    k = b.seqs("match_ended")[0]
+
+    def unpacked(raw: bytes) -> bytes:  # one varint field per winner: the same to a reader
+        event = pb.Event.FromString(raw)
+        winners = list(event.match_ended.winners)
+        event.match_ended.ClearField("winners")
+        head = event.SerializeToString(deterministic=True)
+        extra = b"".join(bytes([0x10, w]) for w in winners)
+        at = head.index(b"\xc2\x01") + 2
+        assert head[at] + len(extra) < 0x80
+        return head[:at] + bytes([head[at] + len(extra)]) + head[at + 1 :] + extra
+
+    return edit_raw(b, k, unpacked), "decode", k

@@ -4,6 +4,7 @@ and any other byte (an unknown field, a padded seq varint) still takes the full 
 
 from __future__ import annotations
 
+from collections import Counter
 from fractions import Fraction
 
 import pytest
@@ -48,22 +49,31 @@ def test_tricks_deals_and_scores_are_put_together_as_the_codec_encodes_them() ->
 
     from ..helpers import play_out
 
-    found: dict[type, int] = {ev.TrickWon: 0, ev.Dealt: 0, ev.RoundScored: 0, ev.CardsDead: 0}
+    found: dict[type, int] = {
+        ev.TrickWon: 0,
+        ev.Dealt: 0,
+        ev.RoundScored: 0,
+        ev.CardsDead: 0,
+        ev.MatchEnded: 0,
+        ev.CardPlayed: 0,
+    }
     games = (("hexathlon", 4), ("triathlon", 3), ("pentathlon", 5), ("crazy_sixes", 3))
     for game, players in games:
         match = new_match(game, players=players, seed=bytes(32))
         play_out(match, rng_seed=3)
         hidden = ev.Dealt(2, (None, CardSet(0b1011), None), (13, 3, 0))
         scored = ev.RoundScored(0, (Fraction(-35, 2), 0, -(1 << 40)), (Fraction(7, 3), 5, -1))
-        for seq, event in enumerate([*match.log, hidden, scored], start=1):
-            if isinstance(event, ev.TrickWon | ev.Dealt | ev.RoundScored | ev.CardsDead):
+        ended = ev.MatchEnded((Fraction(-1, 3), 0, 7), (0, 2))
+        nobody = ev.MatchEnded((), ())
+        for seq, event in enumerate([*match.log, hidden, scored, ended, nobody], start=1):
+            if isinstance(event, canonical.Assembled):
                 encoded = codec.event_to_pb(event, seq * 97, "m")
                 assert put_together(seq * 97, event) == encoded.SerializeToString(
                     deterministic=True
                 ), event
                 found[type(event)] += 1
     assert found[ev.TrickWon] > 100 and found[ev.Dealt] > 10 and found[ev.RoundScored] > 10
-    assert found[ev.CardsDead] > 5
+    assert found[ev.CardsDead] > 5 and found[ev.MatchEnded] > 5 and found[ev.CardPlayed] > 100
 
 
 def test_options_seen_canonical_spare_nothing_else_of_a_match_started() -> None:
@@ -107,11 +117,9 @@ def _assembled_payloads() -> list[tuple[int, canonical.Assembled]]:
     out.append((9, ev.Dealt(2, (None, CardSet(0b1011), None, CardSet(0)), (13, 3, 0, 0))))
     out.append((300, ev.RoundScored(0, (Fraction(-35, 2), 0, -(1 << 40)), (Fraction(7, 3), 5))))
     out.append((7, ev.TrickWon(0, 0, (), 0)))
-    return [
-        (s, e)
-        for s, e in out
-        if isinstance(e, ev.TrickWon | ev.Dealt | ev.RoundScored | ev.CardsDead)
-    ]
+    out.append((20_000, ev.MatchEnded((Fraction(-1, 3), 0, 7), (0, 2))))
+    out.append((1, ev.MatchEnded((), ())))
+    return [(s, e) for s, e in out if isinstance(e, canonical.Assembled)]
 
 
 def test_a_trick_deal_or_score_read_piece_by_piece_is_the_codecs_decoding() -> None:
@@ -125,7 +133,14 @@ def test_a_trick_deal_or_score_read_piece_by_piece_is_the_codecs_decoding() -> N
         assert read == (pb.Event.FromString(raw).WhichOneof("kind"), event), event
         assert read[1] == codec.event_from_pb(pb.Event.FromString(raw))
         kinds.add(read[0])
-    assert kinds == {"trick_won", "dealt", "round_scored", "cards_dead"}
+    assert kinds == {
+        "trick_won",
+        "dealt",
+        "round_scored",
+        "cards_dead",
+        "match_ended",
+        "card_played",
+    }
 
 
 def _mutants(raw: bytes, start: int) -> list[bytes]:
@@ -133,6 +148,10 @@ def _mutants(raw: bytes, start: int) -> list[bytes]:
     field appended: most are no event at all, some another event, some the same event in a
     non-canonical encoding."""
     out = [raw + b"\x00", raw + b"\x20\x00", raw + b"\xf8\x07\x01"]
+    at = start + (1 if raw[start] < 0x80 else 2)  # the payload message's length
+    if raw[at] < 0x7C:  # bytes inside the message, its length made to fit
+        for extra in (b"\x00", b"\x08\x00", b"\x20\x00", b"\xf8\x07\x01"):
+            out.append(raw[:at] + bytes([raw[at] + len(extra)]) + raw[at + 1 :] + extra)
     for at in range(start, len(raw)):
         for mask in (0x01, 0x02, 0x08, 0x10, 0x80, 0xFF):
             out.append(raw[:at] + bytes([raw[at] ^ mask]) + raw[at + 1 :])
@@ -147,8 +166,12 @@ def test_the_piece_by_piece_reader_takes_only_the_canonical_encoding() -> None:
     else it declines, and the full check then gives the verdict."""
     canonical.forget()
     taken = declined = 0
-    payloads = _assembled_payloads()
-    for seq, event in [*payloads[:-3:7], *payloads[-3:]]:  # the odd ones all
+    payloads, sample, per_kind = _assembled_payloads(), [], Counter[type]()
+    for n, (seq, event) in enumerate(payloads):  # a few of each kind, every 7th, the odd ones
+        per_kind[type(event)] += 1
+        if per_kind[type(event)] <= 3 or n % 7 == 0 or n >= len(payloads) - 5:
+            sample.append((seq, event))
+    for seq, event in sample:
         raw = codec.event_to_pb(event, seq, "m").SerializeToString(deterministic=True)
         start = len(canonical._seq_prefix(seq))
         for mutant in _mutants(raw, start):
