@@ -4,8 +4,9 @@ A subscriber that falls a whole queue behind is dropped (its stream ends and the
 resumes from its last ``seq``), so that no reader can hold a match up.
 
 Besides the log's events, every reader is told whose turn it is and the move deadline (a
-``Turn``, whenever that changes: :func:`announce_turn`), and the seat to act what it may do
-(its ``YourTurn``). Neither is a log event.
+``Turn`` after every write that starts a move, and whenever it changes otherwise:
+:func:`announce_turn`), and the seat to act what it may do (its ``YourTurn``). Neither is a
+log event.
 """
 
 from __future__ import annotations
@@ -133,6 +134,8 @@ class Readers:
         if (seat, deadline_ms) == self.turn and not (new and seat is not None):
             return
         self.turn = (seat, deadline_ms)
+        if not self.subscribers:
+            return
         made = pb.Turn(seq=seq, deadline_unix_ms=deadline_ms)
         if seat is not None:
             made.seat = seat
