@@ -44,6 +44,12 @@ own), so it needs no parse at all."""
 _SHOWN_MAX: Final = 100_000
 
 
+ONCE: Final = frozenset({"trick_won", "cards_dead", "round_scored", "match_ended"})
+"""Kinds whose payloads (nearly) never repeat, even across a tournament's logs (a trick's
+number, cards and seats; a round's scores): :func:`assemble` reads them quickly enough that
+the decode loop does not fill the memo with them."""
+
+
 def forget() -> None:
     """Empty the memos (a benchmark's rounds each start cold, as an audit of new logs does)."""
     SHOWN.clear()
@@ -52,7 +58,7 @@ def forget() -> None:
     _SCORE_PIECES.clear()
 
 
-def _seq_prefix(seq: int) -> bytes:
+def seq_prefix(seq: int) -> bytes:
     """The canonical encoding of ``seq`` as field 1 of an Event: tag 0x08, then its varint."""
     if seq < len(PREFIXES):
         return PREFIXES[seq]
@@ -69,7 +75,7 @@ def decode_kind(event: pb.Event, raw: bytes) -> tuple[str | None, ev.Event | Non
     :func:`decode_entry` decodes it to; raises :class:`NotCanonical`."""
     payload = None
     if event.seq > 0:
-        prefix = _seq_prefix(event.seq)
+        prefix = seq_prefix(event.seq)
         if raw.startswith(prefix):
             payload = raw[len(prefix) :]
             known = SHOWN.get(payload)
@@ -214,7 +220,7 @@ def put_together(seq: int, event: Assembled) -> bytes:
             )
             body += b"\x12" + _varint(len(held)) + held
         tag = b"\x7a"
-    return _seq_prefix(seq) + tag + _varint(len(body)) + body
+    return seq_prefix(seq) + tag + _varint(len(body)) + body
 
 
 class _Decline(Exception):

@@ -25,7 +25,7 @@ from cardarena.v1 import service_pb2 as spb
 from cardarena.v1.chain import genesis_hash
 
 from . import canonical
-from .canonical import NotCanonical, assemble, decode_kind, remember
+from .canonical import NotCanonical, assemble, decode_kind, remember, seq_prefix
 from .errors import Discrepancy, mismatch
 from .explain import explain_replay
 from .faults import FaultWalk, seqs_of
@@ -120,30 +120,30 @@ class Checks:
         entries = self.resp.entries
         if not entries:
             raise Discrepancy(1, "the log has no entries")
-        raws, seqs, hashes = self.raws, self.seqs, self.hashes
-        kinds, decoded, events, stated = self.kinds, self.decoded, self._events, self._stated
-        shown, prefixes, parse = canonical.SHOWN, canonical.PREFIXES, pb.Event.FromString
-        known_up_to = len(prefixes)
+        events, stated = self._events, self._stated
+        add_raw, add_seq, add_hash = self.raws.append, self.seqs.append, self.hashes.append
+        add_kind, add_decoded = self.kinds.append, self.decoded.append
+        known_of, prefixes, parse = canonical.SHOWN.get, canonical.PREFIXES, pb.Event.FromString
+        known_up_to, once = len(prefixes), canonical.ONCE
         for n, entry in enumerate(entries, start=1):
             # Each field read once, here, for this check and the next two (each read of a
             # field makes an object; a bytes field is copied).
             raw = entry.event
-            raws.append(raw)
-            seqs.append(entry.seq)
-            hashes.append(entry.hash)
-            if n < known_up_to:
-                prefix = prefixes[n]
-                if raw.startswith(prefix):
-                    payload = raw[len(prefix) :]
-                    known = shown.get(payload)
-                    if known is None:
-                        known = assemble(raw, len(prefix))
-                        if known is not None:
-                            remember(payload, *known)
-                    if known is not None:
-                        kinds.append(known[0])
-                        decoded.append(known[1])
-                        continue
+            add_raw(raw)
+            add_seq(entry.seq)
+            add_hash(entry.hash)
+            prefix = prefixes[n] if n < known_up_to else seq_prefix(n)
+            if raw.startswith(prefix):
+                payload = raw[len(prefix) :]
+                known = known_of(payload)
+                if known is None:
+                    known = assemble(raw, len(prefix))
+                    if known is not None and known[0] not in once:
+                        remember(payload, *known)
+                if known is not None:
+                    add_kind(known[0])
+                    add_decoded(known[1])
+                    continue
             try:
                 event = parse(raw)
             except DecodeError:
@@ -155,8 +155,8 @@ class Checks:
                 kind, engine_event = decode_kind(event, raw)
             except NotCanonical as error:
                 raise Discrepancy(n, str(error)) from None
-            kinds.append(kind)
-            decoded.append(engine_event)
+            add_kind(kind)
+            add_decoded(engine_event)
 
     # -- 2. sequence -----------------------------------------------------------------------
 

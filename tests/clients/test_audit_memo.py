@@ -128,7 +128,7 @@ def test_a_trick_deal_or_score_read_piece_by_piece_is_the_codecs_decoding() -> N
     for seq, event in _assembled_payloads():
         raw = codec.event_to_pb(event, seq, "m").SerializeToString(deterministic=True)
         assert put_together(seq, event) == raw
-        read = canonical.assemble(raw, len(canonical._seq_prefix(seq)))
+        read = canonical.assemble(raw, len(canonical.seq_prefix(seq)))
         assert read is not None, event
         assert read == (pb.Event.FromString(raw).WhichOneof("kind"), event), event
         assert read[1] == codec.event_from_pb(pb.Event.FromString(raw))
@@ -173,7 +173,7 @@ def test_the_piece_by_piece_reader_takes_only_the_canonical_encoding() -> None:
             sample.append((seq, event))
     for seq, event in sample:
         raw = codec.event_to_pb(event, seq, "m").SerializeToString(deterministic=True)
-        start = len(canonical._seq_prefix(seq))
+        start = len(canonical.seq_prefix(seq))
         for mutant in _mutants(raw, start):
             read = canonical.assemble(mutant, start)
             if read is None:
