@@ -166,6 +166,10 @@ async function main() {
     await form.click("#new-match");
     await form.waitForFunction(() => document.querySelector("#opt-rounds-error").textContent !== "", null, POLL);
     out.form = { defaults, error: await form.$eval("#opt-rounds-error", (el) => el.textContent), url: form.url() };
+    await form.fill("#opt-rounds", "pass, queens(points_per_queen=5, bogus=1)");
+    await form.click("#new-match");
+    await form.waitForFunction(() => document.querySelector("#opt-rounds-error").textContent.includes("bogus"), null, POLL);
+    out.form.itemError = await form.$eval("#opt-rounds-error", (el) => el.textContent);
     await form.fill("#opt-rounds", defaults);
     await form.$eval("#round-options", (el) => { el.open = true; });
     out.form.roundTypes = await form.$$eval("#round-options fieldset", (sets) => sets.map((f) => f.dataset.roundType));

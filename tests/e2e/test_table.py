@@ -22,6 +22,7 @@ from typing import Any
 
 import grpc
 import pytest
+from google.protobuf import json_format
 
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
@@ -51,7 +52,11 @@ PLAN: list[dict[str, Any]] = [
         "players": 5,
         "replay": True,
     },
-    {"game": "heptathlon", "players": 5, "fields": {"rounds": "trumps"}},
+    {
+        "game": "heptathlon",
+        "players": 5,
+        "fields": {"rounds": "trumps(multiplier=2, trump=fixed S)"},
+    },
     {"game": "crazy_sixes", "fields": {"target_score": 1}, "shotAfter": 4},
     {
         "game": "triathlon",
@@ -218,6 +223,20 @@ def test_the_form_sets_each_round_types_options(seen: dict[str, Any]) -> None:
     assert options["fan_tan"]["openers"] == "seven"  # Hexathlon's default is six_and_seven
     assert options["pass"]["multiplier"] == 2
     assert options["clubs"]["multiplier"] == 1
+
+
+def test_the_list_of_rounds_takes_each_rounds_own_options(seen: dict[str, Any]) -> None:
+    """ "trumps(multiplier=2, trump=fixed S)": that one round's options, checked against the
+    schema's items (an unknown one is named), reach the match and its table."""
+    assert seen["form"]["itemError"] == (
+        "queens has no option bogus: one of multiplier, points_per_queen"
+    )
+    heptathlon = seen["by_game"]["heptathlon"]
+    options = json_format.MessageToDict(seen["matches"][heptathlon["match"]].options)
+    assert options["rounds"] == [
+        {"type": "trumps", "multiplier": 2, "trump": {"mode": "fixed", "suit": "S"}}
+    ]
+    assert heptathlon["final"]["trump"].endswith("fixed by the options")
 
 
 def test_a_refused_action_says_why_and_the_cards_stay_playable(seen: dict[str, Any]) -> None:

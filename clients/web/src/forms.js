@@ -4,12 +4,86 @@
 // select of the seats or "random"; every default filled in; an error shown next to its field.
 // The options of each round type (an object: Fan Tan's openers and voluntary passes, the
 // queens' points, the trumps round's trump, each one's multiplier...) are a group of fields of
-// their own, sent only where they differ from the default.
+// their own, sent only where they differ from the default; one round's own options go in
+// brackets after its name in the list of rounds, "queens(multiplier=2)", checked against the
+// schema's items.
 import { h } from "./dom.js";
 
 function roundNames(prop) {
   const first = prop.items && prop.items.oneOf && prop.items.oneOf[0];
   return first && first.enum ? first.enum : [];
+}
+
+// Per round type, the options one round of it may set (the schema's object items).
+function roundItemOptions(prop) {
+  const out = {};
+  for (const alt of (prop.items && prop.items.oneOf) || []) {
+    const props = alt.properties || {};
+    if (props.type && "const" in props.type) {
+      out[props.type.const] = Object.fromEntries(Object.entries(props).filter(([k]) => k !== "type"));
+    }
+  }
+  return out;
+}
+
+// A round as the list shows it: its name, then its own options in brackets.
+function roundText(item) {
+  if (typeof item === "string") return item;
+  const { type, ...rest } = item;
+  return `${type}(${Object.entries(rest).map(([k, v]) => `${k}=${typeof v === "object" ? words(v) : v}`).join(", ")})`;
+}
+
+// One round's option from its text, as its schema says (integer, boolean or enum), or why not.
+function roundOption(type, key, text, props) {
+  const prop = props[key];
+  if (!prop) return { error: `${type} has no option ${key}: one of ${Object.keys(props).sort().join(", ")}` };
+  if (prop.type === "integer") {
+    const value = Number(text);
+    const min = prop.minimum ?? -Infinity, max = prop.maximum ?? Infinity;
+    if (text === "" || !Number.isInteger(value)) return { error: `${type}(${key}=…): a whole number` };
+    if (value < min || value > max) return { error: `${type}(${key}=…): between ${min} and ${max}` };
+    return { value };
+  }
+  if (prop.type === "boolean") {
+    if (text !== "true" && text !== "false") return { error: `${type}(${key}=…): true or false` };
+    return { value: text === "true" };
+  }
+  if (prop.enum) {
+    const value = prop.enum.find((v) => String(v) === text);
+    if (value === undefined) return { error: `${type}(${key}=…): one of ${prop.enum.join(", ")}` };
+    return { value };
+  }
+  const choices = prop.oneOf && objectChoices(prop);
+  if (choices) { // the trumps round's trump: "random", "fixed S"
+    const value = choices.find((c) => words(c) === text);
+    if (value === undefined) return { error: `${type}(${key}=…): one of ${choices.map(words).join(", ")}` };
+    return { value };
+  }
+  return { error: `${type}(${key}=…): set it in the ${type} group below` };
+}
+
+// The list of rounds from its text ("pass, clubs, queens(multiplier=2)"), or why not.
+export function parseRounds(text, allowed, itemOptions) {
+  const rounds = [];
+  let rest = text.trim();
+  const item = /^([A-Za-z_]\w*)\s*(?:\(([^()]*)\))?\s*(?:,\s*|\s+|$)/;
+  while (rest) {
+    const m = item.exec(rest);
+    if (!m) return { error: `cannot read "${rest}": round names, each with its options in brackets` };
+    rest = rest.slice(m[0].length);
+    const [, type, args] = m;
+    if (!allowed.includes(type)) return { error: `unknown round ${type}: one of ${allowed.join(", ")}` };
+    if (args === undefined || !args.trim()) { rounds.push(type); continue; }
+    const round = { type };
+    for (const pair of args.split(",")) {
+      const [key, ...value] = pair.split("=");
+      const got = roundOption(type, key.trim(), value.join("=").trim(), itemOptions[type] || {});
+      if (got.error) return got;
+      round[key.trim()] = got.value;
+    }
+    rounds.push(round);
+  }
+  return rounds.length ? { rounds } : { error: "name at least one round" };
 }
 
 // The choices of a oneOf of objects (the trumps round's `trump`): an alternative whose
@@ -48,9 +122,13 @@ function field(name, prop, players) {
   if (prop.type === "object" && prop.properties && !name.includes(".")) {
     return roundType(name, prop, players);
   } else if (prop.type === "array" && name === "rounds") {
-    input = h("input", { id, name, value: (prop.default || []).join(", "), size: 40 });
+    input = h("input", { id, name, value: (prop.default || []).map(roundText).join(", "), size: 40 });
     input.dataset.kind = "rounds";
     input.dataset.allowed = roundNames(prop).join(",");
+    const items = roundItemOptions(prop);
+    input.dataset.items = JSON.stringify(items);
+    const typed = Object.entries(items).find(([, p]) => Object.keys(p).length);
+    if (typed) input.dataset.example = `${typed[0]}(${Object.keys(typed[1]).includes("multiplier") ? "multiplier" : Object.keys(typed[1])[0]}=2)`;
   } else if (prop.enum) {
     input = h("select", { id, name }, ...prop.enum.map((v) => h("option", { value: String(v), selected: v === prop.default }, String(v))));
     input.dataset.kind = typeof prop.enum[0] === "number" ? "integer" : "string";
@@ -78,6 +156,7 @@ function field(name, prop, players) {
     h("label", { for: id }, label), input,
     prop.description ? h("small", { className: "hint" }, prop.description) : null,
     input.dataset.allowed ? h("small", { className: "hint" }, `one of ${input.dataset.allowed.split(",").join(", ")}`) : null,
+    input.dataset.example ? h("small", { className: "hint" }, `a round's own options in brackets, e.g. ${input.dataset.example}`) : null,
     h("span", { className: "field-error", id: `${id}-error`, role: "alert" }));
 }
 
@@ -102,12 +181,9 @@ export function readOptions(container) {
     const kind = input.dataset.kind;
     const options = {};
     if (kind === "rounds") {
-      const allowed = input.dataset.allowed.split(",");
-      const rounds = input.value.split(/[\s,]+/).filter(Boolean);
-      const bad = rounds.filter((r) => !allowed.includes(r));
-      if (!rounds.length) errors[name] = "name at least one round";
-      else if (bad.length) errors[name] = `unknown round ${bad.join(", ")}: one of ${allowed.join(", ")}`;
-      else options[name] = rounds;
+      const read = parseRounds(input.value, input.dataset.allowed.split(","), JSON.parse(input.dataset.items));
+      if (read.error) errors[name] = read.error;
+      else options[name] = read.rounds;
     } else if (kind === "integer") {
       const value = Number(input.value);
       const min = input.min === "" ? -Infinity : Number(input.min), max = input.max === "" ? Infinity : Number(input.max);
