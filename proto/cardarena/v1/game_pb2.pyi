@@ -1316,7 +1316,9 @@ class Snapshot(_message.Message):
     known yet.
     """
     to_act: _builtins.int
-    """Absent when nobody is to act (between deals, or at the end)."""
+    """Absent when nobody is to act (between deals, or at the end). Later changes come on the
+    stream as Turn messages, with the deadline.
+    """
     over: _builtins.bool
     """The rules ended the match. A cancelled match is not over by its rules: its snapshot shows
     the position it stopped at, with no to_act and no legal_actions (MatchInfo.cancelled and

@@ -1274,7 +1274,8 @@ export declare type Snapshot = Message<"cardarena.v1.Snapshot"> & {
   trump: Suit;
 
   /**
-   * Absent when nobody is to act (between deals, or at the end).
+   * Absent when nobody is to act (between deals, or at the end). Later changes come on the
+   * stream as Turn messages, with the deadline.
    *
    * @generated from field: optional uint32 to_act = 10;
    */
