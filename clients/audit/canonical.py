@@ -27,6 +27,7 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 
 from cardarena.engine import CardSet
 from cardarena.engine import events as ev
+from cardarena.engine.cards import MAX_CARD, is_card
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
@@ -54,7 +55,6 @@ def forget() -> None:
     """Empty the memos (a benchmark's rounds each start cold, as an audit of new logs does)."""
     SHOWN.clear()
     _OPTIONS.clear()
-    _CARD_PIECES.clear()
     _SCORE_PIECES.clear()
 
 
@@ -70,9 +70,9 @@ def decode_entry(event: pb.Event, raw: bytes) -> ev.Event | None:
     return decode_kind(event, raw)[1]
 
 
-def decode_kind(event: pb.Event, raw: bytes) -> tuple[str | None, ev.Event | None]:
-    """The kind of ``event`` (its oneof field, ``None`` for none) and what
-    :func:`decode_entry` decodes it to; raises :class:`NotCanonical`."""
+def decode_kind(event: pb.Event, raw: bytes) -> tuple[str, ev.Event | None]:
+    """The kind of ``event`` (its oneof field) and what :func:`decode_entry` decodes it to;
+    raises :class:`NotCanonical`."""
     payload = None
     if event.seq > 0:
         prefix = seq_prefix(event.seq)
@@ -83,7 +83,8 @@ def decode_kind(event: pb.Event, raw: bytes) -> tuple[str | None, ev.Event | Non
                 return known
     kind = event.WhichOneof("kind")
     decoded = _decode_checked(event, raw)
-    if payload is not None and kind is not None and kind != "match_started":
+    assert kind is not None  # the check refuses an event of no kind
+    if payload is not None and kind != "match_started":
         remember(payload, kind, decoded)
     return kind, decoded
 
@@ -318,8 +319,14 @@ def _learn(piece: bytes, pieces: dict[bytes, Any]) -> Any:
     return value
 
 
-_CARD_PIECES: dict[bytes, Any] = {}
-"""A card's field (tag, length, canonical Card) as put_together writes it, and the card."""
+_CARD_PIECES: dict[bytes, Any] = {
+    _card_field(card, tag): card
+    for tag in (0x12, 0x1A)  # CardsDead.cards and CardPlayed.card; TrickWon.cards, Hand.cards
+    for card in range(MAX_CARD + 1)
+    if is_card(card)
+}
+"""Each card's field (tag, length, canonical Card) as put_together writes it, and the card:
+every card of every deck, worked out once (it is the codec's, not anything a log taught)."""
 _SCORE_PIECES: dict[bytes, Any] = {}
 """A score's field as put_together writes it, and the score."""
 _NONE: Final = object()

@@ -28,7 +28,7 @@ from . import canonical
 from .canonical import NotCanonical, assemble, decode_kind, remember, seq_prefix
 from .errors import Discrepancy, mismatch
 from .explain import explain_replay
-from .faults import FaultWalk, seqs_of
+from .faults import FaultWalk
 
 SEED_SIZE: Final = 32
 COMMITMENT_PREFIX: Final = b"cardarena-seed-v1"
@@ -50,6 +50,20 @@ CHECKS: Final = (
     ("faults", "every fault and forfeit follows the match's fault policy; MatchInfo counts them"),
     ("result", "MatchInfo's totals and winners are the replay's (no winners if cancelled)"),
 )
+
+NOTED: Final = frozenset(
+    {
+        "seat_joined",
+        "timed_out",
+        "seat_faulted",
+        "seat_forfeited",
+        "match_cancelled",
+        "match_ended",
+        "seed_revealed",
+    }
+)
+"""The kinds of entry the checks look for by seq (a log has few of them): the decode pass
+notes where they are, so that no check searches the whole log for them."""
 
 NOT_IN_LOG: Final = frozenset({"created_unix_ms"})
 """MatchInfo's fields that the log cannot vouch for (it records no time), so not checked."""
@@ -84,7 +98,9 @@ class Checks:
         self.seated = False
         """Whether every seat joined, so that the match was dealt at all."""
         self.replayed: Match | None = None
-        self._firsts: dict[str, int] | None = None
+        self.noted: list[int] = []
+        """The seqs of the entries of a :data:`NOTED` kind, in order."""
+        self._where: dict[str, list[int]] = {}
         self.seqs: list[int] = []
         """Each entry's seq, as the entry (not its event) says."""
         self.hashes: list[bytes] = []
@@ -98,16 +114,20 @@ class Checks:
         return event
 
     def _seq_of(self, kind: str) -> int | None:
-        """The seq of the first entry of ``kind``, if any (asked once the log is decoded)."""
-        if self._firsts is None:
-            self._firsts = {}
-        if kind not in self._firsts:
-            self._firsts[kind] = self.kinds.index(kind) + 1 if kind in self.kinds else 0
-        return self._firsts[kind] or None
+        """The seq of the first entry of ``kind``, if any."""
+        found = self._seqs_of(kind)
+        return found[0] if found else None
 
     def _seqs_of(self, kind: str) -> list[int]:
-        """The seqs of every entry of ``kind``, in order."""
-        return seqs_of(self.kinds, kind)
+        """The seqs of every entry of ``kind`` (one of :data:`NOTED`), in order: found among
+        the entries the decode pass noted, not by a search of the whole log."""
+        if kind not in NOTED:
+            raise ValueError(f"the decode pass does not note where {kind} entries are")
+        found = self._where.get(kind)
+        if found is None:
+            kinds = self.kinds
+            found = self._where[kind] = [n for n in self.noted if kinds[n - 1] == kind]
+        return found
 
     # -- 1. decode -------------------------------------------------------------------------
 
@@ -122,7 +142,7 @@ class Checks:
             raise Discrepancy(1, "the log has no entries")
         events, stated = self._events, self._stated
         add_raw, add_seq, add_hash = self.raws.append, self.seqs.append, self.hashes.append
-        add_kind, add_decoded = self.kinds.append, self.decoded.append
+        add_kind, add_decoded, note = self.kinds.append, self.decoded.append, self.noted.append
         known_of, prefixes, parse = canonical.SHOWN.get, canonical.PREFIXES, pb.Event.FromString
         known_up_to, once = len(prefixes), canonical.ONCE
         for n, entry in enumerate(entries, start=1):
@@ -141,8 +161,11 @@ class Checks:
                     if known is not None and known[0] not in once:
                         remember(payload, *known)
                 if known is not None:
-                    add_kind(known[0])
+                    kind = known[0]
+                    add_kind(kind)
                     add_decoded(known[1])
+                    if kind in NOTED:
+                        note(n)
                     continue
             try:
                 event = parse(raw)
@@ -157,6 +180,8 @@ class Checks:
                 raise Discrepancy(n, str(error)) from None
             add_kind(kind)
             add_decoded(engine_event)
+            if kind in NOTED:
+                note(n)
 
     # -- 2. sequence -----------------------------------------------------------------------
 
@@ -417,7 +442,7 @@ class Checks:
         # The rules are followed again only to judge time-outs (the seat to act, its default
         # action); the replay check has followed them through the whole log. Without a
         # time-out, actions are told apart by the log's own rounds until every seat is in.
-        playing = "timed_out" in self.kinds
+        playing = bool(self._seqs_of("timed_out"))
         match = Match(started, seed=self.deal_seed) if playing else None
         reader = ActionReader()
         joined: set[int] = set()
@@ -489,7 +514,7 @@ class Checks:
         started = self.decoded[0]
         assert isinstance(started, ev.MatchStarted)  # the replay check holds
         walk = FaultWalk(self.event(1).match_started, started, self.deal_seed)
-        walk.walk(self.kinds, self.decoded, self.event)
+        walk.walk(self.kinds, self.decoded, self.event, self._seqs_of)
         walk.check_info(self.info)
 
     # -- 10. result -------------------------------------------------------------------------

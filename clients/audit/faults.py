@@ -98,10 +98,12 @@ class FaultWalk:
         kinds: list[str | None],
         decoded: list[ev.Event | None],
         event: Callable[[int], pb.Event],
+        seqs_of: Callable[[str], list[int]],
     ) -> None:
         """Take the entries of a log: ``kinds`` and ``decoded`` are each entry's kind and
-        engine event, ``event(n)`` the message of entry ``n`` (from 1)."""
-        self.playing = any(kind in kinds for kind in JUDGED)
+        engine event, ``event(n)`` the message of entry ``n`` (from 1), ``seqs_of(kind)``
+        the seqs of the entries of ``kind`` (of the JUDGED and FOLDED kinds)."""
+        self.playing = any(seqs_of(kind) for kind in JUDGED)
         if self.playing:
             for n, (kind, engine_event) in enumerate(zip(kinds, decoded, strict=True), 1):
                 self.take(n, kind, engine_event, event)
@@ -110,7 +112,7 @@ class FaultWalk:
         # action is followed, no refused action can be logged), so only these are taken, and
         # the entry after a fault that reached the limit (where a SeatForfeited is due).
         last = 0
-        for n in sorted(n for kind in FOLDED for n in seqs_of(kinds, kind)):
+        for n in sorted(n for kind in FOLDED for n in seqs_of(kind)):
             if n <= last:
                 continue  # taken already, as the entry after a fault that reached the limit
             self.take(n, kinds[n - 1], decoded[n - 1], event)
@@ -313,18 +315,6 @@ class FaultWalk:
             if seat.forfeited != (forfeited is not None):
                 says = f"True (SeatForfeited at seq {forfeited})" if forfeited else "False"
                 raise mismatch(f"seats[{s}].forfeited", seat.forfeited, says, forfeited)
-
-
-def seqs_of(kinds: list[str | None], kind: str) -> list[int]:
-    """The seqs (from 1) of every entry of ``kind``, in order: a search in C, not a Python
-    loop (the kinds looked for are the server's few entries)."""
-    found, at = [], -1
-    try:
-        while True:
-            at = kinds.index(kind, at + 1)
-            found.append(at + 1)
-    except ValueError:
-        return found
 
 
 def _allowed(match: Match, seat: int, action: pb.Action) -> int | None:

@@ -184,3 +184,17 @@ def test_the_piece_by_piece_reader_takes_only_the_canonical_encoding() -> None:
             checked = canonical._decode_checked(pb.Event.FromString(mutant), mutant)
             assert checked == read[1]
     assert taken > 100 and declined > 10 * taken
+
+
+def test_every_card_of_every_deck_is_a_piece_the_reader_knows() -> None:
+    from cardarena.engine.cards import MAX_CARD, is_card
+
+    cards = [card for card in range(MAX_CARD + 1) if is_card(card)]
+    assert len(cards) == 52 + 3 + 48
+    for card in cards:
+        for tag in (0x12, 0x1A):
+            piece = canonical._card_field(card, tag)
+            assert canonical._CARD_PIECES[piece] == card
+            assert codec.card_from_pb(pb.Card.FromString(piece[2:])) == card
+            assert piece[2:] == codec.card_to_pb(card).SerializeToString(deterministic=True)
+    assert len(canonical._CARD_PIECES) == 2 * len(cards)
