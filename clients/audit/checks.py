@@ -211,12 +211,13 @@ class Checks:
     def check_chain(self) -> None:
         # The chain of chain.py (SHA-256 of the previous hash and the event's bytes, from the
         # match's genesis hash), entry by entry; the sequence check has put every seq in place.
+        # Chained over the whole log in one comprehension, then compared with the log's hashes
+        # at once: the first entry where they differ is where the chain breaks.
         prev, sha256, broken = genesis_hash(self.match_id), hashlib.sha256, None
-        for n, (raw, digest) in enumerate(zip(self.raws, self.hashes, strict=True), start=1):
-            prev = sha256(prev + raw).digest()
-            if digest != prev:
-                broken = n
-                break
+        chained = [prev := sha256(prev + raw).digest() for raw in self.raws]
+        if chained != self.hashes:
+            pairs = zip(chained, self.hashes, strict=True)
+            broken = next(n for n, (mine, theirs) in enumerate(pairs, start=1) if mine != theirs)
         if broken is not None:
             raise Discrepancy(
                 broken,
