@@ -13,6 +13,15 @@ order) neither its decoding nor its canonical form depends on the seq or on the 
 log. So an entry that is exactly ``0x08 varint(seq)`` followed by a payload already shown
 canonical is canonical, and decodes to the same (immutable) engine event: the full check
 runs once per distinct payload, and its verdict is the same as for every entry that repeats it.
+Such an entry is not even parsed: the decode loop (``Checks.check_decode``) looks its bytes
+up behind the prefix of the seq it stands at, and knows its kind and event from the memo.
+
+Why a reader of its own: the payloads that never repeat (a trick, a deal, a round's scores,
+dead cards, the end; a card played, the first time) are most of the rest. For each, the
+canonical bytes are a concatenation of pieces in a fixed order (:func:`put_together`, pinned
+to the codec by tests), so :func:`assemble` reads them as exactly that concatenation, piece
+by piece, with no protobuf parse, conversion or re-encoding; bytes in any other layout
+decline to the full check, which gives the verdict and the reason.
 """
 
 from __future__ import annotations

@@ -198,3 +198,27 @@ def test_every_card_of_every_deck_is_a_piece_the_reader_knows() -> None:
             assert codec.card_from_pb(pb.Card.FromString(piece[2:])) == card
             assert piece[2:] == codec.card_to_pb(card).SerializeToString(deterministic=True)
     assert len(canonical._CARD_PIECES) == 2 * len(cards)
+
+
+def test_the_decode_pass_notes_every_entry_the_checks_look_for_by_seq() -> None:
+    """Cold (every entry parsed) and warm (most known from the memo, not parsed), the seqs
+    the checks get for a kind are those a scan of every message finds."""
+    from cardarena.clients.audit.checks import NOTED, Checks
+
+    from .audit_support import hexa
+
+    resp = hexa().resp
+    scanned: dict[str, list[int]] = {kind: [] for kind in NOTED}
+    for n, entry in enumerate(resp.entries, start=1):
+        found = pb.Event.FromString(entry.event).WhichOneof("kind")
+        if found in scanned:
+            scanned[found].append(n)
+    assert scanned["timed_out"] and scanned["seat_joined"] and scanned["seed_revealed"]
+    canonical.forget()
+    for _ in ("cold", "warm"):
+        state = Checks(resp, resp.match.match_id, None)
+        state.check_decode()
+        for noted in NOTED:
+            assert state._seqs_of(noted) == scanned[noted], noted
+        with pytest.raises(ValueError, match="does not note"):
+            state._seqs_of("card_played")
