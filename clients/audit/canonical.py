@@ -54,10 +54,11 @@ own), so it needs no parse at all."""
 _SHOWN_MAX: Final = 100_000
 
 
-ONCE: Final = frozenset({"trick_won", "cards_dead", "round_scored", "match_ended"})
+ONCE: Final = frozenset({"trick_won", "round_scored", "match_ended"})
 """Kinds whose payloads (nearly) never repeat, even across a tournament's logs (a trick's
 number, cards and seats; a round's scores): :func:`assemble` reads them quickly enough that
-the decode loop does not fill the memo with them."""
+the decode loop does not fill the memo with them. (Dead cards do repeat: of 3,734 in 30
+Crazy Sixes logs, 473 were distinct.)"""
 
 
 def forget() -> None:
