@@ -11,13 +11,13 @@ What it measures. It plays ``--matches`` random matches of each game (``cardaren
 with seeded random bots, so every run audits the same logs), each log exactly as a server
 returns it; then, in ``--rounds`` rounds, it times ``audit_log`` over every log (in this
 process, one log after another, each round from a cold start: the decoder's memos of payloads
-and pieces already shown canonical are emptied first, so a round costs what auditing new logs
+and scores already shown canonical are emptied first, so a round costs what auditing new logs
 costs) and ``replay`` over the same logs, and prints for each game and in all the medians over
 rounds of events per second (entries of the log) and their ratio. Times are this process's CPU
-time (``time.process_time``), not the wall clock: on a machine shared with other work the
-wall clock counts the time other processes had the core, CPU time only this one's (the
-ratio is the steadiest figure either way). Every audit must come out clean (exit 1
-otherwise: a fast auditor that fails is no result).
+time (``time.process_time``): on a machine shared with other work the wall clock also counts
+the time other processes had the core (the audits' wall clock is printed beside, for
+comparison; the ratio is the steadiest figure either way). Every audit must come out clean
+(exit 1 otherwise: a fast auditor that fails is no result).
 
 How to run (from the repository root)::
 
