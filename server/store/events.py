@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import secrets
-from typing import TypeVar
+from collections.abc import AsyncIterator
+from typing import Final, TypeVar
 
 from cardarena.v1.chain import chain_hash, genesis_hash
 
@@ -25,6 +26,10 @@ from .signatures import SignatureQueries
 from .tournaments import TournamentQueries
 
 T = TypeVar("T")
+
+RESUME_BATCH: Final = 256
+"""Matches per page of :meth:`EventStore.unfinished_log_batches`: few round trips for
+thousands of matches, and one page of raw logs in memory at a time."""
 
 
 class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueries):
@@ -268,35 +273,76 @@ class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueri
 
         return await self._read(work)
 
-    async def unfinished_logs(self) -> list[MatchLog]:
+    async def unfinished_logs(
+        self, *, after: tuple[str, str] | None = None, limit: int | None = None
+    ) -> list[MatchLog]:
         """Every match not ended, oldest first, with its seats and its whole log: what a
         restarting server replays, read in three statements however many matches there are
-        (not three per match), from one snapshot of the database."""
+        (not three per match), from one snapshot of the database. With ``limit``, only the
+        first ``limit`` of them after ``after`` (the ``(created_at, match_id)`` of the last
+        one already read): :meth:`unfinished_log_batches` pages through them so that a
+        restart never holds every log at once."""
 
         # CROSS JOIN: SQLite then reads each unfinished match's rows by their primary key
         # instead of scanning every event of every ended match (PostgreSQL plans it freely).
         def work(conn: Connection) -> list[MatchLog]:
+            where, params = "status != ?", [ENDED]
+            if after is not None:
+                where += " AND (created_at > ? OR (created_at = ? AND match_id > ?))"
+                params += [after[0], after[0], after[1]]
+            page = "" if limit is None else " LIMIT ?"
             rows = conn.execute(
-                f"SELECT {MATCH_COLUMNS} FROM matches WHERE status != ?"
-                " ORDER BY created_at, match_id",
-                (ENDED,),
+                f"SELECT {MATCH_COLUMNS} FROM matches WHERE {where}"
+                f" ORDER BY created_at, match_id{page}",
+                (*params, *(() if limit is None else (limit,))),
             ).fetchall()
             logs = {r[0]: MatchLog(match_from_row(r), [], []) for r in rows}
+            if not logs:
+                return []
+            if after is None and limit is None:
+                chosen, ids = "m.status != ?", [ENDED]
+            else:  # this page's matches only
+                chosen, ids = f"m.match_id IN ({', '.join('?' * len(logs))})", list(logs)
             for r in conn.execute(
                 "SELECT s.match_id, s.seat, s.token_hash, s.name FROM matches m CROSS JOIN seats s"
-                " WHERE s.match_id = m.match_id AND m.status != ? ORDER BY m.match_id, s.seat",
-                (ENDED,),
+                f" WHERE s.match_id = m.match_id AND {chosen} ORDER BY m.match_id, s.seat",
+                ids,
             ):
-                logs[r[0]].seats.append(SeatRecord(r[0], r[1], bytes(r[2]), r[3]))
+                log = logs[r[0]]
+                log.seats.append(SeatRecord(log.record.match_id, r[1], bytes(r[2]), r[3]))
             for r in conn.execute(
                 "SELECT e.match_id, e.seq, e.payload, e.hash FROM matches m CROSS JOIN events e"
-                " WHERE e.match_id = m.match_id AND m.status != ? ORDER BY m.match_id, e.seq",
-                (ENDED,),
+                f" WHERE e.match_id = m.match_id AND {chosen} ORDER BY m.match_id, e.seq",
+                ids,
             ):
-                logs[r[0]].events.append(StoredEvent(r[0], r[1], bytes(r[2]), bytes(r[3])))
+                # The record's id, not the row's: one string per match, not one per event.
+                log = logs[r[0]]
+                log.events.append(StoredEvent(log.record.match_id, r[1], bytes(r[2]), bytes(r[3])))
             return list(logs.values())
 
         return await self._read_snapshot(work)
+
+    async def unfinished_log_batches(
+        self, size: int | None = None
+    ) -> AsyncIterator[list[MatchLog]]:
+        """:meth:`unfinished_logs` a page of at most ``size`` matches at a time, oldest first,
+        each page from one snapshot: a restart replaying them holds one page of raw logs at
+        a time, not every unfinished match's whole log (hundreds of MB for thousands of long
+        matches). A match ending between two pages is simply not in the later one. ``size``
+        defaults to :data:`RESUME_BATCH`."""
+        size = RESUME_BATCH if size is None else size
+        if size < 1:
+            raise ValueError(f"size must be at least 1, got {size}")
+        after: tuple[str, str] | None = None
+        while True:
+            page = await self.unfinished_logs(after=after, limit=size)
+            if not page:
+                return
+            yield page
+            if len(page) < size:
+                return
+            last = page[-1].record
+            after = (last.created_at, last.match_id)
 
     async def get_seats(self, match_id: str) -> list[SeatRecord]:
         """The taken seats of a match, by seat number (empty for an unknown match)."""
