@@ -1,0 +1,51 @@
+"""A tournament entrant that connects and drops its stream again and again must not grow its
+matches' logs (nor every reader's queue) once per drop: like a refused action, a disconnect is
+logged at most once per seat and turn. Today ``HostedMatch.disconnected`` checks
+``faults.logs_refusal(seat)``, but ``SeatFaults.note`` marks only refused actions as logged
+this turn, so under the fallback policy (``forfeit_after`` 0: never forfeits) every drop is one
+more durable write, one more event for every spectator (a reader 1,024 behind is dropped) and
+one more ``YourTurn`` for the seat to act, without end."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from cardarena.server.hosting import Arena
+from cardarena.server.store import SqliteStore
+from cardarena.v1 import game_pb2 as pb
+
+DROPS = 40
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="faults.py SeatFaults.note adds only FAULT_KIND_REFUSED_ACTION to refused_this_turn:"
+    " a DISCONNECTED fault is logged again at every drop; proposed: note it too",
+)
+def test_a_seat_dropping_its_stream_again_and_again_is_faulted_once_per_turn(
+    tmp_path: Path,
+) -> None:
+    async def main() -> None:
+        async with SqliteStore(tmp_path / "store.db") as store:
+            hosted = await Arena(store).create("triathlon", 3, None, tournament_id="t1")
+            for seat in range(3):
+                await hosted.join(seat, f"entrant{seat}")
+            spectator = hosted.readers.subscribe(None)
+            seat = hosted.engine.to_act
+            assert seat is not None and hosted.running
+            before = hosted.last_seq
+            for _ in range(DROPS):  # the entrant's stream ends, it comes back, it ends ...
+                await hosted.disconnected(seat)
+            logged = [
+                pb.Event.FromString(item.payload)
+                for item in await store.read_events(hosted.match_id, after_seq=before)
+            ]
+            faults = [e for e in logged if e.WhichOneof("kind") == "seat_faulted"]
+            assert len(faults) <= 1, f"{len(faults)} faults logged for one turn of one seat"
+            assert spectator.queue.qsize() <= 2
+            assert not hosted.faults.forfeited[seat]  # the fallback policy: counted only
+
+    asyncio.run(asyncio.wait_for(main(), 30))
