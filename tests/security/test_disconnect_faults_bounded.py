@@ -31,8 +31,8 @@ def test_a_seat_dropping_its_stream_again_and_again_is_faulted_once_per_turn(
     async def main() -> None:
         async with SqliteStore(tmp_path / "store.db") as store:
             hosted = await Arena(store).create("triathlon", 3, None, tournament_id="t1")
-            for seat in range(3):
-                await hosted.join(seat, f"entrant{seat}")
+            for chair in range(3):
+                await hosted.join(chair, f"entrant{chair}")
             spectator = hosted.readers.subscribe(None)
             seat = hosted.engine.to_act
             assert seat is not None and hosted.running
