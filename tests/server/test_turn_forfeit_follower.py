@@ -1,0 +1,83 @@
+"""On two replicas, the Turn after a forfeit: the owner arms no move for a seat that forfeited
+(the server plays it at once, deadline now), so a follower's readers must not be told a full
+move for it. Today ``MoveClock.estimate`` restarts a full move after any entry but a fault,
+a ``SeatForfeited`` too: the follower's spectators are told the forfeited seat has a minute
+while the owner's are told it has none (and with no clock at all they are told 0 while the
+owner's say now)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from cardarena.engine import ActionError
+from cardarena.server.hosting import Arena
+from cardarena.server.store import Owner
+from cardarena.v1 import game_pb2 as pb
+from tests.stores import make_store, postgres_schema
+
+MOVE_MS = 60_000
+A = Owner("replica-a", "127.0.0.1:1", lease_ms=60_000)
+B = Owner("replica-b", "127.0.0.1:2", lease_ms=60_000)
+
+
+def with_two_arenas(body: Callable[[Arena, Arena], Awaitable[None]]) -> None:
+    with postgres_schema() as url:
+
+        async def main() -> None:
+            async with make_store(url) as left, make_store(url) as right:
+                await body(Arena(left, owner=A), Arena(right, owner=B))
+
+        asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def last_turn(queue: asyncio.Queue[Any]) -> pb.Turn:
+    items = []
+    while not queue.empty():
+        items.append(queue.get_nowait())
+    turns = [item for item in items if isinstance(item, pb.Turn)]
+    assert turns, f"no Turn among {items}"
+    return turns[-1]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="following.py/clock.py: a follower estimates a full move after a SeatForfeited,"
+    " where the owner arms none (delay 0); proposed: estimate now when the seat to act forfeited",
+)
+def test_a_followers_turn_after_a_forfeit_says_what_the_owners_says() -> None:
+    async def body(a: Arena, b: Arena) -> None:
+        mine = await a.create(
+            "triathlon", 3, {}, move_ms=MOVE_MS, forfeit_after=1, tournament_id="t1"
+        )
+        for seat in range(3):
+            await mine.join(seat, f"entrant{seat}")
+        followed = await b.get(mine.match_id)
+        here = mine.readers.subscribe(None)
+        there = followed.readers.subscribe(None)
+
+        async def hold(turn: int) -> None:  # the owner plays the forfeited seat "at once":
+            return  # held here, so both replicas can be read at that moment
+
+        mine._expire = hold  # type: ignore[method-assign]
+        to_act = mine.engine.to_act
+        assert to_act is not None
+        illegal = next(a for a in range(200) if a not in mine.engine.legal_actions())
+        with pytest.raises(ActionError):
+            await mine.submit(to_act, illegal, mine.last_seq, "")
+        assert mine.faults.forfeited[to_act] and mine.engine.to_act == to_act
+        owners = last_turn(here.queue)
+        await followed.catch_up()
+        followers = last_turn(there.queue)
+        now = (mine.last_seq, to_act)
+        assert (followers.seq, followers.seat) == (owners.seq, owners.seat) == now
+        # The owner: no time at all. The follower: a little later at most, not a whole move.
+        assert abs(followers.deadline_unix_ms - owners.deadline_unix_ms) < 2_000, (
+            f"owner {owners.deadline_unix_ms}, follower {followers.deadline_unix_ms}"
+        )
+        mine.clock.stop()
+
+    with_two_arenas(body)
