@@ -37,14 +37,16 @@ def count_rebuilds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """A list that grows, from now on, by the id of every match whose engine is rebuilt from
     its log (by either module of the hosting layer that rebuilds one)."""
     rebuilt: list[str] = []
-    real = rebuild.rebuild_engine
 
-    def counted(record: Any, stored: Any) -> Any:
-        rebuilt.append(record.match_id)
-        return real(record, stored)
+    def counting(real: Any) -> Any:
+        def counted(record: Any, log: Any) -> Any:
+            rebuilt.append(record.match_id)
+            return real(record, log)
 
-    monkeypatch.setattr(arena_module, "rebuild_engine", counted)
-    monkeypatch.setattr(hosting_module, "rebuild_engine", counted)
+        return counted
+
+    monkeypatch.setattr(arena_module, "rebuild", counting(rebuild.rebuild))
+    monkeypatch.setattr(hosting_module, "rebuild_engine", counting(rebuild.rebuild_engine))
     return rebuilt
 
 
