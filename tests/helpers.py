@@ -8,6 +8,7 @@ from fractions import Fraction
 from typing import Any
 
 from cardarena.engine import Event, Match
+from cardarena.server.hosting import Told
 from cardarena.v1 import game_pb2 as pb
 
 
@@ -34,12 +35,30 @@ def fractions(*values: int) -> tuple[Fraction, ...]:
     return tuple(Fraction(v) for v in values)
 
 
+def drain(queue: asyncio.Queue[Any]) -> list[Any]:
+    """Empty a reader's queue: its items in order, an event told with the turn after it as
+    the two, event first (the order a client reads one message's parts in)."""
+    items: list[Any] = []
+    while not queue.empty():
+        item = queue.get_nowait()
+        if isinstance(item, Told):
+            items.extend(part for part in (item.event, item.turn) if part is not None)
+        else:
+            items.append(item)
+    return items
+
+
+def unpacked(message: Any) -> list[Any]:
+    """A stream message's parts in the order a client reads them: its kind (if one is set),
+    then the turn it carries (if any)."""
+    kind = message.WhichOneof("kind")
+    parts = [] if kind is None else [getattr(message, kind)]
+    if message.HasField("turn"):
+        parts.append(message.turn)
+    return parts
+
+
 def drain_event_seqs(queue: asyncio.Queue[Any]) -> list[int]:
     """Empty a reader's queue; the seqs of the events it held, in order (prompts and other
     items are dropped)."""
-    seqs = []
-    while not queue.empty():
-        item = queue.get_nowait()
-        if isinstance(item, pb.Event):
-            seqs.append(item.seq)
-    return seqs
+    return [item.seq for item in drain(queue) if isinstance(item, pb.Event)]

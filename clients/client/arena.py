@@ -262,9 +262,9 @@ class ArenaClient:
                         yield message.event
                     elif kind == "snapshot":
                         yield message.snapshot
-                    elif kind == "turn":
+                    # else none (a turn alone) or a kind this client does not know: skipped
+                    if message.HasField("turn"):  # whose turn it is after the event
                         yield message.turn
-                    # else a kind this client does not know (a newer server): skipped
                 return
             except grpc.aio.AioRpcError as error:
                 if error.code() not in RETRYABLE or loop.time() > deadline:
@@ -357,11 +357,11 @@ class ArenaClient:
                 )
                 if snap.legal_actions:
                     turn = (snap.seq, list(snap.legal_actions))
-            elif kind == "turn":  # whose turn it is, for every seat: kept in the state
-                told = message.turn
-                state.note_turn(told.seat if told.HasField("seat") else None, told.deadline_unix_ms)
             elif kind == "your_turn":
                 turn = (message.your_turn.seq, list(message.your_turn.legal_actions))
+            if message.HasField("turn"):  # whose turn it is after the event, for every seat
+                told = message.turn
+                state.note_turn(told.seat if told.HasField("seat") else None, told.deadline_unix_ms)
             if turn is not None and turn[0] == state.seq:
                 seq, legal = turn
                 turn = None

@@ -15,21 +15,26 @@ from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
 from .. import metrics
-from ..hosting import HostedMatch, PbProjector, project_for
+from ..hosting import HostedMatch, PbProjector, Told, project_for
 from .status import FELL_BEHIND, Context, Refused, abort
 
-StreamItem = pb.Snapshot | pb.Event | pb.Turn | pb.YourTurn
-"""What :meth:`Streams.events` yields: the snapshot first, then events, turns and prompts."""
+StreamItem = pb.Snapshot | pb.Event | Told | pb.YourTurn
+"""What :meth:`Streams.events` yields: the snapshot first, then events (the last of a write
+with the turn that follows it) and prompts."""
 
 Response = TypeVar("Response", spb.StreamEventsResponse, spb.WatchMatchResponse, spb.PlayResponse)
 
-FIELDS = {pb.Snapshot: "snapshot", pb.Event: "event", pb.Turn: "turn", pb.YourTurn: "your_turn"}
+FIELDS = {pb.Snapshot: "snapshot", pb.Event: "event", pb.YourTurn: "your_turn"}
 """The field of a stream's response message that carries each kind of item (the same name in
 StreamEventsResponse, WatchMatchResponse and PlayResponse)."""
 
 
 def response(kind: type[Response], item: StreamItem) -> Response:
-    """``item`` as a message of the stream ``kind``."""
+    """``item`` as a message of the stream ``kind`` (a told turn in its event's message)."""
+    if isinstance(item, Told):
+        if item.event is None:
+            return kind(turn=item.turn)
+        return kind(event=item.event, turn=item.turn)
     field: dict[str, Any] = {FIELDS[type(item)]: item}
     return kind(**field)
 
@@ -94,7 +99,7 @@ class Streams:
                 if live is None:
                     raise Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND)
                 if live.seq > snapshot.seq or (
-                    isinstance(live, pb.Turn) and live.seq == snapshot.seq
+                    isinstance(live, Told) and live.event is None and live.seq == snapshot.seq
                 ):
                     yield live
         finally:

@@ -18,7 +18,7 @@ from .dealing import CONTRIBUTION_BYTES
 from .match import HostedMatch, Submitted
 from .rebuild import engine_setup, logged_action, rebuild_engine
 from .seating import Seat
-from .subscribers import SUBSCRIBER_QUEUE, PbProjector, Subscriber, project_for
+from .subscribers import SUBSCRIBER_QUEUE, PbProjector, Subscriber, Told, project_for
 
 __all__ = [
     "CONTRIBUTION_BYTES",
@@ -29,6 +29,7 @@ __all__ = [
     "Seat",
     "Submitted",
     "Subscriber",
+    "Told",
     "engine_setup",
     "logged_action",
     "new_match_id",

@@ -22,7 +22,7 @@ from .completion import to_completion
 from .dealing import Joins, follow
 from .rebuild import rebuild_engine
 from .seating import Seat
-from .subscribers import Readers, announce_turn
+from .subscribers import Readers, turn_after
 
 
 class LogFollower(ABC):
@@ -108,7 +108,7 @@ class LogFollower(ABC):
                 with contextlib.suppress(StoreConflict):
                     await self._end()
             self._rearm_clock()
-            announce_turn(self)  # a full move from now, with no event to say so
+            self.readers.publish([], turn_after(self))  # a full move from now, no event
         self.log.info("lease_taken", epoch=fence.epoch, seq=self.last_seq)
 
     async def catch_up(self) -> None:

@@ -47,7 +47,7 @@ from .faults import SeatFaults
 from .outcome import Outcome
 from .rebuild import stored_request
 from .seating import Seat, seat_for, seat_holding
-from .subscribers import Readers, announce_turn
+from .subscribers import Readers, turn_after
 
 log = structlog.get_logger(__name__)
 
@@ -446,10 +446,9 @@ class HostedMatch(Ending):
             self.revealed |= entry.WhichOneof("kind") == "seed_revealed"
 
     def _publish(self, encoded: list[pb.Event]) -> None:
-        """Hand durable events to every reader, tell them whose turn it is now, then prompt
-        the seat to act."""
-        self.readers.publish(encoded)
-        announce_turn(self, encoded)
+        """Hand durable events to every reader with whose turn it is now, then prompt the seat
+        to act."""
+        self.readers.publish(encoded, turn_after(self, encoded))
         seat = self.engine.to_act
         if seat is not None and self.running:
             self.readers.prompt(seat, self.your_turn)

@@ -4,9 +4,9 @@ A subscriber that falls a whole queue behind is dropped (its stream ends and the
 resumes from its last ``seq``), so that no reader can hold a match up.
 
 Besides the log's events, every reader is told whose turn it is and the move deadline (a
-``Turn`` after every write that starts a move, and whenever it changes otherwise:
-:func:`announce_turn`), and the seat to act what it may do (its ``YourTurn``). Neither is a
-log event.
+``Turn``, on the message of the last event of every write that starts a move or changes whose
+turn it is, alone when it changes with no event: :func:`turn_after`), and the seat to act what
+it may do (its ``YourTurn``). Neither is a log event.
 """
 
 from __future__ import annotations
@@ -31,7 +31,21 @@ if TYPE_CHECKING:
 SUBSCRIBER_QUEUE = 1024
 """Messages (events, turns, prompts) a reader may have waiting before it is dropped."""
 
-Item = pb.Event | pb.Turn | pb.YourTurn
+
+@dataclass(frozen=True, slots=True)
+class Told:
+    """An event and the turn that follows it: one message on the wire, so telling whose turn
+    it is costs no message of its own (``event`` is ``None`` for a turn with no event)."""
+
+    event: pb.Event | None
+    turn: pb.Turn
+
+    @property
+    def seq(self) -> int:
+        return self.turn.seq
+
+
+Item = pb.Event | Told | pb.YourTurn
 """What a reader's queue carries after the snapshot."""
 
 
@@ -102,18 +116,20 @@ class Readers:
     def unsubscribe(self, sub: Subscriber) -> None:
         self.subscribers.discard(sub)
 
-    def publish(self, encoded: list[pb.Event]) -> None:
-        """Hand durable events to every reader, projected once per kind of reader."""
-        projected: dict[int | None, list[pb.Event]] = {}
+    def publish(self, encoded: list[pb.Event], turn: pb.Turn | None = None) -> None:
+        """Hand durable events to every reader, projected once per kind of reader, the
+        ``turn`` that follows them on the last (alone if there is none)."""
+        projected: dict[int | None, list[Item]] = {}
         for sub in list(self.subscribers):
-            events = projected.get(sub.seat)
-            if events is None:
+            items = projected.get(sub.seat)
+            if items is None:
                 projector = PbProjector(self.voluntary_pass)
-                events = projected[sub.seat] = [
-                    project_for(e, sub.seat, projector) for e in encoded
-                ]
-            for event in events:
-                if not self._offer(sub, event):
+                events: list[pb.Event] = [project_for(e, sub.seat, projector) for e in encoded]
+                items = projected[sub.seat] = list(events)
+                if turn is not None:
+                    items[-1:] = [Told(events[-1] if events else None, turn)]
+            for item in items:
+                if not self._offer(sub, item):
                     break
         for event in encoded:
             self.note_round(event)
@@ -126,21 +142,23 @@ class Readers:
                 made = made or turn()
                 self._offer(sub, made)
 
-    def announce(self, seat: int | None, deadline: float, seq: int, *, new: bool) -> None:
-        """Tell every reader that ``seat`` (``None``: nobody) is to act by ``deadline`` (Unix
-        seconds, 0: no clock) at ``seq``: a ``new`` move for the seat (it may be the same seat
-        again, within the same millisecond), or only if that is not what they were last told."""
+    def turn_to_tell(
+        self, seat: int | None, deadline: float, seq: int, *, new: bool
+    ) -> pb.Turn | None:
+        """The ``Turn`` telling readers that ``seat`` (``None``: nobody) is to act by
+        ``deadline`` (Unix seconds, 0: no clock) at ``seq``: for a ``new`` move of the seat (it
+        may be the same seat again, within the same millisecond), or if that is not what they
+        were last told; ``None`` if there is nothing to tell, or nobody to tell it to."""
         deadline_ms = int(deadline * 1000) if seat is not None else 0
         if (seat, deadline_ms) == self.turn and not (new and seat is not None):
-            return
+            return None
         self.turn = (seat, deadline_ms)
         if not self.subscribers:
-            return
+            return None
         made = pb.Turn(seq=seq, deadline_unix_ms=deadline_ms)
         if seat is not None:
             made.seat = seat
-        for sub in list(self.subscribers):
-            self._offer(sub, made)
+        return made
 
     def _offer(self, sub: Subscriber, item: Item) -> bool:
         if sub.offer(item):
@@ -170,7 +188,7 @@ class Readers:
 
 
 class Turning(Protocol):
-    """What :func:`announce_turn` reads of a hosted match."""
+    """What :func:`turn_after` reads of a hosted match."""
 
     readers: Readers
     engine: Match
@@ -179,10 +197,13 @@ class Turning(Protocol):
     cancelled: bool
 
 
-def announce_turn(match: Turning, entries: Sequence[pb.Event] = ()) -> None:
-    """Tell the match's readers whose turn it is and until when, as a snapshot taken now would
-    say (a cancelled match has nobody to act): after publishing ``entries`` that start a move
-    (anything but faults alone: :func:`~.clock.restarts`), or when it changed otherwise (the
-    clock restarted without an event)."""
+def turn_after(match: Turning, entries: Sequence[pb.Event] = ()) -> pb.Turn | None:
+    """What to tell the match's readers of whose turn it is and until when, as a snapshot taken
+    now would say (a cancelled match has nobody to act), with ``entries`` as they are
+    published: after entries that start a move (anything but faults alone:
+    :func:`~.clock.restarts`), or when it changed otherwise (the clock restarted with no
+    event)."""
     seat = None if match.cancelled else match.engine.to_act
-    match.readers.announce(seat, match.clock.deadline, match.last_seq, new=restarts(entries))
+    return match.readers.turn_to_tell(
+        seat, match.clock.deadline, match.last_seq, new=restarts(entries)
+    )

@@ -14,6 +14,7 @@ import pytest
 
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
+from tests.helpers import unpacked
 
 from ..calls import RPC_TIMEOUT, STREAM_TIMEOUT, auth, create, run, seat_player, stub
 from ..serverproc import ServerProcess
@@ -75,8 +76,8 @@ async def read_all(call: Any) -> list[Any]:
 
 
 def inner(messages: list[Any]) -> list[Any]:
-    """The oneof member of each stream message."""
-    return [getattr(m, m.WhichOneof("kind")) for m in messages]
+    """The parts of each stream message, in the order a client reads them."""
+    return [part for m in messages for part in unpacked(m)]
 
 
 async def full_log(api: MatchServiceAsyncStub, match_id: str) -> list[pb.Event]:

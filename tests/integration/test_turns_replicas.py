@@ -31,7 +31,7 @@ async def turns_of(call: Any) -> list[pb.Turn]:
         message = await asyncio.wait_for(call.read(), RPC_TIMEOUT)
         if message is grpc.aio.EOF:
             return out
-        if message.WhichOneof("kind") == "turn":
+        if message.HasField("turn"):
             out.append(message.turn)
 
 

@@ -26,6 +26,7 @@ import pytest
 
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
+from tests.helpers import unpacked
 
 from ..calls import RPC_TIMEOUT, STREAM_TIMEOUT, audit, auth, create, join_all, run, stub
 from ..serverproc import ServerProcess
@@ -65,7 +66,7 @@ async def read_all(call: Any) -> list[Any]:
         message = await asyncio.wait_for(call.read(), RPC_TIMEOUT)
         if message is grpc.aio.EOF:
             return out
-        out.append(getattr(message, message.WhichOneof("kind")))
+        out.extend(unpacked(message))
 
 
 async def scenario(

@@ -16,6 +16,7 @@ import pytest
 from cardarena.server.hosting import Arena
 from cardarena.server.store import SqliteStore, StoreError
 from cardarena.v1 import game_pb2 as pb
+from tests.helpers import drain
 
 MOVE_MS = 1_500
 SPENT_S = 1.0
@@ -58,9 +59,7 @@ def test_the_seat_after_a_recovered_write_gets_a_full_move_and_readers_are_told_
             # The seat now to act has a whole move from (about) now ...
             assert hosted.clock.deadline >= acted_at + MOVE_MS / 1000 - 0.2
             # ... and the readers were told that deadline for it, at the new seq.
-            items = []
-            while not watcher.queue.empty():
-                items.append(watcher.queue.get_nowait())
+            items = drain(watcher.queue)
             turns = [item for item in items if isinstance(item, pb.Turn)]
             assert turns and turns[-1].seq == hosted.last_seq and turns[-1].seat == second
             assert turns[-1].deadline_unix_ms >= (acted_at + MOVE_MS / 1000 - 0.2) * 1000

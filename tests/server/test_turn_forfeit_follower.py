@@ -17,6 +17,7 @@ from cardarena.engine import ActionError
 from cardarena.server.hosting import Arena
 from cardarena.server.store import Owner
 from cardarena.v1 import game_pb2 as pb
+from tests.helpers import drain
 from tests.stores import make_store, postgres_schema
 
 MOVE_MS = 60_000
@@ -35,9 +36,7 @@ def with_two_arenas(body: Callable[[Arena, Arena], Awaitable[None]]) -> None:
 
 
 def last_turn(queue: asyncio.Queue[Any]) -> pb.Turn:
-    items = []
-    while not queue.empty():
-        items.append(queue.get_nowait())
+    items = drain(queue)
     turns = [item for item in items if isinstance(item, pb.Turn)]
     assert turns, f"no Turn among {items}"
     return turns[-1]

@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from cardarena.engine import ActionError
-from cardarena.server.hosting import Arena, HostedMatch
+from cardarena.server.hosting import Arena, HostedMatch, Told
 from cardarena.server.hosting.clock import MoveClock
 from cardarena.server.store import Owner, SqliteStore
 from cardarena.v1 import game_pb2 as pb
+from tests.helpers import drain
 from tests.stores import make_store, postgres_schema
 
 MOVE_MS = 60_000
@@ -34,13 +35,6 @@ def with_two_arenas(body: Callable[[Arena, Arena], Awaitable[None]]) -> None:
                 await body(Arena(left, owner=A), Arena(right, owner=B))
 
         asyncio.run(asyncio.wait_for(main(), 60))
-
-
-def drain(queue: asyncio.Queue[Any]) -> list[Any]:
-    items = []
-    while not queue.empty():
-        items.append(queue.get_nowait())
-    return items
 
 
 def turns(items: list[Any]) -> list[pb.Turn]:
@@ -211,3 +205,33 @@ def test_a_follower_tells_its_estimate_and_a_new_owner_its_deadline() -> None:
         assert turns(drain(seat.queue)) == retold
 
     with_two_arenas(body)
+
+
+def test_a_turn_rides_on_the_last_event_of_its_write(tmp_path: Path) -> None:
+    """A Turn costs no message of its own: it is queued with the last event of the write that
+    started the move (one item, one message on the wire), never alone while events come."""
+
+    async def main() -> None:
+        async with SqliteStore(tmp_path / "store.db") as store:
+            hosted = await Arena(store).create("triathlon", 3, {}, move_ms=MOVE_MS)
+            spectator = hosted.readers.subscribe(None)
+            first = hosted.last_seq + 1
+            await seat_everyone(hosted)
+            writes = 1  # the last join, which deals
+            for _ in range(12):
+                await lowest(hosted)
+                writes += 1
+            items = []
+            while not spectator.queue.empty():
+                items.append(spectator.queue.get_nowait())
+            told = [item for item in items if isinstance(item, Told)]
+            assert len(told) == writes
+            assert not [item for item in items if isinstance(item, pb.Turn)]
+            for item in told:
+                assert item.event is not None and item.event.seq == item.turn.seq
+            events = [item for item in items if isinstance(item, pb.Event)] + [
+                item.event for item in told if item.event is not None
+            ]
+            assert sorted(e.seq for e in events) == list(range(first, hosted.last_seq + 1))
+
+    asyncio.run(main())

@@ -95,14 +95,14 @@ export async function liveView(matchId, seatParam) {
         if (state.legal.length) turnSeq = pending.seq;
         pending = null;
       }
-    } else if (msg.kind.case === "turn") {
-      applyTurn(state, v);
     } else if (msg.kind.case === "yourTurn") {
       state.legal = v.legalActions;
       turnSeq = v.seq;
       state.toAct = seat;
       state.deadline = Number(v.deadlineUnixMs);
     }
+    // Whose turn it is once the message's event is applied (alone: it changed with no event).
+    if (msg.turn) applyTurn(state, msg.turn);
     schedule();
   };
 

@@ -793,7 +793,11 @@ class StreamEventsResponse(_message.Message):
 
     @_builtins.property
     def turn(self) -> _game_pb2.Turn:
-        """After the events that start a move or change whose turn it is (before the YourTurn)."""
+        """Whose turn it is once this message's event is applied: set on the last event of every
+        write that starts a move or changes whose turn it is, so it costs no message of its own;
+        alone, with no kind set, when it changes with no event (a replica took the match over).
+        Read it after the kind. A YourTurn, if any, follows.
+        """
 
     def __init__(
         self,
@@ -807,7 +811,7 @@ class StreamEventsResponse(_message.Message):
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
     _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "snapshot", b"snapshot", "turn", b"turn", "your_turn", b"your_turn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event", "your_turn", "turn"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event", "your_turn"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -871,7 +875,7 @@ class WatchMatchResponse(_message.Message):
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
     _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "snapshot", b"snapshot", "turn", b"turn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event", "turn"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -1040,7 +1044,7 @@ class PlayResponse(_message.Message):
 
     @_builtins.property
     def turn(self) -> _game_pb2.Turn:
-        """As StreamEventsResponse."""
+        """As StreamEventsResponse.turn."""
 
     def __init__(
         self,
@@ -1055,7 +1059,7 @@ class PlayResponse(_message.Message):
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
     _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "result", b"result", "snapshot", b"snapshot", "turn", b"turn", "your_turn", b"your_turn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event", "your_turn", "result", "turn"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event", "your_turn", "result"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 

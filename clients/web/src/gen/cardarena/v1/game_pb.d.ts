@@ -1131,12 +1131,14 @@ export declare const YourTurnSchema: GenMessage<YourTurn>;
 /**
  * Whose turn it is and until when, on every stream (StreamEvents, WatchMatch, Play): public,
  * the same for every reader; what a snapshot taken then would say in to_act and
- * deadline_unix_ms. It comes after the events of every write that starts a move (an action, a
- * time-out's default action, the first deal; the seat may be the same again, when the others
- * could not play) and whenever whose turn it is changes otherwise: nobody, after the end or a
- * cancellation; a new deadline, when a replica takes the match over. A fault (SeatFaulted)
- * starts no move: no Turn. The seat to act learns nothing from it that its YourTurn, which
- * follows it, does not say. Not a log event: neither stored nor hashed; GetMatchLog has none.
+ * deadline_unix_ms. It rides on the last event of every write that starts a move (an action,
+ * a time-out's default action, the first deal; the seat may be the same again, when the
+ * others could not play) and of every write that changes whose turn it is otherwise (nobody,
+ * after the end or a cancellation), in that event's message (StreamEventsResponse.turn); on a
+ * message of its own only when the deadline changes with no event (a replica takes the match
+ * over). A fault (SeatFaulted) starts no move: no Turn. The seat to act learns nothing from it
+ * that its YourTurn, which follows, does not say. Not a log event: neither stored nor hashed;
+ * GetMatchLog has none.
  *
  * @generated from message cardarena.v1.Turn
  */

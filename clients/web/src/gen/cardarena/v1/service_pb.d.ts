@@ -806,7 +806,7 @@ export declare const StreamEventsRequestSchema: GenMessage<StreamEventsRequest>;
  */
 export declare type StreamEventsResponse = Message<"cardarena.v1.StreamEventsResponse"> & {
   /**
-   * Exactly one is set.
+   * One is set, except on a message that carries only a turn.
    *
    * @generated from oneof cardarena.v1.StreamEventsResponse.kind
    */
@@ -834,15 +834,17 @@ export declare type StreamEventsResponse = Message<"cardarena.v1.StreamEventsRes
      */
     value: YourTurn;
     case: "yourTurn";
-  } | {
-    /**
-     * After the events that start a move or change whose turn it is (before the YourTurn).
-     *
-     * @generated from field: cardarena.v1.Turn turn = 4;
-     */
-    value: Turn;
-    case: "turn";
   } | { case: undefined; value?: undefined };
+
+  /**
+   * Whose turn it is once this message's event is applied: set on the last event of every
+   * write that starts a move or changes whose turn it is, so it costs no message of its own;
+   * alone, with no kind set, when it changes with no event (a replica took the match over).
+   * Read it after the kind. A YourTurn, if any, follows.
+   *
+   * @generated from field: cardarena.v1.Turn turn = 4;
+   */
+  turn?: Turn | undefined;
 };
 
 /**
@@ -885,7 +887,7 @@ export declare const WatchMatchRequestSchema: GenMessage<WatchMatchRequest>;
  */
 export declare type WatchMatchResponse = Message<"cardarena.v1.WatchMatchResponse"> & {
   /**
-   * Exactly one is set.
+   * One is set, except on a message that carries only a turn.
    *
    * @generated from oneof cardarena.v1.WatchMatchResponse.kind
    */
@@ -905,15 +907,14 @@ export declare type WatchMatchResponse = Message<"cardarena.v1.WatchMatchRespons
      */
     value: Event;
     case: "event";
-  } | {
-    /**
-     * As StreamEventsResponse.turn (numbered as there: a spectator gets no YourTurn).
-     *
-     * @generated from field: cardarena.v1.Turn turn = 4;
-     */
-    value: Turn;
-    case: "turn";
   } | { case: undefined; value?: undefined };
+
+  /**
+   * As StreamEventsResponse.turn (numbered as there: a spectator gets no YourTurn).
+   *
+   * @generated from field: cardarena.v1.Turn turn = 4;
+   */
+  turn?: Turn | undefined;
 };
 
 /**
@@ -1083,7 +1084,7 @@ export declare const ActionResultSchema: GenMessage<ActionResult>;
  */
 export declare type PlayResponse = Message<"cardarena.v1.PlayResponse"> & {
   /**
-   * Exactly one is set.
+   * One is set, except on a message that carries only a turn.
    *
    * @generated from oneof cardarena.v1.PlayResponse.kind
    */
@@ -1119,15 +1120,14 @@ export declare type PlayResponse = Message<"cardarena.v1.PlayResponse"> & {
      */
     value: ActionResult;
     case: "result";
-  } | {
-    /**
-     * As StreamEventsResponse.
-     *
-     * @generated from field: cardarena.v1.Turn turn = 5;
-     */
-    value: Turn;
-    case: "turn";
   } | { case: undefined; value?: undefined };
+
+  /**
+   * As StreamEventsResponse.turn.
+   *
+   * @generated from field: cardarena.v1.Turn turn = 5;
+   */
+  turn?: Turn | undefined;
 };
 
 /**
