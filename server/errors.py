@@ -12,7 +12,8 @@ Exception
 ├── Throttled         too many calls from one address                 RESOURCE_EXHAUSTED
 ├── UnknownTournament no tournament has this id                       NOT_FOUND
 ├── DirectedElsewhere another replica schedules this tournament       UNAVAILABLE
-└── Moved             another replica owns the match now              UNAVAILABLE
+├── Moved             another replica owns the match now              UNAVAILABLE
+└── Unreplayable      a stored log this server cannot replay          DATA_LOSS
 ```
 
 The engine's errors (``OptionError``, ``MalformedAction``, ``IllegalAction``, ``NotYourTurn``)
@@ -81,3 +82,19 @@ class DirectedElsewhere(Exception):
             f"tournament {tournament_id!r} is directed by the replica at {address}: send the"
             " call there"
         )
+
+
+class Unreplayable(Exception):
+    """A match's stored log does not replay here (bytes that do not decode, an action the
+    rules refuse, settings this version no longer accepts): the data is not what this server
+    wrote, or was written by another version. It costs that match alone: a restart resumes
+    every other one. The message names the match and the kind of error, never the log's
+    content (an engine's refusal can name a card)."""
+
+    def __init__(self, match_id: str, error: BaseException) -> None:
+        super().__init__(
+            f"match {match_id}'s stored log cannot be replayed by this server"
+            f" ({type(error).__name__}): its operator's log names it"
+        )
+        self.match_id = match_id
+        self.error_type = type(error).__name__

@@ -36,6 +36,7 @@ from ..errors import (
     Stale,
     Throttled,
     UnknownTournament,
+    Unreplayable,
 )
 from ..store import InvalidPageToken, LeaseLost, StoreConflict, StoreError, UnknownMatch
 from .peers import OwnerUnreachable
@@ -73,6 +74,7 @@ _CODES: tuple[
     ((SeatTaken, RequestReused), grpc.StatusCode.ALREADY_EXISTS),
     (Forbidden, grpc.StatusCode.PERMISSION_DENIED),
     (Throttled, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (Unreplayable, grpc.StatusCode.DATA_LOSS),
 )
 """The one table from errors to status codes. The first row an error is an instance of
 wins, so a subclass (LeaseLost, UnknownMatch, InvalidPageToken are StoreErrors) comes before

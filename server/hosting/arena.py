@@ -24,7 +24,7 @@ from cardarena.engine.match import setup
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
-from ..errors import BadRequest, RequestReused
+from ..errors import BadRequest, RequestReused, Unreplayable
 from ..store import EventStore, MatchLog, MatchRecord, Owner, StoreConflict, UnknownMatch, now_iso
 from .completion import cancel_and_wait, to_completion
 from .credentials import is_secret, new_match_id, secret_hash
@@ -288,8 +288,11 @@ class Arena:
 
     async def _load(self, record: MatchRecord, read: MatchLog | None = None) -> HostedMatch:
         stored = read.events if read else await self.store.read_events(record.match_id)
-        entries = [pb.Event.FromString(item.payload) for item in stored]  # decoded once
-        engine, joins = rebuild(record, entries)
+        try:
+            entries = [pb.Event.FromString(item.payload) for item in stored]  # decoded once
+            engine, joins = rebuild(record, entries)
+        except Exception as error:  # whatever the bytes make the decoder or the engine say
+            raise Unreplayable(record.match_id, error) from error
         seats = [Seat() for _ in range(record.players)]
         for seat in read.seats if read else await self.store.get_seats(record.match_id):
             seats[seat.seat] = Seat(seat.token_hash, seat.name)
@@ -372,15 +375,24 @@ class Arena:
         return await self.replication.start()
 
     async def load_unfinished(self) -> int:
-        """Reload every unfinished match from its log and restart its clock."""
-        count = 0
-        for read in await self.store.unfinished_logs():  # 3 reads in all, not 3 per match
-            if read.record.match_id in self.matches:
-                continue
-            hosted = await self._load(read.record, read)
-            hosted._rearm_clock()
-            count += 1
-        log.info("matches_resumed", count=count)
+        """Reload every unfinished match from its log and restart its clock, a page of logs at
+        a time (three reads a page, not three per match; one page held at once). A log that
+        does not replay costs its match alone (:class:`Unreplayable`, logged): the others
+        resume and the server starts."""
+        count = failed = 0
+        async for page in self.store.unfinished_log_batches():
+            for read in page:
+                if read.record.match_id in self.matches:
+                    continue
+                try:
+                    hosted = await self._load(read.record, read)
+                except Unreplayable as error:
+                    log.error("resume_failed", match_id=error.match_id, error=error.error_type)
+                    failed += 1
+                    continue
+                hosted._rearm_clock()
+                count += 1
+        log.info("matches_resumed", count=count, failed=failed)
         return count
 
     async def shutdown(self) -> None:

@@ -73,11 +73,6 @@ async def transient(path: Path) -> int:
         return peak - kept
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Arena.load_unfinished reads every unfinished log in one list"
-    " (store.unfinished_logs()); proposed: async for page in store.unfinished_log_batches()",
-)
 def test_a_restart_holds_one_page_of_logs_beyond_the_matches_it_hosts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

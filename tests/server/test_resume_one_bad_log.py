@@ -1,20 +1,25 @@
 """A restart with one match log that cannot be replayed (bytes that do not decode, an action
 the rules refuse, a configuration that no longer validates) still resumes every other
-unfinished match, and the server still starts: one bad log must cost that match alone.
+unfinished match, and the server still starts: one bad log must cost that match alone. Asked
+for later, that match is DATA_LOSS, named, without a word of its log (an engine's refusal can
+name a card).
 
-Today the first such log raises out of ``Arena.load_unfinished`` (and so out of
-``Server.start``): the server does not start at all, and neither did it before the bulk read
-(44085c6 looped over ``_load`` with no guard either)."""
+Before, the first such log raised out of ``Arena.load_unfinished`` (and so out of
+``Server.start``): the server did not start at all."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sqlite3
 from pathlib import Path
 
+import grpc
 import pytest
 
+from cardarena.server.api.status import status_for
+from cardarena.server.errors import Unreplayable
 from cardarena.server.hosting import Arena
 from cardarena.server.store import SqliteStore
 from cardarena.v1 import game_pb2 as pb
@@ -70,11 +75,6 @@ async def spoil(path: Path, match_id: str, how: str) -> None:
         await store.append(match_id, [again.SerializeToString()], expected_seq=stored[-1].seq)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Arena.load_unfinished (and _load) let one log's error out: no other match resumes"
-    " and the server does not start; proposed: catch per match, log resume_failed, go on",
-)
 @pytest.mark.parametrize("how", ["payload", "illegal", "config"])
 def test_one_unreplayable_log_leaves_the_others_resumed(tmp_path: Path, how: str) -> None:
     async def main() -> None:
@@ -89,6 +89,11 @@ def test_one_unreplayable_log_leaves_the_others_resumed(tmp_path: Path, how: str
             for match_id in good:
                 hosted = arena.matches[match_id]
                 assert hosted.running and hosted.engine.to_act is not None
+            with pytest.raises(Unreplayable) as refused:
+                await arena.get(ids[BAD])
+            assert status_for(refused.value) == grpc.StatusCode.DATA_LOSS
+            assert ids[BAD] in str(refused.value)
+            assert not re.search(r"\b(10|[2-9JQKA])[CDHS]\b", str(refused.value))
             await arena.shutdown()
 
     asyncio.run(asyncio.wait_for(main(), 60))

@@ -13,7 +13,8 @@ ALREADY_EXISTS (seat taken, or a request id reused for something else),
 RESOURCE_EXHAUSTED (too many calls from one peer: trailing metadata
 `cardarena-retry-after-ms` says when to retry; or a message over 256 KiB), INTERNAL (a
 fault of the server: the message names an error id to report), UNAVAILABLE (the server is
-draining or its store is away: reconnect and resume from your last seq).
+draining or its store is away: reconnect and resume from your last seq), DATA_LOSS (the
+match's stored log does not replay on this server: only that match is affected).
 """
 
 from cardarena.v1 import service_pb2 as _service_pb2
