@@ -33,12 +33,17 @@ class MoveClock:
         self.deadline = time.time() + delay / 1000
         self._timer = asyncio.create_task(self._run(expire, delay / 1000))
 
-    def estimate(self, waiting: bool, entries: Sequence[pb.Event] | None = None) -> None:
+    def estimate(
+        self, waiting: bool, entries: Sequence[pb.Event] | None = None, *, at_once: bool = False
+    ) -> None:
         """A follower's idea of the owner's deadline after reading ``entries``: a full move
         from now (it reads the owner's events milliseconds late, so it errs late by that
-        much). Faults alone restart no clock (a fault never buys time): after them the
-        estimate stands."""
-        if not waiting:
+        much); now, ``at_once``, when the seat to act has forfeited (the owner plays it at
+        once, clock or none). Faults alone restart no clock (a fault never buys time): after
+        them the estimate stands."""
+        if at_once:
+            self.deadline = time.time()
+        elif not waiting:
             self.deadline = 0.0
         elif not self.deadline or entries is None or restarts(entries):
             self.deadline = time.time() + self.move_ms / 1000

@@ -17,9 +17,10 @@ from cardarena.engine import ActionError, Match
 from cardarena.v1 import game_pb2 as pb
 
 from ..store import EventStore, Fence, MatchRecord, StoreConflict, StoredEvent, StoreError
-from .clock import MoveClock
+from .clock import MoveClock, restarts
 from .completion import to_completion
 from .dealing import Joins, follow
+from .faults import SeatFaults
 from .rebuild import rebuild_engine
 from .seating import Seat
 from .subscribers import Readers, turn_after
@@ -39,6 +40,7 @@ class LogFollower(ABC):
     move_ms: int
     lock: asyncio.Lock
     clock: MoveClock
+    faults: SeatFaults
     readers: Readers
     cancelled: bool
     resumed: bool
@@ -143,13 +145,21 @@ class LogFollower(ABC):
                 taken.token_hash, taken.name = seat.token_hash, seat.name
         self.last_seq = stored[-1].seq
         self.last_hash = stored[-1].hash
-        if not self.owned:
+        self._fold_log(encoded)  # first: whether the seat now to act has forfeited
+        to_act = self.engine.to_act
+        if self.owned:
+            if restarts(encoded):  # a write of its own that landed, its answer lost: a new move
+                self._rearm_clock()
+        else:
             # Only the owner runs the clock; a follower tells its readers the deadline the
             # owner set when it wrote these events, as near as it knows (it reads them
             # milliseconds later, so the estimate errs late by that much).
-            waiting = self.move_ms > 0 and self.running and self.engine.to_act is not None
-            self.clock.estimate(waiting, encoded)
-        self._fold_log(encoded)
+            acting = self.running and to_act is not None
+            self.clock.estimate(
+                acting and self.move_ms > 0,
+                encoded,
+                at_once=acting and to_act is not None and self.faults.forfeited[to_act],
+            )
         self._publish(encoded)
         self._changed()
 

@@ -1,8 +1,8 @@
 """The move clock and the Turn after a write whose outcome the server could not know (the store
 committed, then the answer was lost): the match goes back to its log and finds the write did
 land, so the seat now to act starts a new move and must get a full one, and every reader must
-be told that deadline. Today the recovery publishes the events with the *previous* seat's
-timer still running: the new seat is timed out when the old move would have ended."""
+be told that deadline. The recovery once published the events with the *previous* seat's
+timer still running: the new seat was timed out when the old move would have ended."""
 
 from __future__ import annotations
 
@@ -23,12 +23,6 @@ SPENT_S = 1.0
 """How long the first seat thinks before acting: most of its move."""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="following.py _follow_store on the owner (the _recover/_resync path) publishes the"
-    " committed events without _rearm_clock(): the old timer and deadline stay, so the next"
-    " seat gets what was left of the previous move and the Turn says so",
-)
 def test_the_seat_after_a_recovered_write_gets_a_full_move_and_readers_are_told_it(
     tmp_path: Path,
 ) -> None:

@@ -1,9 +1,9 @@
 """On two replicas, the Turn after a forfeit: the owner arms no move for a seat that forfeited
 (the server plays it at once, deadline now), so a follower's readers must not be told a full
-move for it. Today ``MoveClock.estimate`` restarts a full move after any entry but a fault,
-a ``SeatForfeited`` too: the follower's spectators are told the forfeited seat has a minute
-while the owner's are told it has none (and with no clock at all they are told 0 while the
-owner's say now)."""
+move for it. ``MoveClock.estimate`` once restarted a full move after any entry but a fault, a
+``SeatForfeited`` too: the follower's spectators were told the forfeited seat had a minute
+while the owner's were told it had none (and with no clock at all, 0 where the owner's said
+now)."""
 
 from __future__ import annotations
 
@@ -42,11 +42,6 @@ def last_turn(queue: asyncio.Queue[Any]) -> pb.Turn:
     return turns[-1]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="following.py/clock.py: a follower estimates a full move after a SeatForfeited,"
-    " where the owner arms none (delay 0); proposed: estimate now when the seat to act forfeited",
-)
 def test_a_followers_turn_after_a_forfeit_says_what_the_owners_says() -> None:
     async def body(a: Arena, b: Arena) -> None:
         mine = await a.create(
