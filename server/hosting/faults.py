@@ -7,9 +7,10 @@ entries; nothing about faults lives only in memory. The policy is a match settin
 (``SeatForfeited``) and the server plays it by default actions to the end.
 
 What counts: a time-out (not one played for a seat that had already forfeited), a refused
-action by the seat to act at the current seq (logged only in a tournament's matches, and at
-most once per seat and turn, so that a hostile seat cannot grow the log by sending nonsense),
-and a disconnect of a tournament entrant.
+action by the seat to act at the current seq, and a disconnect of a tournament entrant: both
+logged only in a tournament's matches, and at most once per seat and turn, so that a hostile
+entrant can grow the log neither by sending nonsense nor by dropping its stream again and
+again.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ class SeatFaults:
     """Whether refused actions and disconnects are logged as faults (tournament matches)."""
     counts: list[int] = field(default_factory=list)
     forfeited: list[bool] = field(default_factory=list)
-    refused_this_turn: set[int] = field(default_factory=set)
-    """Seats whose refused action this turn is already logged."""
+    faulted_this_turn: set[int] = field(default_factory=set)
+    """Seats whose refused action or disconnect this turn is already logged."""
 
     def __post_init__(self) -> None:
         self.counts = [0] * self.players
@@ -41,15 +42,14 @@ class SeatFaults:
         if kind == "timed_out":
             if not entry.timed_out.forfeited:
                 self.counts[entry.timed_out.seat] += 1
-            self.refused_this_turn.clear()
+            self.faulted_this_turn.clear()
         elif kind == "seat_faulted":
             self.counts[entry.seat_faulted.seat] += 1
-            if entry.seat_faulted.kind == pb.FAULT_KIND_REFUSED_ACTION:
-                self.refused_this_turn.add(entry.seat_faulted.seat)
+            self.faulted_this_turn.add(entry.seat_faulted.seat)
         elif kind == "seat_forfeited":
             self.forfeited[entry.seat_forfeited.seat] = True
         elif kind in ("card_played", "passed", "suit_excluded", "trump_chosen"):
-            self.refused_this_turn.clear()
+            self.faulted_this_turn.clear()
 
     def forfeits_with_one_more(self, seat: int) -> bool:
         """Whether one more fault makes ``seat`` forfeit."""
@@ -60,7 +60,7 @@ class SeatFaults:
         )
 
     def logs_refusal(self, seat: int) -> bool:
-        return self.logged and not self.forfeited[seat] and seat not in self.refused_this_turn
+        return self.logged and not self.forfeited[seat] and seat not in self.faulted_this_turn
 
     def forfeit_event(self, seat: int) -> pb.SeatForfeited:
         return pb.SeatForfeited(seat=seat, faults=self.counts[seat] + 1)

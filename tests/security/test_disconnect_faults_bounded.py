@@ -1,17 +1,14 @@
 """A tournament entrant that connects and drops its stream again and again must not grow its
 matches' logs (nor every reader's queue) once per drop: like a refused action, a disconnect is
-logged at most once per seat and turn. Today ``HostedMatch.disconnected`` checks
-``faults.logs_refusal(seat)``, but ``SeatFaults.note`` marks only refused actions as logged
-this turn, so under the fallback policy (``forfeit_after`` 0: never forfeits) every drop is one
-more durable write, one more event for every spectator (a reader 1,024 behind is dropped) and
-one more ``YourTurn`` for the seat to act, without end."""
+logged at most once per seat and turn. ``SeatFaults.note`` once marked only refused actions as
+logged this turn, so under the fallback policy (``forfeit_after`` 0: never forfeits) every drop
+was one more durable write, one more event for every spectator (a reader 1,024 behind is
+dropped) and one more ``YourTurn`` for the seat to act, without end."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-
-import pytest
 
 from cardarena.server.hosting import Arena
 from cardarena.server.store import SqliteStore
@@ -20,11 +17,6 @@ from cardarena.v1 import game_pb2 as pb
 DROPS = 40
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="faults.py SeatFaults.note adds only FAULT_KIND_REFUSED_ACTION to refused_this_turn:"
-    " a DISCONNECTED fault is logged again at every drop; proposed: note it too",
-)
 def test_a_seat_dropping_its_stream_again_and_again_is_faulted_once_per_turn(
     tmp_path: Path,
 ) -> None:
