@@ -59,9 +59,7 @@ class Refused(Exception):
         self.trailers = trailers
 
 
-_CODES: tuple[
-    tuple[type[BaseException] | tuple[type[BaseException], ...], grpc.StatusCode], ...
-] = (
+_ROWS: tuple[tuple[tuple[type[BaseException], ...], grpc.StatusCode], ...] = (
     ((Moved, LeaseLost, OwnerUnreachable, DirectedElsewhere), grpc.StatusCode.UNAVAILABLE),
     (
         (BadRequest, MalformedAction, OptionError, InvalidPageToken),
@@ -70,15 +68,19 @@ _CODES: tuple[
     ((NotYourTurn, IllegalAction, NotRunning, ActionError), grpc.StatusCode.FAILED_PRECONDITION),
     ((Stale, StoreConflict), grpc.StatusCode.ABORTED),
     ((UnknownMatch, UnknownTournament), grpc.StatusCode.NOT_FOUND),
-    (StoreError, grpc.StatusCode.UNAVAILABLE),  # the database is away (a write may stand)
+    ((StoreError,), grpc.StatusCode.UNAVAILABLE),  # the database is away (a write may stand)
     ((SeatTaken, RequestReused), grpc.StatusCode.ALREADY_EXISTS),
-    (Forbidden, grpc.StatusCode.PERMISSION_DENIED),
-    (Throttled, grpc.StatusCode.RESOURCE_EXHAUSTED),
-    (Unreplayable, grpc.StatusCode.DATA_LOSS),
+    ((Forbidden,), grpc.StatusCode.PERMISSION_DENIED),
+    ((Throttled,), grpc.StatusCode.RESOURCE_EXHAUSTED),
+    ((Unreplayable,), grpc.StatusCode.DATA_LOSS),
 )
-"""The one table from errors to status codes. The first row an error is an instance of
-wins, so a subclass (LeaseLost, UnknownMatch, InvalidPageToken are StoreErrors) comes before
-its base. Anything not in it is a fault of the server: INTERNAL."""
+CODES: dict[type[BaseException], grpc.StatusCode] = {
+    kind: code for kinds, code in _ROWS for kind in kinds
+}
+"""The one table from errors to status codes. The most specific type wins: an error takes the
+code of the first of its classes, in method resolution order, that has one (LeaseLost,
+UnknownMatch and InvalidPageToken are StoreErrors with codes of their own), so the order of
+the rows does not matter. Anything not in it is a fault of the server: INTERNAL."""
 
 
 def status_for(error: BaseException) -> grpc.StatusCode | None:
@@ -86,8 +88,9 @@ def status_for(error: BaseException) -> grpc.StatusCode | None:
         return error.code
     if isinstance(error, grpc.aio.AioRpcError):  # the owner's answer to a forwarded call
         return error.code()
-    for kinds, code in _CODES:
-        if isinstance(error, kinds):
+    for kind in type(error).__mro__:
+        code = CODES.get(kind)
+        if code is not None:
             return code
     return None
 

@@ -8,9 +8,17 @@ import re
 import grpc
 import pytest
 
-from cardarena.server.api.status import STORE_DOWN, Refused, refusals
+from cardarena.engine import MalformedAction
+from cardarena.server.api.status import CODES, STORE_DOWN, Refused, refusals, status_for
 from cardarena.server.errors import BadRequest, Moved
-from cardarena.server.store import LeaseLost, StoreClosed, StoreConflict, StoreError, UnknownMatch
+from cardarena.server.store import (
+    InvalidPageToken,
+    LeaseLost,
+    StoreClosed,
+    StoreConflict,
+    StoreError,
+    UnknownMatch,
+)
 
 WHERE = "postgresql postgresql://arena:***@db.internal:5432/prod schema public"
 
@@ -55,3 +63,20 @@ def test_only_the_validators_error_is_invalid_argument() -> None:
         raise BadRequest("page_size is at most 1000, got 5000")
     assert refused.value.code == grpc.StatusCode.INVALID_ARGUMENT
     assert str(refused.value) == "page_size is at most 1000, got 5000"
+
+
+def test_the_most_specific_type_wins_whatever_the_order_of_the_rows() -> None:
+    """A subclass with a row of its own takes its own code, not its base's, and one without
+    takes its nearest base's: the table is looked up by the error's classes in method
+    resolution order, so reordering its rows changes nothing."""
+
+    class Unlisted(StoreConflict):
+        """A StoreConflict with no row: takes ABORTED from its base."""
+
+    assert status_for(LeaseLost("m1")) == grpc.StatusCode.UNAVAILABLE  # a StoreConflict
+    assert status_for(InvalidPageToken("x")) == grpc.StatusCode.INVALID_ARGUMENT  # a StoreError
+    assert status_for(MalformedAction("x")) == grpc.StatusCode.INVALID_ARGUMENT  # an ActionError
+    assert status_for(Unlisted("x")) == grpc.StatusCode.ABORTED
+    assert status_for(KeyError("x")) is None
+    for kind, code in CODES.items():
+        assert status_for(kind.__new__(kind)) == code, kind
