@@ -7,7 +7,8 @@ discrepancy (:mod:`.auditor`); :mod:`.canonical` holds entries to their canonica
 """
 
 from .auditor import AuditReport, Failure, audit_log
-from .checks import CHECKS, NOT_IN_LOG, seed_commitment
+from .checks import CHECKS
+from .form import NOT_IN_LOG, seed_commitment
 from .report import failure_text, report_json, report_text
 from .verdict import audit_response
 

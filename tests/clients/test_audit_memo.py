@@ -9,8 +9,9 @@ from fractions import Fraction
 
 import pytest
 
-from cardarena.clients.audit import canonical
-from cardarena.clients.audit.canonical import NotCanonical, decode_entry, put_together
+from cardarena.clients.audit import canonical, pieces
+from cardarena.clients.audit.canonical import NotCanonical, decode_entry
+from cardarena.clients.audit.pieces import put_together
 from cardarena.engine import events as ev
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
@@ -66,7 +67,7 @@ def test_tricks_deals_and_scores_are_put_together_as_the_codec_encodes_them() ->
         ended = ev.MatchEnded((Fraction(-1, 3), 0, 7), (0, 2))
         nobody = ev.MatchEnded((), ())
         for seq, event in enumerate([*match.log, hidden, scored, ended, nobody], start=1):
-            if isinstance(event, canonical.Assembled):
+            if isinstance(event, pieces.Assembled):
                 encoded = codec.event_to_pb(event, seq * 97, "m")
                 assert put_together(seq * 97, event) == encoded.SerializeToString(
                     deterministic=True
@@ -101,7 +102,7 @@ def test_options_seen_canonical_spare_nothing_else_of_a_match_started() -> None:
     assert "rounds" not in first.options
 
 
-def _assembled_payloads() -> list[tuple[int, canonical.Assembled]]:
+def _assembled_payloads() -> list[tuple[int, pieces.Assembled]]:
     """Every trick, deal, score and dead-card event of a match of each game, and a hidden
     hand and odd scores besides, each with a seq (short and long prefixes both)."""
     from cardarena.engine import CardSet, new_match
@@ -119,7 +120,7 @@ def _assembled_payloads() -> list[tuple[int, canonical.Assembled]]:
     out.append((7, ev.TrickWon(0, 0, (), 0)))
     out.append((20_000, ev.MatchEnded((Fraction(-1, 3), 0, 7), (0, 2))))
     out.append((1, ev.MatchEnded((), ())))
-    return [(s, e) for s, e in out if isinstance(e, canonical.Assembled)]
+    return [(s, e) for s, e in out if isinstance(e, pieces.Assembled)]
 
 
 def test_a_trick_deal_or_score_read_piece_by_piece_is_the_codecs_decoding() -> None:
@@ -128,7 +129,7 @@ def test_a_trick_deal_or_score_read_piece_by_piece_is_the_codecs_decoding() -> N
     for seq, event in _assembled_payloads():
         raw = codec.event_to_pb(event, seq, "m").SerializeToString(deterministic=True)
         assert put_together(seq, event) == raw
-        read = canonical.assemble(raw, len(canonical.seq_prefix(seq)))
+        read = pieces.assemble(raw, len(pieces.seq_prefix(seq)))
         assert read is not None, event
         assert read == (pb.Event.FromString(raw).WhichOneof("kind"), event), event
         assert read[1] == codec.event_from_pb(pb.Event.FromString(raw))
@@ -173,9 +174,9 @@ def test_the_piece_by_piece_reader_takes_only_the_canonical_encoding() -> None:
             sample.append((seq, event))
     for seq, event in sample:
         raw = codec.event_to_pb(event, seq, "m").SerializeToString(deterministic=True)
-        start = len(canonical.seq_prefix(seq))
+        start = len(pieces.seq_prefix(seq))
         for mutant in _mutants(raw, start):
-            read = canonical.assemble(mutant, start)
+            read = pieces.assemble(mutant, start)
             if read is None:
                 declined += 1
                 continue
@@ -193,17 +194,18 @@ def test_every_card_of_every_deck_is_a_piece_the_reader_knows() -> None:
     assert len(cards) == 52 + 3 + 48
     for card in cards:
         for tag in (0x12, 0x1A):
-            piece = canonical._card_field(card, tag)
-            assert canonical._CARD_PIECES[piece] == card
+            piece = pieces._card_field(card, tag)
+            assert pieces._CARD_PIECES[piece] == card
             assert codec.card_from_pb(pb.Card.FromString(piece[2:])) == card
             assert piece[2:] == codec.card_to_pb(card).SerializeToString(deterministic=True)
-    assert len(canonical._CARD_PIECES) == 2 * len(cards)
+    assert len(pieces._CARD_PIECES) == 2 * len(cards)
 
 
 def test_the_decode_pass_notes_every_entry_the_checks_look_for_by_seq() -> None:
     """Cold (every entry parsed) and warm (most known from the memo, not parsed), the seqs
     the checks get for a kind are those a scan of every message finds."""
-    from cardarena.clients.audit.checks import NOTED, Checks
+    from cardarena.clients.audit.checks import Checks
+    from cardarena.clients.audit.form import NOTED
 
     from .audit_support import hexa
 
