@@ -138,14 +138,8 @@ def _match_started(event: pb.Event, raw: bytes) -> ev.Event | None:
         and not len(UnknownFieldSet(started))
     ):
         decoded = ev.MatchStarted(started.game, started.players, options, started.seed_commitment)
-        canonical = codec.event_to_pb(
-            ev.MatchStarted(started.game, started.players, {}, started.seed_commitment),
-            event.seq,
-            started.match_id,
-            move_ms=started.move_ms,
-            reserved_seats=started.reserved_seats,
-            forfeit_after=started.forfeit_after,
-            tournament_id=started.tournament_id,
+        canonical = _encoded_as(
+            event, ev.MatchStarted(started.game, started.players, {}, started.seed_commitment)
         )
         bare = pb.Event()
         bare.CopyFrom(event)
@@ -165,6 +159,22 @@ _OPTIONS: dict[bytes, Any] = {}
 """Options (a MatchStarted's Struct, encoded deterministically) shown canonical, normalised."""
 
 
+def _encoded_as(event: pb.Event, decoded: ev.Event) -> pb.Event:
+    """``decoded`` encoded as the codec encodes it at ``event``'s seq, with the match id and
+    server settings a MatchStarted carries taken from ``event`` (they are the start check's to
+    judge; any other event has none)."""
+    started = event.match_started
+    return codec.event_to_pb(
+        decoded,
+        event.seq,
+        started.match_id,
+        move_ms=started.move_ms,
+        reserved_seats=started.reserved_seats,
+        forfeit_after=started.forfeit_after,
+        tournament_id=started.tournament_id,
+    )
+
+
 def _decode_strict(event: pb.Event, raw: bytes) -> ev.Event | None:
     """Every step of the check, each with its own reason."""
     if _has_unknown_fields(event):
@@ -177,16 +187,7 @@ def _decode_strict(event: pb.Event, raw: bytes) -> ev.Event | None:
     except (ValueError, ArithmeticError) as error:
         raise NotCanonical(f"the {kind} event does not decode: {error}") from None
     if decoded is not None:
-        started = event.match_started  # its match id and settings: the start check's to judge
-        canonical = codec.event_to_pb(
-            decoded,
-            event.seq,
-            started.match_id,
-            move_ms=started.move_ms,
-            reserved_seats=started.reserved_seats,
-            forfeit_after=started.forfeit_after,
-            tournament_id=started.tournament_id,
-        )
+        canonical = _encoded_as(event, decoded)
         if canonical != event:
             raise NotCanonical(
                 f"the {kind} event is not in canonical form: recorded {_short(event)}; "

@@ -178,6 +178,23 @@ def assemble(raw: bytes, at: int) -> tuple[str, Assembled] | None:
     return None
 
 
+def _body(raw: bytes, i: int) -> tuple[int, int]:
+    """Where the payload's message starts and ends: its length at ``i`` must run to the end
+    of the entry."""
+    i, end = _length(raw, i, len(raw))
+    if end != len(raw):
+        raise _Decline
+    return i, end
+
+
+def _field(raw: bytes, i: int, end: int, tag: int) -> tuple[int, int]:
+    """A small scalar field ``tag`` at ``i``, if there (0, the default, is not written): its
+    value and where the next field starts."""
+    if i < end and raw[i] == tag:
+        return _small(raw, i + 1), i + 2
+    return 0, i
+
+
 def _length(raw: bytes, i: int, end: int) -> tuple[int, int]:
     """A length at ``i`` in its shortest varint (one or two bytes) that stays within ``end``:
     where the message it opens starts and ends."""
@@ -249,14 +266,9 @@ _NONE: Final = object()
 
 
 def _trick_won(raw: bytes, i: int) -> ev.TrickWon:
-    i, end = _length(raw, i, len(raw))
-    if end != len(raw):
-        raise _Decline
-    trick = leader = seat = 0
-    if i < end and raw[i] == 0x08:
-        trick, i = _small(raw, i + 1), i + 2
-    if i < end and raw[i] == 0x10:
-        leader, i = _small(raw, i + 1), i + 2
+    i, end = _body(raw, i)
+    trick, i = _field(raw, i, end, 0x08)
+    leader, i = _field(raw, i, end, 0x10)
     cards = []
     known = _CARD_PIECES.get
     while i < end and raw[i] == 0x1A:
@@ -266,8 +278,7 @@ def _trick_won(raw: bytes, i: int) -> ev.TrickWon:
             card, j = _piece(raw, i, end, _CARD_PIECES)
         cards.append(card)
         i = j
-    if i < end and raw[i] == 0x20:
-        seat, i = _small(raw, i + 1), i + 2
+    seat, i = _field(raw, i, end, 0x20)
     if i != end:
         raise _Decline
     return ev.TrickWon(trick, leader, tuple(cards), seat)
@@ -293,29 +304,21 @@ def _card_set(raw: bytes, i: int, end: int, tag: int) -> tuple[int, int, int]:
 
 
 def _dealt(raw: bytes, i: int) -> ev.Dealt:
-    i, end = _length(raw, i, len(raw))
-    if end != len(raw):
-        raise _Decline
-    round_ = 0
-    if i < end and raw[i] == 0x08:
-        round_, i = _small(raw, i + 1), i + 2
+    i, end = _body(raw, i)
+    round_, i = _field(raw, i, end, 0x08)
     hands: list[CardSet | None] = []
     sizes = []
     while i < end:
         if raw[i] != 0x12:
             raise _Decline
         i, hand_end = _length(raw, i + 1, end)
-        size = 0
         if i < hand_end and raw[i] == 0x08:  # hidden: its size and nothing else
             if raw[i + 1] != 0x01:
                 raise _Decline
-            i += 2
-            if i < hand_end and raw[i] == 0x10:
-                size, i = _small(raw, i + 1), i + 2
+            size, i = _field(raw, i + 2, hand_end, 0x10)
             hands.append(None)
         else:
-            if i < hand_end and raw[i] == 0x10:
-                size, i = _small(raw, i + 1), i + 2
+            size, i = _field(raw, i, hand_end, 0x10)
             mask, count, i = _card_set(raw, i, hand_end, 0x1A)
             if count != size:
                 raise _Decline  # a shown hand's size is its number of cards
@@ -327,12 +330,8 @@ def _dealt(raw: bytes, i: int) -> ev.Dealt:
 
 
 def _cards_dead(raw: bytes, i: int) -> ev.CardsDead:
-    i, end = _length(raw, i, len(raw))
-    if end != len(raw):
-        raise _Decline
-    seat = 0
-    if i < end and raw[i] == 0x08:
-        seat, i = _small(raw, i + 1), i + 2
+    i, end = _body(raw, i)
+    seat, i = _field(raw, i, end, 0x08)
     mask, _, i = _card_set(raw, i, end, 0x12)
     if i != end:
         raise _Decline
@@ -340,12 +339,8 @@ def _cards_dead(raw: bytes, i: int) -> ev.CardsDead:
 
 
 def _card_played(raw: bytes, i: int) -> ev.CardPlayed:
-    i, end = _length(raw, i, len(raw))
-    if end != len(raw):
-        raise _Decline
-    seat = 0
-    if i < end and raw[i] == 0x08:
-        seat, i = _small(raw, i + 1), i + 2
+    i, end = _body(raw, i)
+    seat, i = _field(raw, i, end, 0x08)
     if i == end or raw[i] != 0x12:
         raise _Decline  # the card is always written
     card, i = _piece(raw, i, end, _CARD_PIECES)
@@ -355,9 +350,7 @@ def _card_played(raw: bytes, i: int) -> ev.CardPlayed:
 
 
 def _match_ended(raw: bytes, i: int) -> ev.MatchEnded:
-    i, end = _length(raw, i, len(raw))
-    if end != len(raw):
-        raise _Decline
+    i, end = _body(raw, i)
     totals = []
     while i < end and raw[i] == 0x0A:
         total, i = _piece(raw, i, end, _SCORE_PIECES)
@@ -375,12 +368,8 @@ def _match_ended(raw: bytes, i: int) -> ev.MatchEnded:
 
 
 def _round_scored(raw: bytes, i: int) -> ev.RoundScored:
-    i, end = _length(raw, i, len(raw))
-    if end != len(raw):
-        raise _Decline
-    round_ = 0
-    if i < end and raw[i] == 0x08:
-        round_, i = _small(raw, i + 1), i + 2
+    i, end = _body(raw, i)
+    round_, i = _field(raw, i, end, 0x08)
     scores, totals = [], []
     while i < end and raw[i] == 0x12:
         score, i = _piece(raw, i, end, _SCORE_PIECES)
