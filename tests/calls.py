@@ -41,6 +41,16 @@ def run(scenario: Coroutine[Any, Any, T], seconds: float = 30.0) -> T:
     return asyncio.run(asyncio.wait_for(scenario, seconds))
 
 
+async def read_to_end(call: Any) -> list[Any]:
+    """Every message of a stream call until it ends (each read bounded by RPC_TIMEOUT)."""
+    out: list[Any] = []
+    while True:
+        message = await asyncio.wait_for(call.read(), RPC_TIMEOUT)
+        if message is grpc.aio.EOF:
+            return out
+        out.append(message)
+
+
 def stub(channel: grpc.aio.Channel) -> MatchServiceAsyncStub:
     return service_pb2_grpc.MatchServiceStub(channel)
 

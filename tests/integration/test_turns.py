@@ -16,7 +16,7 @@ from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 from tests.helpers import unpacked
 
-from ..calls import RPC_TIMEOUT, STREAM_TIMEOUT, auth, create, run, seat_player, stub
+from ..calls import RPC_TIMEOUT, STREAM_TIMEOUT, auth, create, read_to_end, run, seat_player, stub
 from ..serverproc import ServerProcess
 
 if TYPE_CHECKING:
@@ -65,16 +65,6 @@ def next_mover(moves: list[tuple[int, int]], seq: int) -> int | None:
     return next((seat for at, seat in moves if at > seq), None)
 
 
-async def read_all(call: Any) -> list[Any]:
-    """Every message of a stream until it ends."""
-    out: list[Any] = []
-    while True:
-        message = await asyncio.wait_for(call.read(), RPC_TIMEOUT)
-        if message is grpc.aio.EOF:
-            return out
-        out.append(message)
-
-
 def inner(messages: list[Any]) -> list[Any]:
     """The parts of each stream message, in the order a client reads them."""
     return [part for m in messages for part in unpacked(m)]
@@ -110,7 +100,7 @@ async def watched_match(
         if seat == 1:
             bot = api.Play(metadata=auth(tokens[1]), timeout=STREAM_TIMEOUT)
             await bot.write(spb.PlayRequest(open=spb.PlayOpen(match_id=match_id, seat=1)))
-    readers = asyncio.gather(read_all(spectator), read_all(seat0), read_all(bot))
+    readers = asyncio.gather(read_to_end(spectator), read_to_end(seat0), read_to_end(bot))
     await asyncio.gather(
         *(seat_player(api, match_id, seat, tokens[seat]) for seat in range(players))
     )

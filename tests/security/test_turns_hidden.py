@@ -28,7 +28,17 @@ from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 from tests.helpers import unpacked
 
-from ..calls import RPC_TIMEOUT, STREAM_TIMEOUT, audit, auth, create, join_all, run, stub
+from ..calls import (
+    RPC_TIMEOUT,
+    STREAM_TIMEOUT,
+    audit,
+    auth,
+    create,
+    join_all,
+    read_to_end,
+    run,
+    stub,
+)
 from ..serverproc import ServerProcess
 from .test_forced_passes import play
 
@@ -61,12 +71,8 @@ def mover(event: pb.Event) -> int | None:
 
 
 async def read_all(call: Any) -> list[Any]:
-    out: list[Any] = []
-    while True:
-        message = await asyncio.wait_for(call.read(), RPC_TIMEOUT)
-        if message is grpc.aio.EOF:
-            return out
-        out.extend(unpacked(message))
+    """Every part of every message of a stream until it ends."""
+    return [part for message in await read_to_end(call) for part in unpacked(message)]
 
 
 async def scenario(

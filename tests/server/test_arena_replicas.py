@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import psycopg
@@ -14,45 +13,19 @@ import pytest
 from cardarena.server.errors import Moved
 from cardarena.server.hosting import Arena, HostedMatch
 from cardarena.server.hosting.replication import Replicas
-from cardarena.server.store import Fence, LeaseLost, MatchRecord, Owner, StoreError
+from cardarena.server.store import Fence, LeaseLost, MatchRecord, StoreError
 from cardarena.server.store.postgres import PostgresStore
+from tests.arenas import LAPSED, A, B, act, seat_everyone, with_two_arenas
 from tests.stores import POSTGRES_URL, make_store, postgres_schema
 from tests.waiting import eventually
 
 from ..helpers import drain_event_seqs
-
-A = Owner("replica-a", "127.0.0.1:1", lease_ms=60_000)
-B = Owner("replica-b", "127.0.0.1:2", lease_ms=60_000)
-LAPSED = Owner(A.replica, A.address, lease_ms=-1)
-"""Renewing with this makes A's leases run out at once: A as if it had died."""
 
 
 def replicas(arena: Arena) -> Replicas:
     """The arena's replication policy, which these tests drive by hand."""
     assert isinstance(arena.replication, Replicas)
     return arena.replication
-
-
-def with_two_arenas(body: Callable[[Arena, Arena], Awaitable[None]]) -> None:
-    with postgres_schema() as url:
-
-        async def main() -> None:
-            async with make_store(url) as left, make_store(url) as right:
-                assert isinstance(left, PostgresStore)
-                await body(Arena(left, owner=A), Arena(right, owner=B))
-
-        asyncio.run(asyncio.wait_for(main(), 60))
-
-
-async def seat_everyone(hosted: HostedMatch) -> None:
-    for _ in range(hosted.record.players):
-        await hosted.join(None, "bot")
-
-
-async def act(hosted: HostedMatch) -> None:
-    seat = hosted.engine.to_act
-    assert seat is not None
-    await hosted.submit(seat, hosted.engine.legal_actions()[0], hosted.last_seq, "")
 
 
 def test_the_owner_writes_others_forward_and_a_lapsed_lease_moves() -> None:

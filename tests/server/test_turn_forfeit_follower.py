@@ -8,31 +8,17 @@ now)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 
 from cardarena.engine import ActionError
 from cardarena.server.hosting import Arena
-from cardarena.server.store import Owner
 from cardarena.v1 import game_pb2 as pb
+from tests.arenas import with_two_arenas
 from tests.helpers import drain
-from tests.stores import make_store, postgres_schema
 
 MOVE_MS = 60_000
-A = Owner("replica-a", "127.0.0.1:1", lease_ms=60_000)
-B = Owner("replica-b", "127.0.0.1:2", lease_ms=60_000)
-
-
-def with_two_arenas(body: Callable[[Arena, Arena], Awaitable[None]]) -> None:
-    with postgres_schema() as url:
-
-        async def main() -> None:
-            async with make_store(url) as left, make_store(url) as right:
-                await body(Arena(left, owner=A), Arena(right, owner=B))
-
-        asyncio.run(asyncio.wait_for(main(), 60))
 
 
 def last_turn(queue: asyncio.Queue[Any]) -> pb.Turn:

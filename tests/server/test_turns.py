@@ -8,33 +8,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from cardarena.engine import ActionError
 from cardarena.server.hosting import Arena, HostedMatch, Told
 from cardarena.server.hosting.clock import MoveClock
-from cardarena.server.store import Owner, SqliteStore
+from cardarena.server.store import SqliteStore
 from cardarena.v1 import game_pb2 as pb
+from tests.arenas import LAPSED, act, seat_everyone, with_two_arenas
 from tests.helpers import drain
-from tests.stores import make_store, postgres_schema
 
 MOVE_MS = 60_000
-A = Owner("replica-a", "127.0.0.1:1", lease_ms=60_000)
-B = Owner("replica-b", "127.0.0.1:2", lease_ms=60_000)
-LAPSED = Owner(A.replica, A.address, lease_ms=-1)
-"""Renewing with this makes A's leases run out at once: A as if it had died."""
-
-
-def with_two_arenas(body: Callable[[Arena, Arena], Awaitable[None]]) -> None:
-    with postgres_schema() as url:
-
-        async def main() -> None:
-            async with make_store(url) as left, make_store(url) as right:
-                await body(Arena(left, owner=A), Arena(right, owner=B))
-
-        asyncio.run(asyncio.wait_for(main(), 60))
 
 
 def turns(items: list[Any]) -> list[pb.Turn]:
@@ -49,17 +34,6 @@ def told(hosted: HostedMatch) -> tuple[int | None, int, int]:
 
 def said(turn: pb.Turn) -> tuple[int | None, int, int]:
     return (turn.seat if turn.HasField("seat") else None, turn.deadline_unix_ms, turn.seq)
-
-
-async def seat_everyone(hosted: HostedMatch) -> None:
-    for _ in range(hosted.record.players):
-        await hosted.join(None, "bot")
-
-
-async def lowest(hosted: HostedMatch) -> None:
-    seat = hosted.engine.to_act
-    assert seat is not None
-    await hosted.submit(seat, hosted.engine.legal_actions()[0], hosted.last_seq, "")
 
 
 def test_every_write_that_starts_a_turn_tells_every_reader(tmp_path: Path) -> None:
@@ -78,7 +52,7 @@ def test_every_write_that_starts_a_turn_tells_every_reader(tmp_path: Path) -> No
             hands = 1
             while not hosted.ended:
                 round_before = hosted.engine.round_index
-                await lowest(hosted)
+                await act(hosted)
                 hands += hosted.engine.round_index != round_before
                 expected.append(told(hosted))
                 for sub, seen in zip(readers, streams, strict=True):
@@ -111,7 +85,7 @@ def test_without_a_clock_every_move_is_told_and_the_joins_are_not(tmp_path: Path
             await seat_everyone(hosted)
             moves = [told(hosted)]
             while not hosted.ended:
-                await lowest(hosted)
+                await act(hosted)
                 moves.append(told(hosted))
             got = [said(t) for t in turns(drain(spectator.queue))]
             assert got == moves
@@ -186,7 +160,7 @@ def test_a_follower_tells_its_estimate_and_a_new_owner_its_deadline() -> None:
         followed = await b.get(mine.match_id)
         spectator = followed.readers.subscribe(None)
         seat = followed.readers.subscribe(1)
-        await lowest(mine)
+        await act(mine)
         await followed.catch_up()
         items = drain(spectator.queue)
         got = turns(items)
@@ -219,7 +193,7 @@ def test_a_turn_rides_on_the_last_event_of_its_write(tmp_path: Path) -> None:
             await seat_everyone(hosted)
             writes = 1  # the last join, which deals
             for _ in range(12):
-                await lowest(hosted)
+                await act(hosted)
                 writes += 1
             items = []
             while not spectator.queue.empty():

@@ -1,0 +1,43 @@
+"""Arenas for tests, without a server: two replicas on one PostgreSQL schema, and a hosted
+match seated and played a move at a time through the hosting layer itself (no RPC)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from cardarena.server.hosting import Arena, HostedMatch
+from cardarena.server.store import Owner
+from cardarena.server.store.postgres import PostgresStore
+from tests.stores import make_store, postgres_schema
+
+A = Owner("replica-a", "127.0.0.1:1", lease_ms=60_000)
+B = Owner("replica-b", "127.0.0.1:2", lease_ms=60_000)
+LAPSED = Owner(A.replica, A.address, lease_ms=-1)
+"""Renewing with this makes A's leases run out at once: A as if it had died."""
+
+
+def with_two_arenas(body: Callable[[Arena, Arena], Awaitable[None]]) -> None:
+    """Run ``body`` with replicas A and B, each an arena on its own connection to one fresh
+    PostgreSQL schema (bounded: 60 s)."""
+    with postgres_schema() as url:
+
+        async def main() -> None:
+            async with make_store(url) as left, make_store(url) as right:
+                assert isinstance(left, PostgresStore)
+                await body(Arena(left, owner=A), Arena(right, owner=B))
+
+        asyncio.run(asyncio.wait_for(main(), 60))
+
+
+async def seat_everyone(hosted: HostedMatch) -> None:
+    """Take every seat (the last join deals)."""
+    for _ in range(hosted.record.players):
+        await hosted.join(None, "bot")
+
+
+async def act(hosted: HostedMatch) -> None:
+    """The seat to act plays its lowest legal action."""
+    seat = hosted.engine.to_act
+    assert seat is not None
+    await hosted.submit(seat, hosted.engine.legal_actions()[0], hosted.last_seq, "")
