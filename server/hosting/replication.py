@@ -39,6 +39,12 @@ CLAIMS_PER_ROUND = 50
 """How many orphaned matches one lease-keeper round takes at most, so replicas share them."""
 
 
+def final(hosted: HostedMatch) -> bool:
+    """Whether nothing more will be written to the match: it has ended and its seed is
+    revealed. An ended match whose shared seed is still to be revealed has a writer yet."""
+    return hosted.ended and hosted.revealed
+
+
 class Replication:
     """Alone: this process owns and writes every match (the SQLite server)."""
 
@@ -79,13 +85,13 @@ class Replicas(Replication):
         """The hosted match if this replica owns it (taking the lease over if nobody holds it
         live), else the owner's address."""
         known = self.arena.matches.get(match_id)
-        if known is not None and (known.owned or known.ended):
+        if known is not None and (known.owned or final(known)):
             return known
         lease = await self.arena.store.get_lease(match_id)  # the common case: one read
         if lease is not None and lease.live and lease.owner != self.owner.replica:
             return lease.address
         hosted = await self.arena.get(match_id)
-        if hosted.owned or hosted.ended:
+        if hosted.owned or final(hosted):
             return hosted
         try:
             lease = await self.arena.store.acquire_lease(match_id, self.owner)

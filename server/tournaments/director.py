@@ -32,6 +32,7 @@ from ..store import ENDED, StoreError, TournamentRecord, UnknownMatch, now_iso
 from .entrants import Link, Links, derive
 from .entry import Entry, plan_matches
 from .info import Scores, tournament_info
+from .reveals import REVEAL_RETRY_SECONDS, Reveals
 from .seating import Join, JoinElsewhere, seat_all
 from .spec import TournamentSpec
 from .stoprule import StopRule, complete_groups
@@ -81,9 +82,9 @@ class Director:
         self.played: dict[int, Played] = {}
         self.failed: set[int] = set()
         self.ended_matches: dict[int, bytes] = {}
-        self.revealed: set[int] = set()
-        """Ended matches whose (shared) seed is revealed: their logs are final."""
         """Plan index -> the hash of its log's last entry, for every match that ended."""
+        self.reveals = Reveals(arena)
+        """Which ended matches have their (shared) seed revealed, and revealing the rest."""
         self.scores: Scores | None = None
         """The standings as of ``scores.version`` (see :mod:`.info`)."""
         self.next_index = 0
@@ -184,8 +185,10 @@ class Director:
         await self._sealed(directing=True)
         await self._recover()
         self._check_stop_rule()
-        await self._reveal_complete_groups()
+        self.reveals.left = True  # whatever complete group the last director left
         while not self.ended:
+            if self.reveals.left:  # a group completed, or a reveal another replica held
+                await self._reveal_complete_groups()
             await self._start_what_fits()
             if self.cancelled:  # a match being started as the cancel came is one too
                 await self._cancel_running()
@@ -193,7 +196,10 @@ class Director:
                 await self._finish(self.stopping or PLANNED)
                 return
             self._wake.clear()
-            await self._wake.wait()
+            with contextlib.suppress(TimeoutError):  # a reveal left is tried again soon
+                await asyncio.wait_for(
+                    self._wake.wait(), REVEAL_RETRY_SECONDS if self.reveals.left else None
+                )
 
     async def _follow_director(self) -> None:
         """Another replica directs: keep up with its matches from the store (each followed
@@ -346,16 +352,14 @@ class Director:
         self._check_stop_rule()
         group = self.members[self.plans[index].group]
         if self.directing and all(i in self.played or i in self.failed for i in group):
-            self._background.spawn(
-                self._reveal(group)
-            )  # its last match: the group's seed is public now
+            self.reveals.left = True  # its last match: the group's seed is public now
         self._wake.set()
 
     def _collect(self, index: int, outcome: Outcome) -> None:
         plan = self.plans[index]
         self.ended_matches[index] = outcome.last_hash
         if outcome.revealed:
-            self.revealed.add(index)
+            self.reveals.done.add(index)
         if outcome.cancelled:
             self.failed.add(index)
         else:
@@ -408,29 +412,25 @@ class Director:
                 with contextlib.suppress(Exception):  # it may have ended meanwhile: fine
                     await hosted.cancel(self.stopping)
 
-    async def _reveal_complete_groups(self, *, every: bool = False) -> None:
+    async def _reveal_complete_groups(self, *, every: bool = False) -> bool:
         """Reveal the seed of every ended match whose duplicate group is complete (``every``:
-        of every started match, at the end, when no more of a group will be played)."""
-        complete = self.complete_groups()
-        for group, indices in sorted(self.members.items()):
-            if every or group in complete:
-                await self._reveal(indices)
-
-    async def _reveal(self, indices: list[int]) -> None:
-        """Reveal the seed of each of these matches that has ended and is not revealed."""
-        for index in indices:
-            match_id = self.match_ids.get(index)
-            if match_id is None or index in self.running or index in self.revealed:
-                continue
-            hosted = await self.arena.get(match_id)
-            await hosted.reveal_seed()
-            self.revealed.add(index)
-            self.ended_matches[index] = hosted.last_hash
+        of every started match, at the end, when no more of a group will be played), where
+        this replica writes it; whether any is left to try again (:mod:`.reveals`)."""
+        complete, self.reveals.left = self.complete_groups(), False  # set again meanwhile
+        left = [
+            await self.reveals.reveal(
+                self.match_ids, indices, skip=self.running, last_hashes=self.ended_matches
+            )
+            for group, indices in sorted(self.members.items())
+            if every or group in complete
+        ]
+        self.reveals.left |= any(left)
+        return self.reveals.left
 
     async def _finish(self, reason: str) -> None:
         # Every seed is shown before the tournament says it ended: a group cut short by the
         # stop rule or a cancellation will not be played any further.
-        await self._reveal_complete_groups(every=True)
+        await self.reveals.until_done(lambda: self._reveal_complete_groups(every=True))
         status = "cancelled" if self.cancelled else "ended"
         await self.arena.store.end_tournament(self.tournament_id, now_iso(), reason, status)
         self.ended = True
