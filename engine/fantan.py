@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .actions import PASS
-from .cards import HEARTS, SUIT_MASKS, CardSet, card_code, french
+from .cards import HEARTS, SUIT_MASKS, CardSet, french
 from .events import CARD_PLAYED, PASSED, Event, Score, check_players
-from .traits import Layout
+from .traits import Layout, LayoutRound
 
 SEVEN_OF_HEARTS = french(HEARTS, 7)
 
@@ -117,16 +117,13 @@ FAN_TAN_LAYOUTS: Final = (FanTanLayout(six_and_seven=False), FanTanLayout(six_an
 """``FAN_TAN_LAYOUTS[six_and_seven]``."""
 
 
-class FanTanRound:
+class FanTanRound(LayoutRound):
     """One Fan Tan round; ``openers`` is ``"seven"`` (plain) or ``"six_and_seven"``.
 
     ``low[s]``/``high[s]`` are the ends of suit ``s`` on the table (0 when not yet opened). In
     plain Fan Tan they are the two ends of one row; with six and seven they are the tops of the
     low stack (started by the six) and of the high stack (started by the seven).
     """
-
-    legal_cards: tuple[int, ...] | None = None
-    """This round keeps no legal list of its own: ``Match`` derives it from ``legal``."""
 
     __slots__ = (
         "consecutive_passes",
@@ -183,13 +180,6 @@ class FanTanRound:
     def start(self, out: list[Event]) -> None:
         """The holder of 7H opens; nothing is automatic before that."""
 
-    def forget_legal(self) -> None:
-        """Recompute the legal mask (after hands were replaced from outside)."""
-        self.legal = self._compute_legal()
-
-    def legal_mask(self) -> int:
-        return self.legal
-
     def _compute_legal(self) -> int:
         if self.to_act is None:
             return 0
@@ -211,13 +201,7 @@ class FanTanRound:
             return "you can play, so you must (passing is only for a seat with no playable card)"
         if action > PASS:
             return "play a card or pass"
-        assert self.to_act is not None
-        if not self.hands[self.to_act] >> action & 1:
-            return f"you do not hold {card_code(action)}"
-        return f"{card_code(action)} does not fit the table yet"
-
-    def normalize(self, action: int) -> int:
-        return action
+        return self._card_refused(action, "does not fit the table yet")
 
     def play(self, action: int, out: list[Event]) -> None:
         """Apply a legal ``action``, then move on to the next seat (the next that can play,

@@ -13,10 +13,10 @@ from fractions import Fraction
 from typing import Any, ClassVar, Final
 
 from .actions import PASS
-from .cards import OROS, SPANISH_BASE, SUIT_MASKS, CardSet, card_code, spanish
+from .cards import OROS, SPANISH_BASE, SUIT_MASKS, CardSet, spanish
 from .events import CARD_PLAYED, PASSED, Event, cards_dead, check_players
 from .exact import fraction
-from .traits import Layout
+from .traits import Layout, LayoutRound
 
 SIX_OF_OROS = spanish(OROS, 6)
 SIXES = sum(1 << spanish(OROS + s, 6) for s in range(4))
@@ -100,15 +100,12 @@ class SixesLayout(Layout):
 SIXES_LAYOUT: Final = SixesLayout()
 
 
-class SixesHand:
+class SixesHand(LayoutRound):
     """One hand of Crazy Sixes.
 
     ``starter`` leads; on the first hand of a match (``must_open_oros``) the holder of 6O
     starts and must play it.
     """
-
-    legal_cards: tuple[int, ...] | None = None
-    """This round keeps no legal list of its own: ``Match`` derives it from ``legal``."""
 
     __slots__ = (
         "dead",
@@ -164,13 +161,6 @@ class SixesHand:
             assert self.to_act is not None
             self._settle(self.to_act, out)
 
-    def forget_legal(self) -> None:
-        """Recompute the legal mask (after hands were replaced from outside)."""
-        self.legal = self._compute_legal()
-
-    def legal_mask(self) -> int:
-        return self.legal
-
     def _compute_legal(self) -> int:
         if self.to_act is None:
             return 0
@@ -185,16 +175,11 @@ class SixesHand:
             return "you can play, so you must"
         if action > PASS:
             return "play a card"
-        assert self.to_act is not None
-        if not self.hands[self.to_act] >> action & 1:
-            return f"you do not hold {card_code(action)}"
-        return (
-            f"{card_code(action)} is not playable: a suit opens with its six, then takes only "
-            "cards below its lowest or above its highest card on the table"
+        return self._card_refused(
+            action,
+            "is not playable: a suit opens with its six, then takes only cards below its lowest"
+            " or above its highest card on the table",
         )
-
-    def normalize(self, action: int) -> int:
-        return action
 
     def play(self, action: int, out: list[Event]) -> None:
         """Put the card down, move its suit's ends, kill what it jumped over, then find the

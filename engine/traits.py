@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import ClassVar, NamedTuple, Protocol
 
-from .cards import Card
+from .cards import Card, card_code
 from .decks import deck_mask
 from .tricks import TrickInference
 
@@ -118,6 +118,41 @@ class LayoutInference:
 
     def trick_won(self) -> None:
         """A layout has no tricks."""
+
+
+class LayoutRound:
+    """What the two cores played onto a :class:`Layout` share (a Fan Tan round, a hand of
+    Crazy Sixes): the legal mask ``legal``, kept current by every change, and no legal list
+    of their own; actions taken as they are given."""
+
+    __slots__ = ()
+
+    legal_cards: tuple[int, ...] | None = None
+    """This round keeps no legal list of its own: ``Match`` derives it from ``legal``."""
+    hands: list[int]
+    to_act: int | None
+    legal: int
+
+    def forget_legal(self) -> None:
+        """Recompute the legal mask (after hands were replaced from outside)."""
+        self.legal = self._compute_legal()  # type: ignore[misc]  # a slot of each subclass
+
+    def legal_mask(self) -> int:
+        return self.legal
+
+    def normalize(self, action: int) -> int:
+        return action
+
+    def _compute_legal(self) -> int:
+        """The legal mask from the state alone."""
+        raise NotImplementedError
+
+    def _card_refused(self, card: int, why: str) -> str:
+        """Why the seat to act cannot put ``card`` down: it does not hold it, else ``why``."""
+        assert self.to_act is not None
+        if not self.hands[self.to_act] >> card & 1:
+            return f"you do not hold {card_code(card)}"
+        return f"{card_code(card)} {why}"
 
 
 @dataclass(frozen=True)
