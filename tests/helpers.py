@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
+import subprocess
+import sys
+from collections.abc import Mapping
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 from cardarena.engine import Event, Match
@@ -62,3 +67,25 @@ def drain_event_seqs(queue: asyncio.Queue[Any]) -> list[int]:
     """Empty a reader's queue; the seqs of the events it held, in order (prompts and other
     items are dropped)."""
     return [item.seq for item in drain(queue) if isinstance(item, pb.Event)]
+
+
+def fenced(text: str, language: str) -> list[str]:
+    """The bodies of the ```` ```language ```` blocks of a Markdown ``text``, in order."""
+    blocks: list[str] = re.findall(rf"```{language}\n(.*?)```", text, re.S)
+    return blocks
+
+
+def run_python(
+    *args: str, cwd: Path, env: Mapping[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` (this interpreter) in ``cwd``, its output captured as text; the caller
+    judges its exit status."""
+    return subprocess.run(
+        [sys.executable, *args],
+        check=False,
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

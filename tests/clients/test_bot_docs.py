@@ -3,9 +3,6 @@ same file loads as ``path/to/bot.py:Class`` the way ``cardarena tournament --bot
 
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,25 +10,20 @@ import pytest
 from cardarena.clients import load_bot
 from cardarena.clients.tournament import check_bot, parse_bot
 
+from ..helpers import fenced, run_python
+
 DOC = Path(__file__).resolve().parents[2] / "docs" / "bots.md"
 
 
 def python_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
+    return fenced(DOC.read_text(), "python")
 
 
 def test_the_first_bot_of_the_docs_plays_a_local_match(tmp_path: Path) -> None:
     bot, run = python_blocks()[:2]
     (tmp_path / "lowbot.py").write_text(bot)
     (tmp_path / "run.py").write_text(run)
-    done = subprocess.run(
-        [sys.executable, "run.py"],
-        check=False,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_python("run.py", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     totals, winners = done.stdout.strip().split(") (")
     assert totals.count(",") == 2 and winners  # three totals, someone won

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.engine.differential_play import fingerprints
+from tests.helpers import run_python
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("CARDARENA_COMPILED_ENGINE", ROOT / "build" / "compiled-engine"))
@@ -50,15 +49,7 @@ pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")
 
 def run_compiled(*args: str) -> str:
     env = {**os.environ, "PYTHONPATH": str(BUILD)}
-    done = subprocess.run(
-        [sys.executable, *args],
-        check=False,
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = run_python(*args, cwd=ROOT, env=env, timeout=600)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
