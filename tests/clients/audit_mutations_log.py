@@ -8,7 +8,18 @@ from typing import Any
 
 from cardarena.v1 import game_pb2 as pb
 
-from .audit_support import Expected, a_play, clone, edit, edit_raw, flip, forge, hexa, mutation
+from .audit_support import (
+    Expected,
+    a_play,
+    clone,
+    edit,
+    edit_nth,
+    edit_raw,
+    flip,
+    forge,
+    hexa,
+    mutation,
+)
 
 
 @mutation("flip a byte in an event")
@@ -192,16 +203,12 @@ def _swap_first_two(cards: Any) -> None:
 
 @mutation("re-signed: a dealt hand's cards out of their order")
 def _hand_order() -> Expected:
-    b = hexa()
-    k = b.seqs("dealt")[0]
-    return edit(b, k, lambda e: _swap_first_two(e.dealt.hands[1].cards)), "decode", k
+    return edit_nth("dealt", 0, lambda e: _swap_first_two(e.dealt.hands[1].cards), "decode")
 
 
 @mutation("re-signed: a dealt hand's size that is not its number of cards")
 def _hand_size() -> Expected:
-    b = hexa()
-    k = b.seqs("dealt")[0]
-    return edit(b, k, lambda e: setattr(e.dealt.hands[2], "size", 12)), "decode", k
+    return edit_nth("dealt", 0, lambda e: setattr(e.dealt.hands[2], "size", 12), "decode")
 
 
 @mutation("re-signed: a card twice in a dealt hand")
@@ -219,9 +226,9 @@ def _hand_twice() -> Expected:
 
 @mutation("re-signed: a trick's card with a code that disagrees with it")
 def _trick_code() -> Expected:
-    b = hexa()
-    k = b.seqs("trick_won")[3]
-    return edit(b, k, lambda e: setattr(e.trick_won.cards[1], "code", "QC!")), "decode", k
+    return edit_nth(
+        "trick_won", 3, lambda e: setattr(e.trick_won.cards[1], "code", "QC!"), "decode"
+    )
 
 
 @mutation("re-signed: a trick's 0 written out")
@@ -239,9 +246,9 @@ def _trick_zero() -> Expected:
 
 @mutation("re-signed: a score without its denominator")
 def _score_denominator() -> Expected:
-    b = hexa()
-    k = b.seqs("round_scored")[0]
-    return edit(b, k, lambda e: e.round_scored.scores[0].ClearField("denominator")), "decode", k
+    return edit_nth(
+        "round_scored", 0, lambda e: e.round_scored.scores[0].ClearField("denominator"), "decode"
+    )
 
 
 @mutation("re-signed: a trick's cards in a padded length")

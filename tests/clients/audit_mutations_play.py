@@ -9,7 +9,18 @@ from cardarena.engine.match import action_of
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
-from .audit_support import Expected, a_play, base, clone, edit, forge, hexa, mutation, positions
+from .audit_support import (
+    Expected,
+    a_play,
+    base,
+    clone,
+    edit,
+    edit_nth,
+    forge,
+    hexa,
+    mutation,
+    positions,
+)
 
 
 @mutation("re-signed: append a play after the reveal")
@@ -46,34 +57,30 @@ def _other_legal_card() -> Expected:
 
 @mutation("re-signed: a trick winner")
 def _trick_winner() -> Expected:
-    b = hexa()
-    k = b.seqs("trick_won")[3]
-    return (
-        edit(b, k, lambda e: setattr(e.trick_won, "seat", (e.trick_won.seat + 1) % 4)),
-        "replay",
-        k,
+    return edit_nth(
+        "trick_won", 3, lambda e: setattr(e.trick_won, "seat", (e.trick_won.seat + 1) % 4), "replay"
     )
 
 
 @mutation("re-signed: a round score")
 def _round_score() -> Expected:
-    b = hexa()
-    k = b.seqs("round_scored")[1]
-    return edit(b, k, lambda e: setattr(e.round_scored.scores[0], "numerator", 99)), "replay", k
+    return edit_nth(
+        "round_scored", 1, lambda e: setattr(e.round_scored.scores[0], "numerator", 99), "replay"
+    )
 
 
 @mutation("re-signed: a running total")
 def _running_total() -> Expected:
-    b = hexa()
-    k = b.seqs("round_scored")[2]
-    return edit(b, k, lambda e: setattr(e.round_scored.totals[1], "numerator", -7)), "replay", k
+    return edit_nth(
+        "round_scored", 2, lambda e: setattr(e.round_scored.totals[1], "numerator", -7), "replay"
+    )
 
 
 @mutation("re-signed: a final total")
 def _final_total() -> Expected:
-    b = hexa()
-    k = b.seqs("match_ended")[0]
-    return edit(b, k, lambda e: setattr(e.match_ended.totals[2], "numerator", 0)), "replay", k
+    return edit_nth(
+        "match_ended", 0, lambda e: setattr(e.match_ended.totals[2], "numerator", 0), "replay"
+    )
 
 
 @mutation("re-signed: the winners")
@@ -116,12 +123,8 @@ def _timeout_not_default() -> Expected:
 
 @mutation("re-signed: a time-out of the wrong seat")
 def _timeout_seat() -> Expected:
-    b = hexa()
-    k = b.seqs("timed_out")[0]
-    return (
-        edit(b, k, lambda e: setattr(e.timed_out, "seat", (e.timed_out.seat + 1) % 4)),
-        "server",
-        k,
+    return edit_nth(
+        "timed_out", 0, lambda e: setattr(e.timed_out, "seat", (e.timed_out.seat + 1) % 4), "server"
     )
 
 
@@ -135,9 +138,9 @@ def _timeout_no_clock() -> Expected:
 
 @mutation("re-signed: a round's kind")
 def _round_kind() -> Expected:
-    b = hexa()
-    k = b.seqs("round_started")[1]
-    return edit(b, k, lambda e: setattr(e.round_started, "kind", "queens")), "replay", k
+    return edit_nth(
+        "round_started", 1, lambda e: setattr(e.round_started, "kind", "queens"), "replay"
+    )
 
 
 @mutation("re-signed: a forced pass recorded as chosen")
@@ -149,12 +152,11 @@ def _pass_reason() -> Expected:
 
 @mutation("re-signed: a trump draw")
 def _trump_draw() -> Expected:
-    b = hexa()
-    k = b.seqs("trump_drawn")[0]
-    return (
-        edit(b, k, lambda e: setattr(e.trump_drawn, "suit", e.trump_drawn.suit % 4 + 1)),
+    return edit_nth(
+        "trump_drawn",
+        0,
+        lambda e: setattr(e.trump_drawn, "suit", e.trump_drawn.suit % 4 + 1),
         "replay",
-        k,
     )
 
 

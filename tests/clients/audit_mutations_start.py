@@ -10,7 +10,7 @@ from cardarena.clients.audit import seed_commitment
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
-from .audit_support import SEED, Expected, clone, edit, forge, hexa, mutation
+from .audit_support import SEED, Expected, clone, edit, edit_nth, forge, hexa, mutation
 
 
 @mutation("re-signed: a dealt hand")
@@ -120,9 +120,7 @@ def _started_reserved_short() -> Expected:
 
 @mutation("re-signed: a seat's name")
 def _seat_name() -> Expected:
-    b = hexa()
-    k = b.seqs("seat_joined")[2]
-    return edit(b, k, lambda e: setattr(e.seat_joined, "name", "mallory")), "start", k
+    return edit_nth("seat_joined", 2, lambda e: setattr(e.seat_joined, "name", "mallory"), "start")
 
 
 @mutation("re-signed: a seat joins after play starts")

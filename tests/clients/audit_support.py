@@ -124,6 +124,16 @@ def edit(
     return resign(out, seq) if sign else out
 
 
+def edit_nth(
+    kind: str, index: int, change: Callable[[pb.Event], object], check: str | set[str]
+) -> Expected:
+    """The Hexathlon log with its ``index``-th event of ``kind`` changed and re-signed, which
+    ``check`` must find at that event."""
+    b = hexa()
+    seq = b.seqs(kind)[index]
+    return edit(b, seq, change), check, seq
+
+
 def edit_raw(b: Base, seq: int, change: Callable[[bytes], bytes]) -> spb.GetMatchLogResponse:
     out = clone(b.resp)
     out.entries[seq - 1].event = change(out.entries[seq - 1].event)
