@@ -98,24 +98,32 @@ def run_all(
     began = time.monotonic()
     for repeat in range(args.repeats):
         for config in configs if repeat % 2 == 0 else configs[::-1]:
-            with contextlib.ExitStack() as stack:
-                store = None
-                if config.kind == "postgres":
-                    store = stack.enter_context(fresh_schema(args.store_url))
-                result = run_once(
-                    config.kind,
-                    args,
-                    window,
-                    repeat,
-                    noop_match_actions(args, config),
-                    config.count,
-                    store,
-                    pattern=config.pattern,
-                    rate=rate,
-                )
+            result = run_config(args, config, window, repeat, rate)
             runs[config.label].append(result)
             say(began, config, repeat, result, describe(result))
     return runs
+
+
+def run_config(
+    args: argparse.Namespace, config: Configuration, window: float, repeat: int, rate: float
+) -> RunResult:
+    """One run of ``config`` (on a fresh PostgreSQL schema for a PostgreSQL one), its clients
+    paced at ``rate`` actions a second per match (0: closed loop)."""
+    with contextlib.ExitStack() as stack:
+        store = None
+        if config.kind == "postgres":
+            store = stack.enter_context(fresh_schema(args.store_url))
+        return run_once(
+            config.kind,
+            args,
+            window,
+            repeat,
+            noop_match_actions(args, config),
+            config.count,
+            store,
+            pattern=config.pattern,
+            rate=rate,
+        )
 
 
 def compare_noop(args: argparse.Namespace) -> int:

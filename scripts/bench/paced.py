@@ -28,7 +28,7 @@ import time
 from collections.abc import Mapping, Sequence
 
 from .common import Configuration
-from .compare import noop_match_actions, noop_plan, run_all, say, window_of
+from .compare import noop_plan, run_all, run_config, say, window_of
 from .report import ACKNOWLEDGED, PATTERNS, median_of, print_outcome, print_table
 from .run import RunResult, run_once
 
@@ -93,15 +93,7 @@ def compare_paced(args: argparse.Namespace) -> int:
             rate = closed.actions_per_s / 2 / args.matches
             paced = [c for c in plan if c.pattern == pattern]
             for config in paced if repeat % 2 == 0 else paced[::-1]:
-                result = run_once(
-                    config.kind,
-                    args,
-                    window,
-                    repeat,
-                    noop_match_actions(args, config),
-                    pattern=pattern,
-                    rate=rate,
-                )
+                result = run_config(args, config, window, repeat, rate)
                 runs[config.label].append(result)
                 say(began, config, repeat, result, f"p99 {result.p99_ms:,.1f} ms")
     capacity = {c.pattern or args.pattern: runs[c.label] for c in capacity_plan}
