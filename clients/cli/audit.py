@@ -16,8 +16,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import grpc
-
 from ..audit import audit_log, report_json, report_text
 from ..audit.parallel import default_workers
 from ..audit.signature import BadKey, TrustedKey, parse_keys
@@ -28,7 +26,7 @@ from ..logs.bundle import read_logs
 from ..logs.results import load_results
 from ..tournament.terminal import print_error
 from .argtypes import hash_hex, output_dir, output_file, positive_int
-from .logsource import add_source_arguments, read_source
+from .logsource import add_source_arguments, read_source, unavailable_as
 
 EXIT_CLEAN, EXIT_DISCREPANCY, EXIT_UNREADABLE = 0, 1, 2
 
@@ -167,21 +165,17 @@ def _tournament(
         async with ArenaClient(server) as client:
             return await audit_results(results, logs, client, keys=keys, workers=workers)
 
-    try:
+    def audited() -> int:
         report = asyncio.run(audit())
-    except LogUnavailable as error:
-        print_error("cardarena audit", str(error))
-        return EXIT_UNREADABLE
-    except grpc.aio.AioRpcError as error:
-        print_error("cardarena audit", f"{error.code().name}: {error.details()}")
-        return EXIT_UNREADABLE
-    if args.json:
-        print(json.dumps(_json(report), indent=2))
-    else:
-        print(_summary(report))
-        for finding in report.findings:
-            print(f"  {finding}")
-    return EXIT_CLEAN if report.ok else EXIT_DISCREPANCY
+        if args.json:
+            print(json.dumps(_json(report), indent=2))
+        else:
+            print(_summary(report))
+            for finding in report.findings:
+                print(f"  {finding}")
+        return EXIT_CLEAN if report.ok else EXIT_DISCREPANCY
+
+    return unavailable_as("cardarena audit", EXIT_UNREADABLE, audited)
 
 
 def _summary(report: TournamentAudit) -> str:

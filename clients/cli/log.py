@@ -18,8 +18,6 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-import grpc
-
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
 
@@ -29,6 +27,7 @@ from ..logs.bundle import fetch_logs, save_logs, save_tournament
 from ..logs.results import load_results
 from ..tournament.terminal import print_error
 from .argtypes import server_address
+from .logsource import unavailable_as
 
 EXIT_OK, EXIT_SOME_MISSING, EXIT_FAILED = 0, 1, 2
 
@@ -54,16 +53,8 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     _server(keys)
 
     def run(args: argparse.Namespace) -> int:
-        try:
-            if args.action == "keys":
-                return asyncio.run(_keys(args))
-            return asyncio.run(_fetch(args))
-        except LogUnavailable as error:
-            print_error("cardarena log", str(error))
-            return EXIT_FAILED
-        except grpc.aio.AioRpcError as error:
-            print_error("cardarena log", f"{error.code().name}: {error.details()}")
-            return EXIT_FAILED
+        action = _keys if args.action == "keys" else _fetch
+        return unavailable_as("cardarena log", EXIT_FAILED, lambda: asyncio.run(action(args)))
 
     return run
 

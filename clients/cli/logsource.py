@@ -1,17 +1,23 @@
 """Where a command reads a match log from: ``LOGFILE``, or ``--server HOST:PORT --match ID``.
 
 Shared by ``cardarena audit`` and ``cardarena replay`` so both accept the same input and
-refuse bad input the same way (usage errors exit 2, like every argparse error).
+refuse bad input the same way (usage errors exit 2, like every argparse error); and by
+``audit`` and ``cardarena log``, :func:`unavailable_as`: a log that cannot be had, or the
+server's refusal, is one line and an exit status.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+from collections.abc import Callable
+
+import grpc
 
 from cardarena.v1 import service_pb2 as spb
 
-from ..logs import fetch_log, load_log
+from ..logs import LogUnavailable, fetch_log, load_log
+from ..tournament.terminal import print_error
 from .argtypes import server_address
 
 
@@ -43,3 +49,15 @@ def read_source(
     if args.server is None or args.match is None:
         parser.error("give LOGFILE, or both --server HOST:PORT and --match ID")
     return asyncio.run(fetch_log(args.server, args.match)), args.match
+
+
+def unavailable_as(command: str, status: int, run: Callable[[], int]) -> int:
+    """``run()``; where a log could not be had or the server refused, one line on stderr
+    (``command: why``) and exit ``status`` instead of a traceback."""
+    try:
+        return run()
+    except LogUnavailable as error:
+        print_error(command, str(error))
+    except grpc.aio.AioRpcError as error:
+        print_error(command, f"{error.code().name}: {error.details()}")
+    return status
