@@ -21,6 +21,7 @@ from cardarena.v1 import service_pb2 as spb
 from ..logs import log_from_engine
 from ..serverproc import ServerProcess
 from ..waiting import eventually
+from . import audit_mutations_play  # noqa: F401  # registers the mutation used below
 from .audit_support import MUTATIONS, NAMES, SEED, base, hexa
 
 # -- the log file and the command ------------------------------------------------------------
