@@ -7,6 +7,7 @@
 
 const [playwrightDir, executablePath, url] = process.argv.slice(2);
 const { chromium } = require(playwrightDir);
+const { launch, collectErrors } = require("./chromium.cjs");
 
 // Runs inside the page: everything a test compares, read through the page's stable hooks.
 function observe() {
@@ -36,12 +37,7 @@ function observe() {
 }
 
 async function main() {
-  const browser = await chromium.launch({
-    executablePath,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync"],
-  });
+  const browser = await launch(chromium, executablePath);
   try {
     const page = await browser.newPage();
     const requests = [];
@@ -49,10 +45,7 @@ async function main() {
     page.on("request", (request) => {
       if (!request.url().startsWith("file:")) requests.push(request.url());
     });
-    page.on("pageerror", (error) => errors.push(String(error)));
-    page.on("console", (message) => {
-      if (message.type() === "error") errors.push(message.text());
-    });
+    collectErrors(page, errors);
     const open = async (address) => {
       await page.goto(address);
       await page.waitForSelector('body[data-ready="true"]');

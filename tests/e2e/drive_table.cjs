@@ -9,6 +9,7 @@
 const path = require("path");
 const [playwrightDir, executablePath, base, shots, planJson] = process.argv.slice(2);
 const { chromium } = require(playwrightDir);
+const { launch, collectErrors } = require("./chromium.cjs");
 const plan = JSON.parse(planJson);
 
 const WAIT = { timeout: 30000 };
@@ -141,17 +142,9 @@ async function playOut(page, entry, record, hooks) {
 }
 
 async function main() {
-  const browser = await chromium.launch({
-    executablePath, headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-      // Two pages at once (a seat and a spectator): neither is a throttled background tab.
-      "--disable-background-timer-throttling", "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows"],
-  });
+  const browser = await launch(chromium, executablePath, { unthrottled: true });
   const errors = [];
-  const watch = (page) => {
-    page.on("pageerror", (error) => errors.push(String(error)));
-    page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
-  };
+  const watch = (page) => collectErrors(page, errors);
   const out = { games: [], errors };
   try {
     const context = await browser.newContext({ viewport: { width: 1400, height: 950 } });

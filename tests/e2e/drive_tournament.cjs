@@ -9,6 +9,7 @@
 const path = require("path");
 const [playwrightDir, executablePath, base, shots] = process.argv.slice(2);
 const { chromium } = require(playwrightDir);
+const { launch, collectErrors } = require("./chromium.cjs");
 const WAIT = { timeout: 60000 };
 
 function observe() {
@@ -25,18 +26,12 @@ function observe() {
 }
 
 async function main() {
-  const browser = await chromium.launch({
-    executablePath, headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-      // Two pages at once (a seat and a spectator): neither is a throttled background tab.
-      "--disable-background-timer-throttling", "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows"],
-  });
+  const browser = await launch(chromium, executablePath, { unthrottled: true });
   const errors = [];
   const out = { errors };
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 950 } });
-    page.on("pageerror", (error) => errors.push(String(error)));
-    page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+    collectErrors(page, errors);
     for (let i = 0; i < 100; i += 1) {
       await page.goto(base + "/");
       await page.waitForSelector('body[data-ready="true"]', WAIT);
