@@ -39,7 +39,8 @@ class IllegalMover:
 
 
 class Sleeper:
-    """Hangs on its second decision (for the guard's unit test: a stuck thread)."""
+    """Hangs on its second decision until released (a stuck thread for the guard's unit test, a
+    seat that times out for good in a local match)."""
 
     name = "sleeper"
 

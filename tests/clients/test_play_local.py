@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,7 @@ from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
 from ..logs import log_from_engine
-from ..tournament_bots import Crasher, FirstLegal, IllegalMover
+from ..tournament_bots import Crasher, FirstLegal, IllegalMover, Sleeper
 
 GAME_PLAYERS = [(game, n) for game, spec in GAMES.items() for n in spec.players]
 SEED = bytes(range(32))
@@ -182,24 +181,8 @@ def test_an_answer_that_is_no_action_is_a_fault_and_debug_raises() -> None:
         play("triathlon", [IllegalMover(), "random", "random"], seed=SEED, debug=True)
 
 
-class Hanging:
-    """Answers its first turn, then hangs until released: its seat times out for good."""
-
-    name = "hanging"
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self.release = threading.Event()
-
-    def choose(self, state: SeatState) -> int:
-        self.calls += 1
-        if self.calls == 2:
-            self.release.wait(10)
-        return state.legal[0]
-
-
 def test_a_bot_over_its_clock_is_asked_no_more() -> None:
-    hanging = Hanging()
+    hanging = Sleeper()  # answers its first turn, then hangs: its seat times out for good
     try:
         resp = play("triathlon", [hanging, "random", "random"], seed=SEED, move_ms=50)
     finally:
