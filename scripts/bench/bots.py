@@ -28,7 +28,7 @@ import dataclasses
 import random
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import grpc
@@ -141,6 +141,10 @@ class Table:
     pacer: Pacer | None = None  # the match's schedule with --rate; None: closed loop
 
 
+Act = Callable[[int, Sequence[pb.Action], Stats], Awaitable[None]]
+"""How a seat acts at ``seq`` with these legal actions (it counts into the stats)."""
+
+
 class SeatBot:
     """One seat: its token, its one stream, and (replica patterns) its replica of the match."""
 
@@ -211,13 +215,19 @@ class SeatBot:
         else:
             await self.play_replica(stats)
 
-    async def play_turns(self, stats: Stats) -> None:
-        """Act on the snapshot and on each YourTurn with a random legal action; stop at the end."""
+    async def first_turn(self, act: Act, stats: Stats) -> bool:
+        """``act`` on the snapshot when it is this seat's turn; False if the match is over."""
         snapshot = self.snapshot
         if snapshot.over:
-            return
+            return False
         if snapshot.HasField("to_act") and snapshot.to_act == self.seat:
-            await self.submit(snapshot.seq, snapshot.legal_actions, stats)
+            await act(snapshot.seq, snapshot.legal_actions, stats)
+        return True
+
+    async def play_turns(self, stats: Stats) -> None:
+        """Act on the snapshot and on each YourTurn with a random legal action; stop at the end."""
+        if not await self.first_turn(self.submit, stats):
+            return
         while True:
             message = await self.read(stats)
             if message is None:

@@ -62,11 +62,8 @@ class PlayBot(SeatBot):
 
     async def play(self, stats: Stats) -> None:
         """Act on each prompt, count each result; stop at MatchEnded once nothing is in flight."""
-        snapshot = self.snapshot
-        if snapshot.over:
+        if not await self.first_turn(self.prompted, stats):
             return
-        if snapshot.HasField("to_act") and snapshot.to_act == self.seat:
-            await self.prompted(snapshot.seq, snapshot.legal_actions, stats)
         ended = False
         while not (ended and not self.in_flight and self.sending_done()):
             with failing_match(stats, "Play"):
