@@ -22,6 +22,7 @@ from cardarena.server.hosting import arena as arena_module
 from cardarena.server.hosting import following as hosting_module
 from cardarena.v1 import service_pb2 as spb
 
+from ..arenas import act, seat_everyone
 from ..calls import RPC_TIMEOUT as RPC
 from ..calls import run
 from ..waiting import eventually
@@ -53,12 +54,9 @@ def count_rebuilds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 async def ended_match(arena: Arena) -> str:
     """A short match played to its end through the arena (fast: no RPC per action)."""
     hosted = await arena.create("pentathlon", 3, SHORT)
-    for _ in range(3):
-        await hosted.join(None, "bot")
+    await seat_everyone(hosted)
     while not hosted.ended:
-        seat = hosted.engine.to_act
-        assert seat is not None
-        await hosted.submit(seat, hosted.engine.legal_actions()[0], hosted.last_seq, "")
+        await act(hosted)
     return hosted.match_id
 
 

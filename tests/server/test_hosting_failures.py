@@ -14,13 +14,13 @@ from cardarena.server.hosting import Arena, HostedMatch
 from cardarena.server.hosting import arena as arena_module
 from cardarena.server.store import SqliteStore, StoreError
 
+from ..arenas import seat_everyone
 from ..helpers import drain_event_seqs
 
 
 async def seated_triathlon(arena: Arena) -> HostedMatch:
     hosted = await arena.create("triathlon", 3, {})
-    for _ in range(3):
-        await hosted.join(None, "bot")
+    await seat_everyone(hosted)
     return hosted
 
 

@@ -16,6 +16,7 @@ import pytest
 from cardarena.server.hosting import Arena
 from cardarena.server.store import SqliteStore, StoreError
 from cardarena.v1 import game_pb2 as pb
+from tests.arenas import seat_everyone
 from tests.helpers import drain
 
 MOVE_MS = 1_500
@@ -29,8 +30,7 @@ def test_the_seat_after_a_recovered_write_gets_a_full_move_and_readers_are_told_
     async def main() -> None:
         async with SqliteStore(tmp_path / "store.db") as store:
             hosted = await Arena(store).create("triathlon", 3, None, move_ms=MOVE_MS)
-            for _ in range(3):
-                await hosted.join(None, "bot")
+            await seat_everyone(hosted)
             watcher = hosted.readers.subscribe(None)
             first = hosted.engine.to_act
             assert first is not None
