@@ -83,7 +83,7 @@ class Director:
         self.failed: set[int] = set()
         self.ended_matches: dict[int, bytes] = {}
         """Plan index -> the hash of its log's last entry, for every match that ended."""
-        self.reveals = Reveals(arena)
+        self.reveals = Reveals(arena, log.bind(tournament_id=self.tournament_id))
         """Which ended matches have their (shared) seed revealed, and revealing the rest."""
         self.scores: Scores | None = None
         """The standings as of ``scores.version`` (see :mod:`.info`)."""

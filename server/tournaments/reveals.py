@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Container, Iterable, Mapping
-
-import structlog
+from typing import Any
 
 from ..hosting import Arena
-
-log = structlog.get_logger(__name__)
 
 REVEAL_RETRY_SECONDS = 0.5
 """How soon a director tries again the reveals another replica still held."""
@@ -26,8 +23,9 @@ REVEAL_RETRY_SECONDS = 0.5
 class Reveals:
     """A tournament's matches whose seed is revealed, and the revealing of the others."""
 
-    def __init__(self, arena: Arena) -> None:
+    def __init__(self, arena: Arena, log: Any) -> None:
         self.arena = arena
+        self.log = log
         self.done: set[int] = set()
         """Plan indices of the ended matches whose log holds their reveal (final logs)."""
         self.left = False
@@ -66,7 +64,7 @@ class Reveals:
         deadline = asyncio.get_running_loop().time() + patience
         while await attempt():
             if asyncio.get_running_loop().time() > deadline:
-                log.warning("seeds_unrevealed", left=True)
+                self.log.warning("seeds_unrevealed", waited_seconds=patience)
                 return
             await asyncio.sleep(REVEAL_RETRY_SECONDS)
 
