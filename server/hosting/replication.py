@@ -37,6 +37,8 @@ log = structlog.get_logger(__name__)
 
 CLAIMS_PER_ROUND = 50
 """How many orphaned matches one lease-keeper round takes at most, so replicas share them."""
+SOON = (0.02, 0.1)
+"""Seconds before the next round, at random in this range, while orphans are left."""
 
 
 def final(hosted: HostedMatch) -> bool:
@@ -119,7 +121,7 @@ class Replicas(Replication):
 
         self.arena.store.listen(notified)
         claimed = await self.keep_leases_once()
-        self._keeper = asyncio.create_task(self._keep_leases())
+        self._keeper = asyncio.create_task(self._keep_leases(claimed))
         log.info("replica_started", replica=self.owner.replica, claimed=claimed)
         return claimed
 
@@ -158,13 +160,18 @@ class Replicas(Replication):
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, 5.0)
 
-    async def _keep_leases(self) -> None:
+    async def _keep_leases(self, claimed: int) -> None:
+        """A round every third of a lease; at once (a random moment soon, so that replicas
+        claiming together share) while the last round took as many orphans as a round may:
+        more are likely left, and every one of their players waits."""
         period = self.owner.lease_ms / 3000
         while True:
-            await asyncio.sleep(period * random.uniform(0.8, 1.0))
+            more = claimed >= CLAIMS_PER_ROUND
+            await asyncio.sleep(random.uniform(*SOON) if more else period * random.uniform(0.8, 1))
             try:
-                await self.keep_leases_once()
+                claimed = await self.keep_leases_once()
             except StoreError as error:  # the database is away: try again next round
+                claimed = 0
                 log.warning("lease_round_failed", error=str(error))
 
     async def keep_leases_once(self) -> int:
