@@ -11,14 +11,8 @@ import pytest
 from cardarena.engine import MalformedAction
 from cardarena.server.api.status import CODES, STORE_DOWN, Refused, refusals, status_for
 from cardarena.server.errors import BadRequest, Moved
-from cardarena.server.store import (
-    InvalidPageToken,
-    LeaseLost,
-    StoreClosed,
-    StoreConflict,
-    StoreError,
-    UnknownMatch,
-)
+from cardarena.server.store import LeaseLost, StoreClosed, StoreConflict, StoreError, UnknownMatch
+from cardarena.server.store.errors import InvalidPageToken
 
 WHERE = "postgresql postgresql://arena:***@db.internal:5432/prod schema public"
 
