@@ -76,6 +76,7 @@ class PlayCall:
                 if isinstance(item, BaseException):
                     raise item
                 yield item
+                del item  # a stream waits long between messages: hold none of them
         finally:
             for task in tasks:
                 task.cancel()
@@ -98,6 +99,7 @@ class PlayCall:
             )
             async for item in stream:
                 self.send(response(spb.PlayResponse, item))
+                del item
             await self.idle.wait()  # the answer to the action that ended the match first
             self.send(None)
         except BaseException as error:  # handed to the handler, which aborts with it

@@ -278,6 +278,7 @@ class MatchService:
         self._refuse_new()
         async for item in PlayCall(self, requests, context).run():
             yield item
+            del item
 
     @streaming
     async def StreamEvents(
@@ -291,6 +292,7 @@ class MatchService:
             hosted, request.seat, request.after_seq, on_drop=drop
         ):
             yield response(spb.StreamEventsResponse, item)
+            del item
 
     @streaming
     async def WatchMatch(
@@ -300,6 +302,7 @@ class MatchService:
         drop = self.streams.dropper(context)
         async for item in self.streams.events(hosted, None, request.after_seq, on_drop=drop):
             yield response(spb.WatchMatchResponse, item)  # a spectator is prompted for nothing
+            del item
 
 
 def describe(spec: GameSpec) -> spb.GameDescription:

@@ -180,6 +180,7 @@ def streaming(
             with refusals():
                 async for item in handler(service, request, context):
                     yield item
+                    del item  # a stream waits long between messages: hold none of them
         except Refused as refused:
             await abort(context, refused)
 

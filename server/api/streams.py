@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
@@ -80,15 +81,14 @@ class Streams:
             sub = hosted.readers.subscribe(seat, on_drop)
             snapshot = hosted.snapshot(seat)
         metrics.SUBSCRIBERS.inc()
+        opened_at = snapshot.seq
         try:
             yield snapshot
-            if after_seq < snapshot.seq:
-                projector = PbProjector()
-                for item in await hosted.read_log(limit=snapshot.seq):
-                    event = pb.Event.FromString(item.payload)
-                    projected = project_for(event, seat, projector)
-                    if item.seq > after_seq:
-                        yield projected
+            # A stream lives as long as its match: it keeps none of the messages it sent.
+            del snapshot
+            history = deque(await past(hosted, seat, after_seq, opened_at))
+            while history:
+                yield history.popleft()
             while True:
                 if sub.queue.empty():
                     if hosted.ended:
@@ -98,10 +98,25 @@ class Streams:
                 live = await sub.queue.get()
                 if live is None:
                     raise Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND)
-                if live.seq > snapshot.seq or (
-                    isinstance(live, Told) and live.event is None and live.seq == snapshot.seq
+                if live.seq > opened_at or (
+                    isinstance(live, Told) and live.event is None and live.seq == opened_at
                 ):
                     yield live
+                del live
         finally:
             metrics.SUBSCRIBERS.dec()
             hosted.readers.unsubscribe(sub)
+
+
+async def past(hosted: HostedMatch, seat: int | None, after_seq: int, seq: int) -> list[pb.Event]:
+    """The stored events after ``after_seq`` up to ``seq`` (the snapshot's), as ``seat`` may
+    see them: what a stream sends between its snapshot and the live events."""
+    if after_seq >= seq:
+        return []
+    projector = PbProjector()
+    projected = []
+    for item in await hosted.read_log(limit=seq):
+        event = project_for(pb.Event.FromString(item.payload), seat, projector)
+        if item.seq > after_seq:
+            projected.append(event)
+    return projected
