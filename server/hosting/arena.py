@@ -375,25 +375,27 @@ class Arena:
         return await self.replication.start()
 
     async def load_unfinished(self) -> int:
-        """Reload every unfinished match from its log and restart its clock, a page of logs at
-        a time (three reads a page, not three per match; one page held at once). A log that
-        does not replay costs its match alone (:class:`Unreplayable`, logged): the others
-        resume and the server starts."""
-        count = failed = 0
+        """Reload every unfinished match from its log, a page of logs at a time (three reads a
+        page, not three per match; one page held at once), then restart their clocks, all at
+        once at the end: a match loaded first must not spend its seat's move while the
+        thousands after it load, before anyone can reach the server. A log that does not
+        replay costs its match alone (:class:`Unreplayable`, logged): the others resume and
+        the server starts."""
+        loaded: list[HostedMatch] = []
+        failed = 0
         async for page in self.store.unfinished_log_batches():
             for read in page:
                 if read.record.match_id in self.matches:
                     continue
                 try:
-                    hosted = await self._load(read.record, read)
+                    loaded.append(await self._load(read.record, read))
                 except Unreplayable as error:
                     log.error("resume_failed", match_id=error.match_id, error=error.error_type)
                     failed += 1
-                    continue
-                hosted._rearm_clock()
-                count += 1
-        log.info("matches_resumed", count=count, failed=failed)
-        return count
+        for hosted in loaded:
+            hosted._rearm_clock()
+        log.info("matches_resumed", count=len(loaded), failed=failed)
+        return len(loaded)
 
     async def shutdown(self) -> None:
         """Stop clocks, hand over what the replication policy holds, close streams."""
