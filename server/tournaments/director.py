@@ -98,8 +98,7 @@ class Director:
         """Counts changes, so watchers know when to look again."""
         self.links = Links(len(spec.entrants))
         self._on_change = on_change
-        self._wake = asyncio.Event()
-        self._next_change = asyncio.Event()
+        self._wake, self._next_change = asyncio.Event(), asyncio.Event()
         self.task: asyncio.Task[None] | None = None
         self._background = Background(log, "director_task_failed")
         self.log = log.bind(tournament_id=self.tournament_id)
@@ -236,6 +235,8 @@ class Director:
                 self._changed_now()
                 self.links.close(tpb.EnterResponse(ended=tournament_info(self)))
                 return
+            for group in self.complete_groups():  # a failover may have left some here
+                await self.reveals.reveal_held(self.match_ids, self.members[group])
             await asyncio.sleep(FOLLOW_SECONDS)
 
     async def load_results(self) -> None:
@@ -469,8 +470,7 @@ class Director:
 
     async def _disconnected(self, entrant: int) -> None:
         for index in sorted(self.running):
-            plan = self.plans[index]
-            seats = [s for s, e in enumerate(plan.seats) if e == entrant]
+            seats = [s for s, e in enumerate(self.plans[index].seats) if e == entrant]
             if not seats:
                 continue
             with contextlib.suppress(Exception):

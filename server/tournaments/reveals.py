@@ -55,6 +55,19 @@ class Reveals:
             last_hashes[index] = last_hash
         return left
 
+    async def reveal_held(self, match_ids: Mapping[int, str], indices: Iterable[int]) -> None:
+        """Following another replica's direction: reveal those of these matches (of complete
+        groups) that this replica writes. A failover can leave a match with a replica that does
+        not direct its tournament, where its director cannot write it; its writer can."""
+        for index in indices:
+            hosted = self.arena.matches.get(match_ids.get(index, ""))
+            if hosted is None or index in self.done:
+                continue
+            if hosted.owned and hosted.ended and not hosted.revealed:
+                await hosted.reveal_seed()
+            if hosted.revealed:
+                self.done.add(index)
+
     async def until_done(self, attempt: Callable[[], Awaitable[bool]]) -> None:
         """Make ``attempt`` (which says whether reveals are left) until none is, for a few
         lease periods at most: by then a dead owner's leases have lapsed (alone it writes
