@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from .api.access import Access
 from .api.limits import Rate
@@ -15,6 +16,8 @@ from .api.requests import SECRET, SECRET_RULE
 from .app import MAX_PENDING_CALLS, ServeConfig, run, server_signer
 from .hosting.signing import SigningKeyError
 from .store import StoreError, open_store
+
+N = TypeVar("N", int, float)
 
 LEVELS = ("debug", "info", "warning", "error")
 
@@ -36,33 +39,31 @@ def listen_address(text: str) -> str:
     return text
 
 
-def seconds(low: float, high: float, what: str) -> Callable[[str], float]:
-    """A flag's type: seconds from ``low`` to ``high``, refused in ``what``'s words."""
+def ranged(cast: Callable[[str], N], low: N, high: N, unit: str, what: str) -> Callable[[str], N]:
+    """A flag's type: a number of ``unit`` (read by ``cast``) from ``low`` to ``high``, refused
+    in ``what``'s words."""
 
-    def parse(text: str) -> float:
+    def parse(text: str) -> N:
         try:
-            value = float(text)
+            value = cast(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"expected {unit}, got {text!r}") from None
         if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{what} {low:g}..{high:g} seconds, got {value:g}")
+            shown = "..".join(map(_plain, (low, high)))
+            raise argparse.ArgumentTypeError(f"{what} {shown} {unit}, got {_plain(value)}")
         return value
 
     return parse
 
 
-lease_seconds = seconds(0.5, 300, "a lease lasts")
-expiry_seconds = seconds(0, 30 * 86400, "expiry (0: never) is")
+def _plain(number: float) -> str:
+    """A number as a person writes it: 2592000, 0.5 (not 2.592e+06)."""
+    return str(int(number)) if float(number).is_integer() else f"{number:g}"
 
 
-def pending_calls(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of calls, got {text!r}") from None
-    if not 1 <= value <= 1_000_000:
-        raise argparse.ArgumentTypeError(f"1..1000000 calls may wait, got {value}")
-    return value
+lease_seconds = ranged(float, 0.5, 300.0, "seconds", "a lease lasts")
+expiry_seconds = ranged(float, 0.0, 30 * 86400.0, "seconds", "expiry (0: never) is")
+pending_calls = ranged(int, 1, 1_000_000, "calls", "the calls that may wait are")
 
 
 def admin_token(text: str) -> str:
