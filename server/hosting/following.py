@@ -155,11 +155,8 @@ class LogFollower(ABC):
             # owner set when it wrote these events, as near as it knows (it reads them
             # milliseconds later, so the estimate errs late by that much).
             acting = self.running and to_act is not None
-            self.clock.estimate(
-                acting and self.move_ms > 0,
-                encoded,
-                at_once=acting and to_act is not None and self.faults.forfeited[to_act],
-            )
+            forfeited = to_act is not None and self.faults.forfeited[to_act]
+            self.clock.estimate(acting and self.move_ms > 0, encoded, at_once=acting and forfeited)
         self._publish(encoded)
         self._changed()
 
