@@ -17,6 +17,7 @@ whether tricks pay (``per_trick``) or feats decide (``feats``), and which layout
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from cardarena.engine.actions import CHOOSE_TRUMP, EXCLUDE, PASS
@@ -102,31 +103,37 @@ def trick_card(
         return legal[0]
     scoring = scoring_of(kind)
     want = grabs(scoring) if grab is None else grab
-    if want:
-        return _grab(hand, legal, trick, players, trump, others)
-    return _dodge(scoring, hand, legal, trick, players, trump, others)
+    play = _Play(hand, legal, trick, players, trump, others)
+    return _grab(play) if want else _dodge(scoring, play)
 
 
 def _rank(card: int) -> int:
     return -1 if card >= 52 else card % 13
 
 
-def _dodge(
-    kind: TrickScoring,
-    hand: int,
-    legal: Sequence[int],
-    trick: Sequence[int],
-    players: int,
-    trump: int,
-    others: int,
-) -> int:
+@dataclass(frozen=True, slots=True)
+class _Play:
+    """What a trick decision reads, the same for dodging and grabbing: the seat's ``hand``
+    (a mask), its ``legal`` cards, the ``trick`` so far in play order, the table's number of
+    ``players``, the ``trump`` suit (-1: none) and the cards the rivals may hold (``others``)."""
+
+    hand: int
+    legal: Sequence[int]
+    trick: Sequence[int]
+    players: int
+    trump: int
+    others: int
+
+
+def _dodge(kind: TrickScoring, play: _Play) -> int:
+    legal, trick, trump, others = play.legal, play.trick, play.trump, play.others
     if not trick:
-        return min(legal, key=lambda c: _lead_risk(kind, c, hand, trump, others))
+        return min(legal, key=lambda c: _lead_risk(kind, c, play.hand, trump, others))
     losers = [c for c in legal if not would_win(trick, c, trump)]
     if losers:
         # Dump the costliest loser on the rival who takes this trick, else the highest.
         return max(losers, key=lambda c: (penalty(kind, c), _rank(c), c))
-    last = len(trick) == players - 1
+    last = len(trick) == play.players - 1
     safe_above = [c for c in legal if not higher_in_suit(c, others)]
     if last or len(safe_above) == len(legal):
         # This trick is ours whatever we play: shed the highest card that costs nothing.
@@ -157,14 +164,8 @@ def _lead_risk(
     return (risk, _rank(card))
 
 
-def _grab(
-    hand: int,
-    legal: Sequence[int],
-    trick: Sequence[int],
-    players: int,
-    trump: int,
-    others: int,
-) -> int:
+def _grab(play: _Play) -> int:
+    legal, trick, trump, others = play.legal, play.trick, play.trump, play.others
     if not trick:
         masters = [c for c in legal if c < 52 and not higher_in_suit(c, others)]
         plain = [c for c in masters if c // 13 != trump]
@@ -179,7 +180,7 @@ def _grab(
     winners = [c for c in legal if would_win(trick, c, trump)]
     if not winners:
         return min(legal, key=lambda c: (_is_trump(c, trump), _rank(c), c))
-    last = len(trick) == players - 1
+    last = len(trick) == play.players - 1
     if not last:
         sure = [c for c in winners if not higher_in_suit(c, others)]
         if sure:
