@@ -1,12 +1,13 @@
 """Matches in-process, bots against the engine, with no server: for testing bots fast.
 
-:func:`play` (and :func:`play_async`) plays one match the way a server hosts it and returns
-the log the server would return for it, entry for entry (:mod:`.locallog`): it audits, replays
-and saves like a fetched log. Each seat sees exactly what a served seat sees: every entry of
-the log as its own stream would carry it (``codec.project_pb``), folded into its
-:class:`SeatState` as the client library folds it, and the legal actions when it is to act.
-Python bots think in a thread of their own and programs (``ExternalDecider``) in their
-process, so a bot that hangs costs the seat its clock, not the match.
+:func:`play` (and :func:`play_async`, the same in a running event loop) plays one match the
+way a server hosts it and returns the log the server would return for it, entry for entry
+(:mod:`.locallog`): it audits, replays and saves like a fetched log. Each seat sees exactly
+what a served seat sees: every entry of the log as its own stream would carry it
+(``codec.project_pb``), folded into its :class:`SeatState` as the client library folds it,
+and the legal actions when it is to act. Python bots think in a thread of their own and
+programs (``ExternalDecider``) in their process, so a bot that hangs costs the seat its
+clock, not the match.
 
 What a failing bot costs is what a server's clock makes it cost in a match outside any
 tournament: a bot that raises, answers something other than a legal action, or does not
@@ -26,10 +27,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import logging
 import secrets
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import Any, Final, ParamSpec, TypeVar
 
 from cardarena.competition import bot_seed
 from cardarena.engine import Match, Projector, get_game, setup
@@ -58,6 +60,9 @@ OnFault = Callable[[int, int, str], None]
 
 log = logging.getLogger(__name__)
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 
 def seat_seed(seed: bytes, seat: int) -> int:
     """The seed a Python bot made from a spec gets for ``seat`` of a local match: one way from
@@ -65,7 +70,7 @@ def seat_seed(seed: bytes, seat: int) -> int:
     return bot_seed(seed, 0, seat)
 
 
-def play(
+async def play_async(
     game: str,
     bots: Sequence[Seat],
     *,
@@ -84,40 +89,8 @@ def play(
     ``names`` name the seats (default: each bot's ``name``, a repeated one suffixed with its
     seat, ``random#2``); ``move_ms`` is the clock of every move (see the module). Raises
     ``ValueError`` (``OptionError`` included) for a game, options, seed or bot that cannot
-    play. In a running event loop (a notebook), the match is played in a thread of its own.
+    play. :func:`play` is the same call from synchronous code.
     """
-    coroutine = play_async(
-        game,
-        bots,
-        seed=seed,
-        options=options,
-        move_ms=move_ms,
-        names=names,
-        match_id=match_id,
-        on_fault=on_fault,
-        debug=debug,
-    )
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="cardarena-play") as pool:
-        return pool.submit(asyncio.run, coroutine).result()
-
-
-async def play_async(
-    game: str,
-    bots: Sequence[Seat],
-    *,
-    seed: bytes | None = None,
-    options: Mapping[str, Any] | None = None,
-    move_ms: int = DEFAULT_MOVE_MS,
-    names: Sequence[str] | None = None,
-    match_id: str | None = None,
-    on_fault: OnFault | None = None,
-    debug: bool = False,
-) -> spb.GetMatchLogResponse:
-    """:func:`play` in a running event loop."""
     prepared = setup(game, players=len(bots), options=options)
     if seed is None:
         seed = secrets.token_bytes(SEED_SIZE)
@@ -148,6 +121,35 @@ async def play_async(
     finally:
         await table.finish()
     return writer.response()
+
+
+def _synchronous(run: Callable[P, Coroutine[Any, Any, R]], name: str, doc: str) -> Callable[P, R]:
+    """``run`` as a plain call named ``name``, taking the same arguments: its coroutine runs in
+    an event loop of its own or, where a loop already runs (a notebook), in a thread of its
+    own; so the one signature is written once for both ways of calling."""
+
+    @functools.wraps(run)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        coroutine = run(*args, **kwargs)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(coroutine)
+        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="cardarena-play") as pool:
+            return pool.submit(asyncio.run, coroutine).result()
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = doc
+    return call
+
+
+play = _synchronous(
+    play_async,
+    "play",
+    """Play one match from synchronous code: :func:`play_async`, the same arguments, the same
+    log returned. In a running event loop (a notebook), the match is played in a thread of
+    its own.""",
+)
 
 
 class _Table:
