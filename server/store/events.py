@@ -12,16 +12,8 @@ from .entropy import EntropyQueries
 from .errors import DuplicateRequest, LeaseLost, StoreConflict, UnknownMatch
 from .leases import LeaseQueries
 from .records import Fence, MatchLog, MatchRecord, Owner, SeatRecord, StoredEvent
-from .schema import (
-    ENDED,
-    MATCH_COLUMNS,
-    Connection,
-    check_fence,
-    decode_page_token,
-    keyset_page,
-    match_from_row,
-    match_row,
-)
+from .rows import MATCHES
+from .schema import ENDED, Connection, check_fence, check_page, match_row
 from .signatures import SignatureQueries
 from .tournaments import TournamentQueries
 
@@ -45,20 +37,7 @@ class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueri
 
         def work(conn: Connection) -> Fence | None:
             try:
-                conn.execute(
-                    f"INSERT INTO matches ({MATCH_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        record.match_id,
-                        record.created_at,
-                        record.game,
-                        record.players,
-                        record.config,
-                        record.seed,
-                        record.commitment,
-                        record.status,
-                        record.ended_at,
-                    ),
-                )
+                MATCHES.insert(conn, record)
             except Exception as exc:
                 if self._is_unique_violation(exc):
                     raise StoreConflict(f"match {record.match_id!r} already exists") from exc
@@ -217,10 +196,7 @@ class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueri
         """The match's row, or ``None``."""
 
         def work(conn: Connection) -> MatchRecord | None:
-            row = conn.execute(
-                f"SELECT {MATCH_COLUMNS} FROM matches WHERE match_id = ?", (match_id,)
-            ).fetchone()
-            return None if row is None else match_from_row(row)
+            return MATCHES.get(conn, match_id)
 
         return await self._read(work)
 
@@ -239,16 +215,11 @@ class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueri
         matches are being created (no skips, no repeats, unlike OFFSET). The token is opaque
         text; ``None`` as the next token means this was the last page.
         """
-        if page_size < 1:
-            raise ValueError("page_size must be at least 1")
-        if page_token is not None:
-            decode_page_token(page_token)  # a malformed one is refused before any query
+        check_page(page_size, page_token)
 
         def work(conn: Connection) -> tuple[list[MatchRecord], str | None]:
-            rows, token = keyset_page(
+            return MATCHES.page(
                 conn,
-                select=f"SELECT {MATCH_COLUMNS} FROM matches",
-                key="match_id",
                 filters=[
                     *([] if status is None else [("status = ?", (status,))]),
                     *([] if game is None else [("game = ?", (game,))]),
@@ -256,7 +227,6 @@ class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueri
                 page_size=page_size,
                 page_token=page_token,
             )
-            return [match_from_row(r) for r in rows], token
 
         return await self._read(work)
 
@@ -265,11 +235,11 @@ class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueri
 
         def work(conn: Connection) -> list[MatchRecord]:
             rows = conn.execute(
-                f"SELECT {MATCH_COLUMNS} FROM matches WHERE status != ?"
+                f"SELECT {MATCHES.columns} FROM matches WHERE status != ?"
                 " ORDER BY created_at, match_id",
                 (ENDED,),
             ).fetchall()
-            return [match_from_row(r) for r in rows]
+            return [MATCHES.from_row(r) for r in rows]
 
         return await self._read(work)
 
@@ -292,11 +262,11 @@ class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueri
                 params += [after[0], after[0], after[1]]
             page = "" if limit is None else " LIMIT ?"
             rows = conn.execute(
-                f"SELECT {MATCH_COLUMNS} FROM matches WHERE {where}"
+                f"SELECT {MATCHES.columns} FROM matches WHERE {where}"
                 f" ORDER BY created_at, match_id{page}",
                 (*params, *(() if limit is None else (limit,))),
             ).fetchall()
-            logs = {r[0]: MatchLog(match_from_row(r), [], []) for r in rows}
+            logs = {r[0]: MatchLog(MATCHES.from_row(r), [], []) for r in rows}
             if not logs:
                 return []
             if after is None and limit is None:

@@ -1,4 +1,5 @@
-"""The one schema of both databases, the rows it is read from, and the page tokens of listings."""
+"""The one schema of both databases, the reads of a match's and a lease's row that writes check,
+and the page tokens of listings."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from .errors import InvalidPageToken, LeaseLost, UnknownMatch
-from .records import Fence, Lease, MatchRecord
+from .records import Fence, Lease
 
 Connection = Any
 """A DB-API style connection (``sqlite3`` or psycopg) whose ``execute`` takes ``?``
@@ -118,25 +119,6 @@ def schema_statements(*, bytes_type: str, int64: str, clustered: str = "") -> li
     return [statement for statement in text.split(";") if statement.strip()]
 
 
-MATCH_COLUMNS: Final = (
-    "match_id, created_at, game, players, config, seed, commitment, status, ended_at"
-)
-
-
-def match_from_row(row: tuple[Any, ...]) -> MatchRecord:
-    return MatchRecord(
-        match_id=row[0],
-        created_at=row[1],
-        game=row[2],
-        players=row[3],
-        config=bytes(row[4]),
-        seed=bytes(row[5]),
-        commitment=row[6],
-        status=row[7],
-        ended_at=row[8],
-    )
-
-
 def encode_page_token(created_at: str, match_id: str) -> str:
     raw = json.dumps([created_at, match_id], separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
@@ -153,6 +135,14 @@ def decode_page_token(token: str) -> tuple[str, str]:
     ):
         raise InvalidPageToken("malformed page token")
     return decoded[0], decoded[1]
+
+
+def check_page(page_size: int, page_token: str | None) -> None:
+    """Refuse a listing's bad size or malformed token before any query is queued."""
+    if page_size < 1:
+        raise ValueError("page_size must be at least 1")
+    if page_token is not None:
+        decode_page_token(page_token)
 
 
 def keyset_page(

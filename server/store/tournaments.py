@@ -4,30 +4,11 @@ table and a restart finds everything it had scheduled."""
 
 from __future__ import annotations
 
-from typing import Any, Final
-
 from .errors import StoreConflict
 from .records import TournamentRecord
-from .schema import Connection, decode_page_token, keyset_page
+from .rows import TOURNAMENTS
+from .schema import Connection, check_page
 from .threads import StoreThreads
-
-COLUMNS: Final = (
-    "tournament_id, created_at, config, seed, secret, status, ended_at, end_reason, director"
-)
-
-
-def _from_row(row: tuple[Any, ...]) -> TournamentRecord:
-    return TournamentRecord(
-        tournament_id=row[0],
-        created_at=row[1],
-        config=bytes(row[2]),
-        seed=bytes(row[3]),
-        secret=bytes(row[4]),
-        status=row[5],
-        ended_at=row[6],
-        end_reason=row[7],
-        director=row[8],
-    )
 
 
 class TournamentQueries(StoreThreads):
@@ -38,20 +19,7 @@ class TournamentQueries(StoreThreads):
 
         def work(conn: Connection) -> None:
             try:
-                conn.execute(
-                    f"INSERT INTO tournaments ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        record.tournament_id,
-                        record.created_at,
-                        record.config,
-                        record.seed,
-                        record.secret,
-                        record.status,
-                        record.ended_at,
-                        record.end_reason,
-                        record.director,
-                    ),
-                )
+                TOURNAMENTS.insert(conn, record)
             except Exception as exc:
                 if self._is_unique_violation(exc):
                     raise StoreConflict(
@@ -128,10 +96,7 @@ class TournamentQueries(StoreThreads):
 
     async def get_tournament(self, tournament_id: str) -> TournamentRecord | None:
         def work(conn: Connection) -> TournamentRecord | None:
-            row = conn.execute(
-                f"SELECT {COLUMNS} FROM tournaments WHERE tournament_id = ?", (tournament_id,)
-            ).fetchone()
-            return None if row is None else _from_row(row)
+            return TOURNAMENTS.get(conn, tournament_id)
 
         return await self._read(work)
 
@@ -139,20 +104,14 @@ class TournamentQueries(StoreThreads):
         self, *, page_size: int, page_token: str | None = None, running_only: bool = False
     ) -> tuple[list[TournamentRecord], str | None]:
         """One page in ``(created_at, tournament_id)`` order (keyset pagination, as matches)."""
-        if page_size < 1:
-            raise ValueError("page_size must be at least 1")
-        if page_token is not None:
-            decode_page_token(page_token)  # a malformed one is refused before any query
+        check_page(page_size, page_token)
 
         def work(conn: Connection) -> tuple[list[TournamentRecord], str | None]:
-            rows, token = keyset_page(
+            return TOURNAMENTS.page(
                 conn,
-                select=f"SELECT {COLUMNS} FROM tournaments",
-                key="tournament_id",
                 filters=[("status = 'running'", ())] if running_only else [],
                 page_size=page_size,
                 page_token=page_token,
             )
-            return [_from_row(r) for r in rows], token
 
         return await self._read(work)
