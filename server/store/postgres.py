@@ -19,7 +19,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Iterable, Sequence
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, Unpack
 
 import psycopg
 import structlog
@@ -29,7 +29,7 @@ from psycopg.pq import TransactionStatus
 from .events import EventStore
 from .records import StoredEvent
 from .schema import Connection, schema_statements
-from .threads import ChangeHook, CommitHook
+from .threads import ChangeHook, Tuning
 
 __all__ = ["PostgresStore", "redact"]
 
@@ -138,15 +138,8 @@ class PostgresStore(EventStore):
     _share_lock: ClassVar[str] = " FOR SHARE"
     _begin_snapshot: ClassVar[str] = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        on_commit: CommitHook | None = None,
-        max_batch: int = 1000,
-        read_threads: int = 4,
-    ) -> None:
-        super().__init__(on_commit=on_commit, max_batch=max_batch, read_threads=read_threads)
+    def __init__(self, url: str, **tuning: Unpack[Tuning]) -> None:
+        super().__init__(**tuning)
         self._url, self.schema = split_schema(url)
         self.channel = f"cardarena_{self.schema}"
         self._listener: threading.Thread | None = None

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import ClassVar, Final
+from typing import ClassVar, Final, Unpack
 
 from .errors import StoreError
 from .events import EventStore
 from .schema import Connection, schema_statements
-from .threads import CommitHook
+from .threads import Tuning
 
 __all__ = ["SqliteStore"]
 
@@ -29,15 +29,8 @@ class SqliteStore(EventStore):
 
     _now_ms: ClassVar[str] = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
 
-    def __init__(
-        self,
-        path: Path,
-        *,
-        on_commit: CommitHook | None = None,
-        max_batch: int = 1000,
-        read_threads: int = 4,
-    ) -> None:
-        super().__init__(on_commit=on_commit, max_batch=max_batch, read_threads=read_threads)
+    def __init__(self, path: Path, **tuning: Unpack[Tuning]) -> None:
+        super().__init__(**tuning)
         self.path = Path(path)
 
     @property

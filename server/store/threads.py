@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, ClassVar, Final, Generic, Self, TypeVar, cast
+from typing import Any, ClassVar, Final, Generic, Self, TypedDict, TypeVar, cast
 
 import structlog
 
@@ -38,6 +38,15 @@ CommitHook = Callable[[int, float], None]
 ChangeHook = Callable[[str | None, int], None]
 """``on_change(match_id, last_seq)`` from :meth:`StoreThreads.listen`, on the listener thread;
 ``(None, 0)`` after a reconnect: changes may have been missed, re-read everything."""
+
+
+class Tuning(TypedDict, total=False):
+    """:class:`StoreThreads`' own keyword arguments, as each database's store passes them on
+    (``**tuning: Unpack[Tuning]``) so that they and their defaults are written once, there."""
+
+    on_commit: CommitHook | None
+    max_batch: int
+    read_threads: int
 
 
 @dataclass(slots=True)
