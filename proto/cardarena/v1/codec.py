@@ -6,6 +6,7 @@ raises :class:`ValueError` with a message fit for an INVALID_ARGUMENT status.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any, Final
@@ -136,17 +137,20 @@ def dict_of(value: struct_pb2.Struct) -> dict[str, Any]:
     """A Struct as plain JSON values, whole numbers as ``int``: a Struct carries every number
     as a double, and options are whole numbers (so a bot reads ``"first_dealer": 0``, not
     ``0.0``)."""
-    plain: dict[str, Any] = _whole(json_format.MessageToDict(value))
+    plain: dict[str, Any] = _whole(json_format.MessageToDict(value), 2**53)
     return plain
 
 
-def _whole(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+def _whole(value: Any, below: float) -> Any:
+    """``value`` with each whole float of magnitude under ``below`` as an ``int``, through its
+    dicts and lists. From ``2**53`` on every double is whole, so :func:`dict_of` keeps those
+    as sent; a MatchStarted's options are the engine's own, all ints (``below=math.inf``)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < below:
         return int(value)
     if isinstance(value, dict):
-        return {key: _whole(item) for key, item in value.items()}
+        return {key: _whole(item, below) for key, item in value.items()}
     if isinstance(value, list):
-        return [_whole(item) for item in value]
+        return [_whole(item, below) for item in value]
     return value
 
 
@@ -278,7 +282,10 @@ def event_from_pb(event: pb.Event) -> ev.Event | None:
     if kind == "match_started":
         m = event.match_started
         return ev.MatchStarted(
-            m.game, m.players, _normal_options(dict_of(m.options)), m.seed_commitment
+            m.game,
+            m.players,
+            _whole(json_format.MessageToDict(m.options), math.inf),
+            m.seed_commitment,
         )
     if kind == "dealer_drawn":
         return ev.DealerDrawn(event.dealer_drawn.seat)
@@ -324,17 +331,6 @@ def event_from_pb(event: pb.Event) -> ev.Event | None:
     if kind in SERVER_KINDS:
         return None
     raise ValueError(f"event {event.seq} has no kind")
-
-
-def _normal_options(value: Any) -> Any:
-    """Struct numbers travel as doubles: turn whole ones back into ints, recursively."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _normal_options(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_normal_options(v) for v in value]
-    return value
 
 
 def project_pb(event: pb.Event, seat: int | None, *, voluntary_pass: bool) -> pb.Event:
