@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
 import grpc
 
@@ -35,6 +35,13 @@ from cardarena.v1.codec import action_to_pb
 
 Prompt = pb.Event | pb.YourTurn | spb.ActionResult | None
 """What a stream of the no-op server sends next; ``None`` ends it (the match is over)."""
+
+PROMPT_FIELDS: dict[type, str] = {
+    pb.Event: "event",
+    pb.YourTurn: "your_turn",
+    spb.ActionResult: "result",
+}
+"""The field of a stream's response that carries each kind of prompt (a result: Play only)."""
 
 
 class NoopTable:
@@ -81,6 +88,19 @@ def event_of_action(seat: int, action: pb.Action, seq: int) -> pb.Event:
 CANNED_LEGAL = [action_to_pb(french(0, rank)) for rank in range(2, 8)]
 
 
+R = TypeVar("R")
+
+
+def answered_empty(response: type[R]) -> Callable[..., Awaitable[R]]:
+    """A servicer method that answers every call with an empty ``response``: one definition for
+    the RPCs the no-op server keeps nothing for."""
+
+    async def answer(self: object, request: object, context: object) -> R:
+        return response()
+
+    return answer
+
+
 class NoopService(service_pb2_grpc.MatchServiceServicer):
     """The RPCs the load uses, answered instantly from memory: the ceiling of gRPC itself.
 
@@ -91,15 +111,16 @@ class NoopService(service_pb2_grpc.MatchServiceServicer):
     turn check.
     """
 
+    # What the load never calls, answered empty: every RPC of the protocol answers.
+    ListGames = answered_empty(spb.ListGamesResponse)
+    ListMatches = answered_empty(spb.ListMatchesResponse)
+    GetMatchLog = answered_empty(spb.GetMatchLogResponse)
+    GetPublicKeys = answered_empty(spb.GetPublicKeysResponse)
+
     def __init__(self, match_actions: int) -> None:
         self.tables: dict[str, NoopTable] = {}
         self.created = 0
         self.match_actions = match_actions
-
-    async def ListGames(  # noqa: N802 - the protocol's name
-        self, request: spb.ListGamesRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> spb.ListGamesResponse:
-        return spb.ListGamesResponse()
 
     async def CreateMatch(  # noqa: N802 - the protocol's name
         self, request: spb.CreateMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -121,11 +142,6 @@ class NoopService(service_pb2_grpc.MatchServiceServicer):
         self, request: spb.GetMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> spb.GetMatchResponse:
         return spb.GetMatchResponse(match=spb.MatchInfo(match_id=request.match_id))
-
-    async def ListMatches(  # noqa: N802 - the protocol's name
-        self, request: spb.ListMatchesRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> spb.ListMatchesResponse:
-        return spb.ListMatchesResponse()
 
     async def JoinMatch(  # noqa: N802 - the protocol's name
         self, request: spb.JoinMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -213,6 +229,15 @@ class NoopService(service_pb2_grpc.MatchServiceServicer):
         if table.seq > 0 and not table.open_streams():
             self.tables.pop(match_id, None)  # the match is over or abandoned
 
+    async def carry(
+        self, table: NoopTable, match_id: str, seat: int, queue: asyncio.Queue[Prompt]
+    ) -> AsyncIterator[tuple[str, Any]]:
+        """What a seat's stream carries, StreamEvents' and Play's alike, each with the response
+        field it goes in: the snapshot, then every prompt on ``queue`` until ``None``."""
+        yield "snapshot", self.snapshot(table, match_id, seat)
+        while (item := await queue.get()) is not None:
+            yield PROMPT_FIELDS[type(item)], item
+
     async def StreamEvents(  # noqa: N802 - the protocol's name
         self, request: spb.StreamEventsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[spb.StreamEventsResponse]:
@@ -221,17 +246,8 @@ class NoopService(service_pb2_grpc.MatchServiceServicer):
             return
         table, queue = opened
         try:
-            yield spb.StreamEventsResponse(
-                snapshot=self.snapshot(table, request.match_id, request.seat)
-            )
-            while True:
-                item = await queue.get()
-                if item is None:
-                    return
-                if isinstance(item, pb.YourTurn):
-                    yield spb.StreamEventsResponse(your_turn=item)
-                elif isinstance(item, pb.Event):
-                    yield spb.StreamEventsResponse(event=item)
+            async for field, item in self.carry(table, request.match_id, request.seat, queue):
+                yield spb.StreamEventsResponse(**{field: item})
         finally:
             self.close_stream(table, request.match_id, request.seat, queue)
 
@@ -243,21 +259,11 @@ class NoopService(service_pb2_grpc.MatchServiceServicer):
         for _ in ():  # an async generator that yields nothing
             yield spb.WatchMatchResponse()
 
-    async def GetMatchLog(  # noqa: N802 - the protocol's name
-        self, request: spb.GetMatchLogRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> spb.GetMatchLogResponse:
-        return spb.GetMatchLogResponse()
-
     async def CancelMatch(  # noqa: N802 - the protocol's name
         self, request: spb.CancelMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> spb.CancelMatchResponse:
         self.tables.pop(request.match_id, None)
         return spb.CancelMatchResponse()
-
-    async def GetPublicKeys(  # noqa: N802 - the protocol's name
-        self, request: spb.GetPublicKeysRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> spb.GetPublicKeysResponse:
-        return spb.GetPublicKeysResponse()
 
     async def Play(  # noqa: N802 - the protocol's name
         self,
@@ -279,17 +285,8 @@ class NoopService(service_pb2_grpc.MatchServiceServicer):
         table, queue = opened
         reader = asyncio.create_task(self.play_actions(requests, table, opening.seat, queue))
         try:
-            yield spb.PlayResponse(snapshot=self.snapshot(table, opening.match_id, opening.seat))
-            while True:
-                item = await queue.get()
-                if item is None:
-                    return
-                if isinstance(item, pb.YourTurn):
-                    yield spb.PlayResponse(your_turn=item)
-                elif isinstance(item, spb.ActionResult):
-                    yield spb.PlayResponse(result=item)
-                else:
-                    yield spb.PlayResponse(event=item)
+            async for field, item in self.carry(table, opening.match_id, opening.seat, queue):
+                yield spb.PlayResponse(**{field: item})
         finally:
             reader.cancel()
             self.close_stream(table, opening.match_id, opening.seat, queue)
