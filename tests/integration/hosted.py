@@ -7,13 +7,14 @@ import asyncio
 import json
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from cardarena.clients.audit import audit_log
 from cardarena.clients.bots import Bot, SeatState
 from cardarena.clients.bots.decider import PythonDecider
+from cardarena.clients.bots.random_bot import RandomBot
 from cardarena.clients.client import ArenaClient, Entrant
 from cardarena.clients.tournament.entrant import EntrantReport, MakeDecider, play_entrant
 from cardarena.v1 import tournament_pb2 as tpb
@@ -54,6 +55,55 @@ def makers(bots: Mapping[str, Callable[[], Bot]]) -> list[MakeDecider]:
     return [maker(factory) for factory in bots.values()]
 
 
+async def create(
+    client: ArenaClient, names: Iterable[str], game: str = "triathlon", **options: Any
+) -> tpb.CreateTournamentResponse:
+    """Create a ``game`` tournament of entrants called ``names``, every key drawn by the
+    server; ``options`` are those of ``client.tournaments.create`` (``deals`` and
+    ``move_ms`` at least)."""
+    return await client.tournaments.create(game, [Entrant(name) for name in names], **options)
+
+
+def entrants(
+    client: ArenaClient,
+    created: tpb.CreateTournamentResponse,
+    bots: Mapping[str, Callable[[], Bot]],
+    *,
+    fixed: bool = False,
+    reconnect_for: float = 60.0,
+) -> list[Coroutine[Any, Any, EntrantReport]]:
+    """The ``created`` tournament's entrants, in the order of ``bots`` (the order they were
+    created in), each playing a fresh bot of its own per match through ``client``: not yet
+    started, so that a test gathers them or runs them as tasks while it does something else.
+    ``fixed``: each contributes :func:`contribution` instead of fresh entropy."""
+    tid = created.tournament.tournament_id
+    keyed = enumerate(zip(created.entrant_keys, makers(bots), strict=True))
+    return [
+        play_entrant(
+            client,
+            tid,
+            key,
+            make,
+            reconnect_for=reconnect_for,
+            contribution=contribution(i) if fixed else "fresh",
+        )
+        for i, (key, make) in keyed
+    ]
+
+
+async def play_all(
+    client: ArenaClient,
+    created: tpb.CreateTournamentResponse,
+    bots: Mapping[str, Callable[[], Bot]],
+) -> list[EntrantReport]:
+    """Every entrant of ``created`` plays (:func:`entrants`) until the tournament ends."""
+    return list(await asyncio.gather(*entrants(client, created, bots)))
+
+
+RANDOMS: dict[str, Callable[[], Bot]] = dict.fromkeys("abc", RandomBot)
+"""Three entrants, a, b and c, that play random legal moves."""
+
+
 async def tournament(
     address: str,
     bots: Mapping[str, Callable[[], Bot]],
@@ -63,9 +113,10 @@ async def tournament(
     game: str = "crazy_sixes",
 ) -> tuple[tpb.TournamentInfo, list[EntrantReport]]:
     async with ArenaClient(address) as client:
-        created = await client.tournaments.create(
+        created = await create(
+            client,
+            bots,
             game,
-            [Entrant(name) for name in bots],
             players=3,
             deals=deals,
             move_ms=move_ms,
@@ -74,14 +125,8 @@ async def tournament(
             seed=bytes(range(32)),
         )
         tid = created.tournament.tournament_id
-        keys = list(created.entrant_keys)
-        assert all(keys)
-        reports = await asyncio.gather(
-            *(
-                play_entrant(client, tid, key, make, contribution=contribution(i))
-                for i, (key, make) in enumerate(zip(keys, makers(bots), strict=True))
-            )
-        )
+        assert all(created.entrant_keys)
+        reports = await asyncio.gather(*entrants(client, created, bots, fixed=True))
         final = await client.tournaments.get(tid, matches=True)
         for line in final.matches:
             report = audit_log(await client.match_log(line.match_id))

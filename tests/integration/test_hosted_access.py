@@ -4,7 +4,6 @@ is audited as an outsider would."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,10 +12,8 @@ import grpc
 import pytest
 
 from cardarena.clients.bots import Bot
-from cardarena.clients.bots.random_bot import RandomBot
 from cardarena.clients.cli import main
 from cardarena.clients.client import ArenaClient, Entrant, Ticket
-from cardarena.clients.tournament.entrant import play_entrant
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import tournament_pb2 as tpb
 
@@ -25,10 +22,12 @@ from ..serverproc import ServerProcess
 from ..waiting import eventually
 from .hosted import (
     CREATOR,
+    RANDOMS,
     FirstLegal,
     Illegal,
     LastLegal,
-    makers,
+    create,
+    play_all,
     until_match,
 )
 
@@ -133,15 +132,15 @@ def test_a_locked_server_hosts_only_for_its_operator(
 
         async def scenario() -> tpb.TournamentInfo:
             async with ArenaClient(locked.address, operator_token=token) as client:
-                created = await client.tournaments.create(
-                    "triathlon",
-                    [Entrant(n) for n in ("a", "b", "c")],
+                created = await create(
+                    client,
+                    RANDOMS,
                     deals=2,
                     move_ms=60_000,
                     concurrency=6,
                     entry_ms=1,  # the entrants enter after a match is cancelled
                 )
-                tid, keys = created.tournament.tournament_id, list(created.entrant_keys)
+                tid = created.tournament.tournament_id
 
                 async def started() -> str:
                     info = await client.tournaments.get(tid, matches=True)
@@ -149,14 +148,7 @@ def test_a_locked_server_hosts_only_for_its_operator(
 
                 victim = await eventually(started, within=30, what="a match started")
                 await client.cancel_match(victim, reason="the operator says so")
-                await asyncio.gather(
-                    *(
-                        play_entrant(client, tid, key, make)
-                        for key, make in zip(
-                            keys, makers(dict.fromkeys("abc", RandomBot)), strict=True
-                        )
-                    )
-                )
+                await play_all(client, created, RANDOMS)
                 return await client.tournaments.get(tid, matches=True)
 
         final = run(scenario(), seconds=120)
@@ -176,20 +168,10 @@ def test_a_whole_tournament_audits_clean_and_a_doctored_one_does_not(
 
     async def scenario() -> str:
         async with ArenaClient(server.address) as client:
-            created = await client.tournaments.create(
-                "triathlon",
-                [Entrant(n) for n in ("a", "b", "c")],
-                deals=2,
-                move_ms=1_000,
-            )
-            tid = created.tournament.tournament_id
             bots: dict[str, Callable[[], Bot]] = {"a": FirstLegal, "b": LastLegal, "c": Illegal}
-            await asyncio.gather(
-                *(
-                    play_entrant(client, tid, key, make)
-                    for key, make in zip(created.entrant_keys, makers(bots), strict=True)
-                )
-            )
+            created = await create(client, bots, deals=2, move_ms=1_000)
+            tid = created.tournament.tournament_id
+            await play_all(client, created, bots)
             clean = await audit_tournament(client, tid)
             assert clean.ok and clean.audited == clean.matches == 6, clean.findings
 

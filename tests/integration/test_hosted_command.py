@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from cardarena.clients.cli import main
-from cardarena.clients.client import ArenaClient, Entrant
+from cardarena.clients.client import ArenaClient
 from cardarena.v1 import tournament_pb2 as tpb
 
 from ..calls import run
@@ -28,6 +28,7 @@ from .hosted import (
     NODE_BOT,
     ROOT,
     SILENT_BOT,
+    create,
     standings,
     tournament_command,
 )
@@ -169,17 +170,14 @@ def test_a_bot_connects_from_a_process_of_its_own(server: ServerProcess, tmp_pat
     """``cardarena bot connect``, as an entrant on another machine would run it (its key in
     the environment, not on the command line), plays a whole tournament."""
 
-    async def create() -> tuple[str, list[str]]:
+    async def opened() -> tuple[str, list[str]]:
         async with ArenaClient(server.address) as client:
-            created = await client.tournaments.create(
-                "crazy_sixes",
-                [Entrant(n) for n in ("one", "two", "three")],
-                deals=2,
-                move_ms=10_000,
+            created = await create(
+                client, ("one", "two", "three"), "crazy_sixes", deals=2, move_ms=10_000
             )
             return created.tournament.tournament_id, list(created.entrant_keys)
 
-    tid, keys = run(create(), seconds=30)
+    tid, keys = run(opened(), seconds=30)
     command = [
         sys.executable,
         "-c",

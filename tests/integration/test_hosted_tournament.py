@@ -15,8 +15,7 @@ import pytest
 from cardarena.clients.audit import audit_log
 from cardarena.clients.bots import Bot, SeatState
 from cardarena.clients.bots.random_bot import RandomBot
-from cardarena.clients.client import ArenaClient, Entrant
-from cardarena.clients.tournament.entrant import play_entrant
+from cardarena.clients.client import ArenaClient
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
@@ -31,8 +30,9 @@ from .hosted import (
     FirstLegal,
     Hangs,
     Illegal,
-    contribution,
-    makers,
+    create,
+    entrants,
+    play_all,
     rank,
     results,
     tournament,
@@ -90,9 +90,10 @@ def test_kill_9_in_the_middle_of_a_tournament_loses_nothing(tmp_path: Path) -> N
 
     async def scenario() -> tpb.TournamentInfo:
         async with ArenaClient(address, retry_for=60) as client:
-            created = await client.tournaments.create(
+            created = await create(
+                client,
+                DETERMINISTIC,
                 "crazy_sixes",
-                [Entrant(n) for n in DETERMINISTIC],
                 players=3,
                 deals=3,
                 move_ms=10_000,  # time enough to reconnect: a time-out would change a result
@@ -100,14 +101,9 @@ def test_kill_9_in_the_middle_of_a_tournament_loses_nothing(tmp_path: Path) -> N
                 seed=bytes(range(32)),
             )
             tid = created.tournament.tournament_id
-            keyed = zip(created.entrant_keys, makers(DETERMINISTIC), strict=True)
-            entrants = [
-                asyncio.create_task(
-                    play_entrant(
-                        client, tid, key, make, reconnect_for=60, contribution=contribution(i)
-                    )
-                )
-                for i, (key, make) in enumerate(keyed)
+            playing = [
+                asyncio.create_task(entrant)
+                for entrant in entrants(client, created, DETERMINISTIC, fixed=True)
             ]
 
             async def under_way() -> bool:
@@ -117,7 +113,7 @@ def test_kill_9_in_the_middle_of_a_tournament_loses_nothing(tmp_path: Path) -> N
             first.kill()
             second = ServerProcess(data, listen=address).start()
             try:
-                await asyncio.wait_for(asyncio.gather(*entrants), timeout=120)
+                await asyncio.wait_for(asyncio.gather(*playing), timeout=120)
                 final = await client.tournaments.get(tid, matches=True)
                 faults: list[str] = []
                 for line in final.matches:
@@ -154,27 +150,21 @@ def test_the_stop_rule_ends_a_tournament_once_it_decides(server: ServerProcess) 
 
     async def scenario() -> tpb.TournamentInfo:
         async with ArenaClient(server.address) as client:
-            created = await client.tournaments.create(
-                "triathlon",
-                [Entrant(n) for n in ("rules", "random-a", "random-b")],
-                deals=60,
-                move_ms=60_000,
-                concurrency=6,
-                stop=StopRule(a="rules", b="random-a", d0=0.0, d1=5.0),
-            )
-            tid = created.tournament.tournament_id
             bots: dict[str, Callable[[], Bot]] = {
                 "rules": RuleBot,
                 "random-a": RandomBot,
                 "random-b": RandomBot,
             }
-            await asyncio.gather(
-                *(
-                    play_entrant(client, tid, key, make)
-                    for key, make in zip(created.entrant_keys, makers(bots), strict=True)
-                )
+            created = await create(
+                client,
+                bots,
+                deals=60,
+                move_ms=60_000,
+                concurrency=6,
+                stop=StopRule(a="rules", b="random-a", d0=0.0, d1=5.0),
             )
-            return await client.tournaments.get(tid, matches=True)
+            await play_all(client, created, bots)
+            return await client.tournaments.get(created.tournament.tournament_id, matches=True)
 
     final = run(scenario(), seconds=180)
     assert final.status == tpb.TOURNAMENT_STATUS_ENDED
@@ -211,30 +201,22 @@ def test_a_duplicate_groups_seed_stays_secret_until_its_last_rotation_ends(
 
     async def scenario() -> None:
         async with ArenaClient(server.address) as client:
-            created = await client.tournaments.create(
-                "triathlon",
-                [Entrant(n) for n in ("a", "b", "c")],
-                deals=1,
-                move_ms=60_000,
-                concurrency=1,
-                creator_secret=CREATOR,
-            )
-            tid = created.tournament.tournament_id
             bots: dict[str, Callable[[], Bot]] = {
                 "a": HeldInTheSecondMatch,
                 "b": FirstLegal,
                 "c": FirstLegal,
             }
+            created = await create(
+                client, bots, deals=1, move_ms=60_000, concurrency=1, creator_secret=CREATOR
+            )
+            tid = created.tournament.tournament_id
 
             async def two_started() -> list[str]:
                 info = await client.tournaments.get(tid, matches=True)
                 ids = [m.match_id for m in info.matches if m.match_id]
                 return ids if len(ids) >= 2 else []
 
-            playing = [
-                asyncio.create_task(play_entrant(client, tid, key, make))
-                for key, make in zip(created.entrant_keys, makers(bots), strict=True)
-            ]
+            playing = [asyncio.create_task(entrant) for entrant in entrants(client, created, bots)]
             first, second = (await eventually(two_started, within=60, what="two rotations"))[:2]
             second_match[0] = second
             try:

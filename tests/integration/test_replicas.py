@@ -318,11 +318,8 @@ def test_a_hosted_tournament_is_followed_by_the_replica_that_does_not_direct_it(
     other, are told their seats there and play through it (forwarded to the owners); it
     shows the standings as they come, refuses to cancel (naming the director) and ends its
     entrants' streams when the tournament ends."""
-    from cardarena.clients.bots.random_bot import RandomBot
-    from cardarena.clients.client import Entrant
-    from cardarena.clients.tournament.entrant import play_entrant
     from cardarena.v1 import tournament_pb2 as tpb
-    from tests.integration.hosted import makers
+    from tests.integration.hosted import RANDOMS, create, play_all
 
     with running_replicas(tmp_path, 2) as (_, (director, follower)):
 
@@ -331,13 +328,7 @@ def test_a_hosted_tournament_is_followed_by_the_replica_that_does_not_direct_it(
                 ArenaClient(director.address) as first,
                 ArenaClient(follower.address) as second,
             ):
-                created = await first.tournaments.create(
-                    "triathlon",
-                    [Entrant(n) for n in ("a", "b", "c")],
-                    deals=2,
-                    move_ms=10_000,
-                    concurrency=3,
-                )
+                created = await create(first, RANDOMS, deals=2, move_ms=10_000, concurrency=3)
                 tid = created.tournament.tournament_id
                 with pytest.raises(grpc.aio.AioRpcError) as elsewhere:
                     await second.tournaments.cancel(tid, reason="not here", secret="s" * 40)
@@ -345,19 +336,7 @@ def test_a_hosted_tournament_is_followed_by_the_replica_that_does_not_direct_it(
                     grpc.StatusCode.UNAVAILABLE,
                     grpc.StatusCode.PERMISSION_DENIED,
                 )
-                reports = await asyncio.wait_for(
-                    asyncio.gather(
-                        *(
-                            play_entrant(second, tid, key, make)
-                            for key, make in zip(
-                                created.entrant_keys,
-                                makers(dict.fromkeys("abc", RandomBot)),
-                                strict=True,
-                            )
-                        )
-                    ),
-                    120,
-                )
+                reports = await asyncio.wait_for(play_all(second, created, RANDOMS), 120)
                 assert all(r.final is not None and r.matches == 6 for r in reports)
                 seen = await second.tournaments.get(tid)
                 assert seen.status == tpb.TOURNAMENT_STATUS_ENDED and seen.finished == 6
@@ -374,11 +353,8 @@ def test_a_hosted_tournament_carries_on_when_its_directing_replica_dies(
     other replica takes the scheduling over, and the tournament ends with exactly its planned
     matches, every log auditing clean."""
     from cardarena.clients.audit.tournament import audit_tournament
-    from cardarena.clients.bots.random_bot import RandomBot
-    from cardarena.clients.client import Entrant
-    from cardarena.clients.tournament.entrant import play_entrant
     from cardarena.v1 import tournament_pb2 as tpb
-    from tests.integration.hosted import makers
+    from tests.integration.hosted import RANDOMS, create, entrants
 
     with running_replicas(tmp_path, 2) as (_, (first, second)):
 
@@ -387,21 +363,10 @@ def test_a_hosted_tournament_carries_on_when_its_directing_replica_dies(
                 ArenaClient(first.address) as creator,
                 ArenaClient(second.address, retry_for=60) as client,
             ):
-                created = await creator.tournaments.create(
-                    "triathlon",
-                    [Entrant(n) for n in ("a", "b", "c")],
-                    deals=4,
-                    move_ms=10_000,
-                    concurrency=2,
-                )
+                created = await create(creator, RANDOMS, deals=4, move_ms=10_000, concurrency=2)
                 tid = created.tournament.tournament_id
                 playing = [
-                    asyncio.create_task(play_entrant(client, tid, key, make))
-                    for key, make in zip(
-                        created.entrant_keys,
-                        makers(dict.fromkeys("abc", RandomBot)),
-                        strict=True,
-                    )
+                    asyncio.create_task(entrant) for entrant in entrants(client, created, RANDOMS)
                 ]
 
                 async def under_way() -> bool:
