@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import urllib.request
-from collections.abc import Awaitable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -39,6 +39,21 @@ SERVICE = "cardarena.v1.MatchService"
 def run(scenario: Coroutine[Any, Any, T], seconds: float = 30.0) -> T:
     """Run one test scenario on a fresh event loop, bounded in time."""
     return asyncio.run(asyncio.wait_for(scenario, seconds))
+
+
+def with_api(
+    address: str,
+    scenario: Callable[[MatchServiceAsyncStub], Awaitable[T]],
+    seconds: float = 30.0,
+) -> T:
+    """:func:`run` ``scenario`` with a stub of its own on a channel to ``address``, closed
+    when it ends: the frame of a test that talks to one server through the MatchService."""
+
+    async def framed() -> T:
+        async with grpc.aio.insecure_channel(address) as channel:
+            return await scenario(stub(channel))
+
+    return run(framed(), seconds)
 
 
 async def read_to_end(call: Any) -> list[Any]:

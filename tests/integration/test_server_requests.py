@@ -32,6 +32,7 @@ from ..calls import (
     seat_player,
     stub,
     watch_feed,
+    with_api,
 )
 from ..serverproc import ServerProcess
 
@@ -104,25 +105,23 @@ def test_list_matches_pages_through_every_match_once_by_status(catalog: Catalog)
     everything = set().union(*catalog.by_status.values())
     assert len(everything) == 12
 
-    async def scenario() -> None:
-        async with grpc.aio.insecure_channel(catalog.server.address) as channel:
-            api = stub(channel)
-            pages = await every_page(api, 5)
-            assert [len(p) for p in pages] == [5, 5, 2]
-            ids = [m.match_id for p in pages for m in p]
-            assert len(ids) == len(set(ids)) and set(ids) == everything
-            created = [m.created_unix_ms for p in pages for m in p]
-            assert created == sorted(created)
-            whole = await api.ListMatches(spb.ListMatchesRequest(), timeout=10)  # 0 means 100
-            assert [m.match_id for m in whole.matches] == ids and not whole.next_page_token
-            for status, expected in catalog.by_status.items():
-                for size in (1, 3, 1000):
-                    listed = [m for p in await every_page(api, size, status) for m in p]
-                    assert {m.match_id for m in listed} == expected, (status, size)
-                    assert len(listed) == len(expected)
-                    assert all(m.status == status for m in listed)
+    async def scenario(api: MatchServiceAsyncStub) -> None:
+        pages = await every_page(api, 5)
+        assert [len(p) for p in pages] == [5, 5, 2]
+        ids = [m.match_id for p in pages for m in p]
+        assert len(ids) == len(set(ids)) and set(ids) == everything
+        created = [m.created_unix_ms for p in pages for m in p]
+        assert created == sorted(created)
+        whole = await api.ListMatches(spb.ListMatchesRequest(), timeout=10)  # 0 means 100
+        assert [m.match_id for m in whole.matches] == ids and not whole.next_page_token
+        for status, expected in catalog.by_status.items():
+            for size in (1, 3, 1000):
+                listed = [m for p in await every_page(api, size, status) for m in p]
+                assert {m.match_id for m in listed} == expected, (status, size)
+                assert len(listed) == len(expected)
+                assert all(m.status == status for m in listed)
 
-    run(scenario())
+    with_api(catalog.server.address, scenario)
 
 
 def _nested(depth: int) -> str:
@@ -157,127 +156,119 @@ def test_a_garbage_page_token_is_invalid_argument(catalog: Catalog, token: str) 
 
 
 def test_page_size_is_at_most_1000(catalog: Catalog) -> None:
-    async def scenario() -> None:
-        async with grpc.aio.insecure_channel(catalog.server.address) as channel:
-            api = stub(channel)
-            for size in (1001, 5000):
-                call = api.ListMatches(spb.ListMatchesRequest(page_size=size), timeout=10)
-                assert await refused(call) == grpc.StatusCode.INVALID_ARGUMENT, size
-            full = await api.ListMatches(spb.ListMatchesRequest(page_size=1000), timeout=10)
-            assert len(full.matches) == 12
+    async def scenario(api: MatchServiceAsyncStub) -> None:
+        for size in (1001, 5000):
+            call = api.ListMatches(spb.ListMatchesRequest(page_size=size), timeout=10)
+            assert await refused(call) == grpc.StatusCode.INVALID_ARGUMENT, size
+        full = await api.ListMatches(spb.ListMatchesRequest(page_size=1000), timeout=10)
+        assert len(full.matches) == 12
 
-    run(scenario())
+    with_api(catalog.server.address, scenario)
 
 
 def test_a_listing_of_one_game_is_that_games_matches_and_names_only_real_games(
     server: ServerProcess,
 ) -> None:
-    async def scenario() -> None:
-        async with grpc.aio.insecure_channel(server.address) as channel:
-            api = stub(channel)
-            mine = {(await create(api, "crazy_sixes", 3)).match_id for _ in range(3)}
-            await create(api, "pentathlon", 3)
-            listed: list[spb.MatchInfo] = []
-            token = ""
-            while True:
-                request = spb.ListMatchesRequest(page_size=2, page_token=token, game="crazy_sixes")
-                page = await api.ListMatches(request, timeout=10)
-                assert 0 < len(page.matches) <= 2  # every page a full one of the filter
-                listed.extend(page.matches)
-                token = page.next_page_token
-                if not token:
-                    break
-            assert {m.game for m in listed} == {"crazy_sixes"}
-            assert mine <= {m.match_id for m in listed}
-            for game in ("poker", "x" * 10_000, "crazy_sixes\n"):
-                call = api.ListMatches(spb.ListMatchesRequest(game=game), timeout=10)
-                assert await refused(call) == grpc.StatusCode.INVALID_ARGUMENT, game[:20]
+    async def scenario(api: MatchServiceAsyncStub) -> None:
+        mine = {(await create(api, "crazy_sixes", 3)).match_id for _ in range(3)}
+        await create(api, "pentathlon", 3)
+        listed: list[spb.MatchInfo] = []
+        token = ""
+        while True:
+            request = spb.ListMatchesRequest(page_size=2, page_token=token, game="crazy_sixes")
+            page = await api.ListMatches(request, timeout=10)
+            assert 0 < len(page.matches) <= 2  # every page a full one of the filter
+            listed.extend(page.matches)
+            token = page.next_page_token
+            if not token:
+                break
+        assert {m.game for m in listed} == {"crazy_sixes"}
+        assert mine <= {m.match_id for m in listed}
+        for game in ("poker", "x" * 10_000, "crazy_sixes\n"):
+            call = api.ListMatches(spb.ListMatchesRequest(game=game), timeout=10)
+            assert await refused(call) == grpc.StatusCode.INVALID_ARGUMENT, game[:20]
 
-    run(scenario())
+    with_api(server.address, scenario)
 
 
 # --------------------------------------------------------------------------- error codes
 
 
 def test_every_rpc_on_an_unknown_match_is_not_found(server: ServerProcess) -> None:
-    async def scenario() -> None:
-        async with grpc.aio.insecure_channel(server.address) as channel:
-            api = stub(channel)
-            table = await new_table(api)
-            token = auth(table.tokens[0])
-            for missing in ("0123456789abcdef", "nope", ""):
-                calls: list[grpc.aio.UnaryStreamCall[Any, Any] | Awaitable[Any]] = [
-                    api.GetMatch(spb.GetMatchRequest(match_id=missing), timeout=10),
-                    api.JoinMatch(spb.JoinMatchRequest(match_id=missing), timeout=10),
-                    api.SubmitAction(
-                        spb.SubmitActionRequest(match_id=missing, seat=0),
-                        metadata=token,
-                        timeout=10,
-                    ),
-                    api.StreamEvents(
-                        spb.StreamEventsRequest(match_id=missing, seat=0),
-                        metadata=token,
-                        timeout=10,
-                    ),
-                    api.WatchMatch(spb.WatchMatchRequest(match_id=missing), timeout=10),
-                    api.GetMatchLog(spb.GetMatchLogRequest(match_id=missing), timeout=10),
-                ]
-                for call in calls:
-                    assert await refused(call) == grpc.StatusCode.NOT_FOUND, (missing, call)
+    async def scenario(api: MatchServiceAsyncStub) -> None:
+        table = await new_table(api)
+        token = auth(table.tokens[0])
+        for missing in ("0123456789abcdef", "nope", ""):
+            calls: list[grpc.aio.UnaryStreamCall[Any, Any] | Awaitable[Any]] = [
+                api.GetMatch(spb.GetMatchRequest(match_id=missing), timeout=10),
+                api.JoinMatch(spb.JoinMatchRequest(match_id=missing), timeout=10),
+                api.SubmitAction(
+                    spb.SubmitActionRequest(match_id=missing, seat=0),
+                    metadata=token,
+                    timeout=10,
+                ),
+                api.StreamEvents(
+                    spb.StreamEventsRequest(match_id=missing, seat=0),
+                    metadata=token,
+                    timeout=10,
+                ),
+                api.WatchMatch(spb.WatchMatchRequest(match_id=missing), timeout=10),
+                api.GetMatchLog(spb.GetMatchLogRequest(match_id=missing), timeout=10),
+            ]
+            for call in calls:
+                assert await refused(call) == grpc.StatusCode.NOT_FOUND, (missing, call)
 
-    run(scenario())
+    with_api(server.address, scenario)
 
 
 def test_refusals_get_their_documented_codes(server: ServerProcess) -> None:
-    async def scenario() -> None:
-        async with grpc.aio.insecure_channel(server.address) as channel:
-            api = stub(channel)
-            waiting = await create(api, "triathlon", 3, max_deals=1)
-            table = await new_table(api)
-            other = await new_table(api)
-            await act_times(api, table, 2)
-            for match_id in (waiting.match_id, table.match_id):
-                early = api.GetMatchLog(spb.GetMatchLogRequest(match_id=match_id), timeout=10)
-                assert await refused(early) == grpc.StatusCode.FAILED_PRECONDITION
-            for seat in (None, 0, 2):
-                join = api.JoinMatch(
-                    spb.JoinMatchRequest(match_id=table.match_id, seat=seat), timeout=10
-                )
-                assert await refused(join) == grpc.StatusCode.ALREADY_EXISTS, seat
+    async def scenario(api: MatchServiceAsyncStub) -> None:
+        waiting = await create(api, "triathlon", 3, max_deals=1)
+        table = await new_table(api)
+        other = await new_table(api)
+        await act_times(api, table, 2)
+        for match_id in (waiting.match_id, table.match_id):
+            early = api.GetMatchLog(spb.GetMatchLogRequest(match_id=match_id), timeout=10)
+            assert await refused(early) == grpc.StatusCode.FAILED_PRECONDITION
+        for seat in (None, 0, 2):
+            join = api.JoinMatch(
+                spb.JoinMatchRequest(match_id=table.match_id, seat=seat), timeout=10
+            )
+            assert await refused(join) == grpc.StatusCode.ALREADY_EXISTS, seat
 
-            def stream(
-                seat: int, metadata: tuple[tuple[str, str], ...]
-            ) -> grpc.aio.UnaryStreamCall[Any, Any]:
-                return api.StreamEvents(
-                    spb.StreamEventsRequest(match_id=table.match_id, seat=seat),
-                    metadata=metadata,
-                    timeout=10,
-                )
-
-            cases = [
-                (stream(1, auth(table.tokens[0])), grpc.StatusCode.PERMISSION_DENIED),
-                (stream(0, auth(table.tokens[2])), grpc.StatusCode.PERMISSION_DENIED),
-                (stream(0, ()), grpc.StatusCode.UNAUTHENTICATED),
-                (stream(0, (("authorization", table.tokens[0]),)), grpc.StatusCode.UNAUTHENTICATED),
-                (stream(0, auth("forged")), grpc.StatusCode.UNAUTHENTICATED),
-                (stream(0, auth(other.tokens[0])), grpc.StatusCode.UNAUTHENTICATED),
-            ]
-            for call, code in cases:
-                assert await refused(call) == code
-            # the token the match does know still works
-            own = seat_feed(api, table.match_id, 0, table.tokens[0], after_seq=LAST)
-            assert (await own.snapshot()).viewer_seat == 0
-            own.cancel()
-            await play_out(api, table)
-            ended = api.JoinMatch(spb.JoinMatchRequest(match_id=table.match_id), timeout=10)
-            assert await refused(ended) == grpc.StatusCode.FAILED_PRECONDITION
-            audit(
-                await api.GetMatchLog(
-                    spb.GetMatchLogRequest(match_id=table.match_id), timeout=RPC_TIMEOUT
-                )
+        def stream(
+            seat: int, metadata: tuple[tuple[str, str], ...]
+        ) -> grpc.aio.UnaryStreamCall[Any, Any]:
+            return api.StreamEvents(
+                spb.StreamEventsRequest(match_id=table.match_id, seat=seat),
+                metadata=metadata,
+                timeout=10,
             )
 
-    run(scenario())
+        cases = [
+            (stream(1, auth(table.tokens[0])), grpc.StatusCode.PERMISSION_DENIED),
+            (stream(0, auth(table.tokens[2])), grpc.StatusCode.PERMISSION_DENIED),
+            (stream(0, ()), grpc.StatusCode.UNAUTHENTICATED),
+            (stream(0, (("authorization", table.tokens[0]),)), grpc.StatusCode.UNAUTHENTICATED),
+            (stream(0, auth("forged")), grpc.StatusCode.UNAUTHENTICATED),
+            (stream(0, auth(other.tokens[0])), grpc.StatusCode.UNAUTHENTICATED),
+        ]
+        for call, code in cases:
+            assert await refused(call) == code
+        # the token the match does know still works
+        own = seat_feed(api, table.match_id, 0, table.tokens[0], after_seq=LAST)
+        assert (await own.snapshot()).viewer_seat == 0
+        own.cancel()
+        await play_out(api, table)
+        ended = api.JoinMatch(spb.JoinMatchRequest(match_id=table.match_id), timeout=10)
+        assert await refused(ended) == grpc.StatusCode.FAILED_PRECONDITION
+        audit(
+            await api.GetMatchLog(
+                spb.GetMatchLogRequest(match_id=table.match_id), timeout=RPC_TIMEOUT
+            )
+        )
+
+    with_api(server.address, scenario)
 
 
 # --------------------------------------------------------------------------- concurrency
@@ -291,49 +282,41 @@ def test_twenty_matches_played_at_once_all_audit(server: ServerProcess) -> None:
         ("pentathlon", 5, {"rounds": ["queens"]}),
     ]
 
-    async def scenario() -> None:
-        async with grpc.aio.insecure_channel(server.address) as channel:
-            api = stub(channel)
-            tables = []
-            for i in range(20):
-                game, players, options = games[i % len(games)]
-                tables.append(await new_table(api, game, players, **options))
-            bots = [
-                seat_player(api, table.match_id, seat, table.tokens[seat])
-                for table in tables
-                for seat in range(len(table.tokens))
-            ]
+    async def scenario(api: MatchServiceAsyncStub) -> None:
+        tables = []
+        for i in range(20):
+            game, players, options = games[i % len(games)]
+            tables.append(await new_table(api, game, players, **options))
+        bots = [
+            seat_player(api, table.match_id, seat, table.tokens[seat])
+            for table in tables
+            for seat in range(len(table.tokens))
+        ]
 
-            async def late_watcher(index: int, match_id: str) -> list[pb.Event]:
-                """A spectator who arrives mid-game and asks for everything from seq 1."""
-                await asyncio.sleep(0.02 * index)
-                feed = watch_feed(api, match_id, after_seq=0)
-                snap = await feed.snapshot()
-                return (await feed.events_through(snap.seq) if snap.seq else []) + (
-                    await feed.rest()
-                )
+        async def late_watcher(index: int, match_id: str) -> list[pb.Event]:
+            """A spectator who arrives mid-game and asks for everything from seq 1."""
+            await asyncio.sleep(0.02 * index)
+            feed = watch_feed(api, match_id, after_seq=0)
+            snap = await feed.snapshot()
+            return (await feed.events_through(snap.seq) if snap.seq else []) + (await feed.rest())
 
-            watchers = [
-                asyncio.ensure_future(late_watcher(i, t.match_id)) for i, t in enumerate(tables)
-            ]
-            acted = await asyncio.gather(*bots)
-            assert sum(acted) > 20 * 40
-            await asyncio.gather(*watchers)
-            for table, watcher in zip(tables, watchers, strict=True):
-                log = await api.GetMatchLog(
-                    spb.GetMatchLogRequest(match_id=table.match_id), timeout=10
-                )
-                assert log.match.status == spb.MATCH_STATUS_ENDED
-                assert len(log.entries) == log.match.last_seq
-                assert hashlib.sha256(b"cardarena-seed-v1" + log.seed).hexdigest() == (
-                    table.commitment
-                )
-                audit(log)
-                watched = watcher.result()
-                assert [e.seq for e in watched] == [e.seq for e in log.entries]
-                for seen, entry in zip(watched, log.entries, strict=True):
-                    stored = pb.Event.FromString(entry.event)
-                    if not stored.HasField("dealt"):
-                        assert seen == stored
+        watchers = [
+            asyncio.ensure_future(late_watcher(i, t.match_id)) for i, t in enumerate(tables)
+        ]
+        acted = await asyncio.gather(*bots)
+        assert sum(acted) > 20 * 40
+        await asyncio.gather(*watchers)
+        for table, watcher in zip(tables, watchers, strict=True):
+            log = await api.GetMatchLog(spb.GetMatchLogRequest(match_id=table.match_id), timeout=10)
+            assert log.match.status == spb.MATCH_STATUS_ENDED
+            assert len(log.entries) == log.match.last_seq
+            assert hashlib.sha256(b"cardarena-seed-v1" + log.seed).hexdigest() == (table.commitment)
+            audit(log)
+            watched = watcher.result()
+            assert [e.seq for e in watched] == [e.seq for e in log.entries]
+            for seen, entry in zip(watched, log.entries, strict=True):
+                stored = pb.Event.FromString(entry.event)
+                if not stored.HasField("dealt"):
+                    assert seen == stored
 
-    run(scenario(), 35)
+    with_api(server.address, scenario, 35)
