@@ -145,6 +145,10 @@ Act = Callable[[int, Sequence[pb.Action], Stats], Awaitable[None]]
 """How a seat acts at ``seq`` with these legal actions (it counts into the stats)."""
 
 
+SEAT_STREAMS = (spb.StreamEventsResponse, spb.PlayResponse)
+"""The responses of the calls a seat streams on: StreamEvents, or Play (``--pattern play``)."""
+
+
 class SeatBot:
     """One seat: its token, its one stream, and (replica patterns) its replica of the match."""
 
@@ -178,8 +182,13 @@ class SeatBot:
         self.call = self.api.StreamEvents(request, metadata=self.metadata)
         with failing_match(stats, "StreamEvents"):
             first = await self.call.read()
-        if not isinstance(first, spb.StreamEventsResponse) or not first.HasField("snapshot"):
-            raise Divergence("the stream did not start with a snapshot")
+        return self.take_snapshot(first, "the stream", stats)
+
+    def take_snapshot(self, first: object, stream: str, stats: Stats) -> pb.Snapshot:
+        """The snapshot a (re)opened stream starts with, counted and kept: StreamEvents' and
+        Play's alike. A stream that starts with anything else has diverged."""
+        if not isinstance(first, SEAT_STREAMS) or not first.HasField("snapshot"):
+            raise Divergence(f"{stream} did not start with a snapshot")
         stats.snapshots += 1
         self.snapshot = first.snapshot
         return first.snapshot

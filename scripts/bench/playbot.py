@@ -48,11 +48,7 @@ class PlayBot(SeatBot):
         with failing_match(stats, "Play"):
             await self.play_call.write(spb.PlayRequest(open=opening))
             first = await self.play_call.read()
-        if not isinstance(first, spb.PlayResponse) or not first.HasField("snapshot"):
-            raise Divergence("the Play stream did not start with a snapshot")
-        stats.snapshots += 1
-        self.snapshot = first.snapshot
-        return first.snapshot
+        return self.take_snapshot(first, "the Play stream", stats)
 
     def cancel(self) -> None:
         if self.sending is not None:
