@@ -29,13 +29,22 @@ from collections.abc import Mapping, Sequence
 
 from .common import Configuration
 from .compare import noop_plan, run_all, run_config, say, window_of
-from .report import ACKNOWLEDGED, PATTERNS, median_of, print_outcome, print_table
+from .report import (
+    ACKNOWLEDGED,
+    CPU_ROWS,
+    PATTERNS,
+    SERVER_COST_ROWS,
+    Row,
+    median_of,
+    print_outcome,
+    print_table,
+)
 from .run import RunResult, run_once
 
 P99_TARGET_MS = 50.0
 """Issue 16: p99 action latency at half the measured capacity under 50 ms."""
 
-ROWS: list[tuple[str, str, int]] = [
+ROWS: list[Row] = [
     ("actions/s asked", "target_per_s", 0),
     ("actions/s achieved", "actions_per_s", 0),
     ("achieved / asked", "achieved_fraction", 2),
@@ -45,12 +54,8 @@ ROWS: list[tuple[str, str, int]] = [
     ("latency max (ms)", "max_ms", 1),
     ("send to ack p50 (ms)", "service_p50_ms", 2),
     ("send to ack p99 (ms)", "service_p99_ms", 2),
-    ("in the server: action mean (ms)", "server_action_ms", 2),
-    ("in the server: commit mean (ms)", "commit_ms", 2),
-    ("group commits per action", "commits_per_action", 2),
-    ("server CPU per action (us)", "server_cpu_us_per_action", 0),
-    ("server CPU (cores busy)", "server_cpu_share", 2),
-    ("client CPU (cores busy)", "client_cpu_share", 2),
+    *SERVER_COST_ROWS,
+    *CPU_ROWS,
     ("server RSS at end (MB)", "rss_end_mb", 1),
 ]
 

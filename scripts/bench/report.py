@@ -90,21 +90,34 @@ def print_per_run(label: str, results: Sequence[RunResult]) -> None:
     print(f"actions/s per run ({label}): {each}")
 
 
-ROWS: list[tuple[str, str, int]] = [
+Row = tuple[str, str, int]
+"""A row of a report's table: its label, the RunResult field it shows, its decimals."""
+
+SERVER_COST_ROWS: list[Row] = [
+    ("in the server: action mean (ms)", "server_action_ms", 2),
+    ("in the server: commit mean (ms)", "commit_ms", 2),
+    ("group commits per action", "commits_per_action", 2),
+]
+"""What an action costs inside the server: in every table, closed loop or paced."""
+
+CPU_ROWS: list[Row] = [
+    ("server CPU per action (us)", "server_cpu_us_per_action", 0),
+    ("server CPU (cores busy)", "server_cpu_share", 2),
+    ("client CPU (cores busy)", "client_cpu_share", 2),
+]
+"""Where the CPU went: in every table, closed loop or paced."""
+
+ROWS: list[Row] = [
     ("player actions/s", "actions_per_s", 0),
     ("action latency p50 (ms)", "p50_ms", 2),
     ("action latency p90 (ms)", "p90_ms", 2),
     ("action latency p99 (ms)", "p99_ms", 2),
     ("action latency max (ms)", "max_ms", 1),
-    ("in the server: action mean (ms)", "server_action_ms", 2),
-    ("in the server: commit mean (ms)", "commit_ms", 2),
-    ("group commits per action", "commits_per_action", 2),
+    *SERVER_COST_ROWS,
     ("stream messages per action per seat", "messages_per_action", 2),
     ("matches completed", "completed", 0),
     ("matches abandoned", "abandoned", 0),
-    ("server CPU per action (us)", "server_cpu_us_per_action", 0),
-    ("server CPU (cores busy)", "server_cpu_share", 2),
-    ("client CPU (cores busy)", "client_cpu_share", 2),
+    *CPU_ROWS,
     ("server RSS idle (MB)", "rss_idle_mb", 1),
     ("RSS per hosted match (KB)", "rss_per_match_kb", 1),
     ("RSS per match + its streams (KB)", "rss_per_match_streams_kb", 1),
@@ -127,7 +140,7 @@ def print_table(
     args: argparse.Namespace,
     plan: Sequence[Configuration],
     runs: Mapping[str, Sequence[RunResult]],
-    rows: Sequence[tuple[str, str, int]] = ROWS,
+    rows: Sequence[Row] = ROWS,
 ) -> None:
     """One column per configuration of ``plan``, one row per figure (medians)."""
     heads = [COLUMN[c.kind] + (f" {c.pattern}" if len(args.patterns) > 1 else "") for c in plan]
