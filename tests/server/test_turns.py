@@ -18,6 +18,7 @@ from cardarena.server.store import SqliteStore
 from cardarena.v1 import game_pb2 as pb
 from tests.arenas import LAPSED, act, seat_everyone, with_two_arenas
 from tests.helpers import drain
+from tests.waiting import eventually
 
 MOVE_MS = 60_000
 
@@ -168,7 +169,11 @@ def test_a_follower_tells_its_estimate_and_a_new_owner_its_deadline() -> None:
         assert got[0].seat == mine.engine.to_act
         assert abs(got[0].deadline_unix_ms - int(mine.clock.deadline * 1000)) < 2_000
         assert turns(drain(seat.queue)) == got
-        await asyncio.sleep(0.05)
+        # The take-over's full move must start at least a millisecond after the estimate's.
+        await eventually(
+            lambda: time.time() * 1000 + MOVE_MS >= got[0].deadline_unix_ms + 2,
+            what="the clock to pass the estimate's millisecond",
+        )
         await a.store.renew_leases(LAPSED)
         assert await b.writer_of(mine.match_id) is followed
         retold = turns(drain(spectator.queue))
