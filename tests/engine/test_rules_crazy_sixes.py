@@ -26,6 +26,7 @@ from cardarena.engine.events import (
 from cardarena.engine.sixes import SIX_OF_OROS, dead_zone, score_hand, suit_playable
 
 from ..helpers import fractions, play_out
+from .deal_sizes import cards_dealt
 
 OROS_I, COPAS_I, ESPADAS_I, BASTOS_I = 0, 1, 2, 3
 
@@ -375,10 +376,5 @@ def test_every_card_is_dealt_in_hands_of_the_rule_sizes(
     """§2.1: 48 cards give 16 each (3 players) or 12 (4); 40 give 10 each (4) or 14/13/13 (3),
     the extra card to the seat after the dealer."""
     options = {"deck": deck, "first_dealer": dealer}
-    match = new_match("crazy_sixes", players=players, seed=bytes(range(32)), options=options)
-    (dealt,) = [e for e in match.log if isinstance(e, Dealt)]
-    assert tuple(h.bit_count() for h in match.hands) == sizes == dealt.hand_sizes
-    whole = 0
-    for hand in match.hands:
-        whole |= hand
+    whole = cards_dealt("crazy_sixes", players, options, sizes)
     assert CardSet(whole) == CardSet.of(spanish_deck(deck))
