@@ -106,51 +106,55 @@ def test_fan_tan_deal_with_the_extra_card_at_the_dealer_is_refused() -> None:
         deal_hands(match, wrong)
 
 
-def test_fan_tan_plain_worked_example_in_a_match() -> None:
-    """§1.7, plain Fan Tan, reached in a real round: after 7H 8H 6H 9H 5H 7S (hearts 5..9,
-    spades the 7, clubs and diamonds unopened) seat 2, holding 4H 10H 6S 8C 7D and cards
-    that fit nowhere, may play exactly 4H 10H 6S 7D."""
-    match = dealt_norwegian("pentathlon", 4, {"rounds": ["fan_tan"]})
-    deal_hands(
-        match,
-        [
-            "7H 5H 3C 4C 5C 6C 7C 9C 10C JC QC KC AC",
-            "8H 7S 2S 3S 4S 5S 8S 9S 10S JS QS KS AS",
-            "6H 4H 10H 6S 8C 7D 2H 3H JH QH KH AH 2C",
-            "9H 2D 3D 4D 5D 6D 8D 9D 10D JD QD KD AD",
-        ],
-    )
-    for seat, code in enumerate(["7H", "8H", "6H", "9H", "5H", "7S"]):
+@pytest.mark.parametrize(
+    ("game", "hands", "plays", "held", "legal", "refused"),
+    [
+        pytest.param(
+            "pentathlon",
+            [
+                "7H 5H 3C 4C 5C 6C 7C 9C 10C JC QC KC AC",
+                "8H 7S 2S 3S 4S 5S 8S 9S 10S JS QS KS AS",
+                "6H 4H 10H 6S 8C 7D 2H 3H JH QH KH AH 2C",
+                "9H 2D 3D 4D 5D 6D 8D 9D 10D JD QD KD AD",
+            ],
+            "7H 8H 6H 9H 5H 7S",
+            "4H 10H 6S 8C 7D",
+            "4H 10H 6S 7D",
+            ("8C",),
+            id="plain",
+        ),
+        pytest.param(
+            "hexathlon",
+            [
+                "7H 5S 2C 3C 4C 7C 8C 9C 10C JC QC KC AC",
+                "8H 4S 2D 3D 4D 5D 8D 9D 10D JD QD KD AD",
+                "6S 6H 10H 3S 8S 5C 6C 2H 3H 4H 5H JH QH",
+                "9H KH AH 6D 7D 2S 7S 9S 10S JS QS KS AS",
+            ],
+            "7H 8H 6S 9H 5S 4S",
+            "6H 10H 3S 8S 5C 6C",
+            "6H 10H 3S 6C",
+            ("8S", "5C", "5H"),
+            id="six_and_seven",
+        ),
+    ],
+)
+def test_fan_tan_worked_example_in_a_match(
+    game: str, hands: list[str], plays: str, held: str, legal: str, refused: tuple[str, ...]
+) -> None:
+    """§1.7's two worked examples, reached in a real round of four: after ``plays`` seat 2,
+    holding ``held`` and cards that fit nowhere, may play exactly ``legal``; each card of
+    ``refused`` does not fit. The tables: plain, hearts 5..9, spades the 7, clubs and
+    diamonds unopened; six and seven, a hearts high stack 7..9 and no low stack, a spades
+    low stack 6..4 and no high stack, clubs and diamonds unopened."""
+    match = dealt_norwegian(game, 4, {"rounds": ["fan_tan"]})
+    deal_hands(match, hands)
+    for seat, code in enumerate(plays.split()):
         assert match.to_act == seat % 4
         match.apply(seat % 4, parse_card(code))
     assert match.to_act == 2
-    assert CardSet.parse("4H 10H 6S 8C 7D") - CardSet(match.hands[2]) == CardSet()
-    assert CardSet.of(match.legal_actions()) == CardSet.parse("4H 10H 6S 7D")
-    with pytest.raises(IllegalAction, match="8C does not fit"):
-        match.apply(2, parse_card("8C"))
-
-
-def test_fan_tan_six_and_seven_worked_example_in_a_match() -> None:
-    """§1.7, six and seven, reached in a real round: after 7H 8H 6S 9H 5S 4S (a hearts high
-    stack 7..9 and no low stack, a spades low stack 6..4 and no high stack, clubs and
-    diamonds unopened) seat 2, holding 6H 10H 3S 8S 5C 6C and cards that fit nowhere, may
-    play exactly 6H 10H 3S 6C."""
-    match = dealt_norwegian("hexathlon", 4, {"rounds": ["fan_tan"]})
-    deal_hands(
-        match,
-        [
-            "7H 5S 2C 3C 4C 7C 8C 9C 10C JC QC KC AC",
-            "8H 4S 2D 3D 4D 5D 8D 9D 10D JD QD KD AD",
-            "6S 6H 10H 3S 8S 5C 6C 2H 3H 4H 5H JH QH",
-            "9H KH AH 6D 7D 2S 7S 9S 10S JS QS KS AS",
-        ],
-    )
-    for seat, code in enumerate(["7H", "8H", "6S", "9H", "5S", "4S"]):
-        assert match.to_act == seat % 4
-        match.apply(seat % 4, parse_card(code))
-    assert match.to_act == 2
-    assert CardSet.parse("6H 10H 3S 8S 5C 6C") - CardSet(match.hands[2]) == CardSet()
-    assert CardSet.of(match.legal_actions()) == CardSet.parse("6H 10H 3S 6C")
-    for code in ("8S", "5C", "5H"):
+    assert CardSet.parse(held) - CardSet(match.hands[2]) == CardSet()
+    assert CardSet.of(match.legal_actions()) == CardSet.parse(legal)
+    for code in refused:
         with pytest.raises(IllegalAction, match=f"{code} does not fit"):
             match.apply(2, parse_card(code))
