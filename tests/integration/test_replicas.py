@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import random
 from collections import defaultdict
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import grpc
@@ -282,16 +282,23 @@ def test_chaos_replicas_killed_and_restarted_again_and_again(
             nonlocal kills
             rng = random.Random(7)
             tournament = asyncio.create_task(run_tournament(config))
+
+            def acked(moves: int) -> Callable[[], bool]:
+                """Whether ``moves`` moves are acknowledged (or the tournament is over)."""
+                return lambda: tournament.done() or sum(acknowledged.values()) >= moves
+
             next_kill = 300
-            while not tournament.done():
-                await asyncio.sleep(0.02)
-                if tournament.done() or sum(acknowledged.values()) < next_kill:
-                    continue
+            while True:
+                await eventually(acked(next_kill), within=240, what=f"{next_kill} moves")
+                if tournament.done():
+                    break
                 next_kill = sum(acknowledged.values()) + 400
                 victim = rng.randrange(len(servers))
                 servers[victim].kill()
                 kills += 1
-                await asyncio.sleep(0.3)
+                # The others carry the tournament on while the victim is down.
+                down_at = sum(acknowledged.values())
+                await eventually(acked(down_at + 1), within=60, what="a move with one down")
                 servers[victim] = ServerProcess(
                     tmp_path / f"replica{victim}",
                     listen=addresses[victim],

@@ -35,6 +35,7 @@ from ..calls import (
     with_api,
 )
 from ..serverproc import ServerProcess
+from ..waiting import eventually
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -294,8 +295,17 @@ def test_twenty_matches_played_at_once_all_audit(server: ServerProcess) -> None:
         ]
 
         async def late_watcher(index: int, match_id: str) -> list[pb.Event]:
-            """A spectator who arrives mid-game and asks for everything from seq 1."""
-            await asyncio.sleep(0.02 * index)
+            """A spectator who arrives mid-game (the later the higher its ``index``: once
+            ``index + 1`` more events are written, or the match is over) and asks for
+            everything from seq 1."""
+            get = spb.GetMatchRequest(match_id=match_id)
+            arrives = (await api.GetMatch(get, timeout=10)).match.last_seq + index + 1
+
+            async def under_way() -> bool:
+                info = (await api.GetMatch(get, timeout=10)).match
+                return info.last_seq >= arrives or info.status == spb.MATCH_STATUS_ENDED
+
+            await eventually(under_way, what=f"match {match_id} under way")
             feed = watch_feed(api, match_id, after_seq=0)
             snap = await feed.snapshot()
             return (await feed.events_through(snap.seq) if snap.seq else []) + (await feed.rest())
