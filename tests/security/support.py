@@ -30,6 +30,7 @@ from cardarena.v1 import service_pb2 as spb
 
 from ..calls import RPC_TIMEOUT as RPC
 from ..calls import SERVICE, auth
+from ..waiting import eventually
 
 if TYPE_CHECKING:
     from cardarena.server.api import Access
@@ -234,6 +235,20 @@ def rss_kib(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     raise AssertionError(f"no VmRSS for process {pid}")
+
+
+async def settled_rss_kib(pid: int) -> int:
+    """:func:`rss_kib` once it has stopped changing (the same in three readings a tenth of
+    a second apart): what a burst of calls left behind, read when the process is done with
+    them rather than after a guessed while."""
+    readings: list[int] = []
+
+    def steady() -> int | None:
+        readings.append(rss_kib(pid))
+        last = readings[-3:]
+        return last[0] if len(last) == 3 and len(set(last)) == 1 else None
+
+    return await eventually(steady, every=0.1, what=f"the memory of process {pid} to settle")
 
 
 async def play_seat(

@@ -22,7 +22,7 @@ from cardarena.v1 import service_pb2 as spb
 from ..calls import RPC_TIMEOUT as RPC
 from ..calls import SERVICE, auth, run
 from ..serverproc import ServerProcess, log_records
-from .support import channel_to, create_table, raw_unary, rss_kib
+from .support import channel_to, create_table, raw_unary, rss_kib, settled_rss_kib
 
 METHODS = spb.DESCRIPTOR.services_by_name["MatchService"].methods
 GARBAGE = (b"\xff", b"\x0a\x05ab", b"\x08" + b"\xff" * 11, b"\x12\x80")
@@ -128,8 +128,7 @@ def test_oversized_requests_are_refused_without_being_buffered(data_dir: Path) -
                 *(raw_unary(channel, "CreateMatch", payload) for _ in range(16))
             )
             assert {code for code, _, _ in answers} == {grpc.StatusCode.RESOURCE_EXHAUSTED}
-            await asyncio.sleep(0.3)
-            return rss_kib(pid) - before
+            return await settled_rss_kib(pid) - before
 
     with ServerProcess(data_dir) as server:
         assert server.process is not None

@@ -30,8 +30,8 @@ from .support import (
     channel_to,
     create_table,
     play_hosted_to_end,
-    rss_kib,
     served,
+    settled_rss_kib,
 )
 
 NOT_READING = [("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 1024)]
@@ -59,20 +59,20 @@ async def write_without_reading(
     address: str, pid: int, messages: int, request_id: str, *, then_read: bool = True
 ) -> tuple[int, int, grpc.StatusCode]:
     """Open Play for a seat, write ``messages`` actions (each refused: the request id is not
-    valid) and never read. Returns the server's RSS growth in KiB after writing, then (if
-    ``then_read``) how many messages the client got once it read, and how the call ended."""
+    valid) and read nothing after the snapshot. Returns the server's RSS growth in KiB after
+    writing, then (if ``then_read``) how many messages the client got once it read, and how
+    the call ended."""
     async with channel_to(address) as (_, api):
         table = await create_table(api)
         async with channel_to(address, NOT_READING) as (_, slow):
             call = slow.Play(metadata=auth(table.tokens[0]), timeout=60)
             await call.write(spb.PlayRequest(open=spb.PlayOpen(match_id=table.match_id, seat=0)))
-            await asyncio.sleep(0.2)
-            before = rss_kib(pid)
+            await asyncio.wait_for(call.read(), RPC)  # the snapshot: the call is open
+            before = await settled_rss_kib(pid)
             for i in range(messages):
                 act = spb.PlayAction(expected_seq=i, request_id=f"{i} {request_id}")
                 await asyncio.wait_for(call.write(spb.PlayRequest(act=act)), RPC)
-            await asyncio.sleep(0.5)
-            growth = rss_kib(pid) - before
+            growth = await settled_rss_kib(pid) - before
             got, code = await read_to_end(call) if then_read else (0, grpc.StatusCode.OK)
             call.cancel()
         # The server still serves everyone else.
