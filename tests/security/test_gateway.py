@@ -349,7 +349,7 @@ async def main():
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     resource.setrlimit(resource.RLIMIT_NOFILE, (used + 6, hard))
     print(port, flush=True)
-    await asyncio.sleep(30)
+    await asyncio.Event().wait()  # serve until the test kills the process
 
 asyncio.run(main())
 """

@@ -9,7 +9,6 @@ its own (its rotations must deal the same cards).
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import grpc
@@ -39,7 +38,11 @@ def test_the_seed_mixes_what_every_entrant_gave_before_the_first_match(data_dir:
             await first.read()
             second = enter(tapi, tid, hosted.keys[1])
             await second.read()
-            await asyncio.sleep(0)  # two of three in: no match may start
+            # Two of three in: no match may start. The entry clears its flag of a new offer
+            # when it has counted the offers and gone back to waiting.
+            await eventually(
+                lambda: not director.entry._offered.is_set(), what="the two offers counted"
+            )
             assert not director.match_ids and director.entry.sealed is None
             third = enter(tapi, tid, hosted.keys[2], GIVEN[1])
             await third.read()
