@@ -6,9 +6,10 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from .api.access import Access
 from .api.limits import Rate
@@ -88,117 +89,155 @@ def store_url(text: str) -> str:
     return text
 
 
-def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
-    """run the gRPC match server with its SQLite event store"""
-    env = os.environ.get
-    parser.add_argument(
+@dataclass(frozen=True)
+class Flag:
+    """A ``serve`` setting whose default is read from ``CARDARENA_<NAME>`` (the flag's name in
+    capitals, ``_`` for ``-``); ``default`` ``None``: unset unless the variable is (empty counts
+    as unset). Its help names the variable, in its own words."""
+
+    name: str
+    type: Callable[[str], Any]
+    default: str | None
+    help: str
+    choices: Sequence[str] | None = None
+    metavar: str | None = None
+
+    @property
+    def variable(self) -> str:
+        return "CARDARENA_" + self.name.removeprefix("--").replace("-", "_").upper()
+
+    def add_to(self, parser: argparse.ArgumentParser) -> None:
+        default = os.environ.get(self.variable, self.default)
+        if self.default is None:
+            default = default or None  # an empty variable counts as unset
+        parser.add_argument(
+            self.name,
+            type=self.type,
+            default=default,
+            help=self.help,
+            choices=self.choices,
+            metavar=self.metavar,
+        )
+
+
+FLAGS = (
+    Flag(
         "--listen",
-        type=listen_address,
-        default=env("CARDARENA_LISTEN", "127.0.0.1:50051"),
-        help="gRPC address HOST:PORT, port 0 for any (env CARDARENA_LISTEN; default 127.0.0.1:50051)",
-    )
-    parser.add_argument(
+        listen_address,
+        "127.0.0.1:50051",
+        "gRPC address HOST:PORT, port 0 for any (env CARDARENA_LISTEN; default 127.0.0.1:50051)",
+    ),
+    Flag(
         "--data-dir",
-        type=Path,
-        default=Path(env("CARDARENA_DATA_DIR", "data")),
-        help="where the SQLite event store lives (env CARDARENA_DATA_DIR; default ./data)",
-    )
-    parser.add_argument(
+        Path,
+        "data",
+        "where the SQLite event store lives (env CARDARENA_DATA_DIR; default ./data)",
+    ),
+    Flag(
         "--store",
-        type=store_url,
-        default=env("CARDARENA_STORE") or None,
-        help="event store URL: postgresql://user@host:5432/db[?schema=NAME] runs this process as"
+        store_url,
+        None,
+        "event store URL: postgresql://user@host:5432/db[?schema=NAME] runs this process as"
         " one of several replicas sharing that database (env CARDARENA_STORE; default SQLite"
         " in --data-dir)",
-    )
-    parser.add_argument(
+    ),
+    Flag(
         "--advertise",
-        type=listen_address,
-        default=env("CARDARENA_ADVERTISE") or None,
-        help="HOST:PORT other replicas use to forward actions to this one (env"
+        listen_address,
+        None,
+        "HOST:PORT other replicas use to forward actions to this one (env"
         " CARDARENA_ADVERTISE; default the --listen host and bound port)",
-    )
-    parser.add_argument(
+    ),
+    Flag(
         "--lease-seconds",
-        type=lease_seconds,
-        default=env("CARDARENA_LEASE_SECONDS", "5"),
-        help="how long a replica owns a match without renewing; a dead replica's matches move"
+        lease_seconds,
+        "5",
+        "how long a replica owns a match without renewing; a dead replica's matches move"
         " after at most this long (env CARDARENA_LEASE_SECONDS; default 5)",
-    )
-    parser.add_argument(
+    ),
+    Flag(
         "--metrics-port",
-        type=port_number,
-        default=env("CARDARENA_METRICS_PORT", "9464"),
-        help="Prometheus metrics HTTP port on 127.0.0.1, 0 for any, -1 for none (env CARDARENA_METRICS_PORT; default 9464)",
-    )
-    parser.add_argument(
+        port_number,
+        "9464",
+        "Prometheus metrics HTTP port on 127.0.0.1, 0 for any, -1 for none (env CARDARENA_METRICS_PORT; default 9464)",
+    ),
+    Flag(
         "--metrics-host",
-        default=env("CARDARENA_METRICS_HOST", "127.0.0.1"),
-        help="address the metrics endpoint binds; 0.0.0.0 in a container (env CARDARENA_METRICS_HOST; default 127.0.0.1)",
-    )
-    parser.add_argument(
+        str,
+        "127.0.0.1",
+        "address the metrics endpoint binds; 0.0.0.0 in a container (env CARDARENA_METRICS_HOST; default 127.0.0.1)",
+    ),
+    Flag(
         "--web",
-        type=listen_address,
-        default=env("CARDARENA_WEB") or None,
-        help="serve the web app and a gRPC-Web gateway on HOST:PORT (env CARDARENA_WEB; default off)",
-    )
-    parser.add_argument(
+        listen_address,
+        None,
+        "serve the web app and a gRPC-Web gateway on HOST:PORT (env CARDARENA_WEB; default off)",
+    ),
+    Flag(
         "--admin-token",
-        type=admin_token,
-        default=env("CARDARENA_ADMIN_TOKEN") or None,
-        help="the operator token: when set, creating and cancelling matches need it as"
+        admin_token,
+        None,
+        "the operator token: when set, creating and cancelling matches need it as"
         " 'authorization: Bearer <token>'; prefer the env CARDARENA_ADMIN_TOKEN, which other"
         " users of the machine cannot read in the process list (default: none, an open"
         " server for local use)",
-    )
-    parser.add_argument(
+    ),
+    Flag(
         "--create-rate",
-        type=rate,
-        default=env("CARDARENA_CREATE_RATE", "50/s,500"),
-        help="CreateMatch calls per client address, CALLS/s[,BURST], 0 for no limit; the"
+        rate,
+        "50/s,500",
+        "CreateMatch calls per client address, CALLS/s[,BURST], 0 for no limit; the"
         " operator is never limited (env CARDARENA_CREATE_RATE; default 50/s,500)",
-    )
-    parser.add_argument(
+    ),
+    Flag(
         "--join-rate",
-        type=rate,
-        default=env("CARDARENA_JOIN_RATE", "200/s,2000"),
-        help="JoinMatch calls per client address, as --create-rate (env CARDARENA_JOIN_RATE;"
+        rate,
+        "200/s,2000",
+        "JoinMatch calls per client address, as --create-rate (env CARDARENA_JOIN_RATE;"
         " default 200/s,2000)",
-    )
-    parser.add_argument(
+    ),
+    Flag(
         "--waiting-expiry",
-        type=expiry_seconds,
-        default=env("CARDARENA_WAITING_EXPIRY", "3600"),
-        help="cancel a match whose seats are still free this many seconds after its creation,"
+        expiry_seconds,
+        "3600",
+        "cancel a match whose seats are still free this many seconds after its creation,"
         " 0 for never (env CARDARENA_WAITING_EXPIRY; default 3600)",
-    )
-    parser.add_argument(
+    ),
+    Flag(
         "--max-pending-calls",
-        type=pending_calls,
-        default=env("CARDARENA_MAX_PENDING_CALLS", str(MAX_PENDING_CALLS)),
-        help="calls the server holds while they wait for its event loop; beyond it gRPC"
+        pending_calls,
+        str(MAX_PENDING_CALLS),
+        "calls the server holds while they wait for its event loop; beyond it gRPC"
         " refuses them at once, CANCELLED (env CARDARENA_MAX_PENDING_CALLS; default"
         f" {MAX_PENDING_CALLS}: a unary call for every seat of 5,000 four-seat matches)",
-    )
-    parser.add_argument(
+    ),
+    Flag(
         "--signing-key",
-        type=Path,
-        default=env("CARDARENA_SIGNING_KEY") or None,
-        metavar="FILE",
-        help="the Ed25519 private key (PEM, mode 0600) that signs checkpoints and results"
+        Path,
+        None,
+        "the Ed25519 private key (PEM, mode 0600) that signs checkpoints and results"
         " (env CARDARENA_SIGNING_KEY; default signing-key.pem in --data-dir, made on first"
         " start); replicas may share one or each have their own",
-    )
+        metavar="FILE",
+    ),
+    Flag(
+        "--log-level",
+        str,
+        "info",
+        "(env CARDARENA_LOG_LEVEL; default info)",
+        choices=LEVELS,
+    ),
+)
+
+
+def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
+    """run the gRPC match server with its SQLite event store"""
+    for flag in FLAGS:
+        flag.add_to(parser)
     parser.add_argument(
         "--print-public-key",
         action="store_true",
         help="print the signing key's public half (ed25519:HEX, what audit --key takes) and exit",
-    )
-    parser.add_argument(
-        "--log-level",
-        choices=LEVELS,
-        default=env("CARDARENA_LOG_LEVEL", "info"),
-        help="(env CARDARENA_LOG_LEVEL; default info)",
     )
     return serve
 
