@@ -14,11 +14,16 @@ import threading
 from cardarena.clients.bots import SeatState
 
 
-class Crasher:
-    name = "crasher"
+class Scripted:
+    """A bot built the way the launcher builds every bot (``Bot(seed)``: the seed is not
+    used here), counting its decisions, which is what each misbehaviour keys on."""
 
     def __init__(self, seed: int | None = None) -> None:
         self.calls = 0
+
+
+class Crasher(Scripted):
+    name = "crasher"
 
     def choose(self, state: SeatState) -> int:
         self.calls += 1
@@ -27,25 +32,22 @@ class Crasher:
         return state.legal[-1]
 
 
-class IllegalMover:
+class IllegalMover(Scripted):
     name = "illegal"
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.calls = 0
 
     def choose(self, state: SeatState) -> int:
         self.calls += 1
         return 999 if self.calls % 2 else state.legal[0]
 
 
-class Sleeper:
+class Sleeper(Scripted):
     """Hangs on its second decision until released (a stuck thread for the guard's unit test, a
     seat that times out for good in a local match)."""
 
     name = "sleeper"
 
     def __init__(self, seed: int | None = None) -> None:
-        self.calls = 0
+        super().__init__(seed)
         self.release = threading.Event()
 
     def choose(self, state: SeatState) -> int:
@@ -62,42 +64,33 @@ def hang() -> None:
             print(json.dumps({"ready": True}), flush=True)
 
 
-if __name__ == "__main__":
-    hang()
-
-
-class Slow:
+class Slow(Scripted):
     """Thinks a little before its first legal action: matches last long enough to be seen."""
 
     name = "slow"
-
-    def __init__(self, seed: int | None = None) -> None:
-        pass
 
     def choose(self, state: SeatState) -> int:
         threading.Event().wait(0.02)
         return state.legal[0]
 
 
-class FirstLegal:
+class FirstLegal(Scripted):
     """Deterministic: the first legal action, always."""
 
     name = "first"
-
-    def __init__(self, seed: int | None = None) -> None:
-        pass
 
     def choose(self, state: SeatState) -> int:
         return state.legal[0]
 
 
-class LastLegal:
+class LastLegal(Scripted):
     """Deterministic: the last legal action, always."""
 
     name = "last"
 
-    def __init__(self, seed: int | None = None) -> None:
-        pass
-
     def choose(self, state: SeatState) -> int:
         return state.legal[-1]
+
+
+if __name__ == "__main__":
+    hang()
