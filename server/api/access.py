@@ -100,9 +100,17 @@ class Guard:
             raise Forbidden("the credential is not this server's operator token")
         self.limit(self.throttles.create, call, context)
 
-    def canceller(self, what: str, is_creator: Callable[[str], bool], context: Context) -> str:
-        """Who is cancelling a match or a tournament (``what``), in the words of its log: the
-        operator, or its creator (``is_creator(secret)``, constant time)."""
+    def cancel_reason(
+        self, what: str, is_creator: Callable[[str], bool], context: Context, given: str
+    ) -> str:
+        """Why a match or a tournament (``what``) is cancelled, in the words of its log: by
+        whom, and the reason they gave (if any)."""
+        reason = f"cancelled by {self._canceller(what, is_creator, context)}"
+        return f"{reason}: {given}" if given else reason
+
+    def _canceller(self, what: str, is_creator: Callable[[str], bool], context: Context) -> str:
+        """Who is cancelling: the operator, or the creator (``is_creator(secret)``, constant
+        time); anyone else is refused."""
         secret = credential(context)
         if secret is None:
             raise Refused(

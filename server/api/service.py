@@ -197,8 +197,8 @@ class MatchService:
         self._refuse_new()
         check_text("reason", request.reason, MAX_REASON)
         hosted = await self.arena.get(request.match_id)
-        who = self.guard.canceller(
-            "match", lambda secret: self.arena.may_cancel(hosted, secret), context
+        reason = self.guard.cancel_reason(
+            "match", lambda secret: self.arena.may_cancel(hosted, secret), context, request.reason
         )
         target = await self.router.writer(request.match_id, context)
         if isinstance(target, str):
@@ -206,8 +206,7 @@ class MatchService:
                 target, "CancelMatch", request, context, credential=True
             )
             return cancelled
-        reason = f"cancelled by {who}"
-        await target.cancel(f"{reason}: {request.reason}" if request.reason else reason)
+        await target.cancel(reason)
         return spb.CancelMatchResponse(match=match_info(target))
 
     @unary

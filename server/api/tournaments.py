@@ -85,9 +85,10 @@ class TournamentService:
         self.refuse_new()
         check_text("reason", request.reason, MAX_REASON)
         director = await self.tournaments.get(request.tournament_id)
-        who = self.guard.canceller("tournament", director.may_cancel, context)
-        reason = f"cancelled by {who}"
-        await director.cancel(f"{reason}: {request.reason}" if request.reason else reason)
+        reason = self.guard.cancel_reason(
+            "tournament", director.may_cancel, context, request.reason
+        )
+        await director.cancel(reason)
         return tpb.CancelTournamentResponse(tournament=tournament_info(director))
 
     @streaming
