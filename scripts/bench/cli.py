@@ -12,11 +12,11 @@ import asyncio
 import resource
 import sys
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from cardarena.engine import GAMES
+from cardarena.server.cli import ranged
 
 from .common import CARDARENA, LOOPBACK, Pattern
 from .compare import compare_noop, compare_replicas
@@ -28,27 +28,13 @@ from .restart import compare_restart
 from .tournament import compare_tournament
 
 
-def bounded_int(low: int, high: int) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"expected {low}..{high}, got {value}")
-        return value
-
-    return parse
+def bounded_int(low: int, high: int, unit: str) -> Callable[[str], int]:
+    """A flag's type: a whole number of ``unit`` from ``low`` to ``high``, read (and refused)
+    as serve's number flags are."""
+    return ranged(int, low, high, unit, "expected")
 
 
-def seconds_value(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 2 <= value <= 3600:
-        raise argparse.ArgumentTypeError(f"expected 2..3600 seconds, got {text}")
-    return value
+seconds_value = ranged(float, 2.0, 3600.0, "seconds", "expected")
 
 
 def loopback_listen(text: str) -> str:
@@ -99,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--matches",
-        type=bounded_int(1, 10_000),
+        type=bounded_int(1, 10_000, "matches"),
         help="concurrent matches, kept in play all along (default 200; with --tournament, "
         "the closed-loop ceiling's, default its --concurrency)",
     )
@@ -113,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--repeats",
-        type=bounded_int(1, 9),
+        type=bounded_int(1, 9, "runs"),
         default=1,
         help="runs of each server; the report shows medians (default 1)",
     )
@@ -123,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="(default hexathlon; with --tournament, triathlon)",
     )
     parser.add_argument(
-        "--players", type=bounded_int(2, 8), help="(default: the game's default, 4 or 3)"
+        "--players", type=bounded_int(2, 8, "players"), help="(default: the game's default, 4 or 3)"
     )
     parser.add_argument(
         "--pattern",
@@ -146,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--restart",
-        type=bounded_int(1, 50_000),
+        type=bounded_int(1, 50_000, "matches"),
         metavar="N",
         help="restart time: N unfinished matches on the SQLite server, then SIGKILL and "
         "SIGTERM restarts on the same data dir (--repeats of each), timed to listening and to "
@@ -154,13 +140,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--restart-actions",
-        type=bounded_int(0, 100),
+        type=bounded_int(0, 100, "actions"),
         default=4,
         help="actions in each running match of --restart (default 4)",
     )
     parser.add_argument(
         "--tournament",
-        type=bounded_int(1, 10_000),
+        type=bounded_int(1, 10_000, "deals"),
         metavar="DEALS",
         help="tournament throughput: a tournament hosted by the server (one `cardarena bot "
         "connect` process per random entrant, started by the launcher) and one of the "
@@ -169,32 +155,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--concurrency",
-        type=bounded_int(1, 1000),
+        type=bounded_int(1, 1000, "matches"),
         default=8,
         help="matches either tournament plays at once (default 8)",
     )
     parser.add_argument(
         "--nofile",
-        type=bounded_int(64, 1 << 20),
+        type=bounded_int(64, 1 << 20, "files"),
         metavar="N",
         help="lower the open-file limit (RLIMIT_NOFILE) of the benchmark and of every process it "
         "starts to N, e.g. 1024, to show a run fits in it",
     )
     parser.add_argument(
         "--client-procs",
-        type=bounded_int(1, 16),
+        type=bounded_int(1, 16, "processes"),
         default=1,
         help="client processes sharing the matches (default 1)",
     )
     parser.add_argument(
         "--channels",
-        type=bounded_int(1, 64),
+        type=bounded_int(1, 64, "connections"),
         default=4,
         help="gRPC connections per client process (to each replica with --replicas; default 4)",
     )
     parser.add_argument(
         "--setup-concurrency",
-        type=bounded_int(1, 1000),
+        type=bounded_int(1, 1000, "matches"),
         default=64,
         help="matches created or opened at once during setup (default 64)",
     )
@@ -204,7 +190,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=300.0,
         help="bound on each setup phase (default 300)",
     )
-    parser.add_argument("--seed", type=bounded_int(0, 2**31), default=1, help="(default 1)")
+    parser.add_argument(
+        "--seed", type=bounded_int(0, 2**31, "seed values"), default=1, help="(default 1)"
+    )
     parser.add_argument(
         "--py-spy",
         type=Path,
@@ -227,7 +215,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--noop-server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
-        "--noop-match-actions", type=bounded_int(0, 10**6), default=0, help=argparse.SUPPRESS
+        "--noop-match-actions",
+        type=bounded_int(0, 10**6, "actions"),
+        default=0,
+        help=argparse.SUPPRESS,
     )
     parser.add_argument(
         "--listen", type=loopback_listen, default=f"{LOOPBACK}:0", help=argparse.SUPPRESS
