@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from google.protobuf import descriptor_pb2
 from grpc_tools import protoc  # type: ignore[import-untyped]  # no stubs; protoc.main(argv) -> int
@@ -81,41 +82,43 @@ def comments() -> dict[str, str]:
     return found
 
 
+CHILDREN: dict[str, tuple[tuple[str, int, str], ...]] = {
+    "file": (
+        ("message_type", MESSAGE, "message"),
+        ("enum_type", ENUM, "enum"),
+        ("service", SERVICE, "service"),
+    ),
+    "message": (
+        ("field", FIELD, "field"),
+        ("oneof_decl", ONEOF, "oneof"),
+        ("nested_type", NESTED, "message"),
+        ("enum_type", NESTED_ENUM, "enum"),
+    ),
+    "enum": (("value", VALUE, "value"),),
+    "service": (("method", METHOD, "method"),),
+}
+"""What each kind of descriptor holds: (its repeated field, that field's number in the
+source-info path, the kind of element it holds). Fields, oneofs, values and methods hold
+nothing that is documented."""
+
+
 def elements(file: descriptor_pb2.FileDescriptorProto) -> Iterator[tuple[str, tuple[int, ...]]]:
     """Every documented element of ``file``: its full name and its source-info path."""
-    package = file.package
-    for i, message in enumerate(file.message_type):
-        yield from _message(f"{package}.{message.name}", message, (MESSAGE, i))
-    for i, enum in enumerate(file.enum_type):
-        yield from _enum(f"{package}.{enum.name}", enum, (ENUM, i))
-    for i, service in enumerate(file.service):
-        name = f"{package}.{service.name}"
-        yield name, (SERVICE, i)
-        for j, method in enumerate(service.method):
-            yield f"{name}.{method.name}", (SERVICE, i, METHOD, j)
+    return _within(file.package, file, "file", ())
 
 
-def _message(
-    name: str, message: descriptor_pb2.DescriptorProto, path: tuple[int, ...]
+def _within(
+    name: str, descriptor: Any, kind: str, path: tuple[int, ...]
 ) -> Iterator[tuple[str, tuple[int, ...]]]:
-    yield name, path
-    for j, field in enumerate(message.field):
-        yield f"{name}.{field.name}", (*path, FIELD, j)
-    for j, oneof in enumerate(message.oneof_decl):
-        if not oneof.name.startswith("_"):  # proto3 `optional` makes a synthetic oneof
-            yield f"{name}.{oneof.name}", (*path, ONEOF, j)
-    for j, nested in enumerate(message.nested_type):
-        yield from _message(f"{name}.{nested.name}", nested, (*path, NESTED, j))
-    for j, enum in enumerate(message.enum_type):
-        yield from _enum(f"{name}.{enum.name}", enum, (*path, NESTED_ENUM, j))
-
-
-def _enum(
-    name: str, enum: descriptor_pb2.EnumDescriptorProto, path: tuple[int, ...]
-) -> Iterator[tuple[str, tuple[int, ...]]]:
-    yield name, path
-    for j, value in enumerate(enum.value):
-        yield f"{name}.{value.name}", (*path, VALUE, j)
+    """The elements inside ``descriptor`` (a ``kind``, called ``name`` at ``path``), each
+    followed by the elements inside it."""
+    for attribute, tag, inner in CHILDREN.get(kind, ()):
+        for j, child in enumerate(getattr(descriptor, attribute)):
+            if inner == "oneof" and child.name.startswith("_"):
+                continue  # proto3 `optional` makes a synthetic oneof
+            full, at = f"{name}.{child.name}", (*path, tag, j)
+            yield full, at
+            yield from _within(full, child, inner, at)
 
 
 def comment(element: str) -> str:
