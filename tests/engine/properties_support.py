@@ -1,17 +1,18 @@
 """What the property tests play: the configurations under test (every game, player count and
-the interesting options), random legal play, and the checks made at every step.
+the interesting options), the harness that draws their seeds, random legal play, and the
+checks made at every step.
 """
 
 from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cardarena.engine import (
@@ -228,6 +229,23 @@ SEEDS = st.binary(min_size=32, max_size=32)
 RNG_SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 FEW = settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SOME = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+MatchProperty = Callable[[Config, bytes, int], None]
+"""A property test: ``(config, match seed, random player's seed) -> None``."""
+
+
+def over_random_matches(
+    configs: Sequence[Config], budget: settings
+) -> Callable[[MatchProperty], Callable[..., None]]:
+    """The harness of the property tests: run the test for each of ``configs`` (a test id
+    each), on as many drawn match seeds and random player seeds as ``budget`` allows."""
+
+    def harness(test: MatchProperty) -> Callable[..., None]:
+        drawn = budget(given(seed=SEEDS, rng_seed=RNG_SEEDS)(test))
+        marked: Callable[..., None] = pytest.mark.parametrize("config", params(configs))(drawn)
+        return marked
+
+    return harness
 
 
 # -- random play ------------------------------------------------------------------------------

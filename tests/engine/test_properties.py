@@ -70,6 +70,7 @@ from .properties_support import (
     action_event,
     check_conservation,
     choose,
+    over_random_matches,
     params,
     play_random,
     probe_refusals,
@@ -81,9 +82,7 @@ from .rules_reference import CLUBS, FEATS, JOKERS, MULTIPLES_OF_THREE, mask
 # -- the tests --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("config", params(ALL_CONFIGS))
-@SOME
-@given(seed=SEEDS, rng_seed=RNG_SEEDS)
+@over_random_matches(ALL_CONFIGS, SOME)
 def test_cards_conserved_and_state_matches_the_rules(
     config: Config, seed: bytes, rng_seed: int
 ) -> None:
@@ -112,9 +111,7 @@ def test_cards_conserved_and_state_matches_the_rules(
     assert model.over and model.count == len(match.log)
 
 
-@pytest.mark.parametrize("config", params(ALL_CONFIGS))
-@FEW
-@given(seed=SEEDS, rng_seed=RNG_SEEDS)
+@over_random_matches(ALL_CONFIGS, FEW)
 def test_legal_actions_and_refusals(config: Config, seed: bytes, rng_seed: int) -> None:
     """(h) legal_actions() is sorted, duplicate-free, non-empty, never a lone pass (a forced pass
     is applied automatically) except where passes may be voluntary (then a seat that cannot
@@ -181,9 +178,7 @@ def test_legal_actions_and_refusals(config: Config, seed: bytes, rng_seed: int) 
     assert len(match.log) == length
 
 
-@pytest.mark.parametrize("config", params(NORWEGIAN_CONFIGS))
-@SOME
-@given(seed=SEEDS, rng_seed=RNG_SEEDS)
+@over_random_matches(NORWEGIAN_CONFIGS, SOME)
 def test_norwegian_round_totals(config: Config, seed: bytes, rng_seed: int) -> None:
     """(b) RULES.md §1.3 invariants from the RoundScored events: pass sums to h, clubs 13,
     queens 16, grand -h, trumps -h (each times the round's multiplier); h = 17/13/10. Fan Tan:
@@ -242,9 +237,7 @@ def test_norwegian_round_totals(config: Config, seed: bytes, rng_seed: int) -> N
                 assert total == 32 * mult
 
 
-@pytest.mark.parametrize("config", params(SIXES_CONFIGS))
-@SOME
-@given(seed=SEEDS, rng_seed=RNG_SEEDS)
+@over_random_matches(SIXES_CONFIGS, SOME)
 def test_crazy_sixes_hand_totals(config: Config, seed: bytes, rng_seed: int) -> None:
     """(c) RULES.md §2.3: every card ends placed or dead; with split exact and pool
     all_unplaced a hand's scores sum to the deck size + 5 per winner without dead cards;
@@ -282,9 +275,7 @@ def test_crazy_sixes_hand_totals(config: Config, seed: bytes, rng_seed: int) -> 
     assert all(max(t) < target for t in totals[:-1]) and max(totals[-1]) >= target
 
 
-@pytest.mark.parametrize("config", params(TRIATHLON_CONFIGS))
-@SOME
-@given(seed=SEEDS, rng_seed=RNG_SEEDS)
+@over_random_matches(TRIATHLON_CONFIGS, SOME)
 def test_triathlon_feats(config: Config, seed: bytes, rng_seed: int) -> None:
     """(d) RULES.md §3.4: per deal the trick counts sum to 13, exactly one seat earns
     "middle", exactly one "last" (the winner of trick 13), "multiple" goes with 3/6/9/12."""
@@ -311,9 +302,7 @@ def test_triathlon_feats(config: Config, seed: bytes, rng_seed: int) -> None:
             assert others[0] == others[1] != counts[middle]
 
 
-@pytest.mark.parametrize("config", params(ALL_CONFIGS))
-@FEW
-@given(seed=SEEDS, rng_seed=RNG_SEEDS)
+@over_random_matches(ALL_CONFIGS, FEW)
 def test_match_ends_with_best_totals(config: Config, seed: bytes, rng_seed: int) -> None:
     """(e) Every match ends (within MAX_STEPS actions) with one MatchEnded, last in the log,
     whose totals are the sums of the round scores and whose winners are exactly the seats with
@@ -336,9 +325,7 @@ def test_match_ends_with_best_totals(config: Config, seed: bytes, rng_seed: int)
     assert ended.winners, "somebody wins"
 
 
-@pytest.mark.parametrize("config", params(ALL_CONFIGS))
-@FEW
-@given(seed=SEEDS, rng_seed=RNG_SEEDS)
+@over_random_matches(ALL_CONFIGS, FEW)
 def test_same_seed_same_actions_same_log(config: Config, seed: bytes, rng_seed: int) -> None:
     """(f) Determinism: the same seed and the same action sequence give identical logs (and
     the same random player sees the same legal actions); another seed deals differently."""

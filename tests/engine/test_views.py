@@ -11,8 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Sequence
 
-import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, settings
 
 from cardarena.engine import AUDITOR, SPECTATOR, Match, project_log, view
 from cardarena.engine.cards import CardSet
@@ -23,12 +22,10 @@ from .properties_support import (
     CUSTOM_PENTATHLON,
     MAX_STEPS,
     PLAIN_NORWEGIAN,
-    RNG_SEEDS,
-    SEEDS,
     VOLUNTARY_PASS_RANDOM_DEALER,
     Config,
     choose,
-    params,
+    over_random_matches,
     play_random,
 )
 from .rules_model import RulesModel
@@ -184,9 +181,7 @@ def check_views_at(match: Match, model: RulesModel, rng: random.Random) -> bool:
     return changed
 
 
-@pytest.mark.parametrize("config", params(VIEW_CONFIGS))
-@SETTINGS
-@given(seed=SEEDS, rng_seed=RNG_SEEDS)
+@over_random_matches(VIEW_CONFIGS, SETTINGS)
 def test_views_do_not_depend_on_hidden_cards(config: Config, seed: bytes, rng_seed: int) -> None:
     """(a) Differential test at random points (and the first and the last): re-dealing the
     cards a seat cannot see leaves its view unchanged; a spectator sees no hand (and nothing
@@ -199,9 +194,7 @@ def test_views_do_not_depend_on_hidden_cards(config: Config, seed: bytes, rng_se
     assert changed, "no re-deal ever changed a hand: the differential test checked nothing"
 
 
-@pytest.mark.parametrize("config", params(VIEW_CONFIGS))
-@SETTINGS
-@given(seed=SEEDS, rng_seed=RNG_SEEDS)
+@over_random_matches(VIEW_CONFIGS, SETTINGS)
 def test_seat_view_legal_actions(config: Config, seed: bytes, rng_seed: int) -> None:
     """(c) At every step, the view of the seat to act lists exactly match.legal_actions();
     every other seat, the spectator and the auditor see none."""
@@ -221,9 +214,7 @@ def test_seat_view_legal_actions(config: Config, seed: bytes, rng_seed: int) -> 
     assert all(view(match, v).legal_actions == () for v in viewers(config.players))
 
 
-@pytest.mark.parametrize("config", params(VIEW_CONFIGS))
-@SETTINGS
-@given(seed=SEEDS, rng_seed=RNG_SEEDS)
+@over_random_matches(VIEW_CONFIGS, SETTINGS)
 def test_projected_logs(config: Config, seed: bytes, rng_seed: int) -> None:
     """(b) project_log: a seat's Dealt events show only its own hand, a spectator's none, an
     auditor's all (the auditor's log is the log); in a round with voluntary passes a Passed
@@ -259,9 +250,7 @@ def test_projected_logs(config: Config, seed: bytes, rng_seed: int) -> None:
     assert all(not e.voluntary_pass or e.kind == "fan_tan" for e in round_kinds)
 
 
-@pytest.mark.parametrize("config", params(VIEW_CONFIGS))
-@SETTINGS
-@given(seed=SEEDS, rng_seed=RNG_SEEDS)
+@over_random_matches(VIEW_CONFIGS, SETTINGS)
 def test_hidden_hands_copy_has_its_own_legal_actions(
     config: Config, seed: bytes, rng_seed: int
 ) -> None:
