@@ -28,7 +28,16 @@ from ..calls import auth, run
 from ..waiting import eventually
 from .support import code_of, failure, hosted_turn, secret, served
 from .test_streams_bounded import NOT_READING, read_to_end
-from .tournaments import apis, director_of, end_oldest, enter, host, settled, stream_failure
+from .tournaments import (
+    apis,
+    director_of,
+    end_oldest,
+    enter,
+    host,
+    settled,
+    stream_failure,
+    watched,
+)
 
 UNAUTHENTICATED = grpc.StatusCode.UNAUTHENTICATED
 DENIED = grpc.StatusCode.PERMISSION_DENIED
@@ -368,24 +377,15 @@ def test_a_watcher_that_stops_reading_is_conflated_not_queued(data_dir: Path) ->
                 await tapi.CancelTournament(cancel, metadata=auth(hosted.creator), timeout=30)
                 changes = director.version - versions
                 assert changes >= 30
-                got = []
-                while True:
-                    message = await asyncio.wait_for(stalled.read(), RPC)
-                    if not isinstance(message, tpb.WatchTournamentResponse):
-                        break
-                    got.append(message.tournament)
+                got = await watched(stalled)
                 assert await stalled.code() == grpc.StatusCode.OK
                 assert len(got) <= changes // 4, f"{len(got)} of {changes} states were kept"
                 assert not any(t.matches for t in got)
-            seen = []
-            while True:
-                message = await asyncio.wait_for(follower.read(), RPC)
-                if not isinstance(message, tpb.WatchTournamentResponse):
-                    break
-                seen.append(message.tournament)
-                assert not message.tournament.seed or message.tournament.status == (
-                    tpb.TOURNAMENT_STATUS_ENDED
-                ), "the seed was shown before the end"
+            seen = await watched(follower)
+            for state in seen:
+                assert not state.seed or state.status == (tpb.TOURNAMENT_STATUS_ENDED), (
+                    "the seed was shown before the end"
+                )
             assert seen[-1].status == tpb.TOURNAMENT_STATUS_ENDED
             finished = [t.failed for t in seen]
             assert finished == sorted(finished)
@@ -408,12 +408,8 @@ def test_a_slow_watcher_is_shown_how_the_tournament_ended(data_dir: Path) -> Non
                 )
                 cancel = tpb.CancelTournamentRequest(tournament_id=hosted.tournament_id)
                 await tapi.CancelTournament(cancel, metadata=auth(hosted.creator), timeout=30)
-                last = None
-                while True:
-                    message = await asyncio.wait_for(stalled.read(), RPC)
-                    if not isinstance(message, tpb.WatchTournamentResponse):
-                        break
-                    last = message.tournament
+                states = await watched(stalled)
+                last = states[-1] if states else None
                 assert await stalled.code() == grpc.StatusCode.OK
                 assert last is not None
                 return last

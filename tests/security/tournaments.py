@@ -23,7 +23,7 @@ from cardarena.v1 import tournament_pb2 as tpb
 from cardarena.v1 import tournament_pb2_grpc
 
 from ..calls import RPC_TIMEOUT as RPC
-from ..calls import auth
+from ..calls import auth, read_to_end
 from ..waiting import eventually
 from .support import address_of, channel_to, secret
 
@@ -119,6 +119,11 @@ async def stream_failure(call: Any) -> grpc.aio.AioRpcError:
     except grpc.aio.AioRpcError as error:
         return error
     raise AssertionError("the stream ended normally")
+
+
+async def watched(call: Any) -> list[tpb.TournamentInfo]:
+    """The tournament states a WatchTournament ``call`` carries from here to its end."""
+    return [message.tournament for message in await read_to_end(call)]
 
 
 @dataclass
