@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import grpc
@@ -300,47 +300,41 @@ def test_a_cancel_while_matches_are_being_started_ends_the_tournament(data_dir: 
     assert status == tpb.TOURNAMENT_STATUS_ENDED and not running, (status, len(running))
 
 
+async def accepted(data_dir: Path, spoiled: Mapping[str, tpb.CreateTournamentRequest]) -> list[str]:
+    """The labels of the ``spoiled`` create requests a fresh server accepts; each one it
+    refuses must be refused as INVALID_ARGUMENT."""
+    async with served(data_dir) as server, apis(server) as (_, _api, tapi):
+        taken = []
+        for label, request in spoiled.items():
+            try:
+                await tapi.CreateTournament(request, timeout=RPC)
+                taken.append(label)
+            except grpc.aio.AioRpcError as error:
+                assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert server.tournaments is not None
+        return taken
+
+
 def test_entrant_names_with_invisible_or_line_breaking_characters_are_refused(
     data_dir: Path,
 ) -> None:
-    async def scenario() -> list[str]:
-        async with served(data_dir) as server, apis(server) as (_, _api, tapi):
-            accepted = []
-            for name in ("a\u2028b", "\u202eb", "b\u200b", "\ufeffa"):
-                request = create_request(("a", "b", "c"))
-                request.entrants[1].name = name
-                try:
-                    await tapi.CreateTournament(request, timeout=RPC)
-                    accepted.append(name)
-                except grpc.aio.AioRpcError as error:
-                    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
-            assert server.tournaments is not None
-            return accepted
+    spoiled = {}
+    for name in ("a\u2028b", "\u202eb", "b\u200b", "\ufeffa"):
+        request = create_request(("a", "b", "c"))
+        request.entrants[1].name = name
+        spoiled[name] = request
 
-    assert run(scenario()) == []
+    assert run(accepted(data_dir, spoiled)) == []
 
 
 def test_a_trailing_newline_makes_no_key_secret_or_request_id_valid(data_dir: Path) -> None:
-    async def scenario() -> list[str]:
-        async with served(data_dir) as server, apis(server) as (_, _api, tapi):
-            accepted = []
-            for field in ("entrants[1].key", "creator_secret", "request_id"):
-                request = create_request()
-                if field == "creator_secret":
-                    request.creator_secret = secret() + "\n"
-                elif field == "request_id":
-                    request.request_id = "id\n"
-                else:
-                    request.entrants[1].key = secret() + "\n"  # no metadata can carry it
-                try:
-                    await tapi.CreateTournament(request, timeout=RPC)
-                    accepted.append(field)
-                except grpc.aio.AioRpcError as error:
-                    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
-            assert server.tournaments is not None
-            return accepted
+    key, creator, request_id = create_request(), create_request(), create_request()
+    key.entrants[1].key = secret() + "\n"  # no metadata can carry it
+    creator.creator_secret = secret() + "\n"
+    request_id.request_id = "id\n"
+    spoiled = {"entrants[1].key": key, "creator_secret": creator, "request_id": request_id}
 
-    assert run(scenario()) == []
+    assert run(accepted(data_dir, spoiled)) == []
 
 
 def test_a_create_retried_with_its_request_id_finds_the_first_tournament(data_dir: Path) -> None:
