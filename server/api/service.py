@@ -39,7 +39,7 @@ from .requests import (
 )
 from .routing import Router
 from .status import Context, Refused, abort, streaming, unary
-from .streams import Streams, response
+from .streams import Response, Streams, response
 from .wire import Undecodable
 
 DRAINING = "the server is draining: reconnect and resume from your last seq"
@@ -270,37 +270,46 @@ class MatchService:
     # -- streams -------------------------------------------------------------------------
 
     @streaming
-    async def Play(
+    def Play(
         self, requests: AsyncIterator[spb.PlayRequest | Undecodable], context: Context
     ) -> AsyncIterator[spb.PlayResponse]:
         """A seat's events and its actions on one stream: the cheap path for bots."""
         self._refuse_new()
-        async for item in PlayCall(self, requests, context).run():
-            yield item
-            del item
+        return PlayCall(self, requests, context).run()
 
     @streaming
-    async def StreamEvents(
+    def StreamEvents(
         self, request: spb.StreamEventsRequest, context: Context
     ) -> AsyncIterator[spb.StreamEventsResponse]:
-        hosted = await self.arena.get(request.match_id)
-        check_seat(hosted, request.seat)
-        authorize(hosted, request.seat, context)
-        drop = self.streams.dropper(context)
-        async for item in self.streams.events(
-            hosted, request.seat, request.after_seq, on_drop=drop
-        ):
-            yield response(spb.StreamEventsResponse, item)
-            del item
+        return self._events(
+            spb.StreamEventsResponse, request.match_id, request.seat, request.after_seq, context
+        )
 
     @streaming
-    async def WatchMatch(
+    def WatchMatch(
         self, request: spb.WatchMatchRequest, context: Context
     ) -> AsyncIterator[spb.WatchMatchResponse]:
-        hosted = await self.arena.get(request.match_id)
+        return self._events(  # a spectator: seat None, prompted for nothing
+            spb.WatchMatchResponse, request.match_id, None, request.after_seq, context
+        )
+
+    async def _events(
+        self,
+        kind: type[Response],
+        match_id: str,
+        seat: int | None,
+        after_seq: int,
+        context: Context,
+    ) -> AsyncIterator[Response]:
+        """The stream of a match's events as ``seat`` (``None``: a spectator) may see them, as
+        messages of ``kind``: what StreamEvents and WatchMatch answer."""
+        hosted = await self.arena.get(match_id)
+        if seat is not None:
+            check_seat(hosted, seat)
+            authorize(hosted, seat, context)
         drop = self.streams.dropper(context)
-        async for item in self.streams.events(hosted, None, request.after_seq, on_drop=drop):
-            yield response(spb.WatchMatchResponse, item)  # a spectator is prompted for nothing
+        async for item in self.streams.events(hosted, seat, after_seq, on_drop=drop):
+            yield response(kind, item)
             del item
 
 

@@ -172,7 +172,8 @@ def unary(
 def streaming(
     handler: Callable[[S, Q, Context], AsyncIterator[R]],
 ) -> Callable[[S, Q, Context], AsyncIterator[R]]:
-    """The same for a handler that streams its answer."""
+    """The same for a handler that streams its answer: an async generator, or a function that
+    returns one (called as the stream starts, its errors handled the same way)."""
 
     @functools.wraps(handler)
     async def call(service: S, request: Q, context: Context) -> AsyncIterator[R]:
