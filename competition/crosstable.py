@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .results import Played, group_means, known
-from .stats import mean_interval
+from .stats import interval_bounds
 
 
 @dataclass(frozen=True)
@@ -55,15 +55,15 @@ def crosstable(
     for i, a in enumerate(entrants):
         for b in entrants[i + 1 :]:
             samples = _differences(means, a, b, lowest_wins)
-            mean, half = mean_interval(samples, level)
+            mean, ci_low, ci_high = interval_bounds(samples, level)
             rows.append(
                 Pairing(
                     a=a,
                     b=b,
                     groups=len(samples),
                     mean=mean,
-                    ci_low=None if mean is None or half is None else mean - half,
-                    ci_high=None if mean is None or half is None else mean + half,
+                    ci_low=ci_low,
+                    ci_high=ci_high,
                 )
             )
     return rows

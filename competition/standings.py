@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .ratings import Rating, rate
 from .results import Played, group_means, known, scored
-from .stats import mean_interval
+from .stats import interval_bounds
 
 
 @dataclass(frozen=True)
@@ -73,15 +73,15 @@ def standings(
     rows = []
     for entrant in entrants:
         samples = list(means.get(entrant, {}).values())
-        mean, half = mean_interval(samples, level)
+        mean, ci_low, ci_high = interval_bounds(samples, level)
         rows.append(
             Standing(
                 entrant=entrant,
                 matches=counted[entrant],
                 groups=len(samples),
                 mean=mean,
-                ci_low=None if mean is None or half is None else mean - half,
-                ci_high=None if mean is None or half is None else mean + half,
+                ci_low=ci_low,
+                ci_high=ci_high,
                 wins=math.fsum(wins[entrant]),
                 faults=faults[entrant],
                 forfeits=forfeits[entrant],

@@ -25,6 +25,18 @@ def mean_interval(
     return mean, t_quantile(0.5 + level / 2, n - 1) * error
 
 
+def interval_bounds(
+    samples: Sequence[float], level: float = 0.95
+) -> tuple[float | None, float | None, float | None]:
+    """The mean and the two ends of its ``level`` t-interval, as a row of the standings or of
+    the crosstable shows them: the ends are ``None`` where :func:`mean_interval` has no
+    half-width, all three where there are no samples."""
+    mean, half = mean_interval(samples, level)
+    if mean is None or half is None:
+        return mean, None, None
+    return mean, mean - half, mean + half
+
+
 def t_quantile(p: float, df: int) -> float:
     """The ``p`` quantile of Student's t with ``df`` degrees of freedom, for 0.5 <= p < 1."""
     if not 0.5 <= p < 1 or df < 1:
