@@ -10,6 +10,7 @@ its own (its rotations must deal the same cards).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
 
@@ -22,96 +23,107 @@ from ..calls import RPC_TIMEOUT as RPC
 from ..calls import auth, run
 from ..waiting import eventually
 from .support import served
-from .tournaments import apis, director_of, enter, host, stream_failure
+from .tournaments import (
+    apis,
+    director_of,
+    enter,
+    host,
+    stream_failure,
+    with_tournaments,
+)
+
+if TYPE_CHECKING:
+    from cardarena.server.app import Server
+    from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
+    from cardarena.v1.tournament_pb2_grpc import TournamentServiceAsyncStub
 
 GIVEN = (bytes(range(32)), b"\xff" * 32)
 """Entrants a and c contribute; b enters without contributing."""
 
 
 def test_the_seed_mixes_what_every_entrant_gave_before_the_first_match(data_dir: Path) -> None:
-    async def scenario() -> None:
-        async with served(data_dir) as server, apis(server) as (_, api, tapi):
-            hosted = await host(tapi, entry_ms=60_000, seed=bytes(32))
-            tid = hosted.tournament_id
-            director = director_of(server, tid)
-            first = enter(tapi, tid, hosted.keys[0], GIVEN[0])
-            await first.read()
-            second = enter(tapi, tid, hosted.keys[1])
-            await second.read()
-            # Two of three in: no match may start. The entry clears its flag of a new offer
-            # when it has counted the offers and gone back to waiting.
-            await eventually(
-                lambda: not director.entry._offered.is_set(), what="the two offers counted"
-            )
-            assert not director.match_ids and director.entry.sealed is None
-            third = enter(tapi, tid, hosted.keys[2], GIVEN[1])
-            await third.read()
-            await eventually(lambda: bool(director.match_ids), what="the first match")
-            late = enter(tapi, tid, hosted.keys[1], b"\x07" * 32)  # after the seal: not mixed
-            await late.read()
-            info = (
-                await tapi.GetTournament(tpb.GetTournamentRequest(tournament_id=tid))
-            ).tournament
-            assert info.entry_closed and info.entry_ms == 60_000
-            assert list(info.contributions) == [GIVEN[0], b"", GIVEN[1]]
-            assert info.seed_commitment == commitment(bytes(32)) and not info.seed
-            mixed = mixed_seed(bytes(32), [GIVEN[0], None, GIVEN[1]])
-            for plan in director.plans:
-                assert plan.seed == group_seed(mixed, plan.group)
-            match_id = director.match_ids[0]
-            hosted_match = server.arena.matches[match_id]
-            assert hosted_match.record.seed == group_seed(mixed, 0)
-            # A tournament's match deals its group's cards: no seat adds entropy of its own.
-            join = spb.JoinMatchRequest(match_id=match_id, contribution=bytes(32))
-            try:
-                await api.JoinMatch(join, timeout=RPC)
-                raise AssertionError("a contribution to a tournament's match was taken")
-            except grpc.aio.AioRpcError as error:
-                assert error.code() == grpc.StatusCode.FAILED_PRECONDITION
-                assert "group" in (error.details() or "")
-            for entry in (first, second, third, late):
-                entry.cancel()
+    async def scenario(
+        server: Server, tapi: TournamentServiceAsyncStub, api: MatchServiceAsyncStub
+    ) -> None:
+        hosted = await host(tapi, entry_ms=60_000, seed=bytes(32))
+        tid = hosted.tournament_id
+        director = director_of(server, tid)
+        first = enter(tapi, tid, hosted.keys[0], GIVEN[0])
+        await first.read()
+        second = enter(tapi, tid, hosted.keys[1])
+        await second.read()
+        # Two of three in: no match may start. The entry clears its flag of a new offer
+        # when it has counted the offers and gone back to waiting.
+        await eventually(
+            lambda: not director.entry._offered.is_set(), what="the two offers counted"
+        )
+        assert not director.match_ids and director.entry.sealed is None
+        third = enter(tapi, tid, hosted.keys[2], GIVEN[1])
+        await third.read()
+        await eventually(lambda: bool(director.match_ids), what="the first match")
+        late = enter(tapi, tid, hosted.keys[1], b"\x07" * 32)  # after the seal: not mixed
+        await late.read()
+        info = (await tapi.GetTournament(tpb.GetTournamentRequest(tournament_id=tid))).tournament
+        assert info.entry_closed and info.entry_ms == 60_000
+        assert list(info.contributions) == [GIVEN[0], b"", GIVEN[1]]
+        assert info.seed_commitment == commitment(bytes(32)) and not info.seed
+        mixed = mixed_seed(bytes(32), [GIVEN[0], None, GIVEN[1]])
+        for plan in director.plans:
+            assert plan.seed == group_seed(mixed, plan.group)
+        match_id = director.match_ids[0]
+        hosted_match = server.arena.matches[match_id]
+        assert hosted_match.record.seed == group_seed(mixed, 0)
+        # A tournament's match deals its group's cards: no seat adds entropy of its own.
+        join = spb.JoinMatchRequest(match_id=match_id, contribution=bytes(32))
+        try:
+            await api.JoinMatch(join, timeout=RPC)
+            raise AssertionError("a contribution to a tournament's match was taken")
+        except grpc.aio.AioRpcError as error:
+            assert error.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert "group" in (error.details() or "")
+        for entry in (first, second, third, late):
+            entry.cancel()
 
-    run(scenario(), 60)
+    with_tournaments(data_dir, scenario, 60)
 
 
 def test_the_entry_ends_after_entry_ms_without_the_entrants_that_stayed_away(
     data_dir: Path,
 ) -> None:
-    async def scenario() -> None:
-        async with served(data_dir) as server, apis(server) as (_, _api, tapi):
-            hosted = await host(tapi, entry_ms=300)
-            director = director_of(server, hosted.tournament_id)
-            only = enter(tapi, hosted.tournament_id, hosted.keys[1], GIVEN[1])
-            await only.read()
-            await eventually(lambda: bool(director.match_ids), what="the first match")
-            assert director.entry.sealed == [None, GIVEN[1], None]
-            only.cancel()
+    async def scenario(
+        server: Server, tapi: TournamentServiceAsyncStub, _api: MatchServiceAsyncStub
+    ) -> None:
+        hosted = await host(tapi, entry_ms=300)
+        director = director_of(server, hosted.tournament_id)
+        only = enter(tapi, hosted.tournament_id, hosted.keys[1], GIVEN[1])
+        await only.read()
+        await eventually(lambda: bool(director.match_ids), what="the first match")
+        assert director.entry.sealed == [None, GIVEN[1], None]
+        only.cancel()
 
-    run(scenario(), 30)
+    with_tournaments(data_dir, scenario, 30)
 
 
 def test_a_contribution_of_the_wrong_size_is_refused_and_changes_nothing(
     data_dir: Path,
 ) -> None:
-    async def scenario() -> None:
-        async with served(data_dir) as server, apis(server) as (_, _api, tapi):
-            hosted = await host(tapi, entry_ms=60_000)
-            for size in (1, 31, 33, 1000):
-                call = tapi.Enter(
-                    tpb.EnterRequest(
-                        tournament_id=hosted.tournament_id, contribution=b"\x01" * size
-                    ),
-                    metadata=auth(hosted.keys[0]),
-                    timeout=RPC,
-                )
-                error = await stream_failure(call)
-                assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
-                assert "32 bytes" in (error.details() or "")
-            offers = await server.arena.store.contribution_offers(hosted.tournament_id)
-            assert offers == {}
+    async def scenario(
+        server: Server, tapi: TournamentServiceAsyncStub, _api: MatchServiceAsyncStub
+    ) -> None:
+        hosted = await host(tapi, entry_ms=60_000)
+        for size in (1, 31, 33, 1000):
+            call = tapi.Enter(
+                tpb.EnterRequest(tournament_id=hosted.tournament_id, contribution=b"\x01" * size),
+                metadata=auth(hosted.keys[0]),
+                timeout=RPC,
+            )
+            error = await stream_failure(call)
+            assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert "32 bytes" in (error.details() or "")
+        offers = await server.arena.store.contribution_offers(hosted.tournament_id)
+        assert offers == {}
 
-    run(scenario(), 30)
+    with_tournaments(data_dir, scenario, 30)
 
 
 def test_the_seal_survives_a_restart_and_offers_are_kept_until_it(data_dir: Path) -> None:

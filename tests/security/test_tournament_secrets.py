@@ -15,6 +15,7 @@ import hashlib
 import secrets
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
 
@@ -40,7 +41,13 @@ from .tournaments import (
     settled,
     stream_failure,
     tstub,
+    with_tournaments,
 )
+
+if TYPE_CHECKING:
+    from cardarena.server.app import Server
+    from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
+    from cardarena.v1.tournament_pb2_grpc import TournamentServiceAsyncStub
 
 
 def _hidden_hands(hands: Iterable[pb.Hand], seat: int | None) -> list[int]:
@@ -286,24 +293,28 @@ def test_keys_and_creator_secrets_never_reach_the_servers_log(data_dir: Path) ->
 
 
 def test_a_cancel_while_matches_are_being_started_ends_the_tournament(data_dir: Path) -> None:
-    async def scenario() -> tuple[int, list[str]]:
-        async with served(data_dir) as server, apis(server) as (_, _api, tapi):
-            hosted = await host(tapi, deals=40, concurrency=100)
-            director = director_of(server, hosted.tournament_id)
-            await eventually(lambda: director.running, what="a first match started")
-            cancel = tpb.CancelTournamentRequest(tournament_id=hosted.tournament_id)
-            done = await tapi.CancelTournament(cancel, metadata=auth(hosted.creator), timeout=30)
-            running = [m for m, h in server.arena.matches.items() if h.running]
-            return done.tournament.status, running
+    async def scenario(
+        server: Server, tapi: TournamentServiceAsyncStub, _api: MatchServiceAsyncStub
+    ) -> tuple[int, list[str]]:
+        hosted = await host(tapi, deals=40, concurrency=100)
+        director = director_of(server, hosted.tournament_id)
+        await eventually(lambda: director.running, what="a first match started")
+        cancel = tpb.CancelTournamentRequest(tournament_id=hosted.tournament_id)
+        done = await tapi.CancelTournament(cancel, metadata=auth(hosted.creator), timeout=30)
+        running = [m for m, h in server.arena.matches.items() if h.running]
+        return done.tournament.status, running
 
-    status, running = run(scenario(), 40)
+    status, running = with_tournaments(data_dir, scenario, 40)
     assert status == tpb.TOURNAMENT_STATUS_ENDED and not running, (status, len(running))
 
 
-async def accepted(data_dir: Path, spoiled: Mapping[str, tpb.CreateTournamentRequest]) -> list[str]:
+def accepted(data_dir: Path, spoiled: Mapping[str, tpb.CreateTournamentRequest]) -> list[str]:
     """The labels of the ``spoiled`` create requests a fresh server accepts; each one it
     refuses must be refused as INVALID_ARGUMENT."""
-    async with served(data_dir) as server, apis(server) as (_, _api, tapi):
+
+    async def scenario(
+        server: Server, tapi: TournamentServiceAsyncStub, _api: MatchServiceAsyncStub
+    ) -> list[str]:
         taken = []
         for label, request in spoiled.items():
             try:
@@ -313,6 +324,8 @@ async def accepted(data_dir: Path, spoiled: Mapping[str, tpb.CreateTournamentReq
                 assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert server.tournaments is not None
         return taken
+
+    return with_tournaments(data_dir, scenario)
 
 
 def test_entrant_names_with_invisible_or_line_breaking_characters_are_refused(
@@ -324,7 +337,7 @@ def test_entrant_names_with_invisible_or_line_breaking_characters_are_refused(
         request.entrants[1].name = name
         spoiled[name] = request
 
-    assert run(accepted(data_dir, spoiled)) == []
+    assert accepted(data_dir, spoiled) == []
 
 
 def test_a_trailing_newline_makes_no_key_secret_or_request_id_valid(data_dir: Path) -> None:
@@ -334,22 +347,23 @@ def test_a_trailing_newline_makes_no_key_secret_or_request_id_valid(data_dir: Pa
     request_id.request_id = "id\n"
     spoiled = {"entrants[1].key": key, "creator_secret": creator, "request_id": request_id}
 
-    assert run(accepted(data_dir, spoiled)) == []
+    assert accepted(data_dir, spoiled) == []
 
 
 def test_a_create_retried_with_its_request_id_finds_the_first_tournament(data_dir: Path) -> None:
-    async def scenario() -> tuple[str, str]:
-        async with served(data_dir) as server, apis(server) as (_, _api, tapi):
-            request = create_request(keys=["", "", ""], request_id="retry-me")
-            first = await tapi.CreateTournament(request, timeout=RPC)
-            try:
-                again = await tapi.CreateTournament(request, timeout=RPC)
-            except grpc.aio.AioRpcError as error:
-                return first.tournament.tournament_id, error.code().name
-            assert len(server.tournaments.directors) == 1
-            return first.tournament.tournament_id, again.tournament.tournament_id
+    async def scenario(
+        server: Server, tapi: TournamentServiceAsyncStub, _api: MatchServiceAsyncStub
+    ) -> tuple[str, str]:
+        request = create_request(keys=["", "", ""], request_id="retry-me")
+        first = await tapi.CreateTournament(request, timeout=RPC)
+        try:
+            again = await tapi.CreateTournament(request, timeout=RPC)
+        except grpc.aio.AioRpcError as error:
+            return first.tournament.tournament_id, error.code().name
+        assert len(server.tournaments.directors) == 1
+        return first.tournament.tournament_id, again.tournament.tournament_id
 
-    first, again = run(scenario())
+    first, again = with_tournaments(data_dir, scenario)
     assert again == first
 
 
@@ -358,64 +372,67 @@ def test_a_create_retried_with_another_seed_is_refused(data_dir: Path) -> None:
     (ALREADY_EXISTS) rather than answered with a tournament dealt from a seed it did not ask
     for; a retry that names no seed takes the first's."""
 
-    async def scenario() -> None:
-        async with served(data_dir) as server, apis(server) as (_, _api, tapi):
-            keys = [secret() for _ in range(3)]
-            request = create_request(keys=keys, request_id="seeded", seed=bytes(32))
-            first = await tapi.CreateTournament(request, timeout=RPC)
-            other = create_request(keys=keys, request_id="seeded", seed=b"\x01" * 32)
-            try:
-                await tapi.CreateTournament(other, timeout=RPC)
-                raise AssertionError("a retry with another seed was answered")
-            except grpc.aio.AioRpcError as error:
-                assert error.code() == grpc.StatusCode.ALREADY_EXISTS
-            unseeded = create_request(keys=keys, request_id="seeded")
-            again = await tapi.CreateTournament(unseeded, timeout=RPC)
-            assert again.tournament.tournament_id == first.tournament.tournament_id
-            assert len(server.tournaments.directors) == 1
+    async def scenario(
+        server: Server, tapi: TournamentServiceAsyncStub, _api: MatchServiceAsyncStub
+    ) -> None:
+        keys = [secret() for _ in range(3)]
+        request = create_request(keys=keys, request_id="seeded", seed=bytes(32))
+        first = await tapi.CreateTournament(request, timeout=RPC)
+        other = create_request(keys=keys, request_id="seeded", seed=b"\x01" * 32)
+        try:
+            await tapi.CreateTournament(other, timeout=RPC)
+            raise AssertionError("a retry with another seed was answered")
+        except grpc.aio.AioRpcError as error:
+            assert error.code() == grpc.StatusCode.ALREADY_EXISTS
+        unseeded = create_request(keys=keys, request_id="seeded")
+        again = await tapi.CreateTournament(unseeded, timeout=RPC)
+        assert again.tournament.tournament_id == first.tournament.tournament_id
+        assert len(server.tournaments.directors) == 1
 
-    run(scenario())
+    with_tournaments(data_dir, scenario)
 
 
 def test_a_create_retried_with_given_keys_finds_the_first_tournament(data_dir: Path) -> None:
-    async def scenario() -> None:
-        async with served(data_dir) as server, apis(server) as (_, _api, tapi):
-            request = create_request(request_id="retry-me")
-            first = await tapi.CreateTournament(request, timeout=RPC)
-            again = await tapi.CreateTournament(request, timeout=RPC)
-            assert again.tournament.tournament_id == first.tournament.tournament_id
-            assert list(again.entrant_keys) == ["", "", ""]
-            # The same request id for other settings (another key, say) is refused.
-            other = create_request(request_id="retry-me")
-            assert await code_of(tapi.CreateTournament(other, timeout=RPC)) == (
-                grpc.StatusCode.ALREADY_EXISTS
-            )
-            assert len(server.tournaments.directors) == 1
+    async def scenario(
+        server: Server, tapi: TournamentServiceAsyncStub, _api: MatchServiceAsyncStub
+    ) -> None:
+        request = create_request(request_id="retry-me")
+        first = await tapi.CreateTournament(request, timeout=RPC)
+        again = await tapi.CreateTournament(request, timeout=RPC)
+        assert again.tournament.tournament_id == first.tournament.tournament_id
+        assert list(again.entrant_keys) == ["", "", ""]
+        # The same request id for other settings (another key, say) is refused.
+        other = create_request(request_id="retry-me")
+        assert await code_of(tapi.CreateTournament(other, timeout=RPC)) == (
+            grpc.StatusCode.ALREADY_EXISTS
+        )
+        assert len(server.tournaments.directors) == 1
 
-    run(scenario())
+    with_tournaments(data_dir, scenario)
 
 
 def test_a_client_cannot_take_the_id_of_a_tournaments_next_match(data_dir: Path) -> None:
-    async def scenario() -> tuple[bool, str]:
-        async with served(data_dir) as server, apis(server) as (_, api, tapi):
-            hosted = await host(tapi, deals=2, concurrency=1)
-            director = await settled(server, hosted.tournament_id)
-            squat = f"t:{hosted.tournament_id}:1"
-            taken = await api.CreateMatch(
-                spb.CreateMatchRequest(game="triathlon", players=3, request_id=squat),
-                timeout=RPC,
-            )
-            assert taken.match.match_id == match_id_for(squat)
-            await server.arena.matches[director.match_ids[0]].cancel("its players gave up")
+    async def scenario(
+        server: Server, tapi: TournamentServiceAsyncStub, api: MatchServiceAsyncStub
+    ) -> tuple[bool, str]:
+        hosted = await host(tapi, deals=2, concurrency=1)
+        director = await settled(server, hosted.tournament_id)
+        squat = f"t:{hosted.tournament_id}:1"
+        taken = await api.CreateMatch(
+            spb.CreateMatchRequest(game="triathlon", players=3, request_id=squat),
+            timeout=RPC,
+        )
+        assert taken.match.match_id == match_id_for(squat)
+        await server.arena.matches[director.match_ids[0]].cancel("its players gave up")
 
-            def moved_on() -> bool:
-                return 1 in director.match_ids or bool(director.task and director.task.done())
+        def moved_on() -> bool:
+            return 1 in director.match_ids or bool(director.task and director.task.done())
 
-            await eventually(moved_on, what="the director to start the next match or fail")
-            hosted_next = server.arena.matches.get(director.match_ids.get(1, ""))
-            ours = hosted_next is not None and hosted_next.tournament_id == hosted.tournament_id
-            alive = director.task is not None and not director.task.done()
-            return ours and alive, hashlib.sha256(squat.encode()).hexdigest()
+        await eventually(moved_on, what="the director to start the next match or fail")
+        hosted_next = server.arena.matches.get(director.match_ids.get(1, ""))
+        ours = hosted_next is not None and hosted_next.tournament_id == hosted.tournament_id
+        alive = director.task is not None and not director.task.done()
+        return ours and alive, hashlib.sha256(squat.encode()).hexdigest()
 
-    started_its_own, _ = run(scenario())
+    started_its_own, _ = with_tournaments(data_dir, scenario)
     assert started_its_own

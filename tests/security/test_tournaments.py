@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
@@ -29,7 +29,21 @@ from ..calls import RPC_TIMEOUT as RPC
 from ..calls import auth, run
 from .support import code_of, create_table, failure, raw_unary, secret, served
 from .test_errors import GARBAGE
-from .tournaments import TMETHODS, TSERVICE, apis, create_request, host, settled, stream_failure
+from .tournaments import (
+    TMETHODS,
+    TSERVICE,
+    apis,
+    create_request,
+    host,
+    settled,
+    stream_failure,
+    with_tournaments,
+)
+
+if TYPE_CHECKING:
+    from cardarena.server.app import Server
+    from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
+    from cardarena.v1.tournament_pb2_grpc import TournamentServiceAsyncStub
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 Spoil = Callable[[tpb.CreateTournamentRequest], None]
@@ -169,89 +183,90 @@ BAD_FIELDS: list[tuple[str, Spoil, str]] = [
 
 
 def test_every_bad_create_field_is_invalid_argument_naming_it(data_dir: Path) -> None:
-    async def scenario() -> None:
-        async with served(data_dir) as server, apis(server) as (_, _api, tapi):
-            wrong = []
-            for label, spoil, field in BAD_FIELDS:
-                request = create_request()
-                spoil(request)
-                error = await failure(tapi.CreateTournament(request, timeout=RPC))
-                details = error.details() or ""
-                if error.code() != INVALID or field not in details:
-                    wrong.append((label, error.code().name, details))
-                secrets_sent = [e.key for e in request.entrants if len(e.key) >= 8]
-                secrets_sent += [request.creator_secret] if request.creator_secret else []
-                assert not [s for s in secrets_sent if s in details], (label, details)
-            assert not wrong, wrong
-            listed = await tapi.ListTournaments(tpb.ListTournamentsRequest(), timeout=RPC)
-            assert not listed.tournaments, "a refused request created a tournament"
-            assert not server.arena.matches, "a refused request started a match"
-            # The valid request they were all spoiled from is accepted.
-            created = await tapi.CreateTournament(create_request(), timeout=RPC)
-            assert created.tournament.planned == 3
+    async def scenario(
+        server: Server, tapi: TournamentServiceAsyncStub, _api: MatchServiceAsyncStub
+    ) -> None:
+        wrong = []
+        for label, spoil, field in BAD_FIELDS:
+            request = create_request()
+            spoil(request)
+            error = await failure(tapi.CreateTournament(request, timeout=RPC))
+            details = error.details() or ""
+            if error.code() != INVALID or field not in details:
+                wrong.append((label, error.code().name, details))
+            secrets_sent = [e.key for e in request.entrants if len(e.key) >= 8]
+            secrets_sent += [request.creator_secret] if request.creator_secret else []
+            assert not [s for s in secrets_sent if s in details], (label, details)
+        assert not wrong, wrong
+        listed = await tapi.ListTournaments(tpb.ListTournamentsRequest(), timeout=RPC)
+        assert not listed.tournaments, "a refused request created a tournament"
+        assert not server.arena.matches, "a refused request started a match"
+        # The valid request they were all spoiled from is accepted.
+        created = await tapi.CreateTournament(create_request(), timeout=RPC)
+        assert created.tournament.planned == 3
 
-    run(scenario())
+    with_tournaments(data_dir, scenario)
 
 
 def test_a_locked_server_creates_tournaments_for_its_operator_only(data_dir: Path) -> None:
     operator = secret()
 
-    async def scenario() -> None:
-        access = Access(operator_token=operator)
-        async with served(data_dir, access=access) as server, apis(server) as (_, _api, tapi):
-            request = create_request()
-            assert await code_of(tapi.CreateTournament(request, timeout=RPC)) == (
-                grpc.StatusCode.UNAUTHENTICATED
-            )
-            for metadata in (
-                (("authorization", operator),),  # not "Bearer ..."
-                (("authorization", "bearer " + operator),),
-            ):
-                code = await code_of(tapi.CreateTournament(request, metadata=metadata))
-                assert code == grpc.StatusCode.UNAUTHENTICATED, metadata
-            for wrong in (secret(), operator[:-1], operator + "x", request.entrants[0].key):
-                error = await failure(tapi.CreateTournament(request, metadata=auth(wrong)))
-                assert error.code() == grpc.StatusCode.PERMISSION_DENIED
-                assert wrong not in (error.details() or "")
-            assert not server.tournaments.directors
-            hosted = await host(tapi, metadata=auth(operator))
-            await settled(server, hosted.tournament_id)
-            # The creator secret cancels without the operator token.
-            cancel = tpb.CancelTournamentRequest(tournament_id=hosted.tournament_id)
-            done = await tapi.CancelTournament(cancel, metadata=auth(hosted.creator), timeout=30)
-            assert done.tournament.cancelled
-            assert done.tournament.status == tpb.TOURNAMENT_STATUS_ENDED
+    async def scenario(
+        server: Server, tapi: TournamentServiceAsyncStub, _api: MatchServiceAsyncStub
+    ) -> None:
+        request = create_request()
+        assert await code_of(tapi.CreateTournament(request, timeout=RPC)) == (
+            grpc.StatusCode.UNAUTHENTICATED
+        )
+        for metadata in (
+            (("authorization", operator),),  # not "Bearer ..."
+            (("authorization", "bearer " + operator),),
+        ):
+            code = await code_of(tapi.CreateTournament(request, metadata=metadata))
+            assert code == grpc.StatusCode.UNAUTHENTICATED, metadata
+        for wrong in (secret(), operator[:-1], operator + "x", request.entrants[0].key):
+            error = await failure(tapi.CreateTournament(request, metadata=auth(wrong)))
+            assert error.code() == grpc.StatusCode.PERMISSION_DENIED
+            assert wrong not in (error.details() or "")
+        assert not server.tournaments.directors
+        hosted = await host(tapi, metadata=auth(operator))
+        await settled(server, hosted.tournament_id)
+        # The creator secret cancels without the operator token.
+        cancel = tpb.CancelTournamentRequest(tournament_id=hosted.tournament_id)
+        done = await tapi.CancelTournament(cancel, metadata=auth(hosted.creator), timeout=30)
+        assert done.tournament.cancelled
+        assert done.tournament.status == tpb.TOURNAMENT_STATUS_ENDED
 
-    run(scenario())
+    with_tournaments(data_dir, scenario, access=Access(operator_token=operator))
 
 
 def test_a_flood_of_creates_from_one_address_is_rate_limited(data_dir: Path) -> None:
-    async def scenario() -> None:
-        access = Access(create_rate=Rate(0.5, 3))
-        async with served(data_dir, access=access) as server, apis(server) as (_, api, tapi):
-            bad = create_request()
-            bad.deals = 0  # refused after the limit is taken: a flood of nonsense counts too
-            codes = []
-            retry_after: list[str] = []
-            for _ in range(12):
-                error = await failure(tapi.CreateTournament(bad, timeout=RPC))
-                codes.append(error.code())
-                if error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
-                    trailers = dict(error.trailing_metadata() or ())
-                    value = trailers.get("cardarena-retry-after-ms")
-                    assert isinstance(value, str) and int(value) > 0, trailers
-                    retry_after.append(value)
-            assert codes[:3] == [INVALID] * 3, codes
-            assert codes[3:] == [grpc.StatusCode.RESOURCE_EXHAUSTED] * 9, codes
-            # A valid one is refused too, and it is the same budget as CreateMatch's.
-            good = create_request()
-            assert await code_of(tapi.CreateTournament(good, timeout=RPC)) == (
-                grpc.StatusCode.RESOURCE_EXHAUSTED
-            )
-            assert await code_of(create_table(api)) == grpc.StatusCode.RESOURCE_EXHAUSTED
-            assert not server.tournaments.directors
+    async def scenario(
+        server: Server, tapi: TournamentServiceAsyncStub, api: MatchServiceAsyncStub
+    ) -> None:
+        bad = create_request()
+        bad.deals = 0  # refused after the limit is taken: a flood of nonsense counts too
+        codes = []
+        retry_after: list[str] = []
+        for _ in range(12):
+            error = await failure(tapi.CreateTournament(bad, timeout=RPC))
+            codes.append(error.code())
+            if error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                trailers = dict(error.trailing_metadata() or ())
+                value = trailers.get("cardarena-retry-after-ms")
+                assert isinstance(value, str) and int(value) > 0, trailers
+                retry_after.append(value)
+        assert codes[:3] == [INVALID] * 3, codes
+        assert codes[3:] == [grpc.StatusCode.RESOURCE_EXHAUSTED] * 9, codes
+        # A valid one is refused too, and it is the same budget as CreateMatch's.
+        good = create_request()
+        assert await code_of(tapi.CreateTournament(good, timeout=RPC)) == (
+            grpc.StatusCode.RESOURCE_EXHAUSTED
+        )
+        assert await code_of(create_table(api)) == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert not server.tournaments.directors
 
-    run(scenario())
+    with_tournaments(data_dir, scenario, access=Access(create_rate=Rate(0.5, 3)))
 
 
 def test_undecodable_bytes_to_every_tournament_rpc_are_invalid_argument(data_dir: Path) -> None:
@@ -284,56 +299,55 @@ def test_undecodable_bytes_to_every_tournament_rpc_are_invalid_argument(data_dir
 
 
 def test_list_tournaments_pages_and_refuses_forged_page_tokens(data_dir: Path) -> None:
-    async def scenario() -> None:
-        async with served(data_dir) as server, apis(server) as (_, api, tapi):
-            made = [await host(tapi, concurrency=1) for _ in range(5)]
-            seen: list[str] = []
-            token = ""
-            for _ in range(10):
-                page = await tapi.ListTournaments(
-                    tpb.ListTournamentsRequest(page_size=2, page_token=token), timeout=RPC
-                )
-                assert len(page.tournaments) <= 2
-                for info in page.tournaments:
-                    seen.append(info.tournament_id)
-                    assert info.status == tpb.TOURNAMENT_STATUS_RUNNING
-                    assert not info.seed, "a running tournament's seed is listed"
-                    assert not info.matches
-                token = page.next_page_token
-                if not token:
-                    break
-            assert sorted(seen) == sorted(h.tournament_id for h in made)
-            matches_page = await api.ListMatches(spb.ListMatchesRequest(page_size=1))
-            for forged in (
-                "garbage",
-                "!!!!",
-                "\u00e9",
-                "A" * 5000,
-                "eyJhIjogMX0",  # base64 of a JSON object of another shape
-                "W10",  # base64 of []
-                made[0].tournament_id,
-            ):
-                request = tpb.ListTournamentsRequest(page_token=forged)
-                error = await failure(tapi.ListTournaments(request, timeout=RPC))
-                assert error.code() == INVALID, (forged, error.code(), error.details())
-            # A token of ListMatches is no worse than any other: refused or a harmless page.
-            try:
-                await tapi.ListTournaments(
-                    tpb.ListTournamentsRequest(page_token=matches_page.next_page_token),
-                    timeout=RPC,
-                )
-            except grpc.aio.AioRpcError as refused:
-                assert refused.code() == INVALID, refused
-            for size in (1001, 4_000_000_000):
-                error = await failure(
-                    tapi.ListTournaments(tpb.ListTournamentsRequest(page_size=size))
-                )
-                assert error.code() == INVALID and "page_size" in (error.details() or "")
-            unknown = tpb.GetTournamentRequest(tournament_id="0123456789abcdef")
-            assert await code_of(tapi.GetTournament(unknown)) == grpc.StatusCode.NOT_FOUND
-            for bad_id in ("", "'; DROP TABLE tournaments; --", "x" * 5000, "\u4e2d"):
-                get = tpb.GetTournamentRequest(tournament_id=bad_id)
-                assert await code_of(tapi.GetTournament(get)) == grpc.StatusCode.NOT_FOUND
-            assert len(server.tournaments.directors) == 5
+    async def scenario(
+        server: Server, tapi: TournamentServiceAsyncStub, api: MatchServiceAsyncStub
+    ) -> None:
+        made = [await host(tapi, concurrency=1) for _ in range(5)]
+        seen: list[str] = []
+        token = ""
+        for _ in range(10):
+            page = await tapi.ListTournaments(
+                tpb.ListTournamentsRequest(page_size=2, page_token=token), timeout=RPC
+            )
+            assert len(page.tournaments) <= 2
+            for info in page.tournaments:
+                seen.append(info.tournament_id)
+                assert info.status == tpb.TOURNAMENT_STATUS_RUNNING
+                assert not info.seed, "a running tournament's seed is listed"
+                assert not info.matches
+            token = page.next_page_token
+            if not token:
+                break
+        assert sorted(seen) == sorted(h.tournament_id for h in made)
+        matches_page = await api.ListMatches(spb.ListMatchesRequest(page_size=1))
+        for forged in (
+            "garbage",
+            "!!!!",
+            "\u00e9",
+            "A" * 5000,
+            "eyJhIjogMX0",  # base64 of a JSON object of another shape
+            "W10",  # base64 of []
+            made[0].tournament_id,
+        ):
+            request = tpb.ListTournamentsRequest(page_token=forged)
+            error = await failure(tapi.ListTournaments(request, timeout=RPC))
+            assert error.code() == INVALID, (forged, error.code(), error.details())
+        # A token of ListMatches is no worse than any other: refused or a harmless page.
+        try:
+            await tapi.ListTournaments(
+                tpb.ListTournamentsRequest(page_token=matches_page.next_page_token),
+                timeout=RPC,
+            )
+        except grpc.aio.AioRpcError as refused:
+            assert refused.code() == INVALID, refused
+        for size in (1001, 4_000_000_000):
+            error = await failure(tapi.ListTournaments(tpb.ListTournamentsRequest(page_size=size)))
+            assert error.code() == INVALID and "page_size" in (error.details() or "")
+        unknown = tpb.GetTournamentRequest(tournament_id="0123456789abcdef")
+        assert await code_of(tapi.GetTournament(unknown)) == grpc.StatusCode.NOT_FOUND
+        for bad_id in ("", "'; DROP TABLE tournaments; --", "x" * 5000, "\u4e2d"):
+            get = tpb.GetTournamentRequest(tournament_id=bad_id)
+            assert await code_of(tapi.GetTournament(get)) == grpc.StatusCode.NOT_FOUND
+        assert len(server.tournaments.directors) == 5
 
-    run(scenario())
+    with_tournaments(data_dir, scenario)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 from google.protobuf import struct_pb2
@@ -23,13 +23,18 @@ from cardarena.v1 import tournament_pb2 as tpb
 from cardarena.v1 import tournament_pb2_grpc
 
 from ..calls import RPC_TIMEOUT as RPC
-from ..calls import auth, read_to_end
+from ..calls import auth, read_to_end, run
 from ..waiting import eventually
-from .support import address_of, channel_to, secret
+from .support import address_of, channel_to, secret, served
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from cardarena.server.api import Access
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
     from cardarena.v1.tournament_pb2_grpc import TournamentServiceAsyncStub
+
+T = TypeVar("T")
 
 TSERVICE = "cardarena.v1.TournamentService"
 TMETHODS = tuple(tpb.DESCRIPTOR.services_by_name["TournamentService"].methods)
@@ -47,6 +52,24 @@ async def apis(
 ) -> AsyncIterator[tuple[grpc.aio.Channel, MatchServiceAsyncStub, TournamentServiceAsyncStub]]:
     async with channel_to(address_of(server), options) as (channel, api):
         yield channel, api, tstub(channel)
+
+
+def with_tournaments(
+    data_dir: Path,
+    scenario: Callable[[Server, TournamentServiceAsyncStub, MatchServiceAsyncStub], Awaitable[T]],
+    seconds: float = 30.0,
+    *,
+    access: Access | None = None,
+) -> T:
+    """:func:`run` ``scenario`` against a server of its own in ``data_dir`` (``served``,
+    with ``access``), given the server and stubs of both services on one channel to it: the
+    frame of a test of the tournament API."""
+
+    async def framed() -> T:
+        async with served(data_dir, access=access) as server, apis(server) as (_, api, tapi):
+            return await scenario(server, tapi, api)
+
+    return run(framed(), seconds)
 
 
 def create_request(
