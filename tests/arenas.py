@@ -1,13 +1,17 @@
-"""Arenas for tests, without a server: two replicas on one PostgreSQL schema, and a hosted
-match seated and played a move at a time through the hosting layer itself (no RPC)."""
+"""Arenas for tests, without a server: two replicas on one PostgreSQL schema, a match hosted
+on a SQLite store of its own, and a hosted match seated and played a move at a time through
+the hosting layer itself (no RPC)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any
 
 from cardarena.server.hosting import Arena, HostedMatch
-from cardarena.server.store import Owner
+from cardarena.server.store import Owner, SqliteStore
 from cardarena.server.store.postgres import PostgresStore
 from tests.stores import make_store, postgres_schema
 
@@ -28,6 +32,23 @@ def with_two_arenas(body: Callable[[Arena, Arena], Awaitable[None]]) -> None:
                 await body(Arena(left, owner=A), Arena(right, owner=B))
 
         asyncio.run(asyncio.wait_for(main(), 60))
+
+
+@contextlib.asynccontextmanager
+async def seated_on_sqlite(
+    path: Path,
+    game: str = "triathlon",
+    players: int = 3,
+    options: Mapping[str, Any] | None = None,
+    **create: Any,
+) -> AsyncIterator[tuple[SqliteStore, HostedMatch]]:
+    """A match hosted on a fresh SQLite store at ``path`` (``create``: the keywords of
+    ``Arena.create``), every seat taken: its store and the match, for a test of the hosting
+    layer alone."""
+    async with SqliteStore(path) as store:
+        hosted = await Arena(store).create(game, players, options, **create)
+        await seat_everyone(hosted)
+        yield store, hosted
 
 
 async def seat_everyone(hosted: HostedMatch) -> None:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from cardarena.server.hosting import Arena
-from cardarena.server.store import SqliteStore
 from cardarena.v1 import game_pb2 as pb
+
+from ..arenas import seated_on_sqlite
 
 DROPS = 40
 
@@ -21,10 +21,7 @@ def test_a_seat_dropping_its_stream_again_and_again_is_faulted_once_per_turn(
     tmp_path: Path,
 ) -> None:
     async def main() -> None:
-        async with SqliteStore(tmp_path / "store.db") as store:
-            hosted = await Arena(store).create("triathlon", 3, None, tournament_id="t1")
-            for chair in range(3):
-                await hosted.join(chair, f"entrant{chair}")
+        async with seated_on_sqlite(tmp_path / "store.db", tournament_id="t1") as (store, hosted):
             spectator = hosted.readers.subscribe(None)
             seat = hosted.engine.to_act
             assert seat is not None and hosted.running
