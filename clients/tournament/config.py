@@ -18,22 +18,32 @@ MOVE_GRACE_MS = 500
 
 
 @dataclass(frozen=True)
-class TournamentConfig:
+class TournamentSettings:
+    """What any tournament of this machine's bots is asked, whether it runs from here
+    (:class:`TournamentConfig`) or the server hosts it (``launcher.HostedConfig``): the server,
+    the game, the bots, the table, the pace. One definition, so the two cannot drift."""
+
     address: str
     game: str
     bots: Sequence[BotEntry]
     players: int = 0
     """0: as many as there are bots if the game allows it, else the game's default."""
-    options: dict[str, Any] = field(default_factory=dict)
     deals: int = 2
     concurrency: int = 4
+    bot_logs: Path | None = None
+    operator_token: str | None = None
+    """The server's operator token, for a server that needs one to create matches."""
+
+
+@dataclass(frozen=True)
+class TournamentConfig(TournamentSettings):
+    """A tournament run from here (the runner schedules, scores and plays every seat)."""
+
+    options: dict[str, Any] = field(default_factory=dict)
     move_ms: int = 0
     decision_ms: int = 0
     """0: ``move_ms`` plus a grace when there is a time control, else 10 s."""
     seed: bytes = bytes(32)
-    bot_logs: Path | None = None
-    operator_token: str | None = None
-    """The server's operator token, for a server that needs one to create matches."""
 
     @property
     def decision_s(self) -> float:

@@ -20,13 +20,13 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from cardarena.v1 import tournament_pb2 as tpb
 
 from ..client import ArenaClient, Entrant, new_secret
 from ..client.channel import RETRYABLE
 from .botspec import BotEntry
+from .config import TournamentSettings
 
 KEY_ENV = "CARDARENA_ENTRANT_KEY"
 KEPT_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "PYTHONPATH", "SYSTEMROOT", "TMPDIR", "NODE_PATH")
@@ -49,19 +49,14 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class HostedConfig:
-    address: str
-    game: str
-    bots: Sequence[BotEntry]
-    players: int = 0
+class HostedConfig(TournamentSettings):
+    """A tournament the server hosts, this machine's bots launched as its entrants."""
+
     options: dict[str, object] | None = None
-    deals: int = 2
-    concurrency: int = 4
     move_ms: int = 10_000
     forfeit_after: int | None = 3
     seed: bytes = b""
-    operator_token: str | None = None
-    bot_logs: Path | None = None
+    """Empty: the server draws the tournament's seed."""
     limits: Limits = Limits()
 
 
