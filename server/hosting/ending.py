@@ -11,35 +11,22 @@ it there. Every other match reveals its seed in the write that ends it, as befor
 
 from __future__ import annotations
 
-from abc import abstractmethod
-
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
 from ..errors import Moved, NotRunning
-from ..store import LeaseLost, SeatRecord, StoreError, now_iso
+from ..store import LeaseLost, StoreError, now_iso
 from .completion import to_completion
-from .following import LogFollower
 from .signing import Signer, checkpoint_for
+from .writing import LogWriter
 
 
-class Ending(LogFollower):
+class Ending(LogWriter):
     """The ending half of :class:`~.match.HostedMatch` (its attributes are set there)."""
 
     seed_shared: bool
     revealed: bool
     signer: Signer | None = None
-
-    @abstractmethod
-    async def _persist(
-        self,
-        encoded: list[pb.Event],
-        *,
-        request_id: str | None,
-        seat: int | None,
-        join: SeatRecord | None = None,
-        rearm: bool = True,
-    ) -> None: ...
 
     def reveal_event(self, seq: int) -> list[pb.Event]:
         """The ``SeedRevealed`` that closes a match now, or nothing if its seed is shared."""

@@ -380,37 +380,6 @@ class HostedMatch(Ending):
             self.log.info("match_ended", winners=list(self.engine.winners))
         return first, self.last_seq, encoded
 
-    async def _persist(
-        self,
-        encoded: list[pb.Event],
-        *,
-        request_id: str | None,
-        seat: int | None,
-        join: SeatRecord | None = None,
-        rearm: bool = True,
-    ) -> None:
-        payloads = [e.SerializeToString() for e in encoded]
-        try:
-            stored = await self.store.append(
-                self.match_id,
-                payloads,
-                expected_seq=self.last_seq,
-                request_id=request_id,
-                seat=seat,
-                fence=self.fence,
-                join=join,
-            )
-        except LeaseLost:
-            self.demote()
-            raise
-        self.last_seq += len(payloads)
-        self.last_hash = stored[-1].hash
-        self._fold_log(encoded)
-        if rearm:
-            self._rearm_clock()
-        self._publish(encoded)
-        self._changed()
-
     def _changed(self) -> None:
         """Report a change of status (waiting, running, ended) to the arena."""
         if self.status != self._reported_status:
