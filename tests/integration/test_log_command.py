@@ -5,31 +5,31 @@ is (exit 2); a results file's tournament is audited from the server when no logs
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import grpc
 import pytest
 
 from cardarena.clients.cli import main
 from cardarena.clients.logs import load_log
 
-from ..calls import new_table, play_out, stub
+from ..calls import new_table, play_out, with_api
 from ..serverproc import ServerProcess
+
+if TYPE_CHECKING:
+    from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
 
 pytestmark = pytest.mark.integration
 
 
 def played(address: str) -> str:
-    async def scenario() -> str:
-        async with grpc.aio.insecure_channel(address) as channel:
-            api = stub(channel)
-            table = await new_table(api)
-            await play_out(api, table)
-            return table.match_id
+    async def scenario(api: MatchServiceAsyncStub) -> str:
+        table = await new_table(api)
+        await play_out(api, table)
+        return table.match_id
 
-    return asyncio.run(scenario())
+    return with_api(address, scenario)
 
 
 def test_fetched_logs_audit_with_the_servers_key_and_not_with_another(

@@ -39,6 +39,7 @@ from ..calls import (
     snapshot_of,
     stub,
     watch_feed,
+    with_api,
 )
 from ..serverproc import ServerProcess, log_records
 from ..waiting import eventually
@@ -156,38 +157,34 @@ def test_metrics_are_exposed_and_commits_are_observed(server: ServerProcess) -> 
         assert f"# HELP {name} " in text, name
     before = scrape(server.metrics_port)
 
-    async def scenario() -> None:
-        async with grpc.aio.insecure_channel(server.address) as channel:
-            api = stub(channel)
-            table = await new_table(api)
-            await act_times(api, table, 5)
-            missing = api.GetMatch(spb.GetMatchRequest(match_id="no-such-match"), timeout=10)
-            assert await refused(missing) == grpc.StatusCode.NOT_FOUND
-            # an open stream counts as a subscriber until it ends
-            feed = watch_feed(api, table.match_id, after_seq=LAST)
-            await feed.snapshot()
-            opened = sample(scrape(server.metrics_port), "cardarena_stream_subscribers")
-            assert opened >= sample(before, "cardarena_stream_subscribers") + 1
-            feed.cancel()
-            await eventually(
-                lambda: (
-                    sample(scrape(server.metrics_port), "cardarena_stream_subscribers") < opened
-                ),
-                within=5,
-                what="the subscriber gauge to go down",
-            )
-            # the gauge of matches agrees with ListMatches
-            listed = await api.ListMatches(spb.ListMatchesRequest(page_size=1000), timeout=10)
-            after = scrape(server.metrics_port)
-            for state, status in (
-                ("waiting", spb.MATCH_STATUS_WAITING),
-                ("running", spb.MATCH_STATUS_RUNNING),
-                ("ended", spb.MATCH_STATUS_ENDED),
-            ):
-                count = sum(1 for m in listed.matches if m.status == status)
-                assert sample(after, "cardarena_matches", state=state) == count, state
+    async def scenario(api: MatchServiceAsyncStub) -> None:
+        table = await new_table(api)
+        await act_times(api, table, 5)
+        missing = api.GetMatch(spb.GetMatchRequest(match_id="no-such-match"), timeout=10)
+        assert await refused(missing) == grpc.StatusCode.NOT_FOUND
+        # an open stream counts as a subscriber until it ends
+        feed = watch_feed(api, table.match_id, after_seq=LAST)
+        await feed.snapshot()
+        opened = sample(scrape(server.metrics_port), "cardarena_stream_subscribers")
+        assert opened >= sample(before, "cardarena_stream_subscribers") + 1
+        feed.cancel()
+        await eventually(
+            lambda: sample(scrape(server.metrics_port), "cardarena_stream_subscribers") < opened,
+            within=5,
+            what="the subscriber gauge to go down",
+        )
+        # the gauge of matches agrees with ListMatches
+        listed = await api.ListMatches(spb.ListMatchesRequest(page_size=1000), timeout=10)
+        after = scrape(server.metrics_port)
+        for state, status in (
+            ("waiting", spb.MATCH_STATUS_WAITING),
+            ("running", spb.MATCH_STATUS_RUNNING),
+            ("ended", spb.MATCH_STATUS_ENDED),
+        ):
+            count = sum(1 for m in listed.matches if m.status == status)
+            assert sample(after, "cardarena_matches", state=state) == count, state
 
-    run(scenario())
+    with_api(server.address, scenario)
     after = scrape(server.metrics_port)
     commits = sample(after, "cardarena_store_commit_batch_size_count") - sample(
         before, "cardarena_store_commit_batch_size_count"
@@ -208,27 +205,25 @@ def test_metrics_are_exposed_and_commits_are_observed(server: ServerProcess) -> 
 def test_a_retried_request_is_not_counted_as_another_action(server: ServerProcess) -> None:
     """Regression: a retry with an applied request_id used to count in actions_total again."""
 
-    async def scenario() -> None:
-        async with grpc.aio.insecure_channel(server.address) as channel:
-            api = stub(channel)
-            table = await new_table(api)
-            snap = await _actor_snapshot(api, table)
-            request = spb.SubmitActionRequest(
-                match_id=table.match_id,
-                seat=snap.viewer_seat,
-                action=snap.legal_actions[0],
-                expected_seq=snap.seq,
-                request_id="retried",
-            )
-            metadata = auth(table.tokens[snap.viewer_seat])
-            before = sample(scrape(server.metrics_port), "cardarena_actions_total")
-            first = await api.SubmitAction(request, metadata=metadata, timeout=10)
-            again = await api.SubmitAction(request, metadata=metadata, timeout=10)
-            assert (first.first_seq, first.last_seq) == (again.first_seq, again.last_seq)
-            after = sample(scrape(server.metrics_port), "cardarena_actions_total")
-            assert after - before == 1, f"one action applied, {after - before} counted"
+    async def scenario(api: MatchServiceAsyncStub) -> None:
+        table = await new_table(api)
+        snap = await _actor_snapshot(api, table)
+        request = spb.SubmitActionRequest(
+            match_id=table.match_id,
+            seat=snap.viewer_seat,
+            action=snap.legal_actions[0],
+            expected_seq=snap.seq,
+            request_id="retried",
+        )
+        metadata = auth(table.tokens[snap.viewer_seat])
+        before = sample(scrape(server.metrics_port), "cardarena_actions_total")
+        first = await api.SubmitAction(request, metadata=metadata, timeout=10)
+        again = await api.SubmitAction(request, metadata=metadata, timeout=10)
+        assert (first.first_seq, first.last_seq) == (again.first_seq, again.last_seq)
+        after = sample(scrape(server.metrics_port), "cardarena_actions_total")
+        assert after - before == 1, f"one action applied, {after - before} counted"
 
-    run(scenario())
+    with_api(server.address, scenario)
 
 
 async def _actor_snapshot(api: MatchServiceAsyncStub, table: Table) -> pb.Snapshot:
