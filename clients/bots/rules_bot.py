@@ -17,8 +17,7 @@ whether tricks pay (``per_trick``) or feats decide (``feats``), and which layout
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 from cardarena.engine.actions import CHOOSE_TRUMP, EXCLUDE, PASS
 from cardarena.engine.cards import JOKER_MASK, SPANISH_BASE, SUIT_MASKS, cards_of
@@ -111,11 +110,12 @@ def _rank(card: int) -> int:
     return -1 if card >= 52 else card % 13
 
 
-@dataclass(frozen=True, slots=True)
-class _Play:
+class _Play(NamedTuple):
     """What a trick decision reads, the same for dodging and grabbing: the seat's ``hand``
     (a mask), its ``legal`` cards, the ``trick`` so far in play order, the table's number of
-    ``players``, the ``trump`` suit (-1: none) and the cards the rivals may hold (``others``)."""
+    ``players``, the ``trump`` suit (-1: none) and the cards the rivals may hold (``others``).
+    A tuple, not a frozen dataclass: made once per decision of every playout, it is the
+    cheapest immutable record."""
 
     hand: int
     legal: Sequence[int]
