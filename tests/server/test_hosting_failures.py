@@ -14,7 +14,7 @@ from cardarena.server.hosting import Arena, HostedMatch
 from cardarena.server.hosting import arena as arena_module
 from cardarena.server.store import SqliteStore, StoreError
 
-from ..arenas import seat_everyone
+from ..arenas import seat_everyone, seated_on_sqlite
 from ..helpers import drain_event_seqs
 
 
@@ -26,8 +26,7 @@ async def seated_triathlon(arena: Arena) -> HostedMatch:
 
 def test_a_submit_cancelled_during_its_write_still_lands_whole(tmp_path: Path) -> None:
     async def main() -> None:
-        async with SqliteStore(tmp_path / "store.db") as store:
-            hosted = await seated_triathlon(Arena(store))
+        async with seated_on_sqlite(tmp_path / "store.db", options={}) as (store, hosted):
             real_append = store.append
             writing, release = asyncio.Event(), asyncio.Event()
 
@@ -71,8 +70,7 @@ def test_a_write_that_committed_but_failed_to_answer_is_recognised_on_retry(
     answered with the original seqs rather than refused as stale."""
 
     async def main() -> None:
-        async with SqliteStore(tmp_path / "store.db") as store:
-            hosted = await seated_triathlon(Arena(store))
+        async with seated_on_sqlite(tmp_path / "store.db", options={}) as (store, hosted):
             watcher = hosted.readers.subscribe(None)
             real_append = store.append
 

@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 
-from cardarena.server.hosting import Arena
-from cardarena.server.store import SqliteStore, StoreError
+from cardarena.server.store import StoreError
 from cardarena.v1 import game_pb2 as pb
-from tests.arenas import seat_everyone
+from tests.arenas import seated_on_sqlite
 from tests.helpers import drain
 
 MOVE_MS = 1_500
@@ -28,9 +27,7 @@ def test_the_seat_after_a_recovered_write_gets_a_full_move_and_readers_are_told_
     tmp_path: Path,
 ) -> None:
     async def main() -> None:
-        async with SqliteStore(tmp_path / "store.db") as store:
-            hosted = await Arena(store).create("triathlon", 3, None, move_ms=MOVE_MS)
-            await seat_everyone(hosted)
+        async with seated_on_sqlite(tmp_path / "store.db", move_ms=MOVE_MS) as (store, hosted):
             watcher = hosted.readers.subscribe(None)
             first = hosted.engine.to_act
             assert first is not None

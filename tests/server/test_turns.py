@@ -16,7 +16,7 @@ from cardarena.server.hosting import Arena, HostedMatch, Told
 from cardarena.server.hosting.clock import MoveClock
 from cardarena.server.store import SqliteStore
 from cardarena.v1 import game_pb2 as pb
-from tests.arenas import LAPSED, act, seat_everyone, with_two_arenas
+from tests.arenas import LAPSED, act, seat_everyone, seated_on_sqlite, with_two_arenas
 from tests.helpers import drain
 from tests.waiting import eventually
 
@@ -97,11 +97,9 @@ def test_without_a_clock_every_move_is_told_and_the_joins_are_not(tmp_path: Path
 
 def test_a_fault_restarts_no_clock_and_tells_no_turn(tmp_path: Path) -> None:
     async def main() -> None:
-        async with SqliteStore(tmp_path / "store.db") as store:
-            hosted = await Arena(store).create(
-                "triathlon", 3, {}, move_ms=MOVE_MS, tournament_id="t1", forfeit_after=3
-            )
-            await seat_everyone(hosted)
+        async with seated_on_sqlite(
+            tmp_path / "store.db", options={}, move_ms=MOVE_MS, tournament_id="t1", forfeit_after=3
+        ) as (_store, hosted):
             spectator = hosted.readers.subscribe(None)
             seat = hosted.engine.to_act
             assert seat is not None
@@ -119,9 +117,8 @@ def test_a_fault_restarts_no_clock_and_tells_no_turn(tmp_path: Path) -> None:
 
 def test_a_cancelled_match_tells_that_nobody_is_to_act(tmp_path: Path) -> None:
     async def main() -> None:
-        async with SqliteStore(tmp_path / "store.db") as store:
-            hosted = await Arena(store).create("triathlon", 3, {}, move_ms=MOVE_MS)
-            await seat_everyone(hosted)
+        seated = seated_on_sqlite(tmp_path / "store.db", options={}, move_ms=MOVE_MS)
+        async with seated as (_store, hosted):
             spectator = hosted.readers.subscribe(None)
             await hosted.cancel("enough")
             items = drain(spectator.queue)
