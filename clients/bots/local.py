@@ -31,6 +31,7 @@ import functools
 import logging
 import secrets
 from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Final, ParamSpec, TypeVar
 
 from cardarena.competition import bot_seed
@@ -152,31 +153,33 @@ play = _synchronous(
 )
 
 
+@dataclass(eq=False)
 class _Table:
     """The deciders of one local match, each following its own seat's stream."""
 
-    def __init__(
-        self,
-        engine: Match,
-        writer: LogWriter,
-        deciders: list[Decider],
-        on_fault: OnFault,
-        *,
-        debug: bool,
-    ) -> None:
-        self.engine = engine
-        self.writer = writer
-        self.deciders = deciders
-        self.on_fault = on_fault
-        self.debug = debug
-        self.timeout_s = writer.move_ms / 1000
-        players = engine.players
-        self.states = [SeatState(writer.match_id, s) for s in range(players)]
+    engine: Match
+    writer: LogWriter
+    deciders: list[Decider]
+    on_fault: OnFault
+    debug: bool = field(kw_only=True)
+    states: list[SeatState] = field(init=False)
+    """Per seat: what it knows, folded from its stream."""
+    voluntary: list[bool] = field(init=False)
+    """Per seat: whether the round its stream is in hides why a seat passed."""
+    benched: dict[int, str] = field(init=False, default_factory=dict)
+    """Seats asked no more (timed out, or their program died), with the reason."""
+    fed: int = field(init=False, default=0)
+    """How many of the log's entries every seat has been given."""
+
+    def __post_init__(self) -> None:
+        players = self.engine.players
+        self.states = [SeatState(self.writer.match_id, s) for s in range(players)]
         self.voluntary = [False] * players
-        """Per seat: whether the round its stream is in hides why a seat passed."""
-        self.benched: dict[int, str] = {}
-        """Seats asked no more (timed out, or their program died), with the reason."""
-        self.fed = 0
+
+    @property
+    def timeout_s(self) -> float:
+        """The clock of every move, in seconds."""
+        return self.writer.move_ms / 1000
 
     async def start(self, names: list[str], lowest_wins: bool) -> None:
         engine, writer = self.engine, self.writer
