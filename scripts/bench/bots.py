@@ -149,30 +149,37 @@ SEAT_STREAMS = (spb.StreamEventsResponse, spb.PlayResponse)
 """The responses of the calls a seat streams on: StreamEvents, or Play (``--pattern play``)."""
 
 
+@dataclasses.dataclass(eq=False)
 class SeatBot:
     """One seat: its token, its one stream, and (replica patterns) its replica of the match."""
 
-    def __init__(
-        self,
-        table: Table,
-        seat: int,
-        replica: Match | None,
-        rng: random.Random,
-        config: WorkerConfig,
-    ) -> None:
-        self.table = table
-        self.seat = seat
-        self.replica = replica
-        self.rng = rng
-        self.pattern = config.pattern
-        # The no-op server's snapshots and prompts are canned: only a real one's are checked.
-        self.trusted = config.kind != "noop"
-        self.api = table.seat_apis[seat]
-        self.metadata = (("authorization", f"Bearer {table.tokens[seat]}"),)
-        self.covered = 0  # the replica is at this seq of the server's log
-        self.snapshot = pb.Snapshot()
-        self.call: grpc.aio.UnaryStreamCall[spb.StreamEventsRequest, spb.StreamEventsResponse]
-        self.submitted = 0
+    table: Table
+    seat: int
+    replica: Match | None
+    rng: random.Random
+    config: WorkerConfig
+    api: MatchServiceAsyncStub = dataclasses.field(init=False)
+    metadata: tuple[tuple[str, str], ...] = dataclasses.field(init=False)
+    covered: int = dataclasses.field(init=False, default=0)
+    """The replica is at this seq of the server's log."""
+    snapshot: pb.Snapshot = dataclasses.field(init=False, default_factory=pb.Snapshot)
+    call: grpc.aio.UnaryStreamCall[spb.StreamEventsRequest, spb.StreamEventsResponse] = (
+        dataclasses.field(init=False)
+    )
+    submitted: int = dataclasses.field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        self.api = self.table.seat_apis[self.seat]
+        self.metadata = (("authorization", f"Bearer {self.table.tokens[self.seat]}"),)
+
+    @property
+    def pattern(self) -> Pattern:
+        return self.config.pattern
+
+    @property
+    def trusted(self) -> bool:
+        """The no-op server's snapshots and prompts are canned: only a real one's are checked."""
+        return self.config.kind != "noop"
 
     async def open(self, after_seq: int, stats: Stats) -> pb.Snapshot:
         """(Re)open the seat's stream and return its snapshot."""
