@@ -38,6 +38,8 @@ class Entry:
         self.entry_ms = entry_ms
         self.sealed: Contributions | None = None
         """The contributions mixed into the seed, once fixed (``None`` while waiting)."""
+        self.counted = 0
+        """How many entrants' offers the directing replica found when it last looked."""
         self._offered = asyncio.Event()
         self._closed = False
 
@@ -85,6 +87,7 @@ class Entry:
         deadline = created_seconds(self.record) + self.entry_ms / 1000
         while True:
             offers = await store.contribution_offers(self.tournament_id)
+            self.counted = len(offers)
             remaining = deadline - time.time()
             if len(offers) >= self.entrants or remaining <= 0 or self._closed:
                 break

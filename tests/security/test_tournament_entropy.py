@@ -52,11 +52,8 @@ def test_the_seed_mixes_what_every_entrant_gave_before_the_first_match(data_dir:
         await first.read()
         second = enter(tapi, tid, hosted.keys[1])
         await second.read()
-        # Two of three in: no match may start. The entry clears its flag of a new offer
-        # when it has counted the offers and gone back to waiting.
-        await eventually(
-            lambda: not director.entry._offered.is_set(), what="the two offers counted"
-        )
+        # Two of three in, and the director has seen both: no match may start.
+        await eventually(lambda: director.entry.counted == 2, what="the two offers counted")
         assert not director.match_ids and director.entry.sealed is None
         third = enter(tapi, tid, hosted.keys[2], GIVEN[1])
         await third.read()
