@@ -9,16 +9,41 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
+from typing import Any, Final, Protocol
 
 from cardarena.v1 import game_pb2 as pb
 
 
-class MoveClock:
-    """``move_ms`` per move (0: no clock)."""
+class Timekeeper(Protocol):
+    """Where a move clock reads the time and waits: the wall clock and the event loop's timers,
+    or, in a test, a clock that moves only when the test moves it."""
 
-    def __init__(self, move_ms: int) -> None:
+    def now(self) -> float:
+        """Unix seconds."""
+        ...
+
+    async def sleep(self, seconds: float) -> None: ...
+
+
+class WallTime:
+    """The time of the machine, waited for on the event loop."""
+
+    def now(self) -> float:
+        return time.time()
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+WALL_TIME: Final = WallTime()
+
+
+class MoveClock:
+    """``move_ms`` per move (0: no clock), kept by ``keeper``."""
+
+    def __init__(self, move_ms: int, keeper: Timekeeper = WALL_TIME) -> None:
         self.move_ms = move_ms
+        self.keeper = keeper
         self.deadline = 0.0
         """Unix seconds by which the seat to act must act; 0: none."""
         self._timer: asyncio.Task[None] | None = None
@@ -30,7 +55,7 @@ class MoveClock:
         is stopped)."""
         self.stop()
         delay = self.move_ms if delay_ms is None else delay_ms
-        self.deadline = time.time() + delay / 1000
+        self.deadline = self.keeper.now() + delay / 1000
         self._timer = asyncio.create_task(self._run(expire, delay / 1000))
 
     def estimate(
@@ -42,11 +67,11 @@ class MoveClock:
         once, clock or none). Faults alone restart no clock (a fault never buys time): after
         them the estimate stands."""
         if at_once:
-            self.deadline = time.time()
+            self.deadline = self.keeper.now()
         elif not waiting:
             self.deadline = 0.0
         elif not self.deadline or entries is None or restarts(entries):
-            self.deadline = time.time() + self.move_ms / 1000
+            self.deadline = self.keeper.now() + self.move_ms / 1000
 
     def stop(self) -> None:
         if self._timer is not None:
@@ -55,7 +80,7 @@ class MoveClock:
         self.deadline = 0.0
 
     async def _run(self, expire: Callable[[], Coroutine[Any, Any, None]], delay: float) -> None:
-        await asyncio.sleep(delay)
+        await self.keeper.sleep(delay)
         self._timer = None
         await expire()
 
