@@ -1,0 +1,38 @@
+"""``serve``'s settings read their defaults from the environment: the variable each reads is
+the one its help names, and an empty one counts as unset where a setting may be off."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from cardarena.server.cli import FLAGS, Flag, configure
+
+
+def parsed(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    configure("serve", parser)
+    return parser.parse_args(argv)
+
+
+@pytest.mark.parametrize("flag", FLAGS, ids=[flag.name for flag in FLAGS])
+def test_each_setting_reads_the_variable_its_help_names(flag: Flag) -> None:
+    assert flag.variable in flag.help
+
+
+def test_the_environment_sets_defaults_and_flags_override_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CARDARENA_DATA_DIR", "elsewhere")
+    monkeypatch.setenv("CARDARENA_LEASE_SECONDS", "7")
+    monkeypatch.setenv("CARDARENA_WEB", "127.0.0.1:8080")
+    monkeypatch.setenv("CARDARENA_STORE", "")
+    monkeypatch.delenv("CARDARENA_LOG_LEVEL", raising=False)
+    args = parsed("--lease-seconds", "9")
+    assert args.data_dir == Path("elsewhere")
+    assert args.lease_seconds == 9.0
+    assert args.web == "127.0.0.1:8080"
+    assert args.store is None  # empty: unset, the SQLite store in --data-dir
+    assert args.log_level == "info"
