@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -83,12 +84,57 @@ class PythonDecider:
         self._bot = None
 
 
-async def in_thread(function: Callable[[SeatState], Any], state: SeatState) -> Any:
-    """Run ``function(state)`` in a fresh daemon thread and await its result.
+class DaemonWorkers:
+    """Daemon threads that each run one call at a time, then wait for the next.
 
-    Not ``asyncio.to_thread``: its pool joins its threads at exit, so one hung bot would hang
-    the whole program after the tournament.
+    Why not a fresh thread per decision: starting one costs more than a random bot's whole
+    decision (a profile of the tournament runner spent a third of its time starting threads).
+    Why not ``concurrent.futures``: its pool joins its threads at exit, so one hung bot would
+    hang the whole program after the tournament, and its fixed size would let a few hung bots
+    starve every other seat. Here a call takes an idle thread if there is one and starts a new
+    one if not, so a call that never returns holds only its own thread; up to ``keep_idle``
+    threads wait for work, the rest end when they finish.
     """
+
+    def __init__(self, keep_idle: int = 64) -> None:
+        self._keep_idle = keep_idle
+        self._calls: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        """Threads that have said they are waiting and have not yet been given a call: each
+        call put on the queue is one fewer, so every queued call has a thread to take it."""
+
+    @property
+    def idle(self) -> int:
+        """How many threads are waiting for a call."""
+        with self._lock:
+            return self._idle
+
+    def run(self, call: Callable[[], None]) -> None:
+        """Run ``call()`` (which must not raise) in one of the threads."""
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+                self._calls.put(call)
+                return
+        threading.Thread(target=self._serve, args=(call,), name="bot-decision", daemon=True).start()
+
+    def _serve(self, call: Callable[[], None]) -> None:
+        while True:
+            call()
+            with self._lock:
+                if self._idle >= self._keep_idle:
+                    return
+                self._idle += 1
+            call = self._calls.get()
+
+
+WORKERS = DaemonWorkers()
+"""The threads every Python bot of this process thinks in."""
+
+
+async def in_thread(function: Callable[[SeatState], Any], state: SeatState) -> Any:
+    """Run ``function(state)`` in one of :data:`WORKERS`' daemon threads and await its result."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
 
@@ -111,7 +157,7 @@ async def in_thread(function: Callable[[SeatState], Any], state: SeatState) -> A
         with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits for it any more
             loop.call_soon_threadsafe(settle, result, error)
 
-    threading.Thread(target=work, name="bot-decision", daemon=True).start()
+    WORKERS.run(work)
     return await future
 
 

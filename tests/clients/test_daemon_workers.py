@@ -1,0 +1,107 @@
+"""The threads Python bots think in (``bots.decider.DaemonWorkers``): reused while they are
+idle, never shared with a call that has not returned, never waited for at exit."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+from cardarena.clients.bots.decider import DaemonWorkers, in_thread
+from cardarena.clients.bots.state import SeatState
+from tests.helpers import run_python
+from tests.waiting import wait_until
+
+WAIT = 10.0
+STATE = SeatState("m1", 0)
+
+
+def ran_in(workers: DaemonWorkers) -> threading.Thread:
+    """The thread one quick call ran in, once it has returned."""
+    done = threading.Event()
+    where: list[threading.Thread] = []
+
+    def call() -> None:
+        where.append(threading.current_thread())
+        done.set()
+
+    workers.run(call)
+    assert done.wait(WAIT)
+    return where[0]
+
+
+def test_an_idle_thread_takes_the_next_call() -> None:
+    workers = DaemonWorkers()
+    first = ran_in(workers)
+    for _ in range(20):
+        wait_until(lambda: workers.idle == 1, what="the thread to say it is idle")
+        assert ran_in(workers) is first
+    assert first.daemon and first.name == "bot-decision"
+
+
+def test_a_call_that_never_returns_holds_only_its_own_thread() -> None:
+    workers = DaemonWorkers()
+    release = threading.Event()
+    hung: list[threading.Thread] = []
+
+    def hangs() -> None:
+        hung.append(threading.current_thread())
+        release.wait()
+
+    workers.run(hangs)
+    wait_until(lambda: hung, what="the hanging call to start")
+    others = {ran_in(workers) for _ in range(5)}
+    assert hung[0] not in others and all(t.is_alive() for t in others)
+    release.set()
+
+
+def test_threads_beyond_the_idle_bound_end_when_they_finish() -> None:
+    workers = DaemonWorkers(keep_idle=1)
+    release = threading.Event()
+    started: list[threading.Thread] = []
+
+    def waits() -> None:
+        started.append(threading.current_thread())
+        release.wait()
+
+    for _ in range(3):
+        workers.run(waits)  # none is idle: three threads
+    wait_until(lambda: len(started) == 3, what="three calls running")
+    assert len(set(started)) == 3
+    release.set()
+    wait_until(
+        lambda: sum(not t.is_alive() for t in started) == 2, what="two of the three threads to end"
+    )
+    assert ran_in(workers) in started  # the one kept idle takes the next call
+
+
+def test_a_bot_that_never_returns_does_not_keep_the_program_from_ending(tmp_path: Path) -> None:
+    program = (
+        "import asyncio, threading\n"
+        "from cardarena.clients.bots.decider import in_thread\n"
+        "async def main():\n"
+        "    hung = asyncio.ensure_future(in_thread(lambda state: threading.Event().wait(), None))\n"
+        "    print(await in_thread(lambda state: 'answered', None), flush=True)\n"
+        "    hung.cancel()\n"
+        "asyncio.run(main())\n"
+    )
+    done = run_python("-c", program, cwd=tmp_path, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, "answered"), done.stderr
+
+
+def test_a_decision_runs_off_the_event_loop_and_its_error_reaches_the_caller() -> None:
+    async def scenario() -> None:
+        loop_thread = threading.current_thread()
+        assert await in_thread(lambda state: threading.current_thread() is not loop_thread, STATE)
+
+        def crashes(state: SeatState) -> int:
+            raise SystemExit(3)
+
+        try:
+            await in_thread(crashes, STATE)
+        except RuntimeError as error:
+            assert str(error) == "SystemExit: 3"
+        else:
+            raise AssertionError("the bot's exit was not reported")
+
+    asyncio.run(scenario())
