@@ -297,6 +297,7 @@ class Arena:
         for seat in read.seats if read else await self.store.get_seats(record.match_id):
             seats[seat.seat] = Seat(seat.token_hash, seat.name)
         cancelled = any(e.WhichOneof("kind") == "match_cancelled" for e in entries)
+        requests = read.requests if read else await self.store.request_results(record.match_id)
         hosted = self.matches.get(record.match_id)
         if hosted is not None:  # loaded concurrently
             return hosted
@@ -313,7 +314,7 @@ class Arena:
         for entry in entries:
             hosted.readers.note_round(entry)
         hosted._fold_log(entries)
-        hosted.resumed = True
+        hosted.learn_requests(requests)
         hosted.last_hash = stored[-1].hash if stored else b""
         await self.replication.loaded(hosted, empty=not stored)
         return hosted

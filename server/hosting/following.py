@@ -16,7 +16,15 @@ from typing import Any
 from cardarena.engine import ActionError, Match
 from cardarena.v1 import game_pb2 as pb
 
-from ..store import EventStore, Fence, MatchRecord, StoreConflict, StoredEvent, StoreError
+from ..store import (
+    Answered,
+    EventStore,
+    Fence,
+    MatchRecord,
+    StoreConflict,
+    StoredEvent,
+    StoreError,
+)
 from .clock import MoveClock, restarts
 from .completion import to_completion
 from .dealing import Joins, follow
@@ -43,7 +51,7 @@ class LogFollower(ABC):
     faults: SeatFaults
     readers: Readers
     cancelled: bool
-    resumed: bool
+    requests: dict[str, tuple[int, int, int | None]]
     owned: bool
     fence: Fence | None
     log: Any
@@ -91,6 +99,12 @@ class LogFollower(ABC):
         self.fence = None
         self.clock.stop()
 
+    def learn_requests(self, recorded: list[Answered]) -> None:
+        """Know the requests the store recorded (another process's, or a write whose answer
+        was lost), their actions to be read back only if one is repeated."""
+        for each in recorded:
+            self.requests.setdefault(each.request_id, (each.first_seq, each.last_seq, None))
+
     async def take_over(self, fence: Fence) -> None:
         """This replica now holds the lease: read what the last owner wrote, then carry on
         (its clock restarts with a full move time)."""
@@ -101,7 +115,7 @@ class LogFollower(ABC):
             await self._follow_store()
             self.owned = True
             self.fence = fence
-            self.resumed = True  # request ids answered elsewhere are only in the store
+            self.learn_requests(await self.store.request_results(self.match_id))
             if self.last_seq == 0:  # its creator died before writing the first deal
                 await self.write_opening()
             if (
@@ -173,11 +187,11 @@ class LogFollower(ABC):
     async def _resync(self) -> None:
         """Replay the log up to the last seq subscribers have seen, then follow it from
         there: whatever the store holds beyond (a write that did commit, another owner's
-        events) is applied *and published*, so no stream is left with a gap. Request ids
-        may now be known only to the store."""
+        events) is applied *and published*, so no stream is left with a gap. Requests the
+        store recorded meanwhile (a write that did commit) are learnt from it."""
         await self._replay_to(self.last_seq)
-        self.resumed = True
         await self._follow_store()
+        self.learn_requests(await self.store.request_results(self.match_id))
         self._out_of_step = False
 
     async def _replay_to(self, seq: int) -> None:

@@ -45,7 +45,7 @@ from .dealing import Joins, follow
 from .ending import Ending
 from .faults import SeatFaults
 from .outcome import Outcome
-from .rebuild import stored_request
+from .rebuild import action_at
 from .seating import Seat, seat_for, seat_holding
 from .subscribers import Readers, turn_after
 
@@ -106,13 +106,13 @@ class HostedMatch(Ending):
         """Whether the log holds ``SeedRevealed`` (see :mod:`.ending`)."""
         self._on_change = on_change
         self._reported_status = ""
-        self.requests: dict[tuple[int, str], tuple[int, int, int]] = {}
-        """``(seat, request id) -> (first_seq, last_seq, action)`` answered by this process;
-        the store has the older ones."""
+        self.requests: dict[str, tuple[int, int, int | None]] = {}
+        """Every request of the match (by :func:`request_key`): ``(first_seq, last_seq,
+        action)``, the action ``None`` until asked for when the request was read from the
+        store (a restart, a take-over): a repeat is answered from memory, and a new id costs
+        no read of the store."""
         self.cancelled = False
         """Ended by CancelMatch or expiry rather than by the rules."""
-        self.resumed = False
-        """Loaded from the store: request ids from before this process are only there."""
         self.owned = True
         """Whether this process writes the match. A replica follows the matches it does not
         own from the store (:meth:`catch_up`) and forwards their actions to the owner."""
@@ -276,18 +276,23 @@ class HostedMatch(Ending):
                 events, request_id=request_key(seat, request_id) if request_id else None, seat=seat
             )
             if request_id:
-                self.requests[seat, request_id] = (first, last, action)
+                self.requests[request_key(seat, request_id)] = (first, last, action)
             return Submitted(
                 first, last, applied=True, events=encoded, voluntary_before=voluntary_before
             )
 
     async def _answered(self, seat: int, request_id: str) -> tuple[int, int, int] | None:
-        """``(first_seq, last_seq, action)`` of this seat's earlier request with this id: from
-        memory, or (for a match loaded from the store) from the store and the logged event."""
-        done = self.requests.get((seat, request_id))
-        if done is not None or not self.resumed:
-            return done
-        return await stored_request(self.store, self.match_id, request_key(seat, request_id))
+        """``(first_seq, last_seq, action)`` of this seat's earlier request with this id; the
+        action of one read from the store is read back from its first event, once."""
+        key = request_key(seat, request_id)
+        done = self.requests.get(key)
+        if done is None:
+            return None
+        first, last, action = done
+        if action is None:
+            action = await action_at(self.store, self.match_id, first)
+            self.requests[key] = (first, last, action)
+        return first, last, action
 
     async def refuse_malformed(
         self, seat: int, action: pb.Action, expected_seq: int, detail: str

@@ -62,13 +62,9 @@ def rebuild(record: MatchRecord, entries: list[pb.Event]) -> tuple[Match, Joins]
     return match, joins
 
 
-async def stored_request(store: EventStore, match_id: str, key: str) -> tuple[int, int, int] | None:
-    """``(first_seq, last_seq, action)`` of a request the store recorded under ``key``, the
-    action read back from the first event it wrote (-1 if that was no action)."""
-    seqs = await store.request_result(match_id, key)
-    if seqs is None:
-        return None
-    first, last = seqs
-    (stored,) = await store.read_events(match_id, after_seq=first - 1, limit=1)
+async def action_at(store: EventStore, match_id: str, seq: int) -> int:
+    """The action the log entry at ``seq`` records (-1 if it records none): what a request
+    read from the store asked for, from the first event it wrote."""
+    (stored,) = await store.read_events(match_id, after_seq=seq - 1, limit=1)
     recorded = logged_action(pb.Event.FromString(stored.payload))
-    return first, last, -1 if recorded is None else recorded
+    return -1 if recorded is None else recorded

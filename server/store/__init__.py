@@ -54,6 +54,7 @@ from .errors import (
 from .events import EventStore
 from .postgres import PostgresStore, redact
 from .records import (
+    Answered,
     Fence,
     Lease,
     MatchLog,
@@ -75,6 +76,7 @@ __all__ = [
     "ENDED",
     "GENESIS_DOMAIN",
     "SCHEMA_VERSION",
+    "Answered",
     "ChangeHook",
     "CheckpointRecord",
     "CommitHook",

@@ -11,7 +11,7 @@ from cardarena.v1.chain import chain_hash, genesis_hash
 from .entropy import EntropyQueries
 from .errors import DuplicateRequest, LeaseLost, StoreConflict, UnknownMatch
 from .leases import LeaseQueries
-from .records import Fence, MatchLog, MatchRecord, Owner, SeatRecord, StoredEvent
+from .records import Answered, Fence, MatchLog, MatchRecord, Owner, SeatRecord, StoredEvent
 from .rows import MATCHES
 from .schema import ENDED, Connection, check_fence, check_page, match_row
 from .signatures import SignatureQueries
@@ -246,9 +246,9 @@ class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueri
     async def unfinished_logs(
         self, *, after: tuple[str, str] | None = None, limit: int | None = None
     ) -> list[MatchLog]:
-        """Every match not ended, oldest first, with its seats and its whole log: what a
-        restarting server replays, read in three statements however many matches there are
-        (not three per match), from one snapshot of the database. With ``limit``, only the
+        """Every match not ended, oldest first, with its seats, its whole log and its recorded
+        requests: what a restarting server replays, read in four statements however many
+        matches there are (not four per match), from one snapshot of the database. With ``limit``, only the
         first ``limit`` of them after ``after`` (the ``(created_at, match_id)`` of the last
         one already read): :meth:`unfinished_log_batches` pages through them so that a
         restart never holds every log at once."""
@@ -288,6 +288,13 @@ class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueri
                 # The record's id, not the row's: one string per match, not one per event.
                 log = logs[r[0]]
                 log.events.append(StoredEvent(log.record.match_id, r[1], bytes(r[2]), bytes(r[3])))
+            for r in conn.execute(
+                "SELECT r.match_id, r.request_id, r.first_seq, r.last_seq"
+                " FROM matches m CROSS JOIN requests r"
+                f" WHERE r.match_id = m.match_id AND {chosen}",
+                ids,
+            ):
+                logs[r[0]].requests.append(Answered(r[1], r[2], r[3]))
             return list(logs.values())
 
         return await self._read_snapshot(work)
@@ -392,6 +399,19 @@ class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueri
                 (match_id, request_id),
             ).fetchone()
             return None if row is None else (row[0], row[1])
+
+        return await self._read(work)
+
+    async def request_results(self, match_id: str) -> list[Answered]:
+        """Every request recorded for the match: what a replica taking it over must know to
+        answer a repeat of one another replica wrote."""
+
+        def work(conn: Connection) -> list[Answered]:
+            rows = conn.execute(
+                "SELECT request_id, first_seq, last_seq FROM requests WHERE match_id = ?",
+                (match_id,),
+            ).fetchall()
+            return [Answered(r[0], r[1], r[2]) for r in rows]
 
         return await self._read(work)
 

@@ -76,6 +76,15 @@ class StoredEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class Answered:
+    """A request the store recorded with its writes: its key and the seqs it wrote."""
+
+    request_id: str
+    first_seq: int
+    last_seq: int
+
+
+@dataclass(frozen=True, slots=True)
 class MatchLog:
     """A match as the store holds it: its row, its taken seats (by seat number) and its whole
     log in order; what resuming it needs."""
@@ -83,6 +92,8 @@ class MatchLog:
     record: MatchRecord
     seats: list[SeatRecord]
     events: list[StoredEvent]
+    requests: list[Answered] = field(default_factory=list)
+    """Every request recorded with its writes: its key and the seqs it wrote."""
 
 
 @dataclass(frozen=True, slots=True)

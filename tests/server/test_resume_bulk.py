@@ -1,6 +1,6 @@
 """A restart's bulk resume (one read of every unfinished log) hosts each match exactly as it
 was before the restart, and as loading it alone from its log does: the same engine, seats,
-joins, faults, rounds and chain."""
+joins, faults, rounds, chain and requests answered."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ def state(hosted: HostedMatch) -> dict[str, Any]:
         "faults": (list(hosted.faults.counts), list(hosted.faults.forfeited)),
         "rounds": list(hosted.readers.rounds),
         "status": (hosted.status, hosted.cancelled, hosted.revealed),
+        "requests": {key: seqs for key, (*seqs, _action) in hosted.requests.items()},
     }
 
 
@@ -35,7 +36,7 @@ async def play(hosted: HostedMatch, actions: int) -> None:
         if seat is None or not hosted.running:
             return
         action = hosted.engine.legal_actions()[-1]
-        await hosted.submit(seat, action, hosted.last_seq, "")
+        await hosted.submit(seat, action, hosted.last_seq, f"r{hosted.last_seq}")
 
 
 def test_the_bulk_resume_hosts_each_match_as_it_was_and_as_loading_it_alone_does(
@@ -70,7 +71,7 @@ def test_the_bulk_resume_hosts_each_match_as_it_was_and_as_loading_it_alone_does
             alone = Arena(store)
             for match_id, was in before.items():
                 resumed = bulk.matches[match_id]
-                assert resumed.resumed and state(resumed) == was
+                assert state(resumed) == was
                 assert state(await alone.get(match_id)) == was
             assert ended.match_id not in bulk.matches
             await bulk.shutdown()
