@@ -16,8 +16,9 @@ const readline = require("node:readline");
 
 const me = { seat: -1, game: "", hand: [], played: [], totals: [] };
 
-// The decision: one of `legal` (strings like "QC", "10H", "6O", "JK", "pass", "trump:H").
-function choose(legal, state) {
+// The decision: one of `legal` (strings like "QC", "10H", "6O", "JK", "pass", "trump:H"),
+// within `remainingMs` of the move's clock (null when the move has none: `decision_ms` then).
+function choose(legal, state, remainingMs) {
   return legal[0];
 }
 
@@ -40,7 +41,9 @@ function onMessage(message) {
       }
       return null;
     case "turn":
-      return { action: choose(message.legal, message.state) };
+      // stderr is the bot's own log (`--bot-logs DIR` keeps it): the runner never reads it.
+      process.stderr.write(`turn at seq ${message.seq}: ${message.remaining_ms} ms left\n`);
+      return { action: choose(message.legal, message.state, message.remaining_ms) };
     case "end":
       return null;
     default:

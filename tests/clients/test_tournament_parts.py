@@ -16,7 +16,7 @@ import pytest
 from cardarena.clients.bots import SeatState
 from cardarena.clients.bots.decider import PythonDecider, SeatContext
 from cardarena.clients.bots.external import ExternalDecider
-from cardarena.clients.bots.external.protocol import event_message, parse_answer
+from cardarena.clients.bots.external.protocol import event_message, parse_answer, turn_message
 from cardarena.clients.tournament import check_unique, make_python_bot, parse_bot
 from cardarena.clients.tournament.guard import GuardedSeat
 from cardarena.clients.tournament.progress import Progress
@@ -67,6 +67,18 @@ def test_events_are_readable_with_card_codes() -> None:
     assert event_message(4, ev.TrumpDrawn(1, 2))["suit"] == "H"
     trick = event_message(9, ev.TrickWon(0, 1, (parse_card("2C"), parse_card("AC")), 0))
     assert trick["cards"] == ["2C", "AC"]
+
+
+def test_a_turn_says_how_long_the_move_has_left() -> None:
+    state = state_to_act()
+    state.deadline_unix_ms = 1_796_140_810_000
+    told = turn_message(state, now_unix_ms=1_796_140_800_019)
+    assert (told["deadline_unix_ms"], told["remaining_ms"]) == (1_796_140_810_000, 9_981)
+    assert turn_message(state, now_unix_ms=1_796_140_810_500)["remaining_ms"] == 0  # late
+    state.deadline_unix_ms = 0  # no clock on the move
+    told = turn_message(state, now_unix_ms=1_796_140_800_019)
+    assert (told["deadline_unix_ms"], told["remaining_ms"]) == (0, None)
+    assert told["legal"] == ["2C", "AC"] and told["seq"] == state.seq
 
 
 def state_to_act(*legal: int) -> SeatState:

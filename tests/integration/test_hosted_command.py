@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -164,6 +165,12 @@ def test_the_command_hosts_misbehaving_bots_and_they_forfeit(
     with out_csv.open() as handle:
         table = list(csv.DictReader(handle))
     assert [r["bot"] for r in table] == [r["bot"] for r in report["standings"]]
+    # Each turn told the Node.js bot how much of its 1.5 s move was left (it logs it).
+    left = [
+        int(n)
+        for n in re.findall(r"(\d+) ms left", (tmp_path / "bots" / "first.exec.log").read_text())
+    ]
+    assert left and all(0 < n <= 1500 for n in left), left[:10]
 
 
 def test_a_bot_connects_from_a_process_of_its_own(server: ServerProcess, tmp_path: Path) -> None:

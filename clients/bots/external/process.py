@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import signal
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -82,7 +83,8 @@ class ExternalDecider:
             self._pending.append(event_message(event.seq, decoded))
 
     async def decide(self, state: SeatState) -> int:
-        await self._send([*self._take_pending(), turn_message(state)])
+        now_unix_ms = time.time_ns() // 1_000_000
+        await self._send([*self._take_pending(), turn_message(state, now_unix_ms)])
         line = await self._read_line()
         try:
             return parse_answer(line, state.legal)

@@ -59,11 +59,18 @@ def timed_out_message(seq: int, seat: int) -> dict[str, Any]:
     return {"type": "event", "seq": seq, "event": "timed_out", "seat": seat}
 
 
-def turn_message(state: SeatState) -> dict[str, Any]:
+def turn_message(state: SeatState, now_unix_ms: int) -> dict[str, Any]:
+    """The seat is to act. With a server clock on the move, ``deadline_unix_ms`` is when it
+    runs out and ``remaining_ms`` how much of it was left when the message was written (by the
+    runner's clock, so a bot need not trust its own against the server's); without one, 0 and
+    ``None``, and ``start``'s ``decision_ms`` is all there is."""
+    deadline = state.deadline_unix_ms
     return {
         "type": "turn",
         "seq": state.seq,
         "legal": [describe(a) for a in state.legal],
+        "deadline_unix_ms": deadline,
+        "remaining_ms": max(0, deadline - now_unix_ms) if deadline else None,
         "state": state_json(state),
     }
 
