@@ -39,40 +39,39 @@ def test_an_idle_thread_takes_the_next_call() -> None:
     assert first.daemon and first.name == "bot-decision"
 
 
+class Held:
+    """A call that notes each thread it runs in, then waits there until released."""
+
+    def __init__(self) -> None:
+        self.threads: list[threading.Thread] = []
+        self.release = threading.Event()
+
+    def __call__(self) -> None:
+        self.threads.append(threading.current_thread())
+        self.release.wait()
+
+
 def test_a_call_that_never_returns_holds_only_its_own_thread() -> None:
-    workers = DaemonWorkers()
-    release = threading.Event()
-    hung: list[threading.Thread] = []
-
-    def hangs() -> None:
-        hung.append(threading.current_thread())
-        release.wait()
-
-    workers.run(hangs)
-    wait_until(lambda: hung, what="the hanging call to start")
+    workers, hung = DaemonWorkers(), Held()
+    workers.run(hung)
+    wait_until(lambda: hung.threads, what="the hanging call to start")
     others = {ran_in(workers) for _ in range(5)}
-    assert hung[0] not in others and all(t.is_alive() for t in others)
-    release.set()
+    assert hung.threads[0] not in others and all(t.is_alive() for t in others)
+    hung.release.set()
 
 
 def test_threads_beyond_the_idle_bound_end_when_they_finish() -> None:
-    workers = DaemonWorkers(keep_idle=1)
-    release = threading.Event()
-    started: list[threading.Thread] = []
-
-    def waits() -> None:
-        started.append(threading.current_thread())
-        release.wait()
-
+    workers, held = DaemonWorkers(keep_idle=1), Held()
     for _ in range(3):
-        workers.run(waits)  # none is idle: three threads
-    wait_until(lambda: len(started) == 3, what="three calls running")
-    assert len(set(started)) == 3
-    release.set()
+        workers.run(held)  # none is idle: three threads
+    wait_until(lambda: len(held.threads) == 3, what="three calls running")
+    assert len(set(held.threads)) == 3
+    held.release.set()
     wait_until(
-        lambda: sum(not t.is_alive() for t in started) == 2, what="two of the three threads to end"
+        lambda: sum(not t.is_alive() for t in held.threads) == 2,
+        what="two of the three threads to end",
     )
-    assert ran_in(workers) in started  # the one kept idle takes the next call
+    assert ran_in(workers) in held.threads  # the one kept idle takes the next call
 
 
 def test_a_bot_that_never_returns_does_not_keep_the_program_from_ending(tmp_path: Path) -> None:
