@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import secrets
 import signal
@@ -317,6 +318,19 @@ def web_log(web: GrpcWebGateway, host: str, port: int) -> None:
         log.info("web_app_served", url=f"http://{host}:{port}/", root=str(web.static_dir))
     else:
         log.warning("web_app_missing", reason=web.app_missing, grpc_web_port=port)
+
+
+def freeze_startup_objects() -> None:
+    """Keep what the process made to start (modules, classes, functions, its settings) out of
+    every later garbage collection, by moving it to the collector's permanent generation.
+
+    Why: a full collection walks every tracked object, and a server's are mostly its code;
+    each pause stops the event loop. Measured on ``bench_server.py --rate half --matches 200``
+    (2026-12-01): full collections of 90–115 ms without this, 35–50 ms with it, and p99 at
+    half capacity 47–63 ms against 26–47 ms. Called once, before any match is hosted: what
+    is frozen is never freed if it becomes cyclic garbage, and start-up objects do not."""
+    gc.collect()
+    gc.freeze()
 
 
 async def run(config: ServeConfig) -> None:

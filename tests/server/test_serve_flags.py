@@ -4,11 +4,15 @@ the one its help names, and an empty one counts as unset where a setting may be 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import gc
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from cardarena.server.cli import FLAGS, Flag, configure
+from cardarena.server.cli import FLAGS, Flag, configure, serve
 
 
 def parsed(*argv: str) -> argparse.Namespace:
@@ -36,3 +40,22 @@ def test_the_environment_sets_defaults_and_flags_override_them(
     assert args.web == "127.0.0.1:8080"
     assert args.store is None  # empty: unset, the SQLite store in --data-dir
     assert args.log_level == "info"
+
+
+def test_serve_freezes_what_start_up_made_before_it_runs_the_server(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Start-up objects stay out of the server's garbage collections (app.py says why)."""
+    frozen: list[int] = []
+
+    def run(main: Coroutine[Any, Any, None]) -> None:
+        frozen.append(gc.get_freeze_count())
+        main.close()
+
+    monkeypatch.setattr(asyncio, "run", run)
+    gc.unfreeze()
+    try:
+        assert serve(parsed("--data-dir", str(tmp_path))) == 0
+    finally:
+        gc.unfreeze()  # this test process keeps collecting as before
+    assert len(frozen) == 1 and frozen[0] > 1000
