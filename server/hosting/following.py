@@ -17,7 +17,6 @@ from cardarena.engine import ActionError, Match
 from cardarena.v1 import game_pb2 as pb
 
 from ..store import (
-    Answered,
     EventStore,
     Fence,
     MatchRecord,
@@ -30,6 +29,7 @@ from .completion import to_completion
 from .dealing import Joins, follow
 from .faults import SeatFaults
 from .rebuild import rebuild_engine
+from .recent import RECENT_PER_SEAT, RecentRequests
 from .seating import Seat
 from .subscribers import Readers, turn_after
 
@@ -51,7 +51,7 @@ class LogFollower(ABC):
     faults: SeatFaults
     readers: Readers
     cancelled: bool
-    requests: dict[str, tuple[int, int, int | None]]
+    requests: RecentRequests
     owned: bool
     fence: Fence | None
     log: Any
@@ -99,12 +99,6 @@ class LogFollower(ABC):
         self.fence = None
         self.clock.stop()
 
-    def learn_requests(self, recorded: list[Answered]) -> None:
-        """Know the requests the store recorded (another process's, or a write whose answer
-        was lost), their actions to be read back only if one is repeated."""
-        for each in recorded:
-            self.requests.setdefault(each.request_id, (each.first_seq, each.last_seq, None))
-
     async def take_over(self, fence: Fence) -> None:
         """This replica now holds the lease: read what the last owner wrote, then carry on
         (its clock restarts with a full move time)."""
@@ -115,7 +109,9 @@ class LogFollower(ABC):
             await self._follow_store()
             self.owned = True
             self.fence = fence
-            self.learn_requests(await self.store.request_results(self.match_id))
+            self.requests.learn(
+                await self.store.request_results(self.match_id, per_seat=RECENT_PER_SEAT)
+            )
             if self.last_seq == 0:  # its creator died before writing the first deal
                 await self.write_opening()
             if (
@@ -191,7 +187,9 @@ class LogFollower(ABC):
         store recorded meanwhile (a write that did commit) are learnt from it."""
         await self._replay_to(self.last_seq)
         await self._follow_store()
-        self.learn_requests(await self.store.request_results(self.match_id))
+        self.requests.learn(
+            await self.store.request_results(self.match_id, per_seat=RECENT_PER_SEAT)
+        )
         self._out_of_step = False
 
     async def _replay_to(self, seq: int) -> None:

@@ -46,6 +46,7 @@ from .ending import Ending
 from .faults import SeatFaults
 from .outcome import Outcome
 from .rebuild import action_at
+from .recent import RecentRequests
 from .seating import Seat, seat_for, seat_holding
 from .subscribers import Readers, turn_after
 
@@ -106,11 +107,10 @@ class HostedMatch(Ending):
         """Whether the log holds ``SeedRevealed`` (see :mod:`.ending`)."""
         self._on_change = on_change
         self._reported_status = ""
-        self.requests: dict[str, tuple[int, int, int | None]] = {}
-        """Every request of the match (by :func:`request_key`): ``(first_seq, last_seq,
-        action)``, the action ``None`` until asked for when the request was read from the
-        store (a restart, a take-over): a repeat is answered from memory, and a new id costs
-        no read of the store."""
+        self.requests = RecentRequests(len(seats))
+        """Each seat's latest request ids and what they wrote (:mod:`.recent`), however this
+        process came to host the match: a retry is answered from memory, a new id costs no
+        read of the store."""
         self.cancelled = False
         """Ended by CancelMatch or expiry rather than by the rules."""
         self.owned = True
@@ -246,7 +246,7 @@ class HostedMatch(Ending):
             if self._out_of_step:
                 await self._resync()
             if request_id:
-                done = await self._answered(seat, request_id)
+                done = await self._answered(seat, request_id, expected_seq)
                 if done is not None:
                     first, last, recorded = done
                     if expected_seq != first - 1 or not same_action(recorded, action):
@@ -272,26 +272,44 @@ class HostedMatch(Ending):
             except ActionError as error:
                 await self._refused(seat, codec.action_to_pb(action), str(error))
                 raise
-            first, last, encoded = await self._record(
-                events, request_id=request_key(seat, request_id) if request_id else None, seat=seat
-            )
+            try:
+                first, last, encoded = await self._record(
+                    events,
+                    request_id=request_key(seat, request_id) if request_id else None,
+                    seat=seat,
+                )
+            except DuplicateRequest as done:  # an id older than memory keeps: back to the log
+                recorded = await action_at(self.store, self.match_id, done.first_seq)
+                if expected_seq != done.first_seq - 1 or not same_action(recorded, action):
+                    raise RequestReused(
+                        request_id, "by this seat for another action or expected_seq"
+                    ) from None
+                return Submitted(
+                    done.first_seq, done.last_seq, applied=False, events=[], voluntary_before=False
+                )
             if request_id:
-                self.requests[request_key(seat, request_id)] = (first, last, action)
+                self.requests.put(seat, request_id, (first, last, action))
             return Submitted(
                 first, last, applied=True, events=encoded, voluntary_before=voluntary_before
             )
 
-    async def _answered(self, seat: int, request_id: str) -> tuple[int, int, int] | None:
-        """``(first_seq, last_seq, action)`` of this seat's earlier request with this id; the
-        action of one read from the store is read back from its first event, once."""
-        key = request_key(seat, request_id)
-        done = self.requests.get(key)
+    async def _answered(
+        self, seat: int, request_id: str, expected_seq: int
+    ) -> tuple[int, int, int] | None:
+        """``(first_seq, last_seq, action)`` of this seat's earlier request with this id. One
+        that memory no longer keeps can only come back as a true repeat with a stale seq (its
+        own write moved the match on): only then is the store asked. The action of a request
+        read from the store is read back from its first event, once."""
+        done = self.requests.get(seat, request_id)
+        if done is None and expected_seq != self.last_seq:
+            seqs = await self.store.request_result(self.match_id, request_key(seat, request_id))
+            done = None if seqs is None else (*seqs, None)
         if done is None:
             return None
         first, last, action = done
         if action is None:
             action = await action_at(self.store, self.match_id, first)
-            self.requests[key] = (first, last, action)
+            self.requests.put(seat, request_id, (first, last, action))
         return first, last, action
 
     async def refuse_malformed(
@@ -370,9 +388,9 @@ class HostedMatch(Ending):
             encoded += self.reveal_event(first + len(encoded))
         try:
             await self._persist(encoded, request_id=request_id, seat=seat)
-        except DuplicateRequest as done:
+        except DuplicateRequest:
             await self._recover()  # the engine moved on from a state the store had not
-            return done.first_seq, done.last_seq, []
+            raise
         except LeaseLost:  # not a fault: another replica owns the match now
             await self._recover()
             raise

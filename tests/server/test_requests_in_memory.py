@@ -1,8 +1,9 @@
-"""A match knows every request id its log answered, however it came to host it: created here,
-resumed after a restart, or taken over from a replica that died. A repeat is answered from
+"""A match knows its seats' latest request ids, however it came to host it: created here,
+resumed after a restart, or taken over from a replica that died. A retry is answered from
 memory (its action read back from the log once), and a new id costs no read of the store:
 before, a resumed or taken-over match asked the store about every request id it was sent,
-one read per action for as long as the match lasted."""
+one read per action for as long as the match lasted. Older ids are still answered, from the
+store, on the paths where they can come back."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 
 from cardarena.server.errors import RequestReused, Stale
 from cardarena.server.hosting import Arena, HostedMatch
+from cardarena.server.hosting.recent import RECENT_PER_SEAT
 from cardarena.server.store import EventStore, SqliteStore
 from tests.arenas import LAPSED, A, B, seat_everyone, with_two_arenas
 
@@ -104,3 +106,38 @@ def test_a_match_taken_over_answers_the_dead_owners_requests_from_memory(
         await repeats_are_answered_and_new_ids_read_nothing(taken, before, counts)
 
     with_two_arenas(body)
+
+
+def test_a_long_match_keeps_each_seats_latest_ids_and_still_answers_older_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memory holds each seat's last few ids however long the match; an older one is still
+    answered as the store recorded it: a repeat with its own (stale) seq from the store, the
+    id reused at the current seq refused by the append itself, leaving the match as it was."""
+
+    async def scenario() -> None:
+        async with SqliteStore(tmp_path / "store.db") as store:
+            arena = Arena(store)
+            hosted = await arena.create("triathlon", 3, None)
+            await seat_everyone(hosted)
+            before = [await act(hosted, f"r{i}") for i in range(8 * RECENT_PER_SEAT)]
+            assert len(hosted.requests) == 3 * RECENT_PER_SEAT
+            seat, action, first, last = before[0]
+            assert hosted.requests.get(seat, "r0") is None
+            again = await hosted.submit(seat, action, first - 1, "r0")
+            assert (again.applied, again.first_seq, again.last_seq) == (False, first, last)
+            at, legal, log = hosted.last_seq, hosted.engine.legal_actions(), list(hosted.engine.log)
+            reuser = hosted.engine.to_act
+            assert reuser is not None
+            old = next(b for b in before if b[0] == reuser)  # an evicted id of the seat to act
+            with pytest.raises(RequestReused):
+                await hosted.submit(reuser, legal[0], at, f"r{before.index(old)}")
+            assert (hosted.last_seq, hosted.engine.legal_actions(), list(hosted.engine.log)) == (
+                at,
+                legal,
+                log,
+            )
+            await act(hosted, "fresh")  # and play goes on
+            await arena.shutdown()
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))

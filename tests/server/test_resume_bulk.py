@@ -26,7 +26,7 @@ def state(hosted: HostedMatch) -> dict[str, Any]:
         "faults": (list(hosted.faults.counts), list(hosted.faults.forfeited)),
         "rounds": list(hosted.readers.rounds),
         "status": (hosted.status, hosted.cancelled, hosted.revealed),
-        "requests": {key: seqs for key, (*seqs, _action) in hosted.requests.items()},
+        "requests": hosted.requests.written(),
     }
 
 
