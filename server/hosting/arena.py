@@ -32,7 +32,6 @@ from .faults import SeatFaults
 from .match import HostedMatch
 from .outcome import Outcome, stored_outcome
 from .rebuild import rebuild
-from .recent import RECENT_PER_SEAT
 from .replication import Replicas, Replication
 from .seating import Seat
 from .signing import Signer, log_checkpoint, public_keys
@@ -298,11 +297,7 @@ class Arena:
         for seat in read.seats if read else await self.store.get_seats(record.match_id):
             seats[seat.seat] = Seat(seat.token_hash, seat.name)
         cancelled = any(e.WhichOneof("kind") == "match_cancelled" for e in entries)
-        requests = (
-            read.requests
-            if read
-            else await self.store.request_results(record.match_id, per_seat=RECENT_PER_SEAT)
-        )
+        requests = read.requests if read else await self.store.request_results(record.match_id)
         hosted = self.matches.get(record.match_id)
         if hosted is not None:  # loaded concurrently
             return hosted
@@ -389,7 +384,7 @@ class Arena:
         the server starts."""
         loaded: list[HostedMatch] = []
         failed = 0
-        async for page in self.store.unfinished_log_batches(requests_per_seat=RECENT_PER_SEAT):
+        async for page in self.store.unfinished_log_batches():
             for read in page:
                 if read.record.match_id in self.matches:
                     continue

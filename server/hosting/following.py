@@ -29,7 +29,7 @@ from .completion import to_completion
 from .dealing import Joins, follow
 from .faults import SeatFaults
 from .rebuild import rebuild_engine
-from .recent import RECENT_PER_SEAT, RecentRequests
+from .recent import RecentRequests
 from .seating import Seat
 from .subscribers import Readers, turn_after
 
@@ -109,9 +109,7 @@ class LogFollower(ABC):
             await self._follow_store()
             self.owned = True
             self.fence = fence
-            self.requests.learn(
-                await self.store.request_results(self.match_id, per_seat=RECENT_PER_SEAT)
-            )
+            self.requests.learn(await self.store.request_results(self.match_id))
             if self.last_seq == 0:  # its creator died before writing the first deal
                 await self.write_opening()
             if (
@@ -187,9 +185,7 @@ class LogFollower(ABC):
         store recorded meanwhile (a write that did commit) are learnt from it."""
         await self._replay_to(self.last_seq)
         await self._follow_store()
-        self.requests.learn(
-            await self.store.request_results(self.match_id, per_seat=RECENT_PER_SEAT)
-        )
+        self.requests.learn(await self.store.request_results(self.match_id))
         self._out_of_step = False
 
     async def _replay_to(self, seq: int) -> None:

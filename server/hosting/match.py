@@ -246,7 +246,7 @@ class HostedMatch(Ending):
             if self._out_of_step:
                 await self._resync()
             if request_id:
-                done = await self._answered(seat, request_id, expected_seq)
+                done = await self._answered(seat, request_id)
                 if done is not None:
                     first, last, recorded = done
                     if expected_seq != first - 1 or not same_action(recorded, action):
@@ -278,7 +278,7 @@ class HostedMatch(Ending):
                     request_id=request_key(seat, request_id) if request_id else None,
                     seat=seat,
                 )
-            except DuplicateRequest as done:  # an id older than memory keeps: back to the log
+            except DuplicateRequest as done:  # the store knew the id after all: back to the log
                 recorded = await action_at(self.store, self.match_id, done.first_seq)
                 if expected_seq != done.first_seq - 1 or not same_action(recorded, action):
                     raise RequestReused(
@@ -293,15 +293,13 @@ class HostedMatch(Ending):
                 first, last, applied=True, events=encoded, voluntary_before=voluntary_before
             )
 
-    async def _answered(
-        self, seat: int, request_id: str, expected_seq: int
-    ) -> tuple[int, int, int] | None:
-        """``(first_seq, last_seq, action)`` of this seat's earlier request with this id. One
-        that memory no longer keeps can only come back as a true repeat with a stale seq (its
-        own write moved the match on): only then is the store asked. The action of a request
-        read from the store is read back from its first event, once."""
+    async def _answered(self, seat: int, request_id: str) -> tuple[int, int, int] | None:
+        """``(first_seq, last_seq, action)`` of this seat's earlier request with this id: from
+        memory, or, for an id used before whose result memory no longer keeps, from the store
+        (:mod:`.recent`). The action of a request read from the store is read back from its
+        first event, once."""
         done = self.requests.get(seat, request_id)
-        if done is None and expected_seq != self.last_seq:
+        if done is None and self.requests.used(seat, request_id):
             seqs = await self.store.request_result(self.match_id, request_key(seat, request_id))
             done = None if seqs is None else (*seqs, None)
         if done is None:

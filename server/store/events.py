@@ -23,18 +23,6 @@ RESUME_BATCH: Final = 256
 """Matches per page of :meth:`EventStore.unfinished_log_batches`: few round trips for
 thousands of matches, and one page of raw logs in memory at a time."""
 
-ALL_REQUESTS: Final = 2**62
-"""``requests_per_seat`` for every request recorded."""
-
-
-def recency(requests: str = "requests") -> str:
-    """A request's place among its seat's in its match, the latest 1 (SQLite and PostgreSQL
-    alike), for the ``requests`` table as the query names it."""
-    return (
-        f"ROW_NUMBER() OVER (PARTITION BY {requests}.match_id, {requests}.seat"
-        f" ORDER BY {requests}.first_seq DESC) AS recency"
-    )
-
 
 class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueries):
     """The event store. Open it once per process; share it across tasks; every write returns
@@ -260,15 +248,13 @@ class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueri
         *,
         after: tuple[str, str] | None = None,
         limit: int | None = None,
-        requests_per_seat: int = ALL_REQUESTS,
     ) -> list[MatchLog]:
         """Every match not ended, oldest first, with its seats, its whole log and its recorded
         requests: what a restarting server replays, read in four statements however many
         matches there are (not four per match), from one snapshot of the database. With ``limit``, only the
         first ``limit`` of them after ``after`` (the ``(created_at, match_id)`` of the last
         one already read): :meth:`unfinished_log_batches` pages through them so that a
-        restart never holds every log at once. Of the recorded requests, each seat's latest
-        ``requests_per_seat``."""
+        restart never holds every log at once."""
 
         # CROSS JOIN: SQLite then reads each unfinished match's rows by their primary key
         # instead of scanning every event of every ended match (PostgreSQL plans it freely).
@@ -306,12 +292,10 @@ class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueri
                 log = logs[r[0]]
                 log.events.append(StoredEvent(log.record.match_id, r[1], bytes(r[2]), bytes(r[3])))
             for r in conn.execute(
-                "SELECT match_id, request_id, first_seq, last_seq FROM ("
-                f" SELECT r.match_id, r.request_id, r.first_seq, r.last_seq, {recency('r')}"
+                "SELECT r.match_id, r.request_id, r.first_seq, r.last_seq"
                 " FROM matches m CROSS JOIN requests r"
-                f" WHERE r.match_id = m.match_id AND {chosen}) AS answered"
-                " WHERE recency <= ?",
-                [*ids, requests_per_seat],
+                f" WHERE r.match_id = m.match_id AND {chosen}",
+                ids,
             ):
                 logs[r[0]].requests.append(Answered(r[1], r[2], r[3]))
             return list(logs.values())
@@ -319,7 +303,7 @@ class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueri
         return await self._read_snapshot(work)
 
     async def unfinished_log_batches(
-        self, size: int | None = None, *, requests_per_seat: int = ALL_REQUESTS
+        self, size: int | None = None
     ) -> AsyncIterator[list[MatchLog]]:
         """:meth:`unfinished_logs` a page of at most ``size`` matches at a time, oldest first,
         each page from one snapshot: a restart replaying them holds one page of raw logs at
@@ -331,9 +315,7 @@ class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueri
             raise ValueError(f"size must be at least 1, got {size}")
         after: tuple[str, str] | None = None
         while True:
-            page = await self.unfinished_logs(
-                after=after, limit=size, requests_per_seat=requests_per_seat
-            )
+            page = await self.unfinished_logs(after=after, limit=size)
             if not page:
                 return
             yield page
@@ -423,18 +405,14 @@ class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueri
 
         return await self._read(work)
 
-    async def request_results(
-        self, match_id: str, *, per_seat: int = ALL_REQUESTS
-    ) -> list[Answered]:
-        """The requests recorded for the match, each seat's latest ``per_seat``: what a
-        replica taking it over must know to answer a retry of one another replica wrote."""
+    async def request_results(self, match_id: str) -> list[Answered]:
+        """Every request recorded for the match: what a replica taking it over must know to
+        answer a retry of one another replica wrote."""
 
         def work(conn: Connection) -> list[Answered]:
             rows = conn.execute(
-                "SELECT request_id, first_seq, last_seq FROM ("
-                f" SELECT request_id, first_seq, last_seq, {recency()}"
-                " FROM requests WHERE match_id = ?) AS answered WHERE recency <= ?",
-                (match_id, per_seat),
+                "SELECT request_id, first_seq, last_seq FROM requests WHERE match_id = ?",
+                (match_id,),
             ).fetchall()
             return [Answered(r[0], r[1], r[2]) for r in rows]
 

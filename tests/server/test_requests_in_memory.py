@@ -111,9 +111,10 @@ def test_a_match_taken_over_answers_the_dead_owners_requests_from_memory(
 def test_a_long_match_keeps_each_seats_latest_ids_and_still_answers_older_ones(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Memory holds each seat's last few ids however long the match; an older one is still
-    answered as the store recorded it: a repeat with its own (stale) seq from the store, the
-    id reused at the current seq refused by the append itself, leaving the match as it was."""
+    """Memory holds each seat's last few ids with their results however long the match; an
+    older one is still answered as the store recorded it, before anything is applied: a
+    repeat with its own seq from the store, the id reused at the current seq refused, the
+    match as it was; a new id still reads nothing."""
 
     async def scenario() -> None:
         async with SqliteStore(tmp_path / "store.db") as store:
@@ -129,15 +130,26 @@ def test_a_long_match_keeps_each_seats_latest_ids_and_still_answers_older_ones(
             at, legal, log = hosted.last_seq, hosted.engine.legal_actions(), list(hosted.engine.log)
             reuser = hosted.engine.to_act
             assert reuser is not None
-            old = next(b for b in before if b[0] == reuser)  # an evicted id of the seat to act
-            with pytest.raises(RequestReused):
+            old = [b for b in before if b[0] == reuser][1]  # an evicted id of the seat to act
+            assert hosted.requests.get(reuser, f"r{before.index(old)}") is None
+
+            async def no_replay() -> None:
+                raise AssertionError("a reused id sent the match back to its log")
+
+            monkeypatch.setattr(hosted, "_recover", no_replay)
+            counts = counting_reads(store, monkeypatch)
+            with pytest.raises(RequestReused):  # refused before anything is applied
                 await hosted.submit(reuser, legal[0], at, f"r{before.index(old)}")
+            assert counts == Counter(request_result=1, read_events=1)
             assert (hosted.last_seq, hosted.engine.legal_actions(), list(hosted.engine.log)) == (
                 at,
                 legal,
                 log,
             )
-            await act(hosted, "fresh")  # and play goes on
+            counts.clear()
+            for i in range(6):
+                await act(hosted, f"fresh{i}")  # and play goes on, new ids reading nothing
+            assert counts == Counter()
             await arena.shutdown()
 
     asyncio.run(asyncio.wait_for(scenario(), 60))

@@ -1,8 +1,9 @@
-"""The requests a store recorded, as a match loaded from it learns them: every one, or each
-seat's latest few (what a hosted match keeps in memory), SQLite and PostgreSQL alike."""
+"""The requests a store recorded, as a match loaded from it learns them, SQLite and PostgreSQL
+alike: every one of the match's, and no other match's; and what a match keeps of them."""
 
 from __future__ import annotations
 
+from cardarena.server.hosting.recent import RECENT_PER_SEAT, RecentRequests
 from cardarena.server.store import Answered, EventStore
 from tests.stores import record, with_store
 
@@ -24,25 +25,33 @@ def by_key(answered: list[Answered]) -> dict[str, tuple[int, int]]:
     return {a.request_id: (a.first_seq, a.last_seq) for a in answered}
 
 
-def test_each_seats_latest_requests_are_read_alone_or_with_the_unfinished_logs(url: str) -> None:
+def test_a_matchs_requests_are_read_alone_or_with_the_unfinished_logs(url: str) -> None:
     async def body(store: EventStore) -> None:
         await three_and_two(store)
         every = {"0:r0": (1, 1), "1:s0": (2, 2), "0:r1": (3, 3), "1:s1": (4, 4), "0:r2": (5, 5)}
         assert by_key(await store.request_results("m1")) == every
-        latest_two = {"1:s0": (2, 2), "0:r1": (3, 3), "1:s1": (4, 4), "0:r2": (5, 5)}
-        assert by_key(await store.request_results("m1", per_seat=2)) == latest_two
-        assert by_key(await store.request_results("m1", per_seat=1)) == {
-            "1:s1": (4, 4),
-            "0:r2": (5, 5),
-        }
+        assert by_key(await store.request_results("m2")) == {"0:r0": (1, 1)}
+        assert await store.request_results("nope") == []
         logs = {log.record.match_id: log for log in await store.unfinished_logs()}
         assert by_key(logs["m1"].requests) == every
         assert by_key(logs["m2"].requests) == {"0:r0": (1, 1)}
-        paged = [
-            log
-            async for page in store.unfinished_log_batches(1, requests_per_seat=2)
-            for log in page
-        ]
-        assert [by_key(log.requests) for log in paged] == [latest_two, {"0:r0": (1, 1)}]
+        paged = [log async for page in store.unfinished_log_batches(1) for log in page]
+        assert [by_key(log.requests) for log in paged] == [every, {"0:r0": (1, 1)}]
 
     with_store(url, body)
+
+
+def test_a_seat_keeps_its_latest_results_and_knows_every_id_it_used() -> None:
+    recent = RecentRequests(2)
+    for i in range(10):
+        recent.put(0, f"r{i}", (i + 1, i + 1, 7))
+    assert len(recent) == RECENT_PER_SEAT
+    assert [recent.get(0, f"r{i}") is not None for i in range(10)] == [False] * (
+        10 - RECENT_PER_SEAT
+    ) + [True] * RECENT_PER_SEAT
+    assert all(recent.used(0, f"r{i}") for i in range(10))
+    assert not recent.used(0, "r10") and not recent.used(1, "r0")  # per seat
+    # Learning what the store holds keeps each seat's latest by seq, whatever the order.
+    recent.learn([Answered("1:late", 40, 41), Answered("1:early", 2, 2), Answered("0:r3", 4, 4)])
+    assert recent.get(1, "late") == (40, 41, None) and recent.get(1, "early") == (2, 2, None)
+    assert recent.get(0, "r3") is None and recent.get(0, "r9") == (10, 10, 7)
