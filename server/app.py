@@ -326,8 +326,8 @@ def freeze_startup_objects() -> None:
 
     Why: a full collection walks every tracked object, and a server's are mostly its code;
     each pause stops the event loop. Measured on ``bench_server.py --rate half --matches 200``
-    (2026-12-01): full collections of 90–115 ms without this, 35–50 ms with it, and p99 at
-    half capacity 47–63 ms against 26–47 ms. Called once, before any match is hosted: what
+    (2026-12-01): full collections of 90–115 ms without this, 35–78 ms with it, and p99 at
+    half capacity 47–63 ms in four runs without, 22–44 ms in three with. Called once, before any match is hosted: what
     is frozen is never freed if it becomes cyclic garbage, and start-up objects do not."""
     gc.collect()
     gc.freeze()

@@ -41,17 +41,19 @@ def listen_address(text: str) -> str:
 
 
 def ranged(cast: Callable[[str], N], low: N, high: N, unit: str, what: str) -> Callable[[str], N]:
-    """A flag's type: a number of ``unit`` (read by ``cast``) from ``low`` to ``high``, refused
-    in ``what``'s words."""
+    """A flag's type: a number of ``unit`` (read by ``cast``; ``""``: a plain number) from
+    ``low`` to ``high``, refused in ``what``'s words."""
 
     def parse(text: str) -> N:
         try:
             value = cast(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {unit}, got {text!r}") from None
+            number = "a whole number" if cast is int else "a number"
+            of_unit = f" of {unit}" if unit else ""
+            raise argparse.ArgumentTypeError(f"expected {number}{of_unit}, got {text!r}") from None
         if not low <= value <= high:
-            shown = "..".join(map(_plain, (low, high)))
-            raise argparse.ArgumentTypeError(f"{what} {shown} {unit}, got {_plain(value)}")
+            shown = " ".join(filter(None, ("..".join(map(_plain, (low, high))), unit)))
+            raise argparse.ArgumentTypeError(f"{what} {shown}, got {_plain(value)}")
         return value
 
     return parse

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import queue
 import threading
 from collections.abc import Callable
@@ -128,9 +129,16 @@ class DaemonWorkers:
                 self._idle += 1
             call = self._calls.get()
 
+    def forget_threads(self) -> None:
+        """In a forked child: its parent's threads are not there, so none is idle."""
+        self._calls = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+
 
 WORKERS = DaemonWorkers()
 """The threads every Python bot of this process thinks in."""
+os.register_at_fork(after_in_child=WORKERS.forget_threads)
 
 
 async def in_thread(function: Callable[[SeatState], Any], state: SeatState) -> Any:

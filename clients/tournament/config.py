@@ -17,11 +17,12 @@ DEFAULT_DECISION_MS = 10_000
 MOVE_GRACE_MS = 500
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TournamentSettings:
     """What any tournament of this machine's bots is asked, whether it runs from here
     (:class:`TournamentConfig`) or the server hosts it (``launcher.HostedConfig``): the server,
-    the game, the bots, the table, the pace. One definition, so the two cannot drift."""
+    the game, the bots, the table, the pace. One definition, so the two cannot drift; by keyword
+    only, so that where a field is declared never matters to a caller."""
 
     address: str
     game: str
@@ -35,7 +36,7 @@ class TournamentSettings:
     """The server's operator token, for a server that needs one to create matches."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TournamentConfig(TournamentSettings):
     """A tournament run from here (the runner schedules, scores and plays every seat)."""
 

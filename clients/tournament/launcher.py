@@ -48,7 +48,7 @@ class Limits:
     memory_mb: int = 4096
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class HostedConfig(TournamentSettings):
     """A tournament the server hosts, this machine's bots launched as its entrants."""
 

@@ -191,9 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=300.0,
         help="bound on each setup phase (default 300)",
     )
-    parser.add_argument(
-        "--seed", type=bounded_int(0, 2**31, "seed values"), default=1, help="(default 1)"
-    )
+    parser.add_argument("--seed", type=bounded_int(0, 2**31, ""), default=1, help="(default 1)")
     parser.add_argument(
         "--py-spy",
         type=Path,

@@ -104,3 +104,21 @@ def test_a_decision_runs_off_the_event_loop_and_its_error_reaches_the_caller() -
             raise AssertionError("the bot's exit was not reported")
 
     asyncio.run(scenario())
+
+
+def test_a_forked_child_starts_threads_of_its_own(tmp_path: Path) -> None:
+    program = (
+        "import os, threading, time\n"
+        "from cardarena.clients.bots.decider import WORKERS\n"
+        "done = threading.Event()\n"
+        "WORKERS.run(done.set); done.wait(10)\n"
+        "while WORKERS.idle != 1: time.sleep(0.01)\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    answered = threading.Event()\n"
+        "    WORKERS.run(answered.set)\n"
+        "    os._exit(0 if answered.wait(10) else 1)\n"
+        "print(os.waitpid(pid, 0)[1] >> 8, flush=True)\n"
+    )
+    done = run_python("-c", program, cwd=tmp_path, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, "0"), done.stderr

@@ -30,8 +30,17 @@ HOLD_S = 30.0
 
 
 def server_ids() -> set[int]:
-    """The channelz ids of the gRPC servers in this process."""
-    return {int(s["ref"]["serverId"]) for s in json.loads(cygrpc.channelz_get_servers(0))["server"]}
+    """The channelz ids of the gRPC servers in this process, every page of them (a page holds
+    at most 100, and a whole suite's process may hold more)."""
+    ids: set[int] = set()
+    start = 0
+    while True:
+        page = json.loads(cygrpc.channelz_get_servers(start))
+        found = [int(s["ref"]["serverId"]) for s in page.get("server", [])]
+        ids.update(found)
+        if page.get("end", False) or not found:
+            return ids
+        start = max(found) + 1
 
 
 @dataclass(frozen=True)
