@@ -296,9 +296,11 @@ def test_chaos_replicas_killed_and_restarted_again_and_again(
                 victim = rng.randrange(len(servers))
                 servers[victim].kill()
                 kills += 1
-                # The others carry the tournament on while the victim is down.
+                # The others carry the tournament on while the victim is down: more events
+                # acknowledged than the eight matches' moves in flight when it died could
+                # account for (a move writes a few).
                 down_at = sum(acknowledged.values())
-                await eventually(acked(down_at + 1), within=60, what="a move with one down")
+                await eventually(acked(down_at + 60), within=60, what="moves with one down")
                 servers[victim] = ServerProcess(
                     tmp_path / f"replica{victim}",
                     listen=addresses[victim],
