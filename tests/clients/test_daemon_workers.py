@@ -16,6 +16,13 @@ WAIT = 10.0
 STATE = SeatState("m1", 0)
 
 
+def printed(program: str, cwd: Path) -> str:
+    """What ``python -c program`` printed, once it has exited with status 0."""
+    done = run_python("-c", program, cwd=cwd, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
 def ran_in(workers: DaemonWorkers) -> threading.Thread:
     """The thread one quick call ran in, once it has returned."""
     done = threading.Event()
@@ -84,8 +91,7 @@ def test_a_bot_that_never_returns_does_not_keep_the_program_from_ending(tmp_path
         "    hung.cancel()\n"
         "asyncio.run(main())\n"
     )
-    done = run_python("-c", program, cwd=tmp_path, timeout=60)
-    assert (done.returncode, done.stdout.strip()) == (0, "answered"), done.stderr
+    assert printed(program, tmp_path) == "answered"
 
 
 def test_a_decision_runs_off_the_event_loop_and_its_error_reaches_the_caller() -> None:
@@ -120,5 +126,4 @@ def test_a_forked_child_starts_threads_of_its_own(tmp_path: Path) -> None:
         "    os._exit(0 if answered.wait(10) else 1)\n"
         "print(os.waitpid(pid, 0)[1] >> 8, flush=True)\n"
     )
-    done = run_python("-c", program, cwd=tmp_path, timeout=60)
-    assert (done.returncode, done.stdout.strip()) == (0, "0"), done.stderr
+    assert printed(program, tmp_path) == "0"  # the child's exit status
