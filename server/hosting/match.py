@@ -66,6 +66,17 @@ class Submitted:
     voluntary_before: bool
 
 
+def repeated(
+    answered: tuple[int, int, int], action: int, expected_seq: int, request_id: str
+) -> Submitted:
+    """A request id this seat used before, answered with what it first wrote if it asks for
+    the same again; :class:`RequestReused` (ALREADY_EXISTS) if it asks for something else."""
+    first, last, recorded = answered
+    if expected_seq != first - 1 or not same_action(recorded, action):
+        raise RequestReused(request_id, "by this seat for another action or expected_seq")
+    return Submitted(first, last, applied=False, events=[], voluntary_before=False)
+
+
 class HostedMatch(Ending):
     """One match in memory, its seats, its subscribers, its clock and its faults."""
 
@@ -248,12 +259,7 @@ class HostedMatch(Ending):
             if request_id:
                 done = await self._answered(seat, request_id)
                 if done is not None:
-                    first, last, recorded = done
-                    if expected_seq != first - 1 or not same_action(recorded, action):
-                        raise RequestReused(
-                            request_id, "by this seat for another action or expected_seq"
-                        )
-                    return Submitted(first, last, applied=False, events=[], voluntary_before=False)
+                    return repeated(done, action, expected_seq, request_id)
             if not self.owned:
                 raise Moved(self.match_id)
             if not self.running:
@@ -280,13 +286,8 @@ class HostedMatch(Ending):
                 )
             except DuplicateRequest as done:  # the store knew the id after all: back to the log
                 recorded = await action_at(self.store, self.match_id, done.first_seq)
-                if expected_seq != done.first_seq - 1 or not same_action(recorded, action):
-                    raise RequestReused(
-                        request_id, "by this seat for another action or expected_seq"
-                    ) from None
-                return Submitted(
-                    done.first_seq, done.last_seq, applied=False, events=[], voluntary_before=False
-                )
+                answered = (done.first_seq, done.last_seq, recorded)
+                return repeated(answered, action, expected_seq, request_id)
             if request_id:
                 self.requests.put(seat, request_id, (first, last, action))
             return Submitted(
