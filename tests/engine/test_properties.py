@@ -39,21 +39,7 @@ from cardarena.engine import (
     ReplayError,
     replay,
 )
-from cardarena.engine.events import (
-    CardPlayed,
-    CardsDead,
-    DealerDrawn,
-    Dealt,
-    FeatsEarned,
-    MatchEnded,
-    Passed,
-    RoundScored,
-    RoundStarted,
-    SuitExcluded,
-    TrickWon,
-    TrumpChosen,
-    TrumpDrawn,
-)
+from cardarena.engine import events as ev
 
 from .properties_support import (
     ALL_CONFIGS,
@@ -152,24 +138,24 @@ def test_legal_actions_and_refusals(config: Config, seed: bytes, rng_seed: int) 
         first = events[0]
         if action == PASS:
             # Only a round with voluntary passes asks a seat that cannot play (RULES.md).
-            assert first == Passed(seat, legal == [PASS])
+            assert first == ev.Passed(seat, legal == [PASS])
         elif action >= CHOOSE_TRUMP:
-            assert first == TrumpChosen(seat, action - CHOOSE_TRUMP)
+            assert first == ev.TrumpChosen(seat, action - CHOOSE_TRUMP)
         elif action >= EXCLUDE:
-            assert first == SuitExcluded(seat, action - EXCLUDE)
+            assert first == ev.SuitExcluded(seat, action - EXCLUDE)
         else:
-            assert first == CardPlayed(seat, action)
+            assert first == ev.CardPlayed(seat, action)
         in_round = True
         for later in events[1:]:
             # Nothing is ever played or chosen for a seat; only forced passes are automatic,
             # and none where passes may be voluntary (its grouping would show it was forced).
-            assert not isinstance(later, CardPlayed | SuitExcluded | TrumpChosen), later
-            assert not (isinstance(later, Passed) and not later.forced), later
-            assert not (in_round and voluntary and isinstance(later, Passed)), later
-            in_round = in_round and not isinstance(later, RoundScored)
+            assert not isinstance(later, ev.CardPlayed | ev.SuitExcluded | ev.TrumpChosen), later
+            assert not (isinstance(later, ev.Passed) and not later.forced), later
+            assert not (in_round and voluntary and isinstance(later, ev.Passed)), later
+            in_round = in_round and not isinstance(later, ev.RoundScored)
     assert match.to_act is None and match.legal_actions() == []
     length = len(match.log)
-    last_deal = [e for e in match.log if isinstance(e, Dealt)][-1]
+    last_deal = [e for e in match.log if isinstance(e, ev.Dealt)][-1]
     a_card = min(c for hand in last_deal.hands if hand is not None for c in hand)
     for seat in range(config.players):
         for action in (a_card, PASS):
@@ -188,19 +174,19 @@ def test_norwegian_round_totals(config: Config, seed: bytes, rng_seed: int) -> N
     h = TRICKS_PER_PLAYER[config.players]
     plans = config.rounds()
     segments = rounds_of(match.log)
-    assert [seg[0].kind for seg in segments if isinstance(seg[0], RoundStarted)] == [
+    assert [seg[0].kind for seg in segments if isinstance(seg[0], ev.RoundStarted)] == [
         p["type"] for p in plans
     ]
     for plan, seg in zip(plans, segments, strict=True):
         started, scored = seg[0], seg[-1]
-        assert isinstance(started, RoundStarted) and isinstance(scored, RoundScored)
+        assert isinstance(started, ev.RoundStarted) and isinstance(scored, ev.RoundScored)
         kind, mult, total = plan["type"], plan["multiplier"], sum(scored.scores)
-        tricks = [e for e in seg if isinstance(e, TrickWon)]
+        tricks = [e for e in seg if isinstance(e, ev.TrickWon)]
         if kind == "fan_tan":
             assert not tricks
-            dealt = next(e for e in seg if isinstance(e, Dealt))
-            plays = [e for e in seg if isinstance(e, CardPlayed)]
-            passes = [e.seat for e in seg if isinstance(e, Passed)]
+            dealt = next(e for e in seg if isinstance(e, ev.Dealt))
+            plays = [e for e in seg if isinstance(e, ev.CardPlayed)]
+            passes = [e.seat for e in seg if isinstance(e, ev.Passed)]
             out = plays[-1].seat
             left = [len(h) if h else 0 for h in dealt.hands]
             for p in plays:
@@ -249,13 +235,13 @@ def test_crazy_sixes_hand_totals(config: Config, seed: bytes, rng_seed: int) -> 
     everything = config.options.get("pool", "all_unplaced") == "all_unplaced"
     for seg in rounds_of(match.log):
         scored = seg[-1]
-        assert isinstance(scored, RoundScored)
+        assert isinstance(scored, ev.RoundScored)
         placed = [0] * config.players
         dead = [0] * config.players
         for e in seg:
-            if isinstance(e, CardPlayed):
+            if isinstance(e, ev.CardPlayed):
                 placed[e.seat] += 1
-            elif isinstance(e, CardsDead):
+            elif isinstance(e, ev.CardsDead):
                 dead[e.seat] += len(e.cards)
         assert sum(placed) + sum(dead) == size, "every card is placed or dead at the end"
         best = max(placed)
@@ -270,7 +256,7 @@ def test_crazy_sixes_hand_totals(config: Config, seed: bytes, rng_seed: int) -> 
             bonus = share + 5 * (dead[s] == 0) if s in winners else 0
             assert scored.scores[s] == placed[s] + bonus
         assert all(isinstance(x, Fraction) for x in scored.scores)
-    totals = [e.totals for e in match.log if isinstance(e, RoundScored)]
+    totals = [e.totals for e in match.log if isinstance(e, ev.RoundScored)]
     target = config.options.get("target_score", 100)
     assert all(max(t) < target for t in totals[:-1]) and max(totals[-1]) >= target
 
@@ -284,8 +270,8 @@ def test_triathlon_feats(config: Config, seed: bytes, rng_seed: int) -> None:
     zero = bool(config.options.get("zero_is_multiple"))
     multiples = MULTIPLES_OF_THREE | ({0} if zero else set())
     for seg in rounds_of(match.log):
-        tricks = [e for e in seg if isinstance(e, TrickWon)]
-        feats = [e for e in seg if isinstance(e, FeatsEarned)]
+        tricks = [e for e in seg if isinstance(e, ev.TrickWon)]
+        feats = [e for e in seg if isinstance(e, ev.FeatsEarned)]
         assert len(tricks) == 13 and len(feats) == 1
         counts = [sum(t.seat == s for t in tricks) for s in range(3)]
         assert sum(counts) == 13
@@ -311,9 +297,9 @@ def test_match_ends_with_best_totals(config: Config, seed: bytes, rng_seed: int)
     play_random(match, random.Random(rng_seed))
     assert match.over
     ended = match.log[-1]
-    assert isinstance(ended, MatchEnded)
-    assert sum(isinstance(e, MatchEnded) for e in match.log) == 1
-    scored = [e.scores for e in match.log if isinstance(e, RoundScored)]
+    assert isinstance(ended, ev.MatchEnded)
+    assert sum(isinstance(e, ev.MatchEnded) for e in match.log) == 1
+    scored = [e.scores for e in match.log if isinstance(e, ev.RoundScored)]
     totals = tuple(sum((s[i] for s in scored), Fraction(0)) for i in range(config.players))
     assert ended.totals == match.totals == totals
     best = min(totals) if config.lowest_wins else max(totals)
@@ -339,8 +325,8 @@ def test_same_seed_same_actions_same_log(config: Config, seed: bytes, rng_seed: 
     assert play_random(third, random.Random(rng_seed)) == actions
     assert third.log == first.log
     other = config.new(hashlib.sha256(seed).digest())
-    deals = [e for e in first.log if isinstance(e, Dealt)][:1]
-    assert deals != [e for e in other.log if isinstance(e, Dealt)][:1]
+    deals = [e for e in first.log if isinstance(e, ev.Dealt)][:1]
+    assert deals != [e for e in other.log if isinstance(e, ev.Dealt)][:1]
 
 
 @pytest.mark.parametrize("config", params(ALL_CONFIGS))
@@ -374,11 +360,14 @@ def test_replay_reproduces_the_match(
     assert (partial.to_act, partial.legal_actions()) == (to_act, legal)
     voluntary = False
     for index, event in enumerate(match.log):
-        if isinstance(event, RoundStarted):
+        if isinstance(event, ev.RoundStarted):
             voluntary = event.voluntary_pass
         if index < cut:
             continue
-        if isinstance(event, DealerDrawn | TrumpDrawn | Dealt) and partial.pending is not None:
+        if (
+            isinstance(event, ev.DealerDrawn | ev.TrumpDrawn | ev.Dealt)
+            and partial.pending is not None
+        ):
             partial.resolve(event)  # without the seed, a replayed match waits for each deal
         seat = getattr(event, "seat", None)
         action = action_event(event, voluntary=voluntary)
@@ -389,12 +378,12 @@ def test_replay_reproduces_the_match(
         replay(match.log, seed=hashlib.sha256(seed).digest())
     assert info.value.index == 0
     where = data.draw(
-        st.sampled_from([i for i, e in enumerate(match.log) if isinstance(e, RoundScored)]),
+        st.sampled_from([i for i, e in enumerate(match.log) if isinstance(e, ev.RoundScored)]),
         label="forged",
     )
     forged = list(match.log)
     scored = forged[where]
-    assert isinstance(scored, RoundScored)
+    assert isinstance(scored, ev.RoundScored)
     forged[where] = replace(scored, scores=(scored.scores[0] + 1, *scored.scores[1:]))
     with pytest.raises(ReplayError) as info:
         replay(forged)

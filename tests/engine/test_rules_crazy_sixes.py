@@ -10,19 +10,9 @@ from typing import Any
 import pytest
 
 from cardarena.engine import GAMES, Match, commitment, new_match, setup
+from cardarena.engine import events as ev
 from cardarena.engine.cards import ESPADAS, OROS, CardSet, parse_card, parse_cards, spanish
 from cardarena.engine.decks import spanish_deck
-from cardarena.engine.events import (
-    CardPlayed,
-    CardsDead,
-    Dealt,
-    Event,
-    MatchEnded,
-    MatchStarted,
-    Passed,
-    RoundScored,
-    RoundStarted,
-)
 from cardarena.engine.sixes import SIX_OF_OROS, dead_zone, score_hand, suit_playable
 
 from ..helpers import fractions, play_out
@@ -82,28 +72,28 @@ def test_first_hand_opens_with_six_of_oros_even_holding_other_sixes() -> None:
 def test_later_hands_rotate_the_starter_and_any_six_opens() -> None:
     match = new_match("crazy_sixes", players=3, seed=bytes(32), options={"target_score": 200})
     log = play_out(match)
-    starts = [i for i, e in enumerate(log) if isinstance(e, RoundStarted)]
+    starts = [i for i, e in enumerate(log) if isinstance(e, ev.RoundStarted)]
     assert len(starts) >= 3
     first_players = []
     for start in starts:
-        first = next(e for e in log[start:] if isinstance(e, CardPlayed | Passed))
+        first = next(e for e in log[start:] if isinstance(e, ev.CardPlayed | ev.Passed))
         first_players.append(first.seat)
-        if isinstance(first, CardPlayed):
+        if isinstance(first, ev.CardPlayed):
             assert first.card in spanish_cards("6O 6C 6E 6B")
     opener = first_players[0]
-    assert log[starts[0] + 2] == CardPlayed(opener, SIX_OF_OROS)
+    assert log[starts[0] + 2] == ev.CardPlayed(opener, SIX_OF_OROS)
     assert first_players[1:] == [(opener + k) % 3 for k in range(1, len(starts))]
 
 
 def test_dead_cards_are_public_events_and_the_hand_ends_with_aces_and_kings() -> None:
     log = play_out(new_match("crazy_sixes", players=4, seed=bytes(32), options={"target_score": 1}))
-    played = [e.card for e in log if isinstance(e, CardPlayed)]
-    dead = [c for e in log if isinstance(e, CardsDead) for c in e.cards]
+    played = [e.card for e in log if isinstance(e, ev.CardPlayed)]
+    dead = [c for e in log if isinstance(e, ev.CardsDead) for c in e.cards]
     assert len(played) + len(dead) == 48
     aces_kings = spanish_cards("1O 12O 1C 12C 1E 12E 1B 12B")
     assert all(c in played for c in aces_kings)
     assert played[-1] in aces_kings
-    assert isinstance(log[-2], RoundScored)
+    assert isinstance(log[-2], ev.RoundScored)
 
 
 def test_forty_card_deck_deals_ten_or_fourteen() -> None:
@@ -117,7 +107,7 @@ def test_forty_card_deck_deals_ten_or_fourteen() -> None:
 def test_game_ends_after_the_hand_in_which_a_total_reaches_the_target() -> None:
     match = new_match("crazy_sixes", players=4, seed=bytes(32), options={"target_score": 30})
     log = play_out(match)
-    scored = [e for e in log if isinstance(e, RoundScored)]
+    scored = [e for e in log if isinstance(e, ev.RoundScored)]
     assert max(scored[-1].totals) >= 30
     assert all(max(e.totals) < 30 for e in scored[:-1])
     assert match.winners == tuple(s for s, t in enumerate(match.totals) if t == max(match.totals))
@@ -138,11 +128,11 @@ def test_card_codes_are_spanish() -> None:
 def dealt_sixes(players: int, options: dict[str, Any]) -> Match:
     """A Crazy Sixes match whose deals come from the test (see :func:`play_hand`)."""
     config = setup("crazy_sixes", players=players, options=options)
-    started = MatchStarted(config.game, players, config.options, commitment(bytes(32)))
+    started = ev.MatchStarted(config.game, players, config.options, commitment(bytes(32)))
     return Match.from_start(started)
 
 
-def play_plans(match: Match, plans: Sequence[str]) -> list[Event]:
+def play_plans(match: Match, plans: Sequence[str]) -> list[ev.Event]:
     """Play the hand in progress to its end, each seat its plan in order; the events."""
     start = len(match.log)
     queues = [deque(parse_card(c, spanish_deck=True) for c in plan.split()) for plan in plans]
@@ -153,16 +143,16 @@ def play_plans(match: Match, plans: Sequence[str]) -> list[Event]:
     return match.log[start:]
 
 
-def play_hand(match: Match, hands: Sequence[str], plans: Sequence[str]) -> list[Event]:
+def play_hand(match: Match, hands: Sequence[str], plans: Sequence[str]) -> list[ev.Event]:
     """Deal ``hands`` (by seat), play every seat's ``plans`` in order; the hand's events."""
     assert match.pending == "deal"
     dealt = tuple(spanish_cards(h) for h in hands)
-    events = match.resolve(Dealt(match.round_index, dealt, tuple(len(h) for h in dealt)))
+    events = match.resolve(ev.Dealt(match.round_index, dealt, tuple(len(h) for h in dealt)))
     return events + play_plans(match, plans)
 
 
-def scored(events: list[Event]) -> RoundScored:
-    (event,) = [e for e in events if isinstance(e, RoundScored)]
+def scored(events: list[ev.Event]) -> ev.RoundScored:
+    (event,) = [e for e in events if isinstance(e, ev.RoundScored)]
     return event
 
 
@@ -194,14 +184,14 @@ def test_tied_hand_winners_are_joint_game_winners() -> None:
     others. The target is reached at once, and both seats tied on the highest total win."""
     match = dealt_sixes(4, {"target_score": 1})
     events = play_hand(match, ONE_SUIT_EACH, TWO_CLEAN_WINNERS)
-    assert [(e.seat, e.cards) for e in events if isinstance(e, CardsDead)] == [
+    assert [(e.seat, e.cards) for e in events if isinstance(e, ev.CardsDead)] == [
         (2, spanish_cards("2E 3E 4E 5E")),
         (3, spanish_cards("7B 8B 9B 10B 11B")),
     ]
     assert match.over
     assert match.totals == (Fraction(43, 2), Fraction(43, 2), 8, 7)
     assert match.winners == (0, 1)
-    assert events[-1] == MatchEnded(match.totals, (0, 1))
+    assert events[-1] == ev.MatchEnded(match.totals, (0, 1))
 
 
 def test_floor_split_adds_the_whole_hand_bonus_whole() -> None:
@@ -245,7 +235,7 @@ def test_split_with_one_clean_and_one_unclean_winner(
 ) -> None:
     match = dealt_sixes(3, {"deck": 40, "target_score": 1, "split": split})
     events = play_hand(match, FORTY_UNEVEN, FORTY_UNEVEN_PLANS)
-    assert [(e.seat, e.cards) for e in events if isinstance(e, CardsDead)] == [
+    assert [(e.seat, e.cards) for e in events if isinstance(e, ev.CardsDead)] == [
         (2, spanish_cards("2B 3B 4B 5B")),
         (1, spanish_cards("11C")),
     ]
@@ -291,7 +281,7 @@ def test_a_later_starter_without_a_six_passes_and_the_pass_scores_nothing() -> N
     match = dealt_sixes(4, {"target_score": 18})
     first = play_hand(match, ONE_SUIT_EACH, ALL_PLACED)
     assert scored(first).scores == fractions(17, 17, 17, 17)
-    assert not any(isinstance(e, Passed) for e in first)
+    assert not any(isinstance(e, ev.Passed) for e in first)
     no_six_for_seat_1 = (
         "1O 2O 3O 4O 5O 6O 8O 9O 10O 11O 12O 6C",
         "1C 2C 3C 4C 5C 7C 8C 9C 10C 11C 12C 7O",
@@ -299,8 +289,8 @@ def test_a_later_starter_without_a_six_passes_and_the_pass_scores_nothing() -> N
         BASTOS_12,
     )
     hands = tuple(spanish_cards(h) for h in no_six_for_seat_1)
-    events = match.resolve(Dealt(1, hands, (12, 12, 12, 12)))
-    assert events == [Dealt(1, hands, (12, 12, 12, 12)), Passed(1, True)]
+    events = match.resolve(ev.Dealt(1, hands, (12, 12, 12, 12)))
+    assert events == [ev.Dealt(1, hands, (12, 12, 12, 12)), ev.Passed(1, True)]
     assert match.to_act == 2 and match.legal_actions() == [spanish(ESPADAS, 6)]
     plans = (
         "6C 6O 5O 4O 3O 2O 1O 8O 9O 10O 11O 12O",
@@ -309,7 +299,7 @@ def test_a_later_starter_without_a_six_passes_and_the_pass_scores_nothing() -> N
         "6B 5B 4B 3B 2B 1B 7B 8B 9B 10B 11B 12B",
     )
     second = events + play_plans(match, plans)
-    assert [e for e in second if isinstance(e, Passed)] == [Passed(1, True)]
+    assert [e for e in second if isinstance(e, ev.Passed)] == [ev.Passed(1, True)]
     assert scored(second).scores == fractions(17, 17, 17, 17)
     assert match.totals == fractions(34, 34, 34, 34)
     assert match.over and match.winners == (0, 1, 2, 3)
@@ -324,16 +314,16 @@ def test_forty_card_deck_seven_and_ten_are_neighbours() -> None:
         " ".join(c for c in suit.split() if c[:-1] not in ("8", "9")) for suit in ONE_SUIT_EACH
     )
     hands = tuple(spanish_cards(h) for h in forty)
-    match.resolve(Dealt(0, hands, (10, 10, 10, 10)))
+    match.resolve(ev.Dealt(0, hands, (10, 10, 10, 10)))
 
-    def play(seat: int, code: str) -> list[Event]:
+    def play(seat: int, code: str) -> list[ev.Event]:
         assert match.to_act == seat
         return match.apply(seat, parse_card(code, spanish_deck=True))
 
     for seat, code in enumerate(["6O", "6C", "6E", "6B", "7O"]):
         play(seat % 4, code)
     # copas {6}: 10C jumps the 7C alone (there is no 8C or 9C), which dies in seat 1's hand.
-    assert play(1, "10C")[1:] == [CardsDead(1, spanish_cards("7C"))]
+    assert play(1, "10C")[1:] == [ev.CardsDead(1, spanish_cards("7C"))]
     assert CardSet(match.hands[1]) == spanish_cards("1C 2C 3C 4C 5C 11C 12C")
     play(2, "7E")
     play(3, "5B")
@@ -343,7 +333,7 @@ def test_forty_card_deck_seven_and_ten_are_neighbours() -> None:
     assert CardSet.of(match.legal_actions()) == spanish_cards("1C 2C 3C 4C 5C 11C 12C")
     play(1, "11C")
     # espadas {6, 7}: 11E jumps the 10E only.
-    assert play(2, "11E")[1:] == [CardsDead(2, spanish_cards("10E"))]
+    assert play(2, "11E")[1:] == [ev.CardsDead(2, spanish_cards("10E"))]
     plans = (
         "11O 12O 5O 4O 3O 2O 1O",
         "12C 5C 4C 3C 2C 1C",
@@ -351,8 +341,8 @@ def test_forty_card_deck_seven_and_ten_are_neighbours() -> None:
         "4B 3B 2B 1B 7B 10B 11B 12B",
     )
     later = play_plans(match, plans)
-    assert [e for e in later if isinstance(e, CardsDead)] == [
-        CardsDead(2, spanish_cards("2E 3E 4E 5E"))
+    assert [e for e in later if isinstance(e, ev.CardsDead)] == [
+        ev.CardsDead(2, spanish_cards("2E 3E 4E 5E"))
     ]
     assert match.totals == fractions(18, 9, 5, 18)
     assert match.winners == (0, 3)
