@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
+from cardarena.v1 import service_pb2 as spb
 
 from .audit_faults_support import (
     Log,
@@ -21,6 +22,11 @@ from .audit_faults_support import (
     next_action,
     tampering,
 )
+
+
+def _marked(log: Log, seq: int, *, forfeited: bool) -> spb.GetMatchLogResponse:
+    """The log with its TimedOut at ``seq`` marked forfeited, or not, and re-signed."""
+    return changed(log, seq, lambda e: setattr(e.timed_out, "forfeited", forfeited))
 
 
 @tampering("a forfeit dropped after the time-out that brought it")
@@ -75,7 +81,7 @@ def _no_policy(logs: dict[str, Log]) -> Tampered:
 def _forfeited_timeout(logs: dict[str, Log]) -> Tampered:
     log = logs["clocked"]
     (at,) = log.seqs("timed_out", _timeout(0, forfeited=False))
-    out = changed(log, at, lambda e: setattr(e.timed_out, "forfeited", True))
+    out = _marked(log, at, forfeited=True)
     return out, "faults", at, "seat 0's time-out is marked forfeited"
 
 
@@ -83,7 +89,7 @@ def _forfeited_timeout(logs: dict[str, Log]) -> Tampered:
 def _counted_timeout(logs: dict[str, Log]) -> Tampered:
     log = logs["clocked"]
     at = log.seqs("timed_out", _timeout(1, forfeited=True))[0]
-    out = changed(log, at, lambda e: setattr(e.timed_out, "forfeited", False))
+    out = _marked(log, at, forfeited=False)
     return out, "faults", at, "seat 1 forfeited at seq"
 
 
@@ -98,7 +104,7 @@ def _unplayed(logs: dict[str, Log]) -> Tampered:
 def _clockless_timeout(logs: dict[str, Log]) -> Tampered:
     log = logs["clockless"]
     at = log.seqs("timed_out")[0]
-    out = changed(log, at, lambda e: setattr(e.timed_out, "forfeited", False))
+    out = _marked(log, at, forfeited=False)
     return out, "server", at, "a time-out in a match without a clock"
 
 
