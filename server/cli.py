@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from .api.access import Access
 from .api.limits import Rate
 from .api.requests import SECRET, SECRET_RULE
-from .app import MAX_PENDING_CALLS, ServeConfig, freeze_startup_objects, run, server_signer
+from .app import MAX_PENDING_CALLS, ServeConfig, run, server_signer, tune_collector
 from .hosting.signing import SigningKeyError
 from .store import StoreError, open_store
 
@@ -271,7 +271,7 @@ def serve(args: argparse.Namespace) -> int:
             print(f"cardarena serve: {error}", file=sys.stderr)
             return 2
         return 0
-    freeze_startup_objects()
+    tune_collector()
     try:
         asyncio.run(run(config))
     except SigningKeyError as error:  # a bad --signing-key is a usage error, no key a failure

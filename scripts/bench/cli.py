@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from cardarena.engine import GAMES
-from cardarena.server.app import freeze_startup_objects
+from cardarena.server.app import tune_collector
 from cardarena.server.cli import ranged
 
 from .common import CARDARENA, LOOPBACK, Pattern
@@ -268,7 +268,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.noop_server:
-        freeze_startup_objects()  # as `cardarena serve` does: the same collector for both
+        tune_collector()  # as `cardarena serve` does: the same collector for both
         asyncio.run(serve_noop(args.listen, args.noop_match_actions))
         return 0
     try:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 
 from cardarena.engine.match import MatchSetup, setup
-from cardarena.server.app import GRPC_OPTIONS
+from cardarena.server.app import GRPC_OPTIONS, tune_collector
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import service_pb2_grpc
 
@@ -232,7 +232,10 @@ class Worker:
 
 
 def worker_main(config: WorkerConfig, barrier: Barrier, results: Queue[dict[str, Any]]) -> None:
-    """Entry point of a client process: run, then send the stats back as a plain dict."""
+    """Entry point of a client process: run, then send the stats back as a plain dict. Its
+    collector is tuned as the servers' are, so that its own pauses weigh less on the latency
+    it measures (equally for both servers)."""
+    tune_collector()
     prepared = setup(config.game, players=config.players, options={})
     try:
         stats = asyncio.run(Worker(config, prepared).run(barrier))

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from cardarena.server.app import FULL_COLLECTION_AFTER
 from cardarena.server.cli import FLAGS, Flag, configure, serve
 
 
@@ -42,20 +43,25 @@ def test_the_environment_sets_defaults_and_flags_override_them(
     assert args.log_level == "info"
 
 
-def test_serve_freezes_what_start_up_made_before_it_runs_the_server(
+def test_serve_tunes_the_collector_before_it_runs_the_server(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """Start-up objects stay out of the server's garbage collections (app.py says why)."""
-    frozen: list[int] = []
+    """Start-up objects stay out of the server's garbage collections, and full collections
+    are rare (app.tune_collector says why)."""
+    seen: list[tuple[int, tuple[int, int, int]]] = []
 
     def run(main: Coroutine[Any, Any, None]) -> None:
-        frozen.append(gc.get_freeze_count())
+        seen.append((gc.get_freeze_count(), gc.get_threshold()))
         main.close()
 
     monkeypatch.setattr(asyncio, "run", run)
+    thresholds = gc.get_threshold()
     gc.unfreeze()
     try:
         assert serve(parsed("--data-dir", str(tmp_path))) == 0
     finally:
         gc.unfreeze()  # this test process keeps collecting as before
-    assert len(frozen) == 1 and frozen[0] > 1000
+        gc.set_threshold(*thresholds)
+    [(frozen, (young, middle, full))] = seen
+    assert frozen > 1000
+    assert (young, middle) == thresholds[:2] and full == FULL_COLLECTION_AFTER > thresholds[2]
