@@ -1,9 +1,11 @@
 """The Play call: a seat's events and its actions on one bidirectional stream.
 
-Two tasks feed one bounded queue: the seat's events, and one result per action. A client
-that stops reading overflows it and the call ends (UNAVAILABLE; resume from the last seq).
-When the match ends, the result of the action in flight (the one that ended it) is sent
-before the stream closes.
+The seat's events and one result per action share one bounded queue, the seat's reader queue
+(a result is an :class:`~cardarena.server.hosting.Aside` among the match's messages), read by
+the call itself: each message is handed on once, with no task in between. A client that stops
+reading overflows it and the call ends (UNAVAILABLE; resume from the last seq). When the match
+ends, the result of the action in flight (the one that ended it) is sent before the stream
+closes.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from cardarena.v1 import service_pb2 as spb
 
 from .. import metrics
 from ..errors import BadRequest
-from ..hosting import HostedMatch
+from ..hosting import Aside, Subscriber
 from .requests import REQUEST_ID, authorize, check_seat
 from .status import Context, Refused, refusal_of, refusals
 from .streams import response
@@ -31,8 +33,6 @@ if TYPE_CHECKING:
 PLAY_QUEUE = 2048
 """Messages a Play call may have waiting for its client; past that the client is not
 reading, and the call ends (UNAVAILABLE: resume from the last seq)."""
-
-Item = spb.PlayResponse | BaseException | None
 
 
 class PlayCall:
@@ -47,39 +47,48 @@ class PlayCall:
         self.service = service
         self.requests = requests
         self.context = context
-        self.out: asyncio.Queue[Item] = asyncio.Queue(PLAY_QUEUE)
         self.drop = service.streams.dropper(context)
+        self.reader: Subscriber | None = None
+        """The seat's reader queue, once the stream has opened: where results go."""
+        self.acting: asyncio.Task[None] | None = None
         self.idle = asyncio.Event()
         """Set while no action is being applied."""
         self.idle.set()
 
-    def send(self, item: Item) -> None:
-        try:
-            self.out.put_nowait(item)
-        except asyncio.QueueFull:
-            self.drop()
+    def send(self, message: spb.PlayResponse | BaseException) -> None:
+        assert self.reader is not None  # actions are read only once the stream has opened
+        self.reader.offer(Aside(message))  # a full queue drops the call
 
     async def run(self) -> AsyncIterator[spb.PlayResponse]:
         opening = await self._opening()
         hosted = await self.service.arena.get(opening.match_id)
         check_seat(hosted, opening.seat)
         authorize(hosted, opening.seat, self.context)
-        tasks = [
-            asyncio.create_task(self._pump(opening, hosted)),
-            asyncio.create_task(self._act(opening)),
-        ]
         try:
-            while True:
-                item = await self.out.get()
-                if item is None:
-                    return
-                if isinstance(item, BaseException):
-                    raise item
-                yield item
+            stream = self.service.streams.events(
+                hosted,
+                opening.seat,
+                opening.after_seq,
+                on_drop=self.drop,
+                size=PLAY_QUEUE,
+                opened=lambda reader: self._opened(reader, opening),
+            )
+            async for item in stream:
+                yield response(spb.PlayResponse, item)
                 del item  # a stream waits long between messages: hold none of them
+            await self.idle.wait()  # the answer to the action that ended the match first
+            assert self.reader is not None
+            while not self.reader.queue.empty():
+                last = self.reader.queue.get_nowait()
+                if isinstance(last, Aside):
+                    yield response(spb.PlayResponse, last)
         finally:
-            for task in tasks:
-                task.cancel()
+            if self.acting is not None:
+                self.acting.cancel()
+
+    def _opened(self, reader: Subscriber, opening: spb.PlayOpen) -> None:
+        self.reader = reader
+        self.acting = asyncio.create_task(self._act(opening))
 
     async def _opening(self) -> spb.PlayOpen:
         first = await anext(aiter(self.requests), None)
@@ -91,19 +100,6 @@ class PlayCall:
         if first is None or first.WhichOneof("kind") != "open":
             raise BadRequest("send PlayOpen first, then actions")
         return first.open
-
-    async def _pump(self, opening: spb.PlayOpen, hosted: HostedMatch) -> None:
-        try:
-            stream = self.service.streams.events(
-                hosted, opening.seat, opening.after_seq, on_drop=self.drop
-            )
-            async for item in stream:
-                self.send(response(spb.PlayResponse, item))
-                del item
-            await self.idle.wait()  # the answer to the action that ended the match first
-            self.send(None)
-        except BaseException as error:  # handed to the handler, which aborts with it
-            self.send(error)
 
     async def _act(self, opening: spb.PlayOpen) -> None:
         try:

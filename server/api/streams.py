@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import grpc
 
@@ -16,12 +16,20 @@ from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
 from .. import metrics
-from ..hosting import HostedMatch, PbProjector, Told, project_for
+from ..hosting import (
+    SUBSCRIBER_QUEUE,
+    Aside,
+    HostedMatch,
+    PbProjector,
+    Subscriber,
+    Told,
+    project_for,
+)
 from .status import FELL_BEHIND, Context, Refused, abort
 
-StreamItem = pb.Snapshot | pb.Event | Told | pb.YourTurn
+StreamItem = pb.Snapshot | pb.Event | Told | pb.YourTurn | Aside
 """What :meth:`Streams.events` yields: the snapshot first, then events (the last of a write
-with the turn that follows it) and prompts."""
+with the turn that follows it) and prompts, and what the reader's own call put among them."""
 
 Response = TypeVar("Response", spb.StreamEventsResponse, spb.WatchMatchResponse, spb.PlayResponse)
 
@@ -31,7 +39,12 @@ StreamEventsResponse, WatchMatchResponse and PlayResponse)."""
 
 
 def response(kind: type[Response], item: StreamItem) -> Response:
-    """``item`` as a message of the stream ``kind`` (a told turn in its event's message)."""
+    """``item`` as a message of the stream ``kind`` (a told turn in its event's message). An
+    :class:`Aside` is the call's own message already, or the error that ends the call: raised."""
+    if isinstance(item, Aside):
+        if isinstance(item.message, BaseException):
+            raise item.message
+        return cast(Response, item.message)
     if isinstance(item, Told):
         if item.event is None:
             return kind(turn=item.turn)
@@ -72,14 +85,20 @@ class Streams:
         after_seq: int,
         *,
         on_drop: Callable[[], None],
+        size: int = SUBSCRIBER_QUEUE,
+        opened: Callable[[Subscriber], None] | None = None,
     ) -> AsyncIterator[StreamItem]:
         """Snapshot, then stored events after ``after_seq``, then live ones: gap-free. Live
         turns and prompts come among them; a turn at the snapshot's own seq is news too (the
-        clock restarted with no event: a replica took the match over)."""
+        clock restarted with no event: a replica took the match over). ``opened`` is handed
+        the reader's queue (``size`` messages) once it exists, so that the call can put its
+        own messages among the match's (:class:`Aside`)."""
         self.refuse_new()
         async with hosted.lock:
-            sub = hosted.readers.subscribe(seat, on_drop)
+            sub = hosted.readers.subscribe(seat, on_drop, size)
             snapshot = hosted.snapshot(seat)
+        if opened is not None:
+            opened(sub)
         metrics.SUBSCRIBERS.inc()
         opened_at = snapshot.seq
         try:
@@ -98,8 +117,10 @@ class Streams:
                 live = await sub.queue.get()
                 if live is None:
                     raise Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND)
-                if live.seq > opened_at or (
-                    isinstance(live, Told) and live.event is None and live.seq == opened_at
+                if (
+                    isinstance(live, Aside)
+                    or live.seq > opened_at
+                    or (isinstance(live, Told) and live.event is None and live.seq == opened_at)
                 ):
                     yield live
                 del live

@@ -18,12 +18,13 @@ from .dealing import CONTRIBUTION_BYTES
 from .match import HostedMatch, Submitted
 from .rebuild import engine_setup, logged_action, rebuild_engine
 from .seating import Seat
-from .subscribers import SUBSCRIBER_QUEUE, PbProjector, Subscriber, Told, project_for
+from .subscribers import SUBSCRIBER_QUEUE, Aside, PbProjector, Subscriber, Told, project_for
 
 __all__ = [
     "CONTRIBUTION_BYTES",
     "SUBSCRIBER_QUEUE",
     "Arena",
+    "Aside",
     "HostedMatch",
     "PbProjector",
     "Seat",

@@ -45,7 +45,15 @@ class Told:
         return self.turn.seq
 
 
-Item = pb.Event | Told | pb.YourTurn
+@dataclass(frozen=True, slots=True)
+class Aside:
+    """What a reader's own call puts on its stream between the match's messages (a Play
+    call's results, or the error that ends it), passed on in order: it belongs to no seq."""
+
+    message: object
+
+
+Item = pb.Event | Told | pb.YourTurn | Aside
 """What a reader's queue carries after the snapshot."""
 
 
@@ -54,13 +62,15 @@ class Subscriber:
     """One open event stream: who reads it, and a bounded queue of its next events."""
 
     seat: int | None
-    queue: asyncio.Queue[Item | None] = field(
-        default_factory=lambda: asyncio.Queue(SUBSCRIBER_QUEUE)
-    )
+    size: int = SUBSCRIBER_QUEUE
+    queue: asyncio.Queue[Item | None] = field(init=False)
     dropped: bool = False
     on_drop: Callable[[], None] | None = None
     """Called once when the reader falls behind: the stream ends at once (UNAVAILABLE),
     even while it waits for a client that stopped reading."""
+
+    def __post_init__(self) -> None:
+        self.queue = asyncio.Queue(self.size)
 
     def offer(self, item: Item) -> bool:
         """Queue ``item``; ``False`` (and dropped) if the reader fell a whole queue behind."""
@@ -108,8 +118,13 @@ class Readers:
         """The seat to act and its deadline (Unix ms) as the readers were last told."""
         self._log = log
 
-    def subscribe(self, seat: int | None, on_drop: Callable[[], None] | None = None) -> Subscriber:
-        sub = Subscriber(seat, on_drop=on_drop)
+    def subscribe(
+        self,
+        seat: int | None,
+        on_drop: Callable[[], None] | None = None,
+        size: int = SUBSCRIBER_QUEUE,
+    ) -> Subscriber:
+        sub = Subscriber(seat, size, on_drop=on_drop)
         self.subscribers.add(sub)
         return sub
 
