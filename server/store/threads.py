@@ -73,11 +73,25 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
         future.set_result(result)
 
 
-def _answer(request: _Request[Any], result: Any, error: BaseException | None) -> None:
-    """Hand a request's outcome to its caller's loop, from the writer thread."""
-    # RuntimeError: the caller's loop is closed, so nobody is waiting any more.
-    with contextlib.suppress(RuntimeError):
-        request.loop.call_soon_threadsafe(_settle, request.future, result, error)
+Outcome = tuple[_Request[Any], Any, BaseException | None]
+"""A request, and the result or the error to settle its future with."""
+
+
+def _settle_all(outcomes: list[Outcome]) -> None:
+    for request, result, error in outcomes:
+        _settle(request.future, result, error)
+
+
+def _answer(outcomes: list[Outcome]) -> None:
+    """Hand requests' outcomes to their callers' loops, from the writer thread: one wake-up
+    of each loop for the whole batch, not one per request."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[Outcome]] = {}
+    for outcome in outcomes:
+        by_loop.setdefault(outcome[0].loop, []).append(outcome)
+    for loop, settled in by_loop.items():
+        # RuntimeError: the caller's loop is closed, so nobody is waiting any more.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_settle_all, settled)
 
 
 class StoreThreads(ABC):
@@ -402,10 +416,12 @@ class StoreThreads(ABC):
             return None
 
     def _fail_batch(self, batch: list[_Request[Any]], exc: Exception) -> None:
+        outcomes: list[Outcome] = []
         for request in batch:  # one exception object per caller: tracebacks are mutable
             failure = StoreError(f"batch transaction failed: {exc}")
             failure.__cause__ = exc
-            _answer(request, None, failure)
+            outcomes.append((request, None, failure))
+        _answer(outcomes)
 
     def _commit_batch(self, conn: Connection, batch: list[_Request[Any]]) -> None:
         """One transaction for the whole batch, one SAVEPOINT per request; answer everyone."""
@@ -435,8 +451,12 @@ class StoreThreads(ABC):
                 self._on_commit(len(batch), seconds)
             except Exception:
                 log.exception("store on_commit hook failed")
-        for request, (result, request_error) in zip(batch, outcomes, strict=True):
-            _answer(request, result, request_error)
+        _answer(
+            [
+                (request, result, error)
+                for request, (result, error) in zip(batch, outcomes, strict=True)
+            ]
+        )
 
     def _run_in_savepoint(
         self, conn: Connection, request: _Request[Any]
@@ -462,4 +482,4 @@ def _fail_queued(jobs: queue.SimpleQueue[object]) -> None:
         except queue.Empty:
             return
         if isinstance(item, _Request):
-            _answer(item, None, StoreClosed("store writer stopped"))
+            _answer([(item, None, StoreClosed("store writer stopped"))])
