@@ -341,7 +341,8 @@ def tune_collector() -> None:
     150–340 ms, about a twentieth of the time with the loop stopped; each freed about 50
     objects. After 1,000 middle collections they ran twice in a 90 s run, at the same memory.
     Young cycles are still collected as before; only cyclic garbage that outlived two
-    generations waits longer."""
+    generations waits longer. (This is the generational collector of CPython 3.11–3.13; an
+    incremental collector ignores the third threshold.)"""
     gc.collect()
     gc.freeze()
     young, middle, _ = gc.get_threshold()

@@ -11,6 +11,7 @@ closes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
@@ -64,21 +65,26 @@ class PlayCall:
         hosted = await self.service.arena.get(opening.match_id)
         check_seat(hosted, opening.seat)
         authorize(hosted, opening.seat, self.context)
+        events = self.service.streams.events(
+            hosted,
+            opening.seat,
+            opening.after_seq,
+            on_drop=self.drop,
+            size=PLAY_QUEUE,
+            opened=lambda reader: self._opened(reader, opening),
+        )
         try:
-            stream = self.service.streams.events(
-                hosted,
-                opening.seat,
-                opening.after_seq,
-                on_drop=self.drop,
-                size=PLAY_QUEUE,
-                opened=lambda reader: self._opened(reader, opening),
-            )
-            async for item in stream:
-                yield response(spb.PlayResponse, item)
-                del item  # a stream waits long between messages: hold none of them
-            await self.idle.wait()  # the answer to the action that ended the match first
+            async with contextlib.aclosing(events) as stream:
+                async for item in stream:
+                    yield response(spb.PlayResponse, item)
+                    del item  # a stream waits long between messages: hold none of them
+            # The match has ended: the answer to the action that ended it, then no more (an
+            # action sent after the end is not read, let alone answered).
+            await self.idle.wait()
+            if self.acting is not None:
+                self.acting.cancel()
             assert self.reader is not None
-            while not self.reader.queue.empty():
+            for _ in range(self.reader.queue.qsize()):
                 last = self.reader.queue.get_nowait()
                 if isinstance(last, Aside):
                     yield response(spb.PlayResponse, last)

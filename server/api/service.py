@@ -4,6 +4,7 @@ answers; whatever goes wrong is mapped through the one table (:mod:`.status`) by
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from typing import NoReturn
@@ -308,9 +309,11 @@ class MatchService:
             check_seat(hosted, seat)
             authorize(hosted, seat, context)
         drop = self.streams.dropper(context)
-        async for item in self.streams.events(hosted, seat, after_seq, on_drop=drop):
-            yield response(kind, item)
-            del item
+        events = self.streams.events(hosted, seat, after_seq, on_drop=drop)
+        async with contextlib.aclosing(events) as stream:
+            async for item in stream:
+                yield response(kind, item)
+                del item
 
 
 def describe(spec: GameSpec) -> spb.GameDescription:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar, cast
+from collections.abc import AsyncGenerator, Callable
+from typing import Any, TypeVar
 
 import grpc
 
@@ -42,9 +42,12 @@ def response(kind: type[Response], item: StreamItem) -> Response:
     """``item`` as a message of the stream ``kind`` (a told turn in its event's message). An
     :class:`Aside` is the call's own message already, or the error that ends the call: raised."""
     if isinstance(item, Aside):
-        if isinstance(item.message, BaseException):
-            raise item.message
-        return cast(Response, item.message)
+        message = item.message
+        if isinstance(message, BaseException):
+            raise message
+        if not isinstance(message, kind):
+            raise TypeError(f"a {type(message).__name__} on a {kind.__name__} stream")
+        return message
     if isinstance(item, Told):
         if item.event is None:
             return kind(turn=item.turn)
@@ -87,21 +90,23 @@ class Streams:
         on_drop: Callable[[], None],
         size: int = SUBSCRIBER_QUEUE,
         opened: Callable[[Subscriber], None] | None = None,
-    ) -> AsyncIterator[StreamItem]:
+    ) -> AsyncGenerator[StreamItem, None]:
         """Snapshot, then stored events after ``after_seq``, then live ones: gap-free. Live
         turns and prompts come among them; a turn at the snapshot's own seq is news too (the
         clock restarted with no event: a replica took the match over). ``opened`` is handed
-        the reader's queue (``size`` messages) once it exists, so that the call can put its
-        own messages among the match's (:class:`Aside`)."""
+        the reader (its queue holds ``size`` messages) once it exists, so that the call can put
+        its own messages among the match's (:class:`Aside`). The stream ends once it has sent
+        everything up to the match's last entry (``Readers.finished``). Close it when done
+        (``contextlib.aclosing``): until then its reader stays subscribed."""
         self.refuse_new()
         async with hosted.lock:
             sub = hosted.readers.subscribe(seat, on_drop, size)
             snapshot = hosted.snapshot(seat)
-        if opened is not None:
-            opened(sub)
         metrics.SUBSCRIBERS.inc()
         opened_at = snapshot.seq
         try:
+            if opened is not None:
+                opened(sub)
             yield snapshot
             # A stream lives as long as its match: it keeps none of the messages it sent.
             del snapshot
@@ -110,7 +115,7 @@ class Streams:
                 yield history.popleft()
             while True:
                 if sub.queue.empty():
-                    if hosted.ended:
+                    if hosted.readers.finished:
                         return
                     if sub.dropped:
                         raise Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND)

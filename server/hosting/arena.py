@@ -312,7 +312,7 @@ class Arena:
         )
         hosted.joins = joins
         for entry in entries:
-            hosted.readers.note_round(entry)
+            hosted.readers.note(entry)
         hosted._fold_log(entries)
         hosted.requests.learn(requests)
         hosted.last_hash = stored[-1].hash if stored else b""

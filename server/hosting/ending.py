@@ -54,7 +54,7 @@ class Ending(LogWriter):
                 ),
                 *self.reveal_event(first + 1),
             ]
-            self.cancelled = True  # before publishing: streams end when they see it
+            self.cancelled = True  # before publishing: the turn told with it has nobody to act
             try:
                 await self._persist(encoded, request_id=None, seat=None)
             except Exception:

@@ -48,7 +48,8 @@ class Told:
 @dataclass(frozen=True, slots=True)
 class Aside:
     """What a reader's own call puts on its stream between the match's messages (a Play
-    call's results, or the error that ends it), passed on in order: it belongs to no seq."""
+    call's results, or the error that ends it), passed on in order: it belongs to no seq.
+    The message is the stream's own response type (the api layer checks it)."""
 
     message: object
 
@@ -116,6 +117,11 @@ class Readers:
         """``(seq, voluntary_pass)`` of each RoundStarted in the log, in order."""
         self.turn: tuple[int | None, int] = (None, 0)
         """The seat to act and its deadline (Unix ms) as the readers were last told."""
+        self.finished = False
+        """Whether the entry that ends the match (MatchEnded, MatchCancelled) has been handed
+        to the readers, or was in the log when the match was loaded: a stream ends once it has
+        sent what it was handed by then. Not the match's own ``ended``, which is true from the
+        moment the rules end it, before its last write is durable and published."""
         self._log = log
 
     def subscribe(
@@ -147,7 +153,7 @@ class Readers:
                 if not self._offer(sub, item):
                     break
         for event in encoded:
-            self.note_round(event)
+            self.note(event)
 
     def prompt(self, seat: int, turn: Callable[[], pb.YourTurn]) -> None:
         """Tell ``seat`` (on each of its open streams) what it may do, made once if needed."""
@@ -182,11 +188,14 @@ class Readers:
         self._log.warning("subscriber_dropped", seat=sub.seat)
         return False
 
-    def note_round(self, event: pb.Event) -> None:
-        """Follow the rounds of the log as it grows."""
-        if event.WhichOneof("kind") == "round_started":
+    def note(self, event: pb.Event) -> None:
+        """Follow the log as it grows: each round's rule on passes, and its end."""
+        kind = event.WhichOneof("kind")
+        if kind == "round_started":
             self.voluntary_pass = event.round_started.voluntary_pass
             self.rounds.append((event.seq, self.voluntary_pass))
+        elif kind in ("match_ended", "match_cancelled"):
+            self.finished = True
 
     def voluntary_at(self, seq: int) -> bool:
         """Whether the round the entry at ``seq`` belongs to allows voluntary passes."""

@@ -78,8 +78,13 @@ Outcome = tuple[_Request[Any], Any, BaseException | None]
 
 
 def _settle_all(outcomes: list[Outcome]) -> None:
+    """Runs on the callers' loop: every caller of the batch is answered, whatever one
+    answer does (a future that cannot take its exception must not strand the others)."""
     for request, result, error in outcomes:
-        _settle(request.future, result, error)
+        try:
+            _settle(request.future, result, error)
+        except Exception:
+            log.exception("store answer failed")
 
 
 def _answer(outcomes: list[Outcome]) -> None:
