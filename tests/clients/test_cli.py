@@ -67,6 +67,7 @@ def test_several_replicas_become_one_round_robin_target() -> None:
     assert channel_target(" 10.0.0.1:1, 10.0.0.2:2 ,") == "ipv4:10.0.0.1:1,10.0.0.2:2"
 
 
+@pytest.mark.usefixtures("collector_restored")
 def test_serve_says_in_one_line_why_it_cannot_start(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -43,6 +43,7 @@ def test_the_environment_sets_defaults_and_flags_override_them(
     assert args.log_level == "info"
 
 
+@pytest.mark.usefixtures("collector_restored")
 def test_serve_tunes_the_collector_before_it_runs_the_server(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -55,13 +56,9 @@ def test_serve_tunes_the_collector_before_it_runs_the_server(
         main.close()
 
     monkeypatch.setattr(asyncio, "run", run)
-    thresholds = gc.get_threshold()
     gc.unfreeze()
-    try:
-        assert serve(parsed("--data-dir", str(tmp_path))) == 0
-    finally:
-        gc.unfreeze()  # this test process keeps collecting as before
-        gc.set_threshold(*thresholds)
+    gc.set_threshold(700, 10, 10)  # Python's defaults
+    assert serve(parsed("--data-dir", str(tmp_path))) == 0
     [(frozen, (young, middle, full))] = seen
     assert frozen > 1000
-    assert (young, middle) == thresholds[:2] and full == FULL_COLLECTION_AFTER > thresholds[2]
+    assert (young, middle, full) == (700, 10, FULL_COLLECTION_AFTER)
