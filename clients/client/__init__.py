@@ -5,8 +5,9 @@ server or spread over replicas, :mod:`.channel`); :meth:`ArenaClient.play` plays
 any :class:`~cardarena.clients.bots.Bot`. :mod:`.health` is the standard health check.
 """
 
-from .arena import Abstain, ArenaClient, Decide, Ticket, decide_with, new_secret
+from .arena import ArenaClient, Ticket, decide_with, new_secret
 from .channel import CHANNEL_OPTIONS, channel_target
+from .seatplay import Abstain, Decide
 from .tournaments import Entrant, StopRule, TournamentCalls
 
 __all__ = [

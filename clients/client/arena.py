@@ -12,7 +12,7 @@ import asyncio
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import grpc
 from google.protobuf import struct_pb2
@@ -22,17 +22,14 @@ from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
 from ..bots.base import Bot
-from ..bots.entries import fold_entry
 from ..bots.state import SeatState
 from .channel import CHANNEL_OPTIONS, RETRYABLE, channel_target
 from .entropy import Contribution, contributed
+from .seatplay import Abstain, Decide, Prompt, Quiet, follow_play, take
 from .tournaments import TournamentCalls
 
 if TYPE_CHECKING:
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
-
-Decide = Callable[[SeatState], Awaitable[int]]
-"""How a seat's next action is chosen, given what the seat knows."""
 
 
 @dataclass(frozen=True)
@@ -54,15 +51,6 @@ class Ticket:
 def new_secret() -> str:
     """A fresh join secret or creator secret (43 URL-safe characters)."""
     return secrets.token_urlsafe(32)
-
-
-class Abstain(Exception):
-    """Raised by a ``decide`` function: the seat does not act this turn (its bot failed);
-    the server's clock plays for it, and counts the time-out against it."""
-
-
-class _Quiet(Exception):
-    """A seat's stream said nothing for ``quiet_reopen`` seconds: reopen it."""
 
 
 class ArenaClient:
@@ -280,8 +268,13 @@ class ArenaClient:
         decide: Decide | None = None,
         on_event: Callable[[SeatState, pb.Event], None] | None = None,
         judge: bool = False,
+        via: Literal["events", "play"] = "events",
     ) -> SeatState:
         """Play ``ticket``'s seat until the match ends; return the final state.
+
+        ``via="events"`` follows the seat's ``StreamEvents`` and acts with unary
+        ``SubmitAction`` calls; ``via="play"`` does both on one ``Play`` call, which costs the
+        client and the server less per action.
 
         The state keeps whose turn it is and the move deadline (``to_act``,
         ``deadline_unix_ms``) as the stream's ``Turn`` messages say, for every seat.
@@ -304,11 +297,17 @@ class ArenaClient:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.retry_for
         delay = 0.05
+        sent: dict[int, spb.PlayAction] = {}
         while True:
             seen = state.seq
             try:
-                await self._follow(ticket, decide, state, on_event, judge)
-            except _Quiet:
+                if via == "play":
+                    await follow_play(
+                        self.stub, ticket, decide, state, on_event, judge, sent, self.quiet_reopen
+                    )
+                else:
+                    await self._follow(ticket, decide, state, on_event, judge)
+            except Quiet:
                 deadline, delay = loop.time() + self.retry_for, 0.05
                 continue
             except grpc.aio.AioRpcError as error:
@@ -336,7 +335,7 @@ class ArenaClient:
             match_id=ticket.match_id, seat=ticket.seat, after_seq=state.seq
         )
         stream = self.stub.StreamEvents(request, metadata=ticket.metadata)
-        turn: tuple[int, list[pb.Action]] | None = None
+        turn: Prompt | None = None
         messages = aiter(stream)
         while True:
             try:
@@ -346,38 +345,12 @@ class ArenaClient:
                 return
             except TimeoutError:
                 stream.cancel()
-                raise _Quiet from None
-            kind = message.WhichOneof("kind")
-            if kind == "event":
-                self._observe(state, message.event, on_event)
-            elif kind == "snapshot":
-                snap = message.snapshot
-                state.note_turn(
-                    snap.to_act if snap.HasField("to_act") else None, snap.deadline_unix_ms
-                )
-                if snap.legal_actions:
-                    turn = (snap.seq, list(snap.legal_actions))
-            elif kind == "your_turn":
-                turn = (message.your_turn.seq, list(message.your_turn.legal_actions))
-            if message.HasField("turn"):  # whose turn it is after the event, for every seat
-                told = message.turn
-                state.note_turn(told.seat if told.HasField("seat") else None, told.deadline_unix_ms)
+                raise Quiet from None
+            turn = take(message, state, on_event) or turn
             if turn is not None and turn[0] == state.seq:
                 seq, legal = turn
                 turn = None
                 await self._decide(ticket, decide, state, seq, legal, judge)
-
-    def _observe(
-        self,
-        state: SeatState,
-        event: pb.Event,
-        on_event: Callable[[SeatState, pb.Event], None] | None,
-    ) -> None:
-        if event.seq <= state.seq:
-            return
-        fold_entry(state, event)  # a cancelled match is over: GetMatch says so, no winners
-        if on_event is not None:
-            on_event(state, event)
 
     async def _decide(
         self,

@@ -10,8 +10,8 @@ the server's closed-loop actions/s measured in the same run, with the runner cos
 
 Per repeat, in rotating order, each on a fresh SQLite server on 127.0.0.1:0:
 
-* the *ceiling*: the bench's own closed loop (``--pattern turns``: StreamEvents prompts and
-  unary SubmitAction, the calls both paths make too) on the same game and player count, at
+* the *ceiling*: the bench's own closed loop (``--pattern play``: one Play call per seat, the
+  call both paths make too) on the same game and player count, at
   ``--matches`` concurrent matches (default: the tournament's ``--concurrency``);
 * the *hosted* tournament (``hosted.py``): the launcher in a process of its own creates it,
   starts one ``random`` entrant process per seat and follows it to its end; timed from the
@@ -38,7 +38,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 
-from .common import Configuration
+from .common import Configuration, Pattern
 from .compare import say
 from .hosted import run_hosted_once
 from .inprocess import NAN, TournamentRun, run_tournament_once
@@ -49,6 +49,9 @@ RUNNER_BUDGET = 0.20
 """Issue 16: the runner may cost at most 20% of the server's closed-loop actions/s."""
 
 PARTS = ("ceiling", "hosted", "runner")
+
+CEILING_PATTERN: Pattern = "play"
+"""The ceiling's calls: what both tournament paths' seats make (``ArenaClient.play(via="play")``)."""
 
 
 def order_of(repeat: int) -> tuple[str, ...]:
@@ -61,7 +64,7 @@ def order_of(repeat: int) -> tuple[str, ...]:
 def compare_tournament(args: argparse.Namespace) -> int:
     """Per repeat, in rotating order: the closed-loop ceiling, a hosted tournament and a
     tournament of the in-process runner."""
-    ceiling = Configuration("ceiling", "durable", pattern="turns")
+    ceiling = Configuration("ceiling", "durable", pattern=CEILING_PATTERN)
     window = args.seconds / args.repeats
     peers: list[RunResult] = []
     runs: dict[str, list[TournamentRun]] = {"hosted": [], "runner": []}
@@ -69,7 +72,7 @@ def compare_tournament(args: argparse.Namespace) -> int:
     for repeat in range(args.repeats):
         for part in order_of(repeat):
             if part == "ceiling":
-                peer = run_once("durable", args, window, repeat, 0, pattern="turns")
+                peer = run_once("durable", args, window, repeat, 0, pattern=CEILING_PATTERN)
                 peers.append(peer)
                 say(began, ceiling, repeat, peer, "closed loop: the ceiling")
                 continue
@@ -174,7 +177,7 @@ def report_tournament(
         f"{args.tournament} deals x {args.players} rotations, concurrency {args.concurrency}; "
         f"hosted: TournamentService, one `cardarena bot connect` process per entrant, started "
         f"by the launcher; runner: run_tournament in one process; ceiling: the bench's closed "
-        f"loop (turns) at {args.matches} matches, {window:.1f} s per run; {args.repeats} "
+        f"loop ({CEILING_PATTERN}) at {args.matches} matches, {window:.1f} s per run; {args.repeats} "
         f"repeat(s), a fresh SQLite server each" + (" (medians)" if args.repeats > 1 else "")
     )
     print(f"{'':38}{'hosted':>12}{'in-process':>12}{'ceiling':>12}")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
 from cardarena.clients.bots import RandomBot, SeatState
-from cardarena.clients.client import ArenaClient
+from cardarena.clients.client import ArenaClient, arena, seatplay
 from cardarena.v1 import service_pb2 as spb
 
 from ..serverproc import ServerProcess
@@ -17,19 +17,26 @@ from ..waiting import eventually
 
 pytestmark = pytest.mark.integration
 
+Via = Literal["events", "play"]
 
+
+VIAS = pytest.mark.parametrize("via", ["events", "play"])
+"""Each seat on StreamEvents with unary SubmitAction calls, or on one Play call."""
+
+
+@VIAS
 @pytest.mark.parametrize(
     ("game", "players"), [("hexathlon", 4), ("crazy_sixes", 3), ("triathlon", 3)]
 )
 def test_random_bots_play_a_match_to_the_end(
-    server_process: ServerProcess, game: str, players: int
+    server_process: ServerProcess, game: str, players: int, via: Via
 ) -> None:
     async def scenario(address: str) -> None:
         async with ArenaClient(address) as client:
             info = await client.create_match(game, players=players, seed=bytes(32))
             tickets = [await client.join(info.match_id, name=f"r{i}") for i in range(players)]
             states = await asyncio.gather(
-                *(client.play(t, RandomBot(seed=i)) for i, t in enumerate(tickets))
+                *(client.play(t, RandomBot(seed=i), via=via) for i, t in enumerate(tickets))
             )
             assert all(s.over for s in states)
             assert len({tuple(s.totals) for s in states}) == 1
@@ -41,7 +48,8 @@ def test_random_bots_play_a_match_to_the_end(
     asyncio.run(scenario(server_process.address))
 
 
-def test_play_resumes_across_a_server_restart(tmp_path: Path) -> None:
+@VIAS
+def test_play_resumes_across_a_server_restart(tmp_path: Path, via: Via) -> None:
     data = tmp_path / "data"
     first = ServerProcess(data).start()
     address = first.address
@@ -50,7 +58,10 @@ def test_play_resumes_across_a_server_restart(tmp_path: Path) -> None:
         async with ArenaClient(address, retry_for=30) as client:
             info = await client.create_match("pentathlon", players=3)
             tickets = [await client.join(info.match_id) for _ in range(3)]
-            plays = [asyncio.create_task(client.play(t, RandomBot(seed=t.seat))) for t in tickets]
+            plays = [
+                asyncio.create_task(client.play(t, RandomBot(seed=t.seat), via=via))
+                for t in tickets
+            ]
 
             async def well_under_way() -> bool:
                 return (await client.get_match(info.match_id)).last_seq >= 60
@@ -67,7 +78,10 @@ def test_play_resumes_across_a_server_restart(tmp_path: Path) -> None:
     asyncio.run(scenario())
 
 
-def test_quiet_streams_are_reopened_and_play_goes_on(server_process: ServerProcess) -> None:
+@VIAS
+def test_quiet_streams_are_reopened_and_play_goes_on(
+    server_process: ServerProcess, via: Via, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A slow thinker leaves the other seats' streams silent for longer than ``quiet_reopen``:
     they reopen from their last seq (over and over), lose nothing and never give up, since a
     quiet stream is no failure however long it lasts (``retry_for`` is shorter still)."""
@@ -76,14 +90,17 @@ def test_quiet_streams_are_reopened_and_play_goes_on(server_process: ServerProce
     async def scenario(address: str) -> None:
         nonlocal reopened
         async with ArenaClient(address, quiet_reopen=0.1, retry_for=0.2) as client:
-            real_follow = client._follow
+            real_follow = client._follow if via == "events" else seatplay.follow_play
 
             async def counting_follow(*args: Any) -> None:
                 nonlocal reopened
                 reopened += 1
                 await real_follow(*args)
 
-            client._follow = counting_follow  # type: ignore[method-assign,assignment]
+            if via == "events":
+                monkeypatch.setattr(client, "_follow", counting_follow)
+            else:
+                monkeypatch.setattr(arena, "follow_play", counting_follow)
             info = await client.create_match("triathlon", players=3, seed=bytes(32))
             tickets = [await client.join(info.match_id) for _ in range(3)]
             bot = RandomBot(seed=1)
@@ -97,8 +114,8 @@ def test_quiet_streams_are_reopened_and_play_goes_on(server_process: ServerProce
                 return bot.choose(state)
 
             states = await asyncio.gather(
-                client.play(tickets[0], decide=slow_thinker),
-                *(client.play(t, RandomBot(seed=t.seat)) for t in tickets[1:]),
+                client.play(tickets[0], decide=slow_thinker, via=via),
+                *(client.play(t, RandomBot(seed=t.seat), via=via) for t in tickets[1:]),
             )
             assert all(s.over for s in states)
             final = await client.get_match(info.match_id)
