@@ -62,3 +62,18 @@ async def act(hosted: HostedMatch) -> None:
     seat = hosted.engine.to_act
     assert seat is not None
     await hosted.submit(seat, hosted.engine.legal_actions()[0], hosted.last_seq, "")
+
+
+def hold_appends(store: SqliteStore) -> tuple[asyncio.Event, asyncio.Event]:
+    """Hold the store's appends at a gate: the first event is set when one arrives, and each
+    waits for the second before it writes (a write in flight, for as long as a test likes)."""
+    real_append = store.append
+    arrived, release = asyncio.Event(), asyncio.Event()
+
+    async def held(*args: Any, **kwargs: Any) -> Any:
+        arrived.set()
+        await release.wait()
+        return await real_append(*args, **kwargs)
+
+    store.append = held  # type: ignore[method-assign]
+    return arrived, release

@@ -14,7 +14,7 @@ from cardarena.server.hosting import Arena, HostedMatch
 from cardarena.server.hosting import arena as arena_module
 from cardarena.server.store import SqliteStore, StoreError
 
-from ..arenas import seat_everyone, seated_on_sqlite
+from ..arenas import hold_appends, seat_everyone, seated_on_sqlite
 from ..helpers import drain_event_seqs
 
 
@@ -28,14 +28,7 @@ def test_a_submit_cancelled_during_its_write_still_lands_whole(tmp_path: Path) -
     async def main() -> None:
         async with seated_on_sqlite(tmp_path / "store.db", options={}) as (store, hosted):
             real_append = store.append
-            writing, release = asyncio.Event(), asyncio.Event()
-
-            async def slow_append(*args: Any, **kwargs: Any) -> Any:
-                writing.set()
-                await release.wait()
-                return await real_append(*args, **kwargs)
-
-            store.append = slow_append  # type: ignore[method-assign]
+            writing, release = hold_appends(store)
             seat = hosted.engine.to_act
             assert seat is not None
             before = hosted.last_seq

@@ -21,7 +21,7 @@ from cardarena.server.store import SqliteStore
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
-from ..arenas import act
+from ..arenas import act, hold_appends
 
 Ending = Callable[[HostedMatch], Coroutine[Any, Any, None]]
 
@@ -75,15 +75,7 @@ def test_a_stream_woken_while_the_last_write_is_in_flight_still_sends_the_end(
                     seen.append(item.event if hasattr(item, "event") else item)
 
             reading = asyncio.create_task(read())
-            append = store.append
-            entered, release = asyncio.Event(), asyncio.Event()
-
-            async def held(*args: Any, **kwargs: Any) -> Any:
-                entered.set()
-                await release.wait()
-                return await append(*args, **kwargs)
-
-            store.append = held  # type: ignore[method-assign]
+            entered, release = hold_appends(store)
             ending = asyncio.create_task(end(hosted))
             await entered.wait()
             assert hosted.ended  # the rules have ended it; its last write is not durable
