@@ -1,9 +1,8 @@
 """A typed asyncio client for a cardarena server, and the loop that plays a seat.
 
 ``play`` survives anything a network or a server restart can do to it: it resumes the event
-stream from the last ``seq`` it saw, and it submits each decision with a request id derived
-from the seat and the ``seq`` it answers, so a retry is applied once and a duplicate is
-harmless.
+stream from the last ``seq`` it saw, and it submits each decision with a random request id
+that its retries reuse, so a retry is applied once and a duplicate is harmless.
 """
 
 from __future__ import annotations
@@ -296,6 +295,8 @@ class ArenaClient:
         state = SeatState(ticket.match_id, ticket.seat)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.retry_for
+        if via not in ("events", "play"):
+            raise ValueError(f"via must be 'events' or 'play', got {via!r}")
         delay = 0.05
         sent: dict[int, spb.PlayAction] = {}
         while True:

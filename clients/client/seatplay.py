@@ -17,6 +17,7 @@ from cardarena.v1 import service_pb2 as spb
 
 from ..bots.entries import fold_entry
 from ..bots.state import SeatState
+from .channel import RETRYABLE
 
 if TYPE_CHECKING:
     from grpc.aio import StreamStreamCall
@@ -86,7 +87,8 @@ async def follow_play(
     """Follow the seat from ``state.seq`` on one ``Play`` call, answering each turn once
     caught up to it: the actions go on the same stream and their results come back on it. An
     action whose result had not arrived when a call broke is sent again, with its request id,
-    when its position is prompted again (``sent``, kept across calls by the caller)."""
+    when its position is prompted again (``sent``, kept across calls by the caller). An action
+    has no deadline of its own: a result that never comes is the seat's clock's to settle."""
     call = stub.Play(metadata=ticket.metadata)
     try:
         opening = spb.PlayOpen(match_id=ticket.match_id, seat=ticket.seat, after_seq=state.seq)
@@ -108,6 +110,8 @@ async def follow_play(
             if turn is not None and turn[0] == state.seq:
                 seq, legal = turn
                 turn = None
+                for past in [s for s in sent if s < seq]:  # answered or overtaken
+                    del sent[past]
                 act = sent.get(seq) or await play_action(decide, state, seq, legal, judge)
                 if act is not None:
                     sent[seq] = act
@@ -121,15 +125,25 @@ async def send(
     call: StreamStreamCall[spb.PlayRequest, spb.PlayResponse], request: spb.PlayRequest
 ) -> bool:
     """Write to the call; ``False`` if it has ended meanwhile (the match ended while the seat
-    decided, the server went away). Such a write fails on its own terms (INTERNAL "Internal
-    error from Core" while the connection drops, or after the server closed the call), which
-    says nothing of the match: the caller leaves this call and opens another from the seat's
-    last seq, which sends what this one had no time to (an ended match's last entries), or
-    fails as the server says."""
+    decided, the server went away): the caller then leaves this call and opens another from
+    the seat's last seq, which sends what this one had no time to (an ended match's last
+    entries). Such a write fails on its own terms (INTERNAL "Internal error from Core" while
+    the connection drops), which says nothing of the match; a call the server ended with any
+    other refusal raises it, as a unary call would have."""
     try:
         await call.write(request)
-    except (asyncio.InvalidStateError, grpc.aio.AioRpcError):
-        return False
+    except grpc.aio.AioRpcError as error:
+        if error.code() in RETRYABLE or error.code() == grpc.StatusCode.INTERNAL:
+            return False
+        raise
+    except asyncio.InvalidStateError:  # the call is over: how did it end?
+        code = await call.code()
+        if code in RETRYABLE or code in (grpc.StatusCode.OK, grpc.StatusCode.INTERNAL):
+            return False
+        details = await call.details()
+        raise grpc.aio.AioRpcError(
+            code, grpc.aio.Metadata(), grpc.aio.Metadata(), details
+        ) from None
     return True
 
 
@@ -163,11 +177,14 @@ clock already played, an ended match."""
 def judged(result: spb.ActionResult, sent: dict[int, spb.PlayAction], judge: bool) -> None:
     """Take an action's result: read on after :data:`READ_ON` and, when the server judges
     (``judge``), after a refused action (its verdict, logged as the seat's fault); any other
-    code is raised, as the unary call would have raised it."""
-    for seq, act in list(sent.items()):
-        if act.request_id == result.request_id:
-            del sent[seq]
+    code is raised, as the unary call would have raised it. An action refused with a code
+    worth retrying (UNAVAILABLE: the server could not tell whether its write stands) stays in
+    ``sent``, so that the next call sends it again with the same request id."""
     code = next((c for c in grpc.StatusCode if c.value[0] == result.code), grpc.StatusCode.UNKNOWN)
+    if code not in RETRYABLE:  # else the reopened call sends it again, with its request id
+        for seq, act in list(sent.items()):
+            if act.request_id == result.request_id:
+                del sent[seq]
     if code in READ_ON or (judge and code == grpc.StatusCode.INVALID_ARGUMENT):
         return
     raise grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), result.message)

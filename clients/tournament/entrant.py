@@ -158,6 +158,8 @@ async def _play(
         report.matches += 1
     except grpc.aio.AioRpcError as error:
         say(f"match {assigned.match_id}: {error.code().name}: {error.details()}")
+    except TimeoutError as error:  # no progress for the client's retry_for
+        say(f"match {assigned.match_id}: {error}")
     finally:
         with contextlib.suppress(Exception):
             await decider.finish(state)

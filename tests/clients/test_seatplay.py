@@ -46,3 +46,11 @@ def test_a_code_no_status_has_is_raised_as_unknown() -> None:
     with pytest.raises(grpc.aio.AioRpcError) as raised:
         judged(spb.ActionResult(request_id="r", code=99, message="?"), {}, judge=True)
     assert raised.value.code() == grpc.StatusCode.UNKNOWN
+
+
+def test_an_action_refused_with_a_code_worth_retrying_is_kept_to_send_again() -> None:
+    sent = {5: spb.PlayAction(request_id="r1")}
+    with pytest.raises(grpc.aio.AioRpcError) as raised:
+        judged(result(grpc.StatusCode.UNAVAILABLE), sent, judge=True)
+    assert raised.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert list(sent) == [5]  # the reopened call sends it again, with its request id
