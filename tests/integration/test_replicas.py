@@ -15,7 +15,8 @@ import grpc
 import pytest
 
 from cardarena.clients.audit import audit_response
-from cardarena.clients.client import ArenaClient, Ticket
+from cardarena.clients.bots import SeatState
+from cardarena.clients.client import ArenaClient, Decide, Ticket, seatplay
 from cardarena.clients.tournament import TournamentConfig, parse_bot, run_tournament
 from cardarena.engine import PASS
 from cardarena.v1 import codec
@@ -56,9 +57,12 @@ def running_replicas(
 
 @pytest.fixture
 def acknowledged(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """The highest seq the server acknowledged to ``ArenaClient.submit``, per match."""
+    """The highest seq the server acknowledged, per match: to ``ArenaClient.submit``, or in an
+    OK ``ActionResult`` on a Play call (``ArenaClient.play(via="play")``, as tournaments play)."""
     acked: dict[str, int] = defaultdict(int)
     real_submit = ArenaClient.submit
+    real_play_action, real_judged = seatplay.play_action, seatplay.judged
+    match_of: dict[str, str] = {}
 
     async def recording_submit(
         self: ArenaClient, ticket: Ticket, action: int, expected_seq: int
@@ -67,7 +71,25 @@ def acknowledged(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         acked[ticket.match_id] = max(acked[ticket.match_id], response.last_seq)
         return response
 
+    async def recording_play_action(
+        decide: Decide, state: SeatState, seq: int, legal: list[pb.Action], judge: bool
+    ) -> spb.PlayAction | None:
+        act = await real_play_action(decide, state, seq, legal, judge)
+        if act is not None:
+            match_of[act.request_id] = state.match_id
+        return act
+
+    def recording_judged(
+        result: spb.ActionResult, sent: dict[int, spb.PlayAction], judge: bool
+    ) -> None:
+        match_id = match_of.get(result.request_id)
+        if result.code == 0 and match_id is not None:
+            acked[match_id] = max(acked[match_id], result.last_seq)
+        real_judged(result, sent, judge)
+
     monkeypatch.setattr(ArenaClient, "submit", recording_submit)
+    monkeypatch.setattr(seatplay, "play_action", recording_play_action)
+    monkeypatch.setattr(seatplay, "judged", recording_judged)
     return acked
 
 
