@@ -24,7 +24,7 @@ from ..bots.base import Bot
 from ..bots.state import SeatState
 from .channel import CHANNEL_OPTIONS, RETRYABLE, channel_target
 from .entropy import Contribution, contributed
-from .seatplay import Abstain, Decide, Prompt, Quiet, follow_play, take
+from .seatplay import Decide, Prompt, Quiet, choose, follow_play, reads_on, take
 from .tournaments import TournamentCalls
 
 if TYPE_CHECKING:
@@ -364,27 +364,14 @@ class ArenaClient:
     ) -> None:
         if seq != state.seq:
             return  # a prompt for a position this client has not caught up with, or has left
-        state.legal = [codec.action_from_pb(a) for a in legal]
+        action = await choose(decide, state, legal, judge)
+        if action is None:
+            return
         try:
-            try:
-                action = await decide(state)
-            except Abstain:
-                return
-            if action not in state.legal and not judge:
-                raise ValueError(f"the bot chose {action}, which is not a legal action")
             await self.submit(ticket, action, seq)
         except grpc.aio.AioRpcError as error:
-            # ABORTED: the server's clock played for the seat meanwhile; FAILED_PRECONDITION:
-            # the match ended meanwhile. Either way, read on. When the server judges
-            # (``judge``), a refused action is its verdict, not a failure of this loop: read
-            # on (the seat is asked again, or its clock plays).
-            read_on = {grpc.StatusCode.ABORTED, grpc.StatusCode.FAILED_PRECONDITION}
-            if judge:
-                read_on.add(grpc.StatusCode.INVALID_ARGUMENT)
-            if error.code() not in read_on:
+            if not reads_on(error.code(), judge):
                 raise
-        finally:
-            state.legal = []
 
 
 def decide_with(bot: Bot) -> Decide:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import grpc
 
@@ -147,11 +147,12 @@ async def send(
     return True
 
 
-async def play_action(
-    decide: Decide, state: SeatState, seq: int, legal: list[pb.Action], judge: bool
-) -> spb.PlayAction | None:
-    """The seat's decision at ``seq`` as a PlayAction with a fresh request id (drawn at
-    random, so that nobody can guess and spend it first), or ``None`` if it abstains."""
+async def choose(
+    decide: Decide, state: SeatState, legal: list[pb.Action], judge: bool
+) -> int | None:
+    """The seat's decision among ``legal``, or ``None`` if it abstains: ``state.legal`` holds
+    the legal actions while ``decide`` thinks. A decision outside them is a ValueError here,
+    unless ``judge`` leaves it to the server."""
     legal_now = [codec.action_from_pb(a) for a in legal]
     state.legal = legal_now
     try:
@@ -162,29 +163,51 @@ async def play_action(
         state.legal = []
     if action not in legal_now and not judge:
         raise ValueError(f"the bot chose {action}, which is not a legal action")
+    return action
+
+
+async def play_action(
+    decide: Decide, state: SeatState, seq: int, legal: list[pb.Action], judge: bool
+) -> spb.PlayAction | None:
+    """The seat's decision at ``seq`` as a PlayAction with a fresh request id (drawn at
+    random, so that nobody can guess and spend it first), or ``None`` if it abstains."""
+    action = await choose(decide, state, legal, judge)
+    if action is None:
+        return None
     return spb.PlayAction(
         action=codec.action_to_pb(action), expected_seq=seq, request_id=secrets.token_hex(16)
     )
 
 
-READ_ON = frozenset(
+CODES: Final = {code.value[0]: code for code in grpc.StatusCode}
+"""Each status code by its number, as an ActionResult carries it."""
+
+
+READ_ON: Final = frozenset(
     {grpc.StatusCode.OK, grpc.StatusCode.ABORTED, grpc.StatusCode.FAILED_PRECONDITION}
 )
-"""Results after which a seat reads on, as after a SubmitAction answer: done, a move the
-clock already played, an ended match."""
+"""What a seat reads on after whoever judges: see :func:`reads_on`."""
+
+
+def reads_on(code: grpc.StatusCode, judge: bool) -> bool:
+    """Whether a seat reads on after its action was answered with ``code``, on either kind of
+    call: OK; ABORTED (the server's clock played for the seat meanwhile); FAILED_PRECONDITION
+    (the match ended meanwhile); and, when the server judges (``judge``), INVALID_ARGUMENT: a
+    refused action is its verdict, logged as the seat's fault, not a failure of this loop (the
+    seat is asked again, or its clock plays)."""
+    return code in READ_ON or (judge and code == grpc.StatusCode.INVALID_ARGUMENT)
 
 
 def judged(result: spb.ActionResult, sent: dict[int, spb.PlayAction], judge: bool) -> None:
-    """Take an action's result: read on after :data:`READ_ON` and, when the server judges
-    (``judge``), after a refused action (its verdict, logged as the seat's fault); any other
-    code is raised, as the unary call would have raised it. An action refused with a code
-    worth retrying (UNAVAILABLE: the server could not tell whether its write stands) stays in
-    ``sent``, so that the next call sends it again with the same request id."""
-    code = next((c for c in grpc.StatusCode if c.value[0] == result.code), grpc.StatusCode.UNKNOWN)
+    """Take an action's result: read on as :func:`reads_on` says; any other code is raised,
+    as the unary call would have raised it. An action refused with a code worth retrying
+    (UNAVAILABLE: the server could not tell whether its write stands) stays in ``sent``, so
+    that the next call sends it again with the same request id."""
+    code = CODES.get(result.code, grpc.StatusCode.UNKNOWN)
     if code not in RETRYABLE:  # else the reopened call sends it again, with its request id
         for seq, act in list(sent.items()):
             if act.request_id == result.request_id:
                 del sent[seq]
-    if code in READ_ON or (judge and code == grpc.StatusCode.INVALID_ARGUMENT):
+    if reads_on(code, judge):
         return
     raise grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), result.message)
