@@ -11,7 +11,7 @@ wrong: :class:`BotGone` (it can no longer be asked) or :class:`IllegalAnswer`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import concurrent.futures
 import os
 import queue
 import threading
@@ -142,31 +142,24 @@ os.register_at_fork(after_in_child=WORKERS.forget_threads)
 
 
 async def in_thread(function: Callable[[SeatState], Any], state: SeatState) -> Any:
-    """Run ``function(state)`` in one of :data:`WORKERS`' daemon threads and await its result."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
+    """Run ``function(state)`` in one of :data:`WORKERS`' daemon threads and await its result.
 
-    def settle(result: Any, error: Exception | None) -> None:
-        if future.done():
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(result)
+    The answer crosses back by :func:`asyncio.wrap_future`, which also copes with a caller
+    that gave up (its future cancelled) or a loop closed before the thread is done."""
+    answer: concurrent.futures.Future[Any] = concurrent.futures.Future()
 
     def work() -> None:
+        if not answer.set_running_or_notify_cancel():
+            return  # cancelled before a thread took it: no need to think at all
         try:
-            result, error = function(state), None
+            answer.set_result(function(state))
         except BaseException as raised:  # SystemExit from a bot is a crash too
-            wrapped = (
+            answer.set_exception(
                 raised if isinstance(raised, Exception) else RuntimeError(describe_error(raised))
             )
-            result, error = None, wrapped
-        with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits for it any more
-            loop.call_soon_threadsafe(settle, result, error)
 
     WORKERS.run(work)
-    return await future
+    return await asyncio.wrap_future(answer)
 
 
 def describe_error(error: BaseException) -> str:
