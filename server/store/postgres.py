@@ -205,10 +205,7 @@ class PostgresStore(EventStore):
     # ------------------------------------------------------------------ notifications
 
     def _insert_events(
-        self,
-        conn: Connection,
-        events: list[StoredEvent],
-        request: tuple[str, int | None] | None,
+        self, conn: Connection, events: list[StoredEvent], request: tuple[str, int | None] | None
     ) -> None:
         """Events, request and notification in one statement: one round trip."""
         match_id, first, last = events[0].match_id, events[0].seq, events[-1].seq

@@ -181,10 +181,7 @@ class StoreThreads(ABC):
         return False
 
     def _insert_events(
-        self,
-        conn: Connection,
-        events: list[StoredEvent],
-        request: tuple[str, int | None] | None,
+        self, conn: Connection, events: list[StoredEvent], request: tuple[str, int | None] | None
     ) -> None:
         """Write ``events`` (and the ``(request_id, seat)`` that caused them). A store shared
         between processes also tells the others, at commit, where the match's log ends."""
