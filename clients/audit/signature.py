@@ -49,6 +49,9 @@ class BadKey(ValueError):
 
 @dataclass(frozen=True)
 class TrustedKey:
+    """A public key the auditor was given (never one a log or its server offered), with the
+    id a checkpoint names its signer by."""
+
     key_id: str
     public_key: bytes
 

@@ -27,6 +27,8 @@ INFO_FIELD: Final = "tournament_info_pb"
 
 @dataclass(frozen=True)
 class ResultsFile:
+    """A results file, checked for form: the tournament, its server, its logs' pins."""
+
     path: Path
     tournament_id: str
     server: str

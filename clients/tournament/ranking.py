@@ -9,7 +9,7 @@ rules, and :class:`BotStanding` is the rules' row with that detail beside it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from cardarena.competition import Played, Standing, standings
 
@@ -45,21 +45,16 @@ def rank(result: TournamentResult) -> list[BotStanding]:
     finished = [played(m) for m in result.matches if m.ok]
     kinds = {bot: merge(_faults_of(result, bot)) for bot in result.bots}
     return [
-        BotStanding(
-            entrant=row.entrant,
-            matches=row.matches,
-            groups=row.groups,
-            mean=row.mean,
-            ci_low=row.ci_low,
-            ci_high=row.ci_high,
-            wins=row.wins,
-            faults=kinds[row.entrant].total,
-            forfeits=row.forfeits,
-            rating=row.rating,
-            fault_kinds=kinds[row.entrant],
-        )
+        _with_kinds(row, kinds[row.entrant])
         for row in standings(finished, result.bots, lowest_wins=result.lowest_wins)
     ]
+
+
+def _with_kinds(row: Standing, kinds: Faults) -> BotStanding:
+    """The rules' row with the runner's detail: its faults are all of them, the failed
+    matches' too, and their kinds."""
+    rules = {f.name: getattr(row, f.name) for f in fields(row)}
+    return BotStanding(**(rules | {"faults": kinds.total}), fault_kinds=kinds)
 
 
 def _faults_of(result: TournamentResult, bot: str) -> list[Faults]:

@@ -20,6 +20,8 @@ from .threads import StoreThreads
 
 @dataclass(frozen=True, slots=True)
 class PublicKeyRecord:
+    """A public key some replica signed with, from ``created_ms`` on (kept for ever)."""
+
     key_id: str
     public_key: bytes
     created_ms: int
@@ -27,6 +29,8 @@ class PublicKeyRecord:
 
 @dataclass(frozen=True, slots=True)
 class CheckpointRecord:
+    """An ended match's signed checkpoint: key ``key_id`` signed its last seq and hash."""
+
     match_id: str
     last_seq: int
     last_hash: bytes

@@ -30,6 +30,9 @@ class Sprt:
 
 @dataclass(frozen=True)
 class TournamentSpec:
+    """A tournament as it was asked for and checked: the game, the entrants, the schedule
+    and the rules of faults and stopping."""
+
     name: str
     game: str
     players: int
