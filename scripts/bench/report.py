@@ -93,6 +93,13 @@ def print_per_run(label: str, results: Sequence[RunResult]) -> None:
 Row = tuple[str, str, int]
 """A row of a report's table: its label, the RunResult field it shows, its decimals."""
 
+
+def latency_rows(latency: str) -> list[Row]:
+    """Percentiles (and the worst) of the latency a table names ``latency``."""
+    percentiles = [(f"{latency} p{p} (ms)", f"p{p}_ms", 2) for p in (50, 90, 99)]
+    return [*percentiles, (f"{latency} max (ms)", "max_ms", 1)]
+
+
 SERVER_COST_ROWS: list[Row] = [
     ("in the server: action mean (ms)", "server_action_ms", 2),
     ("in the server: commit mean (ms)", "commit_ms", 2),
@@ -109,10 +116,7 @@ CPU_ROWS: list[Row] = [
 
 ROWS: list[Row] = [
     ("player actions/s", "actions_per_s", 0),
-    ("action latency p50 (ms)", "p50_ms", 2),
-    ("action latency p90 (ms)", "p90_ms", 2),
-    ("action latency p99 (ms)", "p99_ms", 2),
-    ("action latency max (ms)", "max_ms", 1),
+    *latency_rows("action latency"),
     *SERVER_COST_ROWS,
     ("stream messages per action per seat", "messages_per_action", 2),
     ("matches completed", "completed", 0),
