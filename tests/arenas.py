@@ -46,9 +46,21 @@ async def seated_on_sqlite(
     ``Arena.create``), every seat taken: its store and the match, for a test of the hosting
     layer alone."""
     async with SqliteStore(path) as store:
-        hosted = await Arena(store).create(game, players, options, **create)
-        await seat_everyone(hosted)
-        yield store, hosted
+        yield store, await seated(Arena(store), game, players, options, **create)
+
+
+async def seated(
+    arena: Arena,
+    game: str = "triathlon",
+    players: int = 3,
+    options: Mapping[str, Any] | None = None,
+    **create: Any,
+) -> HostedMatch:
+    """A match created on ``arena`` (``create``: the keywords of ``Arena.create``), every seat
+    taken."""
+    hosted = await arena.create(game, players, options, **create)
+    await seat_everyone(hosted)
+    return hosted
 
 
 async def seat_everyone(hosted: HostedMatch) -> None:

@@ -15,7 +15,7 @@ from cardarena.server.hosting import Arena, HostedMatch
 from cardarena.server.hosting.replication import Replicas
 from cardarena.server.store import Fence, LeaseLost, MatchRecord, StoreError
 from cardarena.server.store.postgres import PostgresStore
-from tests.arenas import LAPSED, A, B, act, seat_everyone, with_two_arenas
+from tests.arenas import LAPSED, A, B, act, seated, with_two_arenas
 from tests.stores import POSTGRES_URL, make_store, postgres_schema
 from tests.waiting import eventually
 
@@ -30,8 +30,7 @@ def replicas(arena: Arena) -> Replicas:
 
 def test_the_owner_writes_others_forward_and_a_lapsed_lease_moves() -> None:
     async def body(a: Arena, b: Arena) -> None:
-        mine = await a.create("triathlon", 3, {})
-        await seat_everyone(mine)
+        mine = await seated(a)
         await act(mine)
         assert await b.writer_of(mine.match_id) == A.address  # B forwards to A
         followed = await b.get(mine.match_id)
@@ -82,8 +81,7 @@ def test_a_match_played_out_but_not_marked_ended_is_ended_by_the_taker(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     async def body(a: Arena, b: Arena) -> None:
-        hosted = await a.create("triathlon", 3, {})
-        await seat_everyone(hosted)
+        hosted = await seated(a)
 
         async def dies_first(*args: object, **kwargs: object) -> None:
             raise LeaseLost(hosted.match_id)
@@ -106,8 +104,7 @@ def test_an_append_while_a_follower_loads_is_not_missed(monkeypatch: pytest.Monk
     the notification finds nobody): the follower still ends up at the owner's seq."""
 
     async def body(a: Arena, b: Arena) -> None:
-        mine = await a.create("triathlon", 3, {})
-        await seat_everyone(mine)
+        mine = await seated(a)
         real_read = b.store.read_events
         interfered = False
 
@@ -194,8 +191,7 @@ def test_a_take_over_waits_for_the_old_owners_append_in_flight() -> None:
 
 def test_a_fenced_off_owner_streams_what_the_new_owner_wrote_without_a_gap() -> None:
     async def body(a: Arena, b: Arena) -> None:
-        mine = await a.create("triathlon", 3, {})
-        await seat_everyone(mine)
+        mine = await seated(a)
         watcher = mine.readers.subscribe(None)
         drain_event_seqs(watcher.queue)
         seen = mine.last_seq
@@ -217,8 +213,7 @@ def test_a_follower_retries_a_catch_up_the_store_refused(monkeypatch: pytest.Mon
     follower), so a catch-up that fails is retried until it succeeds."""
 
     async def body(a: Arena, b: Arena) -> None:
-        mine = await a.create("triathlon", 3, {})
-        await seat_everyone(mine)
+        mine = await seated(a)
         followed = await b.get(mine.match_id)
         await act(mine)
         real_read = b.store.read_events
@@ -241,8 +236,7 @@ def test_a_follower_retries_a_catch_up_the_store_refused(monkeypatch: pytest.Mon
 
 def test_a_follower_tells_its_readers_the_move_deadline() -> None:
     async def body(a: Arena, b: Arena) -> None:
-        mine = await a.create("triathlon", 3, {}, move_ms=60_000)
-        await seat_everyone(mine)
+        mine = await seated(a, move_ms=60_000)
         followed = await b.get(mine.match_id)
         await act(mine)
         await followed.catch_up()

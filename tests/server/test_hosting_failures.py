@@ -14,14 +14,8 @@ from cardarena.server.hosting import Arena, HostedMatch
 from cardarena.server.hosting import arena as arena_module
 from cardarena.server.store import SqliteStore, StoreError
 
-from ..arenas import hold_appends, seat_everyone, seated_on_sqlite
+from ..arenas import hold_appends, seated, seated_on_sqlite
 from ..helpers import drain_event_seqs
-
-
-async def seated_triathlon(arena: Arena) -> HostedMatch:
-    hosted = await arena.create("triathlon", 3, {})
-    await seat_everyone(hosted)
-    return hosted
 
 
 def test_a_submit_cancelled_during_its_write_still_lands_whole(tmp_path: Path) -> None:
@@ -100,7 +94,7 @@ def test_ended_matches_leave_memory_beyond_a_bound_and_come_back_on_demand(
             arena = Arena(store)
             played: list[HostedMatch] = []
             for _ in range(4):
-                hosted = await seated_triathlon(arena)
+                hosted = await seated(arena)
                 if not played:
                     reader = hosted.readers.subscribe(None)  # the first one is still being read
                 while not hosted.ended:

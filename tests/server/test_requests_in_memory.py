@@ -19,7 +19,7 @@ from cardarena.server.errors import RequestReused, Stale
 from cardarena.server.hosting import Arena, HostedMatch
 from cardarena.server.hosting.recent import RECENT_PER_SEAT
 from cardarena.server.store import EventStore, SqliteStore
-from tests.arenas import LAPSED, A, B, seat_everyone, with_two_arenas
+from tests.arenas import LAPSED, A, B, seat_everyone, seated, with_two_arenas
 
 READS = ("read_events", "request_result", "request_results", "get_seats", "get_match")
 
@@ -95,8 +95,7 @@ def test_a_match_taken_over_answers_the_dead_owners_requests_from_memory(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     async def body(a: Arena, b: Arena) -> None:
-        mine = await a.create("triathlon", 3, {})
-        await seat_everyone(mine)
+        mine = await seated(a)
         before = [await act(mine, f"r{i}") for i in range(4)]
         await a.store.renew_leases(LAPSED)
         taken = await b.writer_of(mine.match_id)
