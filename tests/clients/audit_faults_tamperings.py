@@ -5,6 +5,8 @@ again or without a policy; refusals and disconnects where the rules allow none; 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
@@ -24,9 +26,18 @@ from .audit_faults_support import (
 )
 
 
-def _marked(log: Log, seq: int, *, forfeited: bool) -> spb.GetMatchLogResponse:
-    """The log with its TimedOut at ``seq`` marked forfeited, or not, and re-signed."""
-    return changed(log, seq, lambda e: setattr(e.timed_out, "forfeited", forfeited))
+def _marked(log: Log, at: int, *, forfeited: bool, check: str, reason: str) -> Tampered:
+    """The log with its TimedOut at ``at`` marked forfeited, or not, and re-signed: ``check``
+    must fail there, saying ``reason``."""
+    out = changed(log, at, lambda e: setattr(e.timed_out, "forfeited", forfeited))
+    return out, check, at, reason
+
+
+def _info_changed(log: Log, change: Callable[[spb.MatchInfo], object]) -> spb.GetMatchLogResponse:
+    """The log, re-signed as it is, with its MatchInfo changed."""
+    out = forge(log, log.events())
+    change(out.match)
+    return out
 
 
 @tampering("a forfeit dropped after the time-out that brought it")
@@ -81,16 +92,16 @@ def _no_policy(logs: dict[str, Log]) -> Tampered:
 def _forfeited_timeout(logs: dict[str, Log]) -> Tampered:
     log = logs["clocked"]
     (at,) = log.seqs("timed_out", _timeout(0, forfeited=False))
-    out = _marked(log, at, forfeited=True)
-    return out, "faults", at, "seat 0's time-out is marked forfeited"
+    return _marked(
+        log, at, forfeited=True, check="faults", reason="seat 0's time-out is marked forfeited"
+    )
 
 
 @tampering("a forfeited seat's time-out counted as a fault")
 def _counted_timeout(logs: dict[str, Log]) -> Tampered:
     log = logs["clocked"]
     at = log.seqs("timed_out", _timeout(1, forfeited=True))[0]
-    out = _marked(log, at, forfeited=False)
-    return out, "faults", at, "seat 1 forfeited at seq"
+    return _marked(log, at, forfeited=False, check="faults", reason="seat 1 forfeited at seq")
 
 
 @tampering("a forfeited seat acting without the server")
@@ -104,8 +115,9 @@ def _unplayed(logs: dict[str, Log]) -> Tampered:
 def _clockless_timeout(logs: dict[str, Log]) -> Tampered:
     log = logs["clockless"]
     at = log.seqs("timed_out")[0]
-    out = _marked(log, at, forfeited=False)
-    return out, "server", at, "a time-out in a match without a clock"
+    return _marked(
+        log, at, forfeited=False, check="server", reason="a time-out in a match without a clock"
+    )
 
 
 @tampering("a refused action that was legal")
@@ -193,32 +205,26 @@ def _fault_after_forfeit(logs: dict[str, Log]) -> Tampered:
 @tampering("MatchInfo: another fault count")
 def _info_faults(logs: dict[str, Log]) -> Tampered:
     log = logs["clocked"]
-    out = forge(log, log.events())
-    out.match.seats[2].faults = 0
     (at,) = log.seqs("seat_faulted", _disconnect(2))
+    out = _info_changed(log, lambda info: setattr(info.seats[2], "faults", 0))
     return out, "faults", at, "MatchInfo.seats[2].faults is 0, the log says 1"
 
 
 @tampering("MatchInfo: a forfeit the log does not have")
 def _info_forfeited(logs: dict[str, Log]) -> Tampered:
-    log = logs["clocked"]
-    out = forge(log, log.events())
-    out.match.seats[0].forfeited = True
+    out = _info_changed(logs["clocked"], lambda info: setattr(info.seats[0], "forfeited", True))
     return out, "faults", None, "MatchInfo.seats[0].forfeited is True, the log says False"
 
 
 @tampering("MatchInfo: no forfeit where the log has one")
 def _info_not_forfeited(logs: dict[str, Log]) -> Tampered:
     log = logs["clocked"]
-    out = forge(log, log.events())
-    out.match.seats[1].forfeited = False
     (at,) = log.seqs("seat_forfeited")
+    out = _info_changed(log, lambda info: setattr(info.seats[1], "forfeited", False))
     return out, "faults", at, f"the log says True (SeatForfeited at seq {at})"
 
 
 @tampering("MatchInfo: another tournament")
 def _info_tournament(logs: dict[str, Log]) -> Tampered:
-    log = logs["clocked"]
-    out = forge(log, log.events())
-    out.match.tournament_id = "t2"
+    out = _info_changed(logs["clocked"], lambda info: setattr(info, "tournament_id", "t2"))
     return out, "start", 1, "MatchInfo.tournament_id is 't2', the log says 't1'"

@@ -4,6 +4,8 @@ tricks, scores, totals and winners, time-outs, round kinds and trump, each game'
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from cardarena.engine import AUDITOR, view
 from cardarena.engine.match import action_of
 from cardarena.v1 import codec
@@ -21,6 +23,25 @@ from .audit_support import (
     mutation,
     positions,
 )
+
+
+def _next_seat(kind: str) -> Callable[[pb.Event], None]:
+    """The change of an event of ``kind`` to the next seat of four."""
+
+    def change(event: pb.Event) -> None:
+        part = getattr(event, kind)
+        part.seat = (part.seat + 1) % 4
+
+    return change
+
+
+def _numerator(kind: str, scores: str, seat: int, numerator: int) -> Callable[[pb.Event], None]:
+    """The change of ``seat``'s score in the list ``scores`` of an event of ``kind``."""
+
+    def change(event: pb.Event) -> None:
+        getattr(getattr(event, kind), scores)[seat].numerator = numerator
+
+    return change
 
 
 @mutation("re-signed: append a play after the reveal")
@@ -57,30 +78,22 @@ def _other_legal_card() -> Expected:
 
 @mutation("re-signed: a trick winner")
 def _trick_winner() -> Expected:
-    return edit_nth(
-        "trick_won", 3, lambda e: setattr(e.trick_won, "seat", (e.trick_won.seat + 1) % 4), "replay"
-    )
+    return edit_nth("trick_won", 3, _next_seat("trick_won"), "replay")
 
 
 @mutation("re-signed: a round score")
 def _round_score() -> Expected:
-    return edit_nth(
-        "round_scored", 1, lambda e: setattr(e.round_scored.scores[0], "numerator", 99), "replay"
-    )
+    return edit_nth("round_scored", 1, _numerator("round_scored", "scores", 0, 99), "replay")
 
 
 @mutation("re-signed: a running total")
 def _running_total() -> Expected:
-    return edit_nth(
-        "round_scored", 2, lambda e: setattr(e.round_scored.totals[1], "numerator", -7), "replay"
-    )
+    return edit_nth("round_scored", 2, _numerator("round_scored", "totals", 1, -7), "replay")
 
 
 @mutation("re-signed: a final total")
 def _final_total() -> Expected:
-    return edit_nth(
-        "match_ended", 0, lambda e: setattr(e.match_ended.totals[2], "numerator", 0), "replay"
-    )
+    return edit_nth("match_ended", 0, _numerator("match_ended", "totals", 2, 0), "replay")
 
 
 @mutation("re-signed: the winners")
@@ -107,6 +120,11 @@ def _info_winners() -> Expected:
     return out, "result", b.seqs("match_ended")[0]
 
 
+@mutation("re-signed: a time-out of the wrong seat")
+def _timeout_seat() -> Expected:
+    return edit_nth("timed_out", 0, _next_seat("timed_out"), "server")
+
+
 @mutation("re-signed: a time-out before a choice that is not the default")
 def _timeout_not_default() -> Expected:
     b = hexa()
@@ -119,13 +137,6 @@ def _timeout_not_default() -> Expected:
             events.insert(k - 1, pb.Event(timed_out=pb.TimedOut(seat=chosen[0])))
             return forge(b, events), "server", k + 1
     raise AssertionError("every choice was the default")
-
-
-@mutation("re-signed: a time-out of the wrong seat")
-def _timeout_seat() -> Expected:
-    return edit_nth(
-        "timed_out", 0, lambda e: setattr(e.timed_out, "seat", (e.timed_out.seat + 1) % 4), "server"
-    )
 
 
 @mutation("re-signed: a time-out in a match without a clock")
@@ -164,11 +175,7 @@ def _trump_draw() -> Expected:
 def _dead_cards() -> Expected:
     b = base("crazy_sixes", 4)
     k = b.seqs("cards_dead")[0]
-    return (
-        edit(b, k, lambda e: setattr(e.cards_dead, "seat", (e.cards_dead.seat + 1) % 4)),
-        "replay",
-        k,
-    )
+    return edit(b, k, _next_seat("cards_dead")), "replay", k
 
 
 @mutation("re-signed: a Crazy Sixes play")
