@@ -4,16 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from cardarena.clients.bots import (
-    Bot,
-    MonteCarloBot,
-    RandomBot,
-    RuleBot,
-    SeatState,
-    load_bot,
-    play_local,
-)
+from cardarena.clients.bots import Bot, MonteCarloBot, RandomBot, SeatState, load_bot, play_local
 from cardarena.clients.bots.rules_bot import (
+    RuleBot,
     auction_action,
     fan_tan_choice,
     sixes_choice,

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import grpc
-from google.protobuf import struct_pb2
 
 from cardarena.server.app import ServeConfig, Server
 from cardarena.server.hosting import HostedMatch
@@ -131,13 +130,11 @@ async def create_table(
     ``seat_all``; each seat's token is chosen here."""
     if options is None:
         options = {"max_deals": 1} if game == "triathlon" else {}
-    struct = struct_pb2.Struct()
-    struct.update(options)
     seed = secrets.token_bytes(32) if seed is None else seed
     request = spb.CreateMatchRequest(
         game=game,
         players=players,
-        options=struct,
+        options=codec.struct_of(options),
         seed=seed,
         time_control=spb.TimeControl(move_ms=move_ms),
     )
