@@ -136,19 +136,19 @@ def log_from_engine(
     ]
     info = spb.MatchInfo(
         match_id=match_id,
+        created_unix_ms=created_unix_ms,
+        time_control=spb.TimeControl(move_ms=move_ms),
         game=started.game,
         players=started.players,
         options=started.options,
-        status=spb.MATCH_STATUS_ENDED,
-        seats=seats,
-        created_unix_ms=created_unix_ms,
         seed_commitment=started.seed_commitment,
         last_seq=len(entries),
-        time_control=spb.TimeControl(move_ms=move_ms),
+        last_hash=entries[-1].hash,
+        status=spb.MATCH_STATUS_ENDED,
+        seats=seats,
         totals=[codec.score_to_pb(t) for t in match.totals],
         winners=list(match.winners),
-        seed=seed,
-        last_hash=entries[-1].hash,
         cancelled=cancelled is not None,
+        seed=seed,
     )
     return spb.GetMatchLogResponse(match=info, entries=entries, seed=seed)
