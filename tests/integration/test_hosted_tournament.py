@@ -198,14 +198,14 @@ def test_a_duplicate_groups_seed_stays_secret_until_its_last_rotation_ends(
             return state.legal[0]
 
     second_match: list[str] = [""]
+    bots: dict[str, Callable[[], Bot]] = {
+        "a": HeldInTheSecondMatch,
+        "b": FirstLegal,
+        "c": FirstLegal,
+    }
 
     async def scenario() -> None:
         async with ArenaClient(server.address) as client:
-            bots: dict[str, Callable[[], Bot]] = {
-                "a": HeldInTheSecondMatch,
-                "b": FirstLegal,
-                "c": FirstLegal,
-            }
             created = await create(
                 client, bots, deals=1, move_ms=60_000, concurrency=1, creator_secret=CREATOR
             )
