@@ -72,6 +72,28 @@ def with_tournaments(
     return run(framed(), seconds)
 
 
+Scenario = Callable[
+    [Server, "TournamentServiceAsyncStub", "MatchServiceAsyncStub"], Awaitable[None]
+]
+
+
+def tournament_test(
+    seconds: float = 30.0, *, access: Access | None = None
+) -> Callable[[Scenario], Callable[[Path], None]]:
+    """The test that is ``scenario`` alone: run by :func:`with_tournaments` (``seconds``,
+    ``access``) in the test's ``data_dir``, under the scenario's name and docstring."""
+
+    def test(scenario: Scenario) -> Callable[[Path], None]:
+        def framed(data_dir: Path) -> None:
+            with_tournaments(data_dir, scenario, seconds, access=access)
+
+        framed.__name__ = framed.__qualname__ = getattr(scenario, "__name__", "scenario")
+        framed.__doc__ = scenario.__doc__
+        return framed
+
+    return test
+
+
 def create_request(
     names: Sequence[str] = ("a", "b", "c"),
     *,
