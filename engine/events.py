@@ -9,6 +9,9 @@ A match log is the sequence of these events. Three sources produce them:
   voluntary; trick winners, dead cards, scores, the end). On replay these are recomputed and
   must match the record.
 
+An event's ``source`` says which, from its base (:class:`ChanceEvent`, :class:`ActionEvent`,
+:class:`DerivedEvent`); a :class:`Passed` is the one event whose source depends on a field.
+
 Hands travel as :class:`~cardarena.engine.cards.CardSet`; a view for a seat or a spectator
 replaces the hands it may not see with ``None`` (see :mod:`views`).
 """
@@ -26,27 +29,50 @@ Score = int | Fraction
 """Scores are whole numbers, except where Crazy Sixes shares a pool exactly."""
 
 
+class ChanceEvent:
+    """An event of chance: the deal or a random draw (a replay reads it off the log)."""
+
+    __slots__ = ()
+    source: ClassVar[Source] = "chance"
+
+
+class ActionEvent:
+    """An event a seat chose (a replay applies it as the seat's action)."""
+
+    __slots__ = ()
+    source: ClassVar[Source] = "action"
+
+
+class DerivedEvent:
+    """An event the rules make of the others: a replay recomputes it and checks the record."""
+
+    __slots__ = ()
+    source: ClassVar[Source] = "derived"
+
+
 @dataclass(frozen=True, slots=True)
-class MatchStarted:
-    """The match's identity: game, player count, fully normalised options, seed commitment."""
+class MatchStarted(DerivedEvent):
+    """The match's identity: game, player count, fully normalised options, seed commitment.
+
+    The first event of every log; ``commitment`` is the seed's hash, published at creation and
+    checked against the seed at the end (:func:`~cardarena.engine.fairdeal.commitment`).
+    """
 
     game: str
     players: int
     options: Any
     commitment: str
-    source: ClassVar[Source] = "derived"
 
 
 @dataclass(frozen=True, slots=True)
-class DealerDrawn:
+class DealerDrawn(ChanceEvent):
     """The first dealer, drawn with label ``dealer`` when ``first_dealer`` is ``"random"``."""
 
     seat: int
-    source: ClassVar[Source] = "chance"
 
 
 @dataclass(frozen=True, slots=True)
-class RoundStarted:
+class RoundStarted(DerivedEvent):
     """Round (deal, hand) ``round`` begins; ``trump`` is set here only when it is fixed.
 
     ``voluntary_pass`` says whether a seat may pass while able to play (Fan Tan option).
@@ -58,47 +84,52 @@ class RoundStarted:
     trump: int | None
     multiplier: int
     voluntary_pass: bool
-    source: ClassVar[Source] = "derived"
 
 
 @dataclass(frozen=True, slots=True)
-class TrumpDrawn:
-    """A random trump suit, drawn with label ``trump/<round>``."""
+class TrumpDrawn(ChanceEvent):
+    """A random trump suit for round ``round``, drawn with label ``trump/<round>`` before its
+    deal (a round whose trump is drawn, not fixed: its ``RoundStarted.trump`` is ``None``)."""
 
     round: int
     suit: int
-    source: ClassVar[Source] = "chance"
 
 
 @dataclass(frozen=True, slots=True)
-class Dealt:
-    """The hands of round ``round``, shuffled with label ``deal/<round>``."""
+class Dealt(ChanceEvent):
+    """The hands of round ``round``, shuffled with label ``deal/<round>``.
+
+    ``hand_sizes`` are public; in a view, each hand the viewer may not see is ``None``.
+    """
 
     round: int
     hands: tuple[CardSet | None, ...]
     hand_sizes: tuple[int, ...]
-    source: ClassVar[Source] = "chance"
 
 
 @dataclass(frozen=True, slots=True)
-class SuitExcluded:
+class SuitExcluded(ActionEvent):
+    """Triathlon's trump choice: ``seat`` (D+1, then D+2) names ``suit`` as not trump."""
+
     seat: int
     suit: int
-    source: ClassVar[Source] = "action"
 
 
 @dataclass(frozen=True, slots=True)
-class TrumpChosen:
+class TrumpChosen(ActionEvent):
+    """Triathlon's trump choice, its last step: the dealer (``seat``) makes ``suit`` trump,
+    one of the two suits nobody excluded."""
+
     seat: int
     suit: int
-    source: ClassVar[Source] = "action"
 
 
 @dataclass(frozen=True, slots=True)
-class CardPlayed:
+class CardPlayed(ActionEvent):
+    """``seat`` puts ``card`` down: into the trick, or onto the layout (Fan Tan, Crazy Sixes)."""
+
     seat: int
     card: int
-    source: ClassVar[Source] = "action"
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,47 +153,52 @@ class Passed:
 
 
 @dataclass(frozen=True, slots=True)
-class TrickWon:
-    """Trick number ``trick`` (0-based) with its ``cards`` in play order, led by ``leader``."""
+class TrickWon(DerivedEvent):
+    """Trick number ``trick`` (0-based) with its ``cards`` in play order, led by ``leader``
+    and won by ``seat``."""
 
     trick: int
     leader: int
     cards: tuple[int, ...]
     seat: int
-    source: ClassVar[Source] = "derived"
 
 
 @dataclass(frozen=True, slots=True)
-class CardsDead:
-    """Crazy Sixes: cards that can never be played, laid face up in ``seat``'s dead pile."""
+class CardsDead(DerivedEvent):
+    """Crazy Sixes: cards that can never be played, laid face up in ``seat``'s dead pile.
+
+    A card is dead once the table holds cards of its suit on both sides of it; each holder's
+    newly dead cards are one event, after the card that killed them."""
 
     seat: int
     cards: CardSet
-    source: ClassVar[Source] = "derived"
 
 
 @dataclass(frozen=True, slots=True)
-class FeatsEarned:
+class FeatsEarned(DerivedEvent):
     """Triathlon: the feats (``multiple``, ``last``, ``middle``) each seat earned this deal."""
 
     round: int
     feats: tuple[tuple[str, ...], ...]
-    source: ClassVar[Source] = "derived"
 
 
 @dataclass(frozen=True, slots=True)
-class RoundScored:
+class RoundScored(DerivedEvent):
+    """Round ``round`` is over: each seat's ``scores`` for it (its multiplier applied) and its
+    ``totals`` so far."""
+
     round: int
     scores: tuple[Score, ...]
     totals: tuple[Score, ...]
-    source: ClassVar[Source] = "derived"
 
 
 @dataclass(frozen=True, slots=True)
-class MatchEnded:
+class MatchEnded(DerivedEvent):
+    """The last event: the final ``totals`` and the ``winners``, every seat tied on the best
+    total."""
+
     totals: tuple[Score, ...]
     winners: tuple[int, ...]
-    source: ClassVar[Source] = "derived"
 
 
 Event = (
