@@ -3,8 +3,10 @@
 Each round type is data: a trick-round scorer with what it scores and whether it has a trump
 option (:class:`TrickType`), or Fan Tan (:class:`FanTanType`), plus its options. Both kinds
 of type answer the same two hooks, ``traits`` (the round as every seat may know it) and
-``build`` (the round core), so the schedule never asks which type a round is. A preset is a
-round list plus per-type defaults; every option of RULES.md §1.6 is in the schema below.
+``build`` (from the player count and the round's options, the builder of the round core that
+the deal's hands, dealer and trump complete: a :data:`~.schedule.RoundBuilder`), so the
+schedule never asks which type a round is. A preset is a round list plus per-type defaults;
+every option of RULES.md §1.6 is in the schema below.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from .options import (
     Spec,
     TaggedSpec,
 )
-from .schedule import GameSpec, Round, RoundPlan, multiplied
+from .schedule import GameSpec, Round, RoundBuilder, RoundPlan, multiplied
 from .traits import RoundTraits, TrickScoring, Trump
 from .tricks import NO_TRUMP, TrickRound
 
@@ -149,21 +151,15 @@ class TrickType:
                 trump, suit = Trump.FIXED, FRENCH_SUIT_CODES.index(fixed)
         return RoundTraits(kind, trick_deck(players), None, trump, suit, self.scoring(points))
 
-    def build(
-        self,
-        players: int,
-        params: Mapping[str, Any],
-        hands: tuple[int, ...],
-        dealer: int,
-        trump: int,
-    ) -> Round:
-        return TrickRound(
-            players,
-            hands,
-            dealer,
-            partial(_score_with, self.scorer, params),
-            trump=trump if trump >= 0 else NO_TRUMP,
-        )
+    def build(self, players: int, params: Mapping[str, Any]) -> RoundBuilder:
+        score = partial(_score_with, self.scorer, params)
+
+        def trick_round(hands: tuple[int, ...], dealer: int, trump: int) -> Round:
+            return TrickRound(
+                players, hands, dealer, score, trump=trump if trump >= 0 else NO_TRUMP
+            )
+
+        return trick_round
 
 
 @dataclass(frozen=True)
@@ -173,22 +169,18 @@ class FanTanType:
     def traits(self, kind: str, params: Mapping[str, Any], players: int) -> RoundTraits:
         return _fan_tan_traits(kind, params["openers"] == "six_and_seven", params["voluntary_pass"])
 
-    def build(
-        self,
-        players: int,
-        params: Mapping[str, Any],
-        hands: tuple[int, ...],
-        dealer: int,
-        trump: int,
-    ) -> Round:
-        return FanTanRound(
-            players,
-            hands,
-            dealer,
-            openers=params["openers"],
-            voluntary_pass=params["voluntary_pass"],
-            winner_scores_zero=params["winner_scores_zero"],
-        )
+    def build(self, players: int, params: Mapping[str, Any]) -> RoundBuilder:
+        def fan_tan_round(hands: tuple[int, ...], dealer: int, _trump: int) -> Round:
+            return FanTanRound(
+                players,
+                hands,
+                dealer,
+                openers=params["openers"],
+                voluntary_pass=params["voluntary_pass"],
+                winner_scores_zero=params["winner_scores_zero"],
+            )
+
+        return fan_tan_round
 
 
 @cache
@@ -381,7 +373,7 @@ class NorwegianSchedule:
         if index >= len(self.rounds):
             return None
         params = self.rounds[index]
-        build = partial(KINDS[params["type"]].build, self.players, params)
+        build = KINDS[params["type"]].build(self.players, params)
         return RoundPlan(self.traits[index], build, params["multiplier"])
 
     def score(
