@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from .actions import PASS
 from .cards import HEARTS, SUIT_MASKS, CardSet, french
-from .events import CARD_PLAYED, PASSED, Event, Score, check_players
+from .events import CARD_PLAYED, PASSED, Event, Score
 from .traits import Layout, LayoutRound
 
 SEVEN_OF_HEARTS = french(HEARTS, 7)
@@ -128,17 +128,10 @@ class FanTanRound(LayoutRound):
     __slots__ = (
         "consecutive_passes",
         "dealer",
-        "finished",
         "first_play",
-        "hands",
-        "high",
         "legal",
-        "low",
         "passes",
-        "playable",
-        "players",
         "six_and_seven",
-        "table_mask",
         "to_act",
         "voluntary_pass",
         "went_out",
@@ -155,23 +148,20 @@ class FanTanRound(LayoutRound):
         voluntary_pass: bool,
         winner_scores_zero: bool,
     ) -> None:
-        self.players = check_players(players)
-        self.hands = list(hands)
+        six_and_seven = openers == "six_and_seven"
+        self._lay_out(
+            players,
+            hands,
+            sum(suit_playable(suit, 0, 0, six_and_seven=six_and_seven) for suit in range(4)),
+        )
         self.dealer = dealer
-        self.six_and_seven = openers == "six_and_seven"
+        self.six_and_seven = six_and_seven
         self.voluntary_pass = voluntary_pass
         self.winner_scores_zero = winner_scores_zero
-        self.low = [0, 0, 0, 0]
-        self.high = [0, 0, 0, 0]
         self.passes = [0] * players
-        self.playable = sum(
-            suit_playable(suit, 0, 0, six_and_seven=self.six_and_seven) for suit in range(4)
-        )
-        self.table_mask = 0
         self.first_play = True
         self.consecutive_passes = 0
         self.went_out: int | None = None
-        self.finished = False
         self.to_act: int | None = next(
             s for s in range(players) if self.hands[s] >> SEVEN_OF_HEARTS & 1
         )

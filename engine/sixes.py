@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Final
 
 from .actions import PASS
 from .cards import OROS, SPANISH_BASE, SUIT_MASKS, CardSet, spanish
-from .events import CARD_PLAYED, PASSED, Event, cards_dead, check_players
+from .events import CARD_PLAYED, PASSED, Event, cards_dead
 from .exact import fraction
 from .traits import Layout, LayoutRound
 
@@ -110,19 +110,12 @@ class SixesHand(LayoutRound):
     __slots__ = (
         "dead",
         "deck_mask",
-        "finished",
-        "hands",
-        "high",
         "legal",
-        "low",
         "must_open_oros",
         "placed",
-        "playable",
-        "players",
         "pool",
         "split",
         "starter",
-        "table_mask",
         "to_act",
     )
 
@@ -136,18 +129,12 @@ class SixesHand(LayoutRound):
         split: str,
         pool: str,
     ) -> None:
-        self.players = check_players(players)
-        self.hands = list(hands)
+        self._lay_out(players, hands, SIXES)
         self.deck_mask = deck_mask
         self.split = split
         self.pool = pool
-        self.low = [0, 0, 0, 0]
-        self.high = [0, 0, 0, 0]
         self.dead = [0] * players
         self.placed = [0] * players
-        self.playable = SIXES
-        self.table_mask = 0
-        self.finished = False
         self.must_open_oros = starter is None
         if starter is None:
             starter = next(s for s in range(players) if self.hands[s] >> SIX_OF_OROS & 1)

@@ -23,6 +23,7 @@ from typing import ClassVar, NamedTuple, Protocol
 
 from .cards import Card, card_code
 from .decks import deck_mask
+from .events import check_players
 from .tricks import TrickInference
 
 ALL_CARDS = 55
@@ -122,16 +123,35 @@ class LayoutInference:
 
 class LayoutRound:
     """What the two cores played onto a :class:`Layout` share (a Fan Tan round, a hand of
-    Crazy Sixes): the legal mask ``legal``, kept current by every change, and no legal list
-    of their own; actions taken as they are given."""
+    Crazy Sixes): the seats, the hands and the table (each suit's ends, what may go down),
+    laid out empty by :meth:`_lay_out`; the legal mask ``legal``, kept current by every
+    change, and no legal list of their own; actions taken as they are given."""
 
-    __slots__ = ()
+    __slots__ = ("finished", "hands", "high", "low", "playable", "players", "table_mask")
 
     legal_cards: tuple[int, ...] | None = None
     """This round keeps no legal list of its own: ``Match`` derives it from ``legal``."""
+    players: int
     hands: list[int]
+    low: list[int]
+    high: list[int]
+    """``low[s]``/``high[s]``: the ends of suit ``s`` on the table (0 while it is not opened)."""
+    playable: int
+    """Every card that may go down on the table as it is, whoever holds it."""
+    table_mask: int
+    finished: bool
     to_act: int | None
     legal: int
+
+    def _lay_out(self, players: int, hands: Sequence[int], playable: int) -> None:
+        """The round's seats and hands, and an empty table on which ``playable`` may go down."""
+        self.players = check_players(players)
+        self.hands = list(hands)
+        self.low = [0, 0, 0, 0]
+        self.high = [0, 0, 0, 0]
+        self.playable = playable
+        self.table_mask = 0
+        self.finished = False
 
     def forget_legal(self) -> None:
         """Recompute the legal mask (after hands were replaced from outside)."""
