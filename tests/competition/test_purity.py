@@ -13,18 +13,23 @@ from pathlib import Path
 
 import pytest
 
-from ..engine.test_engine_purity import ALLOWED_IMPORTS, impurities, impurities_with_line
+from ..engine.test_engine_purity import (
+    ALLOWED_IMPORTS,
+    ENGINE,
+    impurities,
+    impurities_with_line,
+    package_modules,
+)
 
-COMPETITION = Path(__file__).resolve().parents[2] / "competition"
-ALLOWED = {
-    *ALLOWED_IMPORTS,
+COMPETITION = ENGINE.parent / "competition"
+ALLOWED = ALLOWED_IMPORTS | {
     "itertools",
     "math",
     "statistics",
     "openskill.models",
     "cardarena.engine",
 }
-MODULES = sorted(COMPETITION.rglob("*.py"))
+MODULES = package_modules(COMPETITION)
 
 
 def test_competition_modules_are_found() -> None:
