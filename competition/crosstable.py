@@ -43,11 +43,7 @@ def paired_differences(
 
 
 def crosstable(
-    played: Iterable[Played],
-    entrants: Sequence[str],
-    *,
-    lowest_wins: bool,
-    level: float = 0.95,
+    played: Iterable[Played], entrants: Sequence[str], *, lowest_wins: bool, level: float = 0.95
 ) -> list[Pairing]:
     """Every pair ``a`` before ``b`` in entrant order, in that order."""
     means = group_means(known(played, entrants), lowest_wins=lowest_wins)
