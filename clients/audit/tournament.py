@@ -59,6 +59,20 @@ class TournamentAudit:
     def ok(self) -> bool:
         return self.count == 0
 
+    def as_json(self) -> dict[str, Any]:
+        """``cardarena audit --results … --json``: the verdict, the counts, the first findings
+        and a verdict per match."""
+        return {
+            "tournament": self.tournament_id,
+            "ok": self.ok,
+            "matches": self.matches,
+            "audited": self.audited,
+            "signature": self.signature,
+            "findings": self.count,
+            "first_findings": self.findings,
+            "match_verdicts": self.verdicts,
+        }
+
     def find(self, text: str) -> None:
         self.count += 1
         self.last = text

@@ -14,7 +14,6 @@ import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from ..audit import audit_log, report_json, report_text
 from ..audit.parallel import default_workers
@@ -72,12 +71,19 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         " by one of them. Repeat it for the keys of earlier rotations",
     )
     parser.add_argument(
+        "--head",
+        type=hash_hex,
+        metavar="HEX",
+        help="a last hash you trust (from an earlier copy): catches a re-signed chain",
+    )
+    parser.add_argument(
         "--workers",
         type=positive_int,
         default=None,
         metavar="N",
         help="processes auditing a tournament's logs (default: one per CPU)",
     )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
         "--save",
         type=output_file,
@@ -90,13 +96,6 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         type=output_dir,
         metavar="DIR",
         help="with --tournament: keep every match log there, as MATCH_ID.pb",
-    )
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument(
-        "--head",
-        type=hash_hex,
-        metavar="HEX",
-        help="a last hash you trust (from an earlier copy): catches a re-signed chain",
     )
 
     def run(args: argparse.Namespace) -> int:
@@ -168,7 +167,7 @@ def _tournament(
     def audited() -> int:
         report = asyncio.run(audit())
         if args.json:
-            print(json.dumps(_json(report), indent=2))
+            print(json.dumps(report.as_json(), indent=2))
         else:
             print(_summary(report))
             for finding in report.findings:
@@ -189,16 +188,3 @@ def _summary(report: TournamentAudit) -> str:
         f"tournament {report.tournament_id}: {report.audited} of {report.matches} match logs"
         f" audited, {signed}, the schedule and the standings recomputed: {verdict}"
     )
-
-
-def _json(report: TournamentAudit) -> dict[str, Any]:
-    return {
-        "tournament": report.tournament_id,
-        "ok": report.ok,
-        "matches": report.matches,
-        "audited": report.audited,
-        "signature": report.signature,
-        "findings": report.count,
-        "first_findings": report.findings,
-        "match_verdicts": report.verdicts,
-    }

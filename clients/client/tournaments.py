@@ -45,8 +45,10 @@ class StopRule:
     a: str
     b: str
     d1: float
+    """The advantage per duplicate group that would make ``a`` better, in score points."""
     d0: float = 0.0
     alpha: float = 0.05
+    """The chance of accepting H1 when H0 is true (and ``beta`` the other way round)."""
     beta: float = 0.05
 
 
