@@ -57,15 +57,19 @@ class RunResult:
     setup_seconds: float
     stream_seconds: float
     failure: str
+    # From the servers' metrics (NaN when they export none): SubmitActions a replica forwarded
+    # to the owner, per successful action; group commits per action; write requests per commit;
+    # the mean time inside the server from an action's request to its durable acknowledgement,
+    # and of one group commit.
+    forwarded_fraction: float = float("nan")
+    commits_per_action: float = float("nan")
+    requests_per_commit: float = float("nan")
+    server_action_ms: float = float("nan")
+    commit_ms: float = float("nan")
     # Summed over every server process (replicas), and what PostgreSQL's processes spent.
     servers: int = 1
     postgres_cpu_us_per_action: float = 0.0
     postgres_cpu_share: float = 0.0
-    # From the servers' metrics (NaN when they export none): SubmitActions a replica forwarded
-    # to the owner, per successful action; group commits per action; write requests per commit.
-    forwarded_fraction: float = float("nan")
-    commits_per_action: float = float("nan")
-    requests_per_commit: float = float("nan")
     # Table reads (index and sequential scans, from pg_stat_user_tables) in the run's schema
     # per action: the owner's checks inside each append, and the forwarding replicas' and the
     # followers' lookups and catch-up reads. Other users of the database do not count.
@@ -79,15 +83,15 @@ class RunResult:
     # Open files once every stream is open: the servers' (summed), the busiest client's.
     server_fds: int = 0
     client_fds: int = 0
-    # From the servers' metrics (NaN: none): mean time inside the server from an action's
-    # request to its durable acknowledgement, and of one group commit.
-    server_action_ms: float = float("nan")
-    commit_ms: float = float("nan")
 
     @property
     def achieved_fraction(self) -> float:
         """Paced: the actions/s achieved as a fraction of those asked for (NaN: closed loop)."""
         return self.actions_per_s / self.target_per_s if self.target_per_s else float("nan")
+
+
+WORKER_FLAGS = ("game", "players", "channels", "setup_concurrency", "setup_timeout")
+"""The fields of a :class:`WorkerConfig` that are the flags of the same name as given."""
 
 
 def client_configs(
@@ -104,20 +108,17 @@ def client_configs(
         args.matches // args.client_procs + (i < args.matches % args.client_procs)
         for i in range(args.client_procs)
     ]
+    flags = {name: getattr(args, name) for name in WORKER_FLAGS}
     return [
         WorkerConfig(
+            **flags,
+            seed=args.seed * 1000 + repeat,
             addresses=addresses,
             kind=kind,
             worker=i,
             slots=share,
-            game=args.game,
-            players=args.players,
             window=window,
-            channels=args.channels,
-            setup_concurrency=args.setup_concurrency,
-            setup_timeout=args.setup_timeout,
             pattern=pattern,
-            seed=args.seed * 1000 + repeat,
             rate=rate,
         )
         for i, share in enumerate(shares)
