@@ -55,11 +55,13 @@ from .events import EventStore
 from .postgres import PostgresStore, redact
 from .records import (
     Answered,
+    CheckpointRecord,
     Fence,
     Lease,
     MatchLog,
     MatchRecord,
     Owner,
+    PublicKeyRecord,
     SeatRecord,
     StoredEvent,
     TournamentRecord,
@@ -67,7 +69,6 @@ from .records import (
     verify_chain,
 )
 from .schema import ENDED, SCHEMA_VERSION, Connection, schema_statements
-from .signatures import CheckpointRecord, PublicKeyRecord
 from .sqlite import SqliteStore
 from .threads import ChangeHook, CommitHook
 

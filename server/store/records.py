@@ -130,6 +130,26 @@ class Lease:
         return Fence(self.owner, self.epoch)
 
 
+@dataclass(frozen=True, slots=True)
+class CheckpointRecord:
+    """An ended match's signed checkpoint: key ``key_id`` signed its last seq and hash."""
+
+    match_id: str
+    last_seq: int
+    last_hash: bytes
+    key_id: str
+    signature: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class PublicKeyRecord:
+    """A public key some replica signed with, from ``created_ms`` on (kept for ever)."""
+
+    key_id: str
+    public_key: bytes
+    created_ms: int
+
+
 def verify_chain(match_id: str, events: Sequence[StoredEvent]) -> int | None:
     """Recompute a whole log from its payloads; return the first seq where it goes wrong.
 

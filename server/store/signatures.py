@@ -11,31 +11,10 @@ Both are written once: the first writer wins, later ones get what is stored.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .errors import StoreConflict
+from .records import CheckpointRecord, PublicKeyRecord
 from .schema import Connection
 from .threads import StoreThreads
-
-
-@dataclass(frozen=True, slots=True)
-class PublicKeyRecord:
-    """A public key some replica signed with, from ``created_ms`` on (kept for ever)."""
-
-    key_id: str
-    public_key: bytes
-    created_ms: int
-
-
-@dataclass(frozen=True, slots=True)
-class CheckpointRecord:
-    """An ended match's signed checkpoint: key ``key_id`` signed its last seq and hash."""
-
-    match_id: str
-    last_seq: int
-    last_hash: bytes
-    key_id: str
-    signature: bytes
 
 
 class SignatureQueries(StoreThreads):
