@@ -123,7 +123,10 @@ def build_parser() -> argparse.ArgumentParser:
         "legal actions from a client-side engine replica; resnapshot: reopen the stream for a "
         "fresh snapshot before every action",
     )
-    parser.add_argument(
+    mode = parser.add_argument_group(
+        "what to measure (one at most; by default the closed loop beside the no-op ceiling)"
+    ).add_mutually_exclusive_group()
+    mode.add_argument(
         "--rate",
         type=rate_value,
         metavar="R|half",
@@ -131,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
         "latency counted from each action's scheduled time (p50/p90/p99/max); half: first "
         "measure the capacity (closed loop), then pace at half of it",
     )
-    parser.add_argument(
+    mode.add_argument(
         "--restart",
         type=bounded_int(1, 50_000, "matches"),
         metavar="N",
@@ -139,13 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
         "SIGTERM restarts on the same data dir (--repeats of each), timed to listening and to "
         "the first answered GetMatch, beside a start on an empty data dir",
     )
-    parser.add_argument(
-        "--restart-actions",
-        type=bounded_int(0, 100, "actions"),
-        default=4,
-        help="actions in each running match of --restart (default 4)",
-    )
-    parser.add_argument(
+    mode.add_argument(
         "--tournament",
         type=bounded_int(1, 10_000, "deals"),
         metavar="DEALS",
@@ -154,11 +151,30 @@ def build_parser() -> argparse.ArgumentParser:
         "in-process runner (run_tournament), each DEALS deals (each in every rotation) on a "
         "fresh SQLite server, beside the closed-loop ceiling of the same game, same run",
     )
+    mode.add_argument(
+        "--replicas",
+        type=replica_counts,
+        metavar="N,N,...",
+        help="compare sharing: the SQLite single process, the no-op ceiling, then N "
+        "cardarena replicas on one PostgreSQL (a fresh schema each) for each N, e.g. 1,2,3",
+    )
+    parser.add_argument(
+        "--restart-actions",
+        type=bounded_int(0, 100, "actions"),
+        default=4,
+        help="actions in each running match of --restart (default 4)",
+    )
     parser.add_argument(
         "--concurrency",
         type=bounded_int(1, 1000, "matches"),
         default=8,
         help="matches either tournament plays at once (default 8)",
+    )
+    parser.add_argument(
+        "--store-url",
+        type=postgres_url,
+        default=DEFAULT_STORE_URL,
+        help=f"the PostgreSQL of --replicas, on loopback (default {DEFAULT_STORE_URL})",
     )
     parser.add_argument(
         "--nofile",
@@ -199,19 +215,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="record py-spy samples of the durable server's first window: a flame graph "
         "(.svg), collapsed stacks (.txt) or speedscope (.json)",
     )
-    parser.add_argument(
-        "--replicas",
-        type=replica_counts,
-        metavar="N,N,...",
-        help="compare sharing: the SQLite single process, the no-op ceiling, then N "
-        "cardarena replicas on one PostgreSQL (a fresh schema each) for each N, e.g. 1,2,3",
-    )
-    parser.add_argument(
-        "--store-url",
-        type=postgres_url,
-        default=DEFAULT_STORE_URL,
-        help=f"the PostgreSQL of --replicas, on loopback (default {DEFAULT_STORE_URL})",
-    )
     parser.add_argument("--noop-server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
         "--noop-match-actions",
@@ -240,9 +243,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         return args
     args.patterns = args.pattern
     args.pattern = args.patterns[0]
-    modes = [f for f in ("replicas", "rate", "restart", "tournament") if getattr(args, f)]
-    if len(modes) > 1:
-        parser.error(f"choose one of --{' / --'.join(modes)}")
     args.game = args.game or ("triathlon" if args.tournament else "hexathlon")
     spec = GAMES[args.game]
     args.players = args.players or spec.default_players
