@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import random
 import re
 import subprocess
@@ -14,6 +13,7 @@ from typing import Any
 
 from cardarena.engine import Event, Match
 from cardarena.server.hosting import Told
+from cardarena.server.hosting.mailbox import Mailbox
 from cardarena.v1 import game_pb2 as pb
 
 
@@ -40,7 +40,7 @@ def fractions(*values: int) -> tuple[Fraction, ...]:
     return tuple(Fraction(v) for v in values)
 
 
-def drain(queue: asyncio.Queue[Any]) -> list[Any]:
+def drain(queue: Mailbox[Any]) -> list[Any]:
     """Empty a reader's queue: its items in order, an event told with the turn after it as
     the two, event first (the order a client reads one message's parts in)."""
     items: list[Any] = []
@@ -63,7 +63,7 @@ def unpacked(message: Any) -> list[Any]:
     return parts
 
 
-def drain_event_seqs(queue: asyncio.Queue[Any]) -> list[int]:
+def drain_event_seqs(queue: Mailbox[Any]) -> list[int]:
     """Empty a reader's queue; the seqs of the events it held, in order (prompts and other
     items are dropped)."""
     return [item.seq for item in drain(queue) if isinstance(item, pb.Event)]

@@ -99,6 +99,9 @@ class HostedMatch(Ending):
         self.match_id = record.match_id
         self.engine = engine
         self.seats = seats
+        self._seated = False
+        """Every seat was found taken (a taken seat stays taken; the one exception, a join
+        whose write failed, clears this): ``running`` asks the seats only until then."""
         self.joins = Joins(len(seats))
         """Who the log says joined, and their entropy: the first deal waits for all."""
         self.last_seq = last_seq
@@ -142,7 +145,11 @@ class HostedMatch(Ending):
         """Every seat taken and not ended (by the rules or by a cancellation): only then may
         anyone act. The store no longer guards an ended match whose seed is still to be
         revealed (its log stays open for the reveal), so this is the guard."""
-        return not self.ended and all(s.token_hash is not None for s in self.seats)
+        if self.ended:
+            return False
+        if not self._seated:
+            self._seated = all(s.token_hash is not None for s in self.seats)
+        return self._seated
 
     @property
     def ended(self) -> bool:
@@ -241,6 +248,7 @@ class HostedMatch(Ending):
                 await self._persist(encoded, request_id=None, seat=None, join=record)
             except Exception:  # fenced off, or unknown: go back to (and follow) the log
                 taken.token_hash, taken.name = None, ""
+                self._seated = False
                 await self._recover()
                 raise
             self.log.info("seat_joined", seat=seat)

@@ -22,6 +22,7 @@ from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
 from .clock import restarts
+from .mailbox import Mailbox
 
 if TYPE_CHECKING:
     from cardarena.engine import Match
@@ -64,14 +65,14 @@ class Subscriber:
 
     seat: int | None
     size: int = SUBSCRIBER_QUEUE
-    queue: asyncio.Queue[Item | None] = field(init=False)
+    queue: Mailbox[Item | None] = field(init=False)
     dropped: bool = False
     on_drop: Callable[[], None] | None = None
     """Called once when the reader falls behind: the stream ends at once (UNAVAILABLE),
     even while it waits for a client that stopped reading."""
 
     def __post_init__(self) -> None:
-        self.queue = asyncio.Queue(self.size)
+        self.queue = Mailbox(self.size)
 
     def offer(self, item: Item) -> bool:
         """Queue ``item``; ``False`` (and dropped) if the reader fell a whole queue behind."""

@@ -112,3 +112,34 @@ def test_ended_matches_leave_memory_beyond_a_bound_and_come_back_on_demand(
             assert again.engine.totals == played[1].engine.totals
 
     asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def test_a_last_join_whose_write_fails_leaves_the_match_waiting(tmp_path: Path) -> None:
+    """The seat is taken in memory before its write (the write may start the match), so a
+    failed write must give it back: nobody may act in a match whose last seat never joined,
+    and the seat can still be joined."""
+
+    async def main() -> None:
+        async with SqliteStore(tmp_path / "store.db") as store:
+            hosted = await Arena(store).create("triathlon", 3, None)
+            for _ in range(2):
+                await hosted.join(None, "bot")
+            assert not hosted.running
+            real_append = store.append
+
+            async def fails(*args: Any, **kwargs: Any) -> Any:
+                seen.append(hosted.status)  # as a GetMatch answered meanwhile would ask
+                raise StoreError("disk full")
+
+            seen: list[str] = []
+
+            store.append = fails  # type: ignore[method-assign]
+            with pytest.raises(StoreError):
+                await hosted.join(None, "late")
+            store.append = real_append  # type: ignore[method-assign]
+            assert seen == ["running"]  # the seat was taken while its write was on the way
+            assert (hosted.running, hosted.status) == (False, "waiting")
+            await hosted.join(None, "late")
+            assert (hosted.running, hosted.status) == (True, "running")
+
+    asyncio.run(asyncio.wait_for(main(), 30))

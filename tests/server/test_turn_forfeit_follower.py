@@ -7,13 +7,13 @@ now)."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
 
 from cardarena.engine import ActionError
 from cardarena.server.hosting import Arena
+from cardarena.server.hosting.mailbox import Mailbox
 from cardarena.v1 import game_pb2 as pb
 from tests.arenas import with_two_arenas
 from tests.helpers import drain
@@ -21,7 +21,7 @@ from tests.helpers import drain
 MOVE_MS = 60_000
 
 
-def last_turn(queue: asyncio.Queue[Any]) -> pb.Turn:
+def last_turn(queue: Mailbox[Any]) -> pb.Turn:
     items = drain(queue)
     turns = [item for item in items if isinstance(item, pb.Turn)]
     assert turns, f"no Turn among {items}"
