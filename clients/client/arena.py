@@ -267,13 +267,13 @@ class ArenaClient:
         decide: Decide | None = None,
         on_event: Callable[[SeatState, pb.Event], None] | None = None,
         judge: bool = False,
-        via: Literal["events", "play"] = "events",
+        via: Literal["events", "play"] = "play",
     ) -> SeatState:
         """Play ``ticket``'s seat until the match ends; return the final state.
 
+        ``via="play"`` (the default) reads the seat's events and acts on one ``Play`` call;
         ``via="events"`` follows the seat's ``StreamEvents`` and acts with unary
-        ``SubmitAction`` calls; ``via="play"`` does both on one ``Play`` call, which costs the
-        client and the server less per action.
+        ``SubmitAction`` calls, which costs the client and the server more per action.
 
         The state keeps whose turn it is and the move deadline (``to_act``,
         ``deadline_unix_ms``) as the stream's ``Turn`` messages say, for every seat.

@@ -154,7 +154,7 @@ async def _play(
         except Exception as error:
             broken.append(describe_error(error))
             failed(f"the bot did not start: {broken[0]}")
-        state = await client.play(ticket, decide=decide, on_event=observe, judge=True, via="play")
+        state = await client.play(ticket, decide=decide, on_event=observe, judge=True)
         report.matches += 1
     except grpc.aio.AioRpcError as error:
         say(f"match {assigned.match_id}: {error.code().name}: {error.details()}")

@@ -84,7 +84,7 @@ async def play_match(
         ]
         async with asyncio.TaskGroup() as group:
             plays = [
-                group.create_task(client.play(t, decide=s.decide, on_event=s.observe, via="play"))
+                group.create_task(client.play(t, decide=s.decide, on_event=s.observe))
                 for t, s in zip(tickets, seats, strict=True)
             ]
         states = [task.result() for task in plays]
