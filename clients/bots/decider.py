@@ -154,12 +154,19 @@ async def in_thread(function: Callable[[SeatState], Any], state: SeatState) -> A
         try:
             answer.set_result(function(state))
         except BaseException as raised:  # SystemExit from a bot is a crash too
-            answer.set_exception(
-                raised if isinstance(raised, Exception) else RuntimeError(describe_error(raised))
-            )
+            answer.set_exception(as_crash(raised))
 
     WORKERS.run(work)
     return await asyncio.wrap_future(answer)
+
+
+def as_crash(raised: BaseException) -> Exception:
+    """What a bot raised, as the plain exception its caller counts as a crash: anything that
+    is no ``Exception`` (``SystemExit``), and a ``concurrent.futures.CancelledError``, which
+    crossing back to the loop would become the caller's own cancellation, is wrapped."""
+    if isinstance(raised, concurrent.futures.CancelledError) or not isinstance(raised, Exception):
+        return RuntimeError(describe_error(raised))
+    return raised
 
 
 def describe_error(error: BaseException) -> str:

@@ -6,6 +6,7 @@ The schedule moved to cardarena.competition with its tests (tests/competition/te
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import io
 import sys
 import time
@@ -99,6 +100,34 @@ def test_the_guard_counts_crashes_and_illegal_moves_and_keeps_asking() -> None:
         assert (crasher.faults.crashes, crasher.faults.fallbacks, crasher.benched) == (2, 2, False)
         assert illegal_moves == [parse_card("2C")] * 4
         assert (illegal.faults.illegal, illegal.faults.fallbacks) == (2, 2)
+
+    asyncio.run(scenario())
+
+
+class RaisesCancelled:
+    """A bot that calls ``result()`` on a cancelled future of a pool of its own."""
+
+    name = "cancelled"
+
+    def choose(self, state: SeatState) -> int:
+        raise concurrent.futures.CancelledError
+
+
+class Exits:
+    name = "exits"
+
+    def choose(self, state: SeatState) -> int:
+        raise SystemExit(3)
+
+
+@pytest.mark.parametrize("bot", [RaisesCancelled, Exits])
+def test_what_a_bot_raises_is_its_crash_never_the_runners_cancellation(bot: type) -> None:
+    async def scenario() -> None:
+        seat = GuardedSeat(PythonDecider(bot), timeout_s=5)
+        await seat.start(CONTEXT)
+        move = await seat.decide(state_to_act())
+        assert move in state_to_act().legal
+        assert (seat.faults.crashes, seat.faults.fallbacks) == (1, 1)
 
     asyncio.run(scenario())
 
