@@ -15,7 +15,7 @@ import structlog
 from ..errors import Forbidden, Throttled
 from .limits import Rate, RateLimiter, peer_host
 from .peers import Peers
-from .requests import MAX_REASON, check_text, credential
+from .requests import credential
 from .status import Context, Refused
 
 log = structlog.get_logger(__name__)
@@ -104,8 +104,7 @@ class Guard:
         self, what: str, is_creator: Callable[[str], bool], context: Context, given: str
     ) -> str:
         """Why a match or a tournament (``what``) is cancelled, in the words of its log: by
-        whom, and the reason they gave (if any; at most ``MAX_REASON`` characters)."""
-        check_text("reason", given, MAX_REASON)
+        whom, and the reason they gave (if any)."""
         reason = f"cancelled by {self._canceller(what, is_creator, context)}"
         return f"{reason}: {given}" if given else reason
 

@@ -28,6 +28,7 @@ from .play import PlayCall
 from .requests import (
     MAX_NAME,
     MAX_PAGE,
+    MAX_REASON,
     authorize,
     check_contribution,
     check_request_id,
@@ -195,6 +196,7 @@ class MatchService:
         self, request: spb.CancelMatchRequest, context: Context
     ) -> spb.CancelMatchResponse:
         self._refuse_new()
+        check_text("reason", request.reason, MAX_REASON)
         hosted = await self.arena.get(request.match_id)
         reason = self.guard.cancel_reason(
             "match", lambda secret: self.arena.may_cancel(hosted, secret), context, request.reason

@@ -129,6 +129,11 @@ def test_a_locked_server_creates_and_cancels_for_its_operator_only(
             assert await code_of(cancel(by_operator, *auth(creator))) == (
                 grpc.StatusCode.PERMISSION_DENIED
             )
+            # A bad reason is refused before the match is even looked up.
+            for match_id in ("0123456789abcdef", ""):
+                bad = spb.CancelMatchRequest(match_id=match_id, reason="r" * 201)
+                refused = api.CancelMatch(bad, metadata=auth(operator), timeout=RPC)
+                assert await code_of(refused) == grpc.StatusCode.INVALID_ARGUMENT
 
             # A seat's stream sees the end: MatchCancelled, SeedRevealed, then a clean end.
             feed = calls.seat_feed(api, by_operator.match_id, 0, by_operator.tokens[0], 1 << 62)

@@ -322,6 +322,9 @@ def test_only_the_operator_or_the_creator_cancels_and_every_running_match_logs_i
             assert field in (error.details() or "")
         unknown = await failure(cancel("0123456789abcdef", auth(target.creator)))
         assert unknown.code() == grpc.StatusCode.NOT_FOUND
+        # A bad reason is refused before the tournament is even looked up.
+        unknown = await failure(cancel("0123456789abcdef", auth(target.creator), "r" * 201))
+        assert unknown.code() == grpc.StatusCode.INVALID_ARGUMENT
         # A tournament created without a creator secret: no secret cancels it.
         for made_up in (secret(), ""):
             assert await code_of(cancel(nameless.tournament_id, auth(made_up))) == DENIED
