@@ -9,8 +9,8 @@ A match log is the sequence of these events. Three sources produce them:
   voluntary; trick winners, dead cards, scores, the end). On replay these are recomputed and
   must match the record.
 
-An event's ``source`` says which, from its base (:class:`ChanceEvent`, :class:`ActionEvent`,
-:class:`DerivedEvent`); a :class:`Passed` is the one event whose source depends on a field.
+An event's ``source`` says which, from its base (:class:`FromChance`, :class:`FromAction`,
+:class:`Derived`); a :class:`Passed` is the one event whose source depends on a field.
 
 Hands travel as :class:`~cardarena.engine.cards.CardSet`; a view for a seat or a spectator
 replaces the hands it may not see with ``None`` (see :mod:`views`).
@@ -29,21 +29,21 @@ Score = int | Fraction
 """Scores are whole numbers, except where Crazy Sixes shares a pool exactly."""
 
 
-class ChanceEvent:
+class FromChance:
     """An event of chance: the deal or a random draw (a replay reads it off the log)."""
 
     __slots__ = ()
     source: ClassVar[Source] = "chance"
 
 
-class ActionEvent:
+class FromAction:
     """An event a seat chose (a replay applies it as the seat's action)."""
 
     __slots__ = ()
     source: ClassVar[Source] = "action"
 
 
-class DerivedEvent:
+class Derived:
     """An event the rules make of the others: a replay recomputes it and checks the record."""
 
     __slots__ = ()
@@ -51,7 +51,7 @@ class DerivedEvent:
 
 
 @dataclass(frozen=True, slots=True)
-class MatchStarted(DerivedEvent):
+class MatchStarted(Derived):
     """The match's identity: game, player count, fully normalised options, seed commitment.
 
     The first event of every log; ``commitment`` is the seed's hash, published at creation and
@@ -65,14 +65,14 @@ class MatchStarted(DerivedEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class DealerDrawn(ChanceEvent):
+class DealerDrawn(FromChance):
     """The first dealer, drawn with label ``dealer`` when ``first_dealer`` is ``"random"``."""
 
     seat: int
 
 
 @dataclass(frozen=True, slots=True)
-class RoundStarted(DerivedEvent):
+class RoundStarted(Derived):
     """Round (deal, hand) ``round`` begins; ``trump`` is set here only when it is fixed.
 
     ``voluntary_pass`` says whether a seat may pass while able to play (Fan Tan option).
@@ -87,7 +87,7 @@ class RoundStarted(DerivedEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class TrumpDrawn(ChanceEvent):
+class TrumpDrawn(FromChance):
     """A random trump suit for round ``round``, drawn with label ``trump/<round>`` before its
     deal (a round whose trump is drawn, not fixed: its ``RoundStarted.trump`` is ``None``)."""
 
@@ -96,7 +96,7 @@ class TrumpDrawn(ChanceEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class Dealt(ChanceEvent):
+class Dealt(FromChance):
     """The hands of round ``round``, shuffled with label ``deal/<round>``.
 
     ``hand_sizes`` are public; in a view, each hand the viewer may not see is ``None``.
@@ -108,7 +108,7 @@ class Dealt(ChanceEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class SuitExcluded(ActionEvent):
+class SuitExcluded(FromAction):
     """Triathlon's trump choice: ``seat`` (D+1, then D+2) names ``suit`` as not trump."""
 
     seat: int
@@ -116,7 +116,7 @@ class SuitExcluded(ActionEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class TrumpChosen(ActionEvent):
+class TrumpChosen(FromAction):
     """Triathlon's trump choice, its last step: the dealer (``seat``) makes ``suit`` trump,
     one of the two suits nobody excluded."""
 
@@ -125,7 +125,7 @@ class TrumpChosen(ActionEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class CardPlayed(ActionEvent):
+class CardPlayed(FromAction):
     """``seat`` puts ``card`` down: into the trick, or onto the layout (Fan Tan, Crazy Sixes)."""
 
     seat: int
@@ -153,7 +153,7 @@ class Passed:
 
 
 @dataclass(frozen=True, slots=True)
-class TrickWon(DerivedEvent):
+class TrickWon(Derived):
     """Trick number ``trick`` (0-based) with its ``cards`` in play order, led by ``leader``
     and won by ``seat``."""
 
@@ -164,7 +164,7 @@ class TrickWon(DerivedEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class CardsDead(DerivedEvent):
+class CardsDead(Derived):
     """Crazy Sixes: cards that can never be played, laid face up in ``seat``'s dead pile.
 
     A card is dead once the table holds cards of its suit on both sides of it; each holder's
@@ -175,7 +175,7 @@ class CardsDead(DerivedEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class FeatsEarned(DerivedEvent):
+class FeatsEarned(Derived):
     """Triathlon: the feats (``multiple``, ``last``, ``middle``) each seat earned this deal."""
 
     round: int
@@ -183,7 +183,7 @@ class FeatsEarned(DerivedEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class RoundScored(DerivedEvent):
+class RoundScored(Derived):
     """Round ``round`` is over: each seat's ``scores`` for it (its multiplier applied) and its
     ``totals`` so far."""
 
@@ -193,7 +193,7 @@ class RoundScored(DerivedEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class MatchEnded(DerivedEvent):
+class MatchEnded(Derived):
     """The last event: the final ``totals`` and the ``winners``, every seat tied on the best
     total."""
 

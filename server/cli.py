@@ -7,7 +7,7 @@ import asyncio
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -244,22 +244,26 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     return serve
 
 
-def serve_config(args: argparse.Namespace) -> ServeConfig:
-    """The flags as a :class:`ServeConfig`: each flag sets the field of its own name, but for
-    the three that make up its :class:`Access` and ``--waiting-expiry`` (in seconds)."""
-    settable = {field.name for field in fields(ServeConfig)}
-    access = Access(
-        operator_token=args.admin_token, create_rate=args.create_rate, join_rate=args.join_rate
-    )
-    return ServeConfig(
-        **{name: value for name, value in vars(args).items() if name in settable},
-        access=access,
-        waiting_expiry_seconds=args.waiting_expiry,
-    )
-
-
 def serve(args: argparse.Namespace) -> int:
-    config = serve_config(args)
+    config = ServeConfig(
+        listen=args.listen,
+        metrics_host=args.metrics_host,
+        data_dir=args.data_dir,
+        metrics_port=args.metrics_port,
+        log_level=args.log_level,
+        web=args.web,
+        store=args.store,
+        advertise=args.advertise,
+        lease_seconds=args.lease_seconds,
+        access=Access(
+            operator_token=args.admin_token,
+            create_rate=args.create_rate,
+            join_rate=args.join_rate,
+        ),
+        waiting_expiry_seconds=args.waiting_expiry,
+        signing_key=args.signing_key,
+        max_pending_calls=args.max_pending_calls,
+    )
     if args.print_public_key:
         try:
             print(server_signer(config).public_text)

@@ -45,7 +45,8 @@ class StopRule:
     a: str
     b: str
     d1: float
-    """The advantage per duplicate group that would make ``a`` better, in score points."""
+    """H1's mean advantage of ``a`` per duplicate group: the smallest worth detecting (above
+    ``d0``), in score points."""
     d0: float = 0.0
     alpha: float = 0.05
     """The chance of accepting H1 when H0 is true (and ``beta`` the other way round)."""

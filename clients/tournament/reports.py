@@ -98,12 +98,12 @@ def settings_json(config: TournamentConfig) -> dict[str, Any]:
     """What the tournament was asked to play, for the JSON report's header."""
     return {
         "server": config.address,
-        "seed": config.seed.hex(),
         "options": config.options,
         "deals": config.deals,
         "concurrency": config.concurrency,
         "move_ms": config.move_ms,
         "decision_ms": round(config.decision_s * 1000),
+        "seed": config.seed.hex(),
         "bot_specs": {b.name: b.describe() for b in config.bots},
     }
 

@@ -81,7 +81,11 @@ def tournament_test(
     seconds: float = 30.0, *, access: Access | None = None
 ) -> Callable[[Scenario], Callable[[Path], None]]:
     """The test that is ``scenario`` alone: run by :func:`with_tournaments` (``seconds``,
-    ``access``) in the test's ``data_dir``, under the scenario's name and docstring."""
+    ``access``) in the test's ``data_dir``, under the scenario's name and docstring.
+
+    So an ``async def test_…`` decorated with it is collected as a plain test taking
+    ``data_dir``, whose failures trace through this helper into the scenario; pytest's marks
+    go above the decorator, on the test it makes."""
 
     def test(scenario: Scenario) -> Callable[[Path], None]:
         def framed(data_dir: Path) -> None:
