@@ -246,6 +246,7 @@ class Server:
         for name in ("", SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         if self.config.metrics_port >= 0:
+            metrics.time_collections()
             httpd, _ = start_http_server(
                 self.config.metrics_port, self.config.metrics_host, registry=metrics.REGISTRY
             )

@@ -76,6 +76,8 @@ SCRAPED = {
     "cardarena_action_seconds_count": "timed_actions",
     "cardarena_action_seconds_sum": "action_us",
     "cardarena_store_commit_seconds_sum": "commit_us",
+    'cardarena_gc_pause_seconds_count{generation="2"}': "full_gcs",
+    'cardarena_gc_pause_seconds_sum{generation="2"}': "full_gc_us",
 }
 """The counters read, by the name the report uses; a ``_us`` name is a sum of seconds, kept
 in microseconds so that it adds up as a whole number."""

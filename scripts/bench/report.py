@@ -107,6 +107,8 @@ SERVER_COST_ROWS: list[Row] = [
     ("in the server: action mean (ms)", "server_action_ms", 2),
     ("in the server: commit mean (ms)", "commit_ms", 2),
     ("group commits per action", "commits_per_action", 2),
+    ("full collections in the window", "full_gcs", 0),
+    ("full collections' pauses (ms, summed)", "full_gc_ms", 0),
 ]
 """What an action costs inside the server: in every table, closed loop or paced."""
 

@@ -60,12 +60,14 @@ class RunResult:
     # From the servers' metrics (NaN when they export none): SubmitActions a replica forwarded
     # to the owner, per successful action; group commits per action; write requests per commit;
     # the mean time inside the server from an action's request to its durable acknowledgement,
-    # and of one group commit.
+    # and of one group commit; full garbage collections in the window and their pauses, summed.
     forwarded_fraction: float = float("nan")
     commits_per_action: float = float("nan")
     requests_per_commit: float = float("nan")
     server_action_ms: float = float("nan")
     commit_ms: float = float("nan")
+    full_gcs: float = float("nan")
+    full_gc_ms: float = float("nan")
     # Summed over every server process (replicas), and what PostgreSQL's processes spent.
     servers: int = 1
     postgres_cpu_us_per_action: float = 0.0
@@ -253,6 +255,8 @@ def run_once(
         commit_ms=delta["commit_us"] / 1000 / delta["commits"]
         if complete and delta["commits"]
         else nan,
+        full_gcs=delta["full_gcs"] if complete else nan,
+        full_gc_ms=delta["full_gc_us"] / 1000 if complete else nan,
     )
 
 
