@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TypeVar
 
 import pytest
 
 from cardarena.server.hosting.mailbox import Mailbox
+
+T = TypeVar("T")
 
 
 def test_items_come_out_in_order_and_a_full_mailbox_refuses_more() -> None:
@@ -27,11 +30,17 @@ def test_a_mailbox_holds_something() -> None:
         Mailbox(0)
 
 
+async def waiting(box: Mailbox[T]) -> asyncio.Task[T]:
+    """A reader already waiting on ``box`` (its task has run up to the wait)."""
+    reader = asyncio.create_task(box.get())
+    await asyncio.sleep(0)
+    return reader
+
+
 def test_a_waiting_reader_wakes_for_the_next_item() -> None:
     async def scenario() -> None:
         box: Mailbox[str] = Mailbox(2)
-        reader = asyncio.create_task(box.get())
-        await asyncio.sleep(0)
+        reader = await waiting(box)
         assert not reader.done()
         box.put_nowait("event")
         assert await asyncio.wait_for(reader, 5) == "event"
@@ -42,9 +51,7 @@ def test_a_waiting_reader_wakes_for_the_next_item() -> None:
 
 def test_a_reader_cancelled_while_waiting_leaves_the_mailbox_usable() -> None:
     async def scenario() -> None:
-        box: Mailbox[int] = Mailbox(2)
-        gone = asyncio.create_task(box.get())
-        await asyncio.sleep(0)
+        gone = await waiting(box := Mailbox[int](2))
         gone.cancel()
         with pytest.raises(asyncio.CancelledError):
             await gone
@@ -56,9 +63,7 @@ def test_a_reader_cancelled_while_waiting_leaves_the_mailbox_usable() -> None:
 
 def test_a_second_reader_at_once_is_refused() -> None:
     async def scenario() -> None:
-        box: Mailbox[int] = Mailbox(2)
-        first = asyncio.create_task(box.get())
-        await asyncio.sleep(0)
+        first = await waiting(box := Mailbox[int](2))
         with pytest.raises(RuntimeError, match="one reader"):
             await box.get()
         box.put_nowait(1)
