@@ -10,6 +10,7 @@ actions/s is.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import urllib.request
 from collections import Counter
@@ -83,6 +84,22 @@ SCRAPED = {
 in microseconds so that it adds up as a whole number."""
 
 
+ACTION_BUCKET = 'cardarena_action_seconds_bucket{le="'
+"""Each bucket of the server's own action latency is read too, as ``action_le_<seconds>``."""
+
+
+def handled_within(delta: Counter[str], fraction: float) -> float:
+    """The smallest bucket bound (seconds) within which the servers handled ``fraction`` of
+    the actions in ``delta``: an upper bound on that percentile (NaN: none timed)."""
+    bounds = sorted(
+        (float(key.removeprefix("action_le_")), count)
+        for key, count in delta.items()
+        if key.startswith("action_le_")
+    )
+    timed = delta["timed_actions"]
+    return next((bound for bound, count in bounds if timed and count >= fraction * timed), math.nan)
+
+
 def scrape(servers: Sequence[ServerProc]) -> Counter[str]:
     """The few counters the report uses, summed over the servers' Prometheus endpoints."""
     total: Counter[str] = Counter()
@@ -98,7 +115,9 @@ def scrape(servers: Sequence[ServerProc]) -> Counter[str]:
             continue
         for line in text.splitlines():
             name, _, value = line.rpartition(" ")
-            if name in SCRAPED:
+            if name.startswith(ACTION_BUCKET):
+                total[f"action_le_{name[len(ACTION_BUCKET) : -2]}"] += int(float(value))
+            elif name in SCRAPED:
                 key = SCRAPED[name]
                 total[key] += int(float(value) * (1e6 if key.endswith("_us") else 1))
         total["scraped"] += 1

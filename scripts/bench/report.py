@@ -105,6 +105,7 @@ def latency_rows(
 
 SERVER_COST_ROWS: list[Row] = [
     ("in the server: action mean (ms)", "server_action_ms", 2),
+    ("in the server: action p99 at most (ms)", "server_action_p99_ms", 0),
     ("in the server: commit mean (ms)", "commit_ms", 2),
     ("group commits per action", "commits_per_action", 2),
     ("full collections in the window", "full_gcs", 0),

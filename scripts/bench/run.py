@@ -24,7 +24,15 @@ from typing import TYPE_CHECKING, Any
 from .bots import Stats, WorkerConfig
 from .common import Kind, Pattern
 from .load import worker_main
-from .measure import cpu_seconds, open_fds, percentile, postgres_cpu, scrape, vm_rss_kb
+from .measure import (
+    cpu_seconds,
+    handled_within,
+    open_fds,
+    percentile,
+    postgres_cpu,
+    scrape,
+    vm_rss_kb,
+)
 from .postgres import postgres_scans
 from .procs import server_processes, start_py_spy
 
@@ -60,12 +68,14 @@ class RunResult:
     # From the servers' metrics (NaN when they export none): SubmitActions a replica forwarded
     # to the owner, per successful action; group commits per action; write requests per commit;
     # the mean time inside the server from an action's request to its durable acknowledgement,
-    # and of one group commit; full garbage collections in the window and their pauses, summed.
+    # and of one group commit; the bucket bound its p99 is within; full garbage collections in
+    # the window and their pauses, summed.
     forwarded_fraction: float = float("nan")
     commits_per_action: float = float("nan")
     requests_per_commit: float = float("nan")
     server_action_ms: float = float("nan")
     commit_ms: float = float("nan")
+    server_action_p99_ms: float = float("nan")
     full_gcs: float = float("nan")
     full_gc_ms: float = float("nan")
     # Summed over every server process (replicas), and what PostgreSQL's processes spent.
@@ -255,6 +265,7 @@ def run_once(
         commit_ms=delta["commit_us"] / 1000 / delta["commits"]
         if complete and delta["commits"]
         else nan,
+        server_action_p99_ms=handled_within(delta, 0.99) * 1000 if complete else nan,
         full_gcs=delta["full_gcs"] if complete else nan,
         full_gc_ms=delta["full_gc_us"] / 1000 if complete else nan,
     )
