@@ -94,13 +94,10 @@ Row = tuple[str, str, int]
 """A row of a report's table: its label, the RunResult field it shows, its decimals."""
 
 
-def latency_rows(
-    latency: str, percentiles: Sequence[int] = (50, 90, 99), field: str = ""
-) -> list[Row]:
-    """The percentiles of the latency a table names ``latency``: RunResult's ``{field}p50_ms``
-    and so on, and (for the latency the run is timed by, ``field`` empty) its worst."""
-    rows = [(f"{latency} p{p} (ms)", f"{field}p{p}_ms", 2) for p in percentiles]
-    return rows if field else [*rows, (f"{latency} max (ms)", "max_ms", 1)]
+def latency_rows(latency: str) -> list[Row]:
+    """p50, p90, p99 and the worst of the latency the run is timed by, named ``latency``."""
+    percentiles = [(f"{latency} p{p} (ms)", f"p{p}_ms", 2) for p in (50, 90, 99)]
+    return [*percentiles, (f"{latency} max (ms)", "max_ms", 1)]
 
 
 SERVER_COST_ROWS: list[Row] = [

@@ -102,10 +102,6 @@ class RunResult:
         return self.actions_per_s / self.target_per_s if self.target_per_s else float("nan")
 
 
-WORKER_FLAGS = ("game", "players", "channels", "setup_concurrency", "setup_timeout")
-"""The fields of a :class:`WorkerConfig` that are the flags of the same name as given."""
-
-
 def client_configs(
     args: argparse.Namespace,
     kind: Kind,
@@ -120,17 +116,20 @@ def client_configs(
         args.matches // args.client_procs + (i < args.matches % args.client_procs)
         for i in range(args.client_procs)
     ]
-    flags = {name: getattr(args, name) for name in WORKER_FLAGS}
     return [
         WorkerConfig(
-            **flags,
-            seed=args.seed * 1000 + repeat,
             addresses=addresses,
             kind=kind,
             worker=i,
             slots=share,
+            game=args.game,
+            players=args.players,
             window=window,
+            channels=args.channels,
+            setup_concurrency=args.setup_concurrency,
+            setup_timeout=args.setup_timeout,
             pattern=pattern,
+            seed=args.seed * 1000 + repeat,
             rate=rate,
         )
         for i, share in enumerate(shares)

@@ -36,9 +36,6 @@ class Mailbox(Generic[T]):
     def empty(self) -> bool:
         return not self._items
 
-    def full(self) -> bool:
-        return len(self._items) >= self._maxsize
-
     def put_nowait(self, item: T) -> None:
         """Add ``item``, waking the reader if it waits; :class:`asyncio.QueueFull` when full."""
         if len(self._items) >= self._maxsize:
