@@ -40,7 +40,9 @@ Reported, per server: player actions/s (acknowledged actions in the window), cli
 action latency p50/p90/p99/max, the server's own mean action and group-commit times and commits
 per action (from its Prometheus metrics), stream messages per action, matches completed (slots
 start a new match when theirs ends, so the concurrency stays at ``--matches``), errors by RPC
-and status code, server CPU per action (all its threads, from ``/proc``), the server's VmRSS
+and status code, server CPU per action (all its threads, from ``/proc``), the share of the
+window the server's event-loop thread spent on a core and runnable but waiting for one (the
+kernel's ``schedstat``: a loop runnable nearly all the time is the limit), the server's VmRSS
 before and after the matches are created and joined, and once every stream is open (per hosted
 match), and the open files of the server and of the busiest client process. The machine is shared, so besides the actions/s ratio the report gives the ratio
 of server CPU per action, which other load on the machine disturbs less.

@@ -55,6 +55,19 @@ def cpu_seconds(pids: Sequence[int]) -> float:
     return sum(stat_cpu(Path(f"/proc/{pid}/stat").read_text()) for pid in pids)
 
 
+def loop_sched(pids: Sequence[int]) -> tuple[float, float]:
+    """Seconds the main threads of ``pids`` (each server's event loop) have spent on a core,
+    and runnable but waiting in the run queue for one, summed: the kernel's own count
+    (``/proc/PID/task/PID/schedstat``, in nanoseconds). A loop runnable nearly all the time is
+    the server's limit, whatever its other threads wait for."""
+    on_cpu = waiting = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()
+        on_cpu += int(fields[0])
+        waiting += int(fields[1])
+    return on_cpu / 1e9, waiting / 1e9
+
+
 def postgres_cpu() -> dict[int, float]:
     """CPU seconds of every ``postgres`` process visible in /proc (the local database server:
     its backends, one per connection of the replicas, and its writers), by pid."""

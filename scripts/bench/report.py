@@ -114,6 +114,8 @@ CPU_ROWS: list[Row] = [
     ("server CPU per action (us)", "server_cpu_us_per_action", 0),
     ("server CPU (cores busy)", "server_cpu_share", 2),
     ("client CPU (cores busy)", "client_cpu_share", 2),
+    ("server event loop on a core (share)", "loop_on_cpu_share", 2),
+    ("server event loop waiting for a core", "loop_waiting_share", 2),
 ]
 """Where the CPU went: in every table, closed loop or paced."""
 

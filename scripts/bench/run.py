@@ -27,6 +27,7 @@ from .load import worker_main
 from .measure import (
     cpu_seconds,
     handled_within,
+    loop_sched,
     open_fds,
     percentile,
     postgres_cpu,
@@ -58,6 +59,8 @@ class RunResult:
     server_cpu_us_per_action: float
     server_cpu_share: float
     client_cpu_share: float
+    loop_on_cpu_share: float  # of each server's event-loop thread, on a core; mean of servers
+    loop_waiting_share: float  # the same, runnable and waiting for a core
     rss_idle_mb: float
     rss_per_match_kb: float
     rss_per_match_streams_kb: float
@@ -181,12 +184,14 @@ def run_once(
             scans_start = postgres_scans(store)
             pg_start = postgres_cpu()
             cpu_start = cpu_seconds(pids)
+            loop_start = loop_sched(pids)
             if args.py_spy and kind == "durable" and repeat == 0:
                 profiler = start_py_spy(args.py_spy, pids[0], window)
             barrier.wait(args.setup_timeout)
             started = time.monotonic()
             time.sleep(window)
             cpu_used = cpu_seconds(pids) - cpu_start
+            loop_end = loop_sched(pids)
             pg_end = postgres_cpu()
             elapsed = time.monotonic() - started
             metrics_end = scrape(servers)
@@ -234,6 +239,8 @@ def run_once(
         server_cpu_us_per_action=cpu_used / actions * 1e6,
         server_cpu_share=cpu_used / elapsed,
         client_cpu_share=client_cpu / elapsed,
+        loop_on_cpu_share=(loop_end[0] - loop_start[0]) / elapsed / len(pids),
+        loop_waiting_share=(loop_end[1] - loop_start[1]) / elapsed / len(pids),
         rss_idle_mb=rss_idle / 1024,
         rss_per_match_kb=(rss_created - rss_idle) / args.matches,
         rss_per_match_streams_kb=(rss_streams - rss_idle) / args.matches,
