@@ -7,7 +7,6 @@ Ace is low here: ranks run ``A=1 … K=13``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Final
 
 from .actions import PASS
@@ -94,11 +93,13 @@ def row_ends(low: int, high: int, rank: int, *, six_and_seven: bool) -> tuple[in
     return low, rank
 
 
-@dataclass(frozen=True)
 class FanTanLayout(Layout):
-    """Fan Tan's table as a :class:`Layout`: the rules of this module, ace low."""
+    """Fan Tan's table as a :class:`Layout`: the rules of this module, ace low. One of each
+    kind, in :data:`FAN_TAN_LAYOUTS` (a plain class rather than a frozen dataclass, so that the
+    optional mypyc build can compile it)."""
 
-    six_and_seven: bool = False
+    def __init__(self, *, six_and_seven: bool) -> None:
+        self.six_and_seven = six_and_seven
 
     def suit(self, card: int) -> int:
         return card // 13

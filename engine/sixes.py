@@ -8,7 +8,6 @@ between them is dead at once. As in Fan Tan, the table is summarised by one ``pl
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar, Final
 
@@ -78,9 +77,9 @@ OTHER_SUITS: Final = tuple(~SUIT_MASKS[OROS + s] for s in range(4))
 """Every card but those of row ``s``: clears a row's playable cards before they are redone."""
 
 
-@dataclass(frozen=True)
 class SixesLayout(Layout):
-    """The Crazy Sixes table as a :class:`Layout`: the rules of this module."""
+    """The Crazy Sixes table as a :class:`Layout`: the rules of this module; one,
+    :data:`SIXES_LAYOUT`."""
 
     jumps: ClassVar[bool] = True
 

@@ -20,6 +20,13 @@ if command -v npm >/dev/null 2>&1 && [ ! -x clients/web/node_modules/.bin/protoc
     npm ci --silent --no-audit --no-fund --prefix clients/web
 fi
 
+# The optional compiled engine (mypyc; about 20 s, again only after an engine source changes),
+# so that its differential test against the pure engine runs: where gcc and the headers are.
+if command -v gcc >/dev/null 2>&1 \
+    && [ -f "$(python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h" ]; then
+    bash scripts/build_compiled_engine.sh
+fi
+
 echo "== ruff";          ruff check . && ruff format --check .
 echo "== mypy --strict"; mypy
 echo "== import contract"; lint-imports
