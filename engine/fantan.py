@@ -7,6 +7,7 @@ Ace is low here: ranks run ``A=1 … K=13``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 from .actions import PASS
@@ -101,6 +102,11 @@ class FanTanLayout(Layout):
     def __init__(self, *, six_and_seven: bool) -> None:
         self.six_and_seven = six_and_seven
 
+    def __reduce__(self) -> tuple[Callable[[bool], FanTanLayout], tuple[bool]]:
+        """A copy or an unpickled one is the module's own of its kind (mypyc's classes cannot
+        be made without their ``__init__``)."""
+        return fan_tan_layout, (self.six_and_seven,)
+
     def suit(self, card: int) -> int:
         return card // 13
 
@@ -116,6 +122,10 @@ class FanTanLayout(Layout):
 
 FAN_TAN_LAYOUTS: Final = (FanTanLayout(six_and_seven=False), FanTanLayout(six_and_seven=True))
 """``FAN_TAN_LAYOUTS[six_and_seven]``."""
+
+
+def fan_tan_layout(six_and_seven: bool) -> FanTanLayout:
+    return FAN_TAN_LAYOUTS[six_and_seven]
 
 
 class FanTanRound(LayoutRound):

@@ -83,6 +83,10 @@ class SixesLayout(Layout):
 
     jumps: ClassVar[bool] = True
 
+    def __reduce__(self) -> str:
+        """A copy or an unpickled one is :data:`SIXES_LAYOUT` itself."""
+        return "SIXES_LAYOUT"
+
     def suit(self, card: int) -> int:
         return (card - SPANISH_BASE) // 12
 

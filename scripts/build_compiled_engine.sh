@@ -20,8 +20,15 @@ cd "$(dirname "$0")/.."
 MODULES=(cards decks fairdeal exact tricks match schedule triathlon crazy_sixes traits sixes fantan)
 out=build/compiled-engine
 stamp=$out/.built-from
-want=$( { printf '%s\n' "${MODULES[@]}"; cat engine/*.py; .venv/bin/mypyc --version; } | sha256sum | cut -d' ' -f1)
-if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+# What the build is made from: the module list, the engine, this script, mypyc and Python.
+want=$( {
+    printf '%s\n' "${MODULES[@]}"
+    cat engine/*.py scripts/build_compiled_engine.sh
+    .venv/bin/mypyc --version
+    .venv/bin/python -VV
+} | sha256sum | cut -d' ' -f1)
+built=$(find "$out/cardarena/engine" -name '*.so' 2>/dev/null | wc -l)
+if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && [ "$built" -eq "${#MODULES[@]}" ]; then
     exit 0
 fi
 echo "compiling the engine with mypyc into $out (${MODULES[*]})" >&2

@@ -20,11 +20,15 @@ if command -v npm >/dev/null 2>&1 && [ ! -x clients/web/node_modules/.bin/protoc
     npm ci --silent --no-audit --no-fund --prefix clients/web
 fi
 
-# The optional compiled engine (mypyc; about 20 s, again only after an engine source changes),
-# so that its differential test against the pure engine runs: where gcc and the headers are.
-if command -v gcc >/dev/null 2>&1 \
-    && [ -f "$(python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h" ]; then
+# The optional compiled engine (mypyc; about 20 s of CPU, again only after an engine source
+# changes), so that its differential test against the pure engine runs: where gcc and the
+# Python headers are. Where CI requires it, always, so that a failure says why; elsewhere a
+# failed build is reported and its tests skip.
+if [ "${CARDARENA_REQUIRE_COMPILED:-}" = 1 ]; then
     bash scripts/build_compiled_engine.sh
+elif command -v gcc >/dev/null 2>&1 \
+    && [ -f "$(python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h" ]; then
+    bash scripts/build_compiled_engine.sh || echo "the compiled engine did not build: its tests skip" >&2
 fi
 
 echo "== ruff";          ruff check . && ruff format --check .

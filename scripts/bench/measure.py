@@ -59,10 +59,14 @@ def loop_sched(pids: Sequence[int]) -> tuple[float, float]:
     """Seconds the main threads of ``pids`` (each server's event loop) have spent on a core,
     and runnable but waiting in the run queue for one, summed: the kernel's own count
     (``/proc/PID/task/PID/schedstat``, in nanoseconds). A loop runnable nearly all the time is
-    the server's limit, whatever its other threads wait for."""
+    the server's limit, whatever its other threads wait for. NaN where the kernel keeps no
+    such count."""
     on_cpu = waiting = 0
     for pid in pids:
-        fields = Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()
+        try:
+            fields = Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()
+        except FileNotFoundError:  # a kernel built without scheduler statistics
+            return float("nan"), float("nan")
         on_cpu += int(fields[0])
         waiting += int(fields[1])
     return on_cpu / 1e9, waiting / 1e9

@@ -115,7 +115,7 @@ CPU_ROWS: list[Row] = [
     ("server CPU (cores busy)", "server_cpu_share", 2),
     ("client CPU (cores busy)", "client_cpu_share", 2),
     ("server event loop on a core (share)", "loop_on_cpu_share", 2),
-    ("server event loop waiting for a core", "loop_waiting_share", 2),
+    ("server event loop waiting for a core (share)", "loop_waiting_share", 2),
 ]
 """Where the CPU went: in every table, closed loop or paced."""
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.engine.differential_play import fingerprints
+from tests.engine.test_match_api import LAYOUTS_COPY_AS_THEMSELVES
 from tests.helpers import run_python
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,6 +91,10 @@ def test_compiled_and_pure_engines_agree_on_every_configuration() -> None:
     assert compiled.keys() == pure.keys()
     differ = sorted(key for key in pure if compiled[key] != pure[key])
     assert not differ, f"the compiled engine differs from the reference on {differ}"
+
+
+def test_a_compiled_layout_copies_and_unpickles_as_itself() -> None:
+    assert run_compiled("-c", LAYOUTS_COPY_AS_THEMSELVES).strip() == "True"
 
 
 CLONE_CHECK = (
