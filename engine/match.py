@@ -12,13 +12,13 @@ recorded deal or draw, which is checked for consistency but not re-derived.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .actions import PASS, choose_trump, describe, exclude, is_action
 from .cards import FRENCH_CARD_LISTS, FRENCH_ONLY, CardSet, card_code, cards_of
+from .copies import fork
 from .decks import deal, deck_mask, hand_sizes
 from .errors import IllegalAction, MalformedAction, NotYourTurn, OptionError
 from .events import (
@@ -234,7 +234,9 @@ class Match:
         return action_of(event, voluntary_pass=plan is not None and plan.traits.voluntary_pass)
 
     def clone(self) -> Match:
-        return copy.deepcopy(self)
+        """An independent copy to play on (see :mod:`.copies`: not a deep copy, which costs
+        milliseconds; the game, its options and the round's plan are shared, as immutable)."""
+        return fork(self)
 
     def with_hidden_hands(self, viewer: int | None, hands: tuple[int, ...]) -> Match:
         """A copy in which the hands ``viewer`` cannot see are replaced by ``hands``.

@@ -105,8 +105,8 @@ CLONE_CHECK = (
 
 
 @pytest.mark.xfail(
-    reason="known gap: Match.clone() is copy.deepcopy, which cannot rebuild mypyc's native "
-    "classes (their __new__ runs __init__); needs an explicit clone per round core and schedule",
+    reason="known gap: Match.clone() copies with copy.copy, which cannot rebuild mypyc's native "
+    "classes (their __new__ runs __init__); needs an explicit copy per round core and schedule",
     raises=AssertionError,
 )
 def test_a_compiled_match_can_be_cloned() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import random
 
 import pytest
@@ -120,7 +121,9 @@ def test_rebuilt_states_agree_under_options(
     assert match.over and sum(b.checked for b in bots) > 5
 
 
-def test_fork_is_independent_and_plays_like_a_clone() -> None:
+def test_fork_is_independent_and_plays_like_a_deep_copy() -> None:
+    """``fork`` (and so :meth:`Match.clone`) copies the state one container deep; a deep copy
+    is the reference, so that a deeper state added later is noticed."""
     for game in ("triathlon", "crazy_sixes", "hexathlon"):
         match = new_match(game, seed=bytes(range(32)))
         rng = random.Random(3)
@@ -129,7 +132,7 @@ def test_fork_is_independent_and_plays_like_a_clone() -> None:
             assert seat is not None
             match.apply(seat, rng.choice(match.legal_actions()))
         before = list(match.log)
-        forked, cloned = fork(match), match.clone()
+        forked, cloned = fork(match), copy.deepcopy(match)
         for copy_ in (forked, cloned):
             moves = random.Random(9)
             while not copy_.over:
