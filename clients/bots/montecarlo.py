@@ -25,10 +25,10 @@ import time
 from cardarena.engine import GAMES, Match
 from cardarena.engine.actions import CHOOSE_TRUMP, EXCLUDE
 from cardarena.engine.cards import JOKER_MASK, SUIT_MASKS, cards_of
+from cardarena.engine.copies import fork
 from cardarena.engine.determinize import (
     Determinizer,
     InconsistentDeal,
-    fork,
     sample_hands,
     with_hands,
 )

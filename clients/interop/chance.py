@@ -27,8 +27,8 @@ from __future__ import annotations
 from typing import Any
 
 from cardarena.engine import CardSet, Match, MatchSetup, RandomStream
+from cardarena.engine.copies import fork
 from cardarena.engine.decks import hand_sizes
-from cardarena.engine.determinize import fork
 from cardarena.engine.events import (
     DealerDrawn,
     Dealt,
@@ -86,7 +86,7 @@ class ChanceMatch:
     def __deepcopy__(self, memo: dict[int, Any]) -> ChanceMatch:
         """OpenSpiel copies a state by deep-copying its attributes at every step of a search. A
         deep copy of a match costs ~25 ms (nearly all of it the trick core's lookup tables,
-        which no move changes); the engine's :func:`~cardarena.engine.determinize.fork`
+        which no move changes); the engine's :func:`~cardarena.engine.copies.fork`
         copies what play changes and shares the rest, in ~0.1 ms."""
         other = ChanceMatch.__new__(ChanceMatch)
         other.setup = self.setup

@@ -10,12 +10,12 @@ import pytest
 from cardarena.clients.bots import RandomBot, SeatState, play_local
 from cardarena.engine import GAMES, Match, Projector, new_match, setup, view
 from cardarena.engine.cards import parse_cards
+from cardarena.engine.copies import fork
 from cardarena.engine.determinize import (
     Determinizer,
     Hidden,
     InconsistentDeal,
     determinize,
-    fork,
     sample_hands,
     with_hands,
 )

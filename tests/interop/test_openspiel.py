@@ -14,7 +14,7 @@ import pytest
 from cardarena.clients.interop import openspiel
 from cardarena.clients.interop.params import ParameterError, setup_of
 from cardarena.engine import GAMES, Projector, new_match
-from cardarena.engine.determinize import fork
+from cardarena.engine.copies import fork
 
 from .games import EVERY_COUNT, VARIANTS
 
