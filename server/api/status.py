@@ -48,12 +48,21 @@ FELL_BEHIND = "the stream fell behind or the server is draining: resume from you
 RETRY_AFTER = "cardarena-retry-after-ms"
 
 
+MESSAGE_MAX = 1000
+"""Characters of a refusal's message at most: a message may quote what the client sent (an
+unknown id, say), and the client decides how long that is. Past the gRPC metadata limit
+(16 KiB) a long echo would even turn the status into RESOURCE_EXHAUSTED."""
+
+
 class Refused(Exception):
-    """A request refused with a specific status code (and trailing metadata, if any)."""
+    """A request refused with a specific status code (and trailing metadata, if any); its
+    message is cut to :data:`MESSAGE_MAX` characters."""
 
     def __init__(
         self, code: grpc.StatusCode, message: str, trailers: tuple[tuple[str, str], ...] = ()
     ) -> None:
+        if len(message) > MESSAGE_MAX:
+            message = message[: MESSAGE_MAX - 1] + "…"
         super().__init__(message)
         self.code = code
         self.trailers = trailers

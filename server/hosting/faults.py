@@ -64,3 +64,28 @@ class SeatFaults:
 
     def forfeit_event(self, seat: int) -> pb.SeatForfeited:
         return pb.SeatForfeited(seat=seat, faults=self.counts[seat] + 1)
+
+
+CODE_KEPT = 8
+"""Characters of a refused card's ``code`` kept in the log: every real code has at most
+three ("10H"); the rest of a longer one is the sender's, not the game's."""
+
+
+def as_recorded(action: pb.Action) -> pb.Action:
+    """A malformed action as the log records it: its kind and numbers, and at most
+    :data:`CODE_KEPT` characters of a card's code. Rebuilt field by field, so that nothing a
+    client can make large (a long code, fields unknown to this server) reaches a log that
+    every reader fetches and the server signs."""
+    kind = action.WhichOneof("kind")
+    if kind == "play":
+        card = action.play
+        return pb.Action(play=pb.Card(suit=card.suit, rank=card.rank, code=card.code[:CODE_KEPT]))
+    if kind == "pass":
+        passed = pb.Action()
+        getattr(passed, "pass").SetInParent()  # `pass` is a Python keyword
+        return passed
+    if kind == "exclude_suit":
+        return pb.Action(exclude_suit=action.exclude_suit)
+    if kind == "choose_trump":
+        return pb.Action(choose_trump=action.choose_trump)
+    return pb.Action()

@@ -43,7 +43,7 @@ from .completion import to_completion
 from .credentials import request_key, same_action, token_hash
 from .dealing import Joins, follow
 from .ending import Ending
-from .faults import SeatFaults
+from .faults import SeatFaults, as_recorded
 from .outcome import Outcome
 from .rebuild import action_at
 from .recent import RecentRequests
@@ -323,10 +323,11 @@ class HostedMatch(Ending):
         self, seat: int, action: pb.Action, expected_seq: int, detail: str
     ) -> None:
         """An action that is no action at all (it does not decode): refused like an illegal
-        one, and a fault of the seat to act if it answered the current seq."""
+        one, and a fault of the seat to act if it answered the current seq. The log keeps it
+        as :func:`~.faults.as_recorded` bounds it, not as sent."""
         async with self.lock:
             if self.owned and self.running and expected_seq == self.last_seq:
-                await self._refused(seat, action, detail)
+                await self._refused(seat, as_recorded(action), detail)
 
     async def _refused(self, seat: int, action: pb.Action, detail: str) -> None:
         """Log the refusal of the seat to act's action as its fault, where the match's

@@ -17,6 +17,7 @@ from typing import Any
 import grpc
 import pytest
 
+from cardarena.server.api.status import MESSAGE_MAX
 from cardarena.v1 import service_pb2 as spb
 
 from ..calls import RPC_TIMEOUT as RPC
@@ -134,3 +135,24 @@ def test_oversized_requests_are_refused_without_being_buffered(data_dir: Path) -
         assert server.process is not None
         growth = run(scenario(server.address, server.process.pid), 30)
     assert growth < 60 * 1024, f"the server grew by {growth} KiB"
+
+
+def test_an_unknown_id_of_any_length_is_not_found_with_a_bounded_message(data_dir: Path) -> None:
+    """A refusal may quote the id it could not find; a client chooses that id's length. Once
+    the message echoed it whole: 1,011 characters for a 1,000-character id, and past 16 KiB
+    of metadata the client got RESOURCE_EXHAUSTED instead of NOT_FOUND."""
+
+    async def scenario(address: str) -> list[tuple[grpc.StatusCode, int]]:
+        answers = []
+        async with channel_to(address) as (_, api):
+            for length in (10, 1_000, 20_000, 200_000):
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await api.GetMatch(spb.GetMatchRequest(match_id="m" * length), timeout=RPC)
+                answers.append((refused.value.code(), len(refused.value.details() or "")))
+        return answers
+
+    with ServerProcess(data_dir) as server:
+        answers = run(scenario(server.address), 60)
+        assert server.terminate() == 0
+    assert all(code == grpc.StatusCode.NOT_FOUND for code, _ in answers), answers
+    assert all(0 < size <= MESSAGE_MAX for _, size in answers), answers
