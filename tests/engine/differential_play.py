@@ -32,6 +32,17 @@ SEEDS = (0, 1)
 MAX_STEPS = 20_000
 
 
+LAYOUTS_COPY_AS_THEMSELVES = (
+    "import copy, pickle;"
+    "from cardarena.engine.fantan import FAN_TAN_LAYOUTS;"
+    "from cardarena.engine.sixes import SIXES_LAYOUT;"
+    "print(all(f(x) is x for x in (*FAN_TAN_LAYOUTS, SIXES_LAYOUT)"
+    " for f in (copy.copy, copy.deepcopy, lambda x: pickle.loads(pickle.dumps(x)))))"
+)
+"""The table layouts are one object per kind, shared by every match: a copied or unpickled
+match shares them too (tests/engine/test_compiled_engine.py runs this on the compiled build)."""
+
+
 def _seed(config: Config, number: int) -> bytes:
     return hashlib.sha256(f"differential/{config.game}/{config.options}/{number}".encode()).digest()
 

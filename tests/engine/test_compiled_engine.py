@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.engine.differential_play import fingerprints
-from tests.engine.test_match_api import LAYOUTS_COPY_AS_THEMSELVES
+from tests.engine.differential_play import LAYOUTS_COPY_AS_THEMSELVES, fingerprints
 from tests.helpers import run_python
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,6 +15,7 @@ from cardarena.engine.actions import describe, parse
 from cardarena.engine.cards import parse_card
 
 from ..helpers import actor, play_out
+from .differential_play import LAYOUTS_COPY_AS_THEMSELVES
 
 
 def test_errors_leave_the_match_unchanged_and_say_what_to_do() -> None:
@@ -93,17 +94,6 @@ def test_first_dealer_random_comes_from_the_dealer_label() -> None:
     drawn = RandomStream(seed, "dealer").uniform(3)
     assert match.log[1] == DealerDrawn(drawn)
     assert isinstance(match.log[2], RoundStarted) and match.log[2].dealer == drawn
-
-
-LAYOUTS_COPY_AS_THEMSELVES = (
-    "import copy, pickle;"
-    "from cardarena.engine.fantan import FAN_TAN_LAYOUTS;"
-    "from cardarena.engine.sixes import SIXES_LAYOUT;"
-    "print(all(f(x) is x for x in (*FAN_TAN_LAYOUTS, SIXES_LAYOUT)"
-    " for f in (copy.copy, copy.deepcopy, lambda x: pickle.loads(pickle.dumps(x)))))"
-)
-"""The table layouts are one object per kind, shared by every match: a copied or unpickled
-match shares them too (tests/engine/test_compiled_engine.py runs this on the compiled build)."""
 
 
 def test_a_layout_copies_and_unpickles_as_itself(capsys: pytest.CaptureFixture[str]) -> None:
