@@ -58,7 +58,13 @@ def test_a_crashing_bot_forfeits_and_ranks_below_random_bots(server: ServerProce
     assert {r.entrant for r in reports} == {"random-a", "random-b", "crasher"}
 
 
-def test_a_hanging_and_an_illegal_bot_rank_below_random_bots(server: ServerProcess) -> None:
+def test_a_hanging_and_an_illegal_bot_forfeit_every_match_and_win_none(
+    server: ServerProcess,
+) -> None:
+    """Not their rank: the standings rank by mean score, and a forfeited seat, played on by
+    the server, can score better than a random bot (the deals come from entrants' entropy, so
+    that happened in one CI run of five). What the rules do guarantee: a forfeit wins nothing,
+    so every match is won by a random bot."""
     final, _ = run(
         tournament(
             server.address,
@@ -72,7 +78,7 @@ def test_a_hanging_and_an_illegal_bot_rank_below_random_bots(server: ServerProce
     for bad in ("hanger", "illegal"):
         assert rows[bad].forfeits == rows[bad].matches == 9
         assert rows[bad].wins == 0
-    assert set(rank(final)[-2:]) == {"hanger", "illegal"}
+    assert rows["random-a"].wins + rows["random-b"].wins >= final.planned
 
 
 def test_kill_9_in_the_middle_of_a_tournament_loses_nothing(tmp_path: Path) -> None:
