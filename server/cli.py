@@ -98,6 +98,8 @@ class Flag:
     as unset). Its help names the variable, in its own words."""
 
     name: str
+    field: str
+    """The :class:`ServeConfig` field it sets; ``access.NAME``: a field of its :class:`Access`."""
     type: Callable[[str], Any]
     default: str | None
     help: str
@@ -105,8 +107,13 @@ class Flag:
     metavar: str | None = None
 
     @property
+    def dest(self) -> str:
+        """Where argparse keeps its value."""
+        return self.name.removeprefix("--").replace("-", "_")
+
+    @property
     def variable(self) -> str:
-        return "CARDARENA_" + self.name.removeprefix("--").replace("-", "_").upper()
+        return "CARDARENA_" + self.dest.upper()
 
     def add_to(self, parser: argparse.ArgumentParser) -> None:
         default = os.environ.get(self.variable, self.default)
@@ -125,18 +132,21 @@ class Flag:
 FLAGS = (
     Flag(
         "--listen",
+        "listen",
         listen_address,
         "127.0.0.1:50051",
         "gRPC address HOST:PORT, port 0 for any (env CARDARENA_LISTEN; default 127.0.0.1:50051)",
     ),
     Flag(
         "--data-dir",
+        "data_dir",
         Path,
         "data",
         "where the SQLite event store lives (env CARDARENA_DATA_DIR; default ./data)",
     ),
     Flag(
         "--store",
+        "store",
         store_url,
         None,
         "event store URL: postgresql://user@host:5432/db[?schema=NAME] runs this process as"
@@ -145,6 +155,7 @@ FLAGS = (
     ),
     Flag(
         "--advertise",
+        "advertise",
         listen_address,
         None,
         "HOST:PORT other replicas use to forward actions to this one (env"
@@ -152,6 +163,7 @@ FLAGS = (
     ),
     Flag(
         "--lease-seconds",
+        "lease_seconds",
         lease_seconds,
         "5",
         "how long a replica owns a match without renewing; a dead replica's matches move"
@@ -159,24 +171,28 @@ FLAGS = (
     ),
     Flag(
         "--metrics-port",
+        "metrics_port",
         port_number,
         "9464",
         "Prometheus metrics HTTP port on 127.0.0.1, 0 for any, -1 for none (env CARDARENA_METRICS_PORT; default 9464)",
     ),
     Flag(
         "--metrics-host",
+        "metrics_host",
         str,
         "127.0.0.1",
         "address the metrics endpoint binds; 0.0.0.0 in a container (env CARDARENA_METRICS_HOST; default 127.0.0.1)",
     ),
     Flag(
         "--web",
+        "web",
         listen_address,
         None,
         "serve the web app and a gRPC-Web gateway on HOST:PORT (env CARDARENA_WEB; default off)",
     ),
     Flag(
         "--admin-token",
+        "access.operator_token",
         admin_token,
         None,
         "the operator token: when set, creating and cancelling matches need it as"
@@ -186,6 +202,7 @@ FLAGS = (
     ),
     Flag(
         "--create-rate",
+        "access.create_rate",
         rate,
         "50/s,500",
         "CreateMatch calls per client address, CALLS/s[,BURST], 0 for no limit; the"
@@ -193,6 +210,7 @@ FLAGS = (
     ),
     Flag(
         "--join-rate",
+        "access.join_rate",
         rate,
         "200/s,2000",
         "JoinMatch calls per client address, as --create-rate (env CARDARENA_JOIN_RATE;"
@@ -200,6 +218,7 @@ FLAGS = (
     ),
     Flag(
         "--waiting-expiry",
+        "waiting_expiry_seconds",
         expiry_seconds,
         "3600",
         "cancel a match whose seats are still free this many seconds after its creation,"
@@ -207,6 +226,7 @@ FLAGS = (
     ),
     Flag(
         "--max-pending-calls",
+        "max_pending_calls",
         pending_calls,
         str(MAX_PENDING_CALLS),
         "calls the server holds while they wait for its event loop; beyond it gRPC"
@@ -215,6 +235,7 @@ FLAGS = (
     ),
     Flag(
         "--signing-key",
+        "signing_key",
         Path,
         None,
         "the Ed25519 private key (PEM, mode 0600) that signs checkpoints and results"
@@ -224,6 +245,7 @@ FLAGS = (
     ),
     Flag(
         "--log-level",
+        "log_level",
         str,
         "info",
         "(env CARDARENA_LOG_LEVEL; default info)",
@@ -244,26 +266,19 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     return serve
 
 
+def serve_config(args: argparse.Namespace) -> ServeConfig:
+    """What the flags ask for: each flag sets the one field it names (a test holds that every
+    field a flag may set has its flag), so a setting is declared once, in :data:`FLAGS`."""
+    settings: dict[str, Any] = {}
+    access: dict[str, Any] = {}
+    for flag in FLAGS:
+        section, _, name = flag.field.rpartition(".")
+        (access if section == "access" else settings)[name] = getattr(args, flag.dest)
+    return ServeConfig(access=Access(**access), **settings)
+
+
 def serve(args: argparse.Namespace) -> int:
-    config = ServeConfig(
-        listen=args.listen,
-        metrics_host=args.metrics_host,
-        data_dir=args.data_dir,
-        metrics_port=args.metrics_port,
-        log_level=args.log_level,
-        web=args.web,
-        store=args.store,
-        advertise=args.advertise,
-        lease_seconds=args.lease_seconds,
-        access=Access(
-            operator_token=args.admin_token,
-            create_rate=args.create_rate,
-            join_rate=args.join_rate,
-        ),
-        waiting_expiry_seconds=args.waiting_expiry,
-        signing_key=args.signing_key,
-        max_pending_calls=args.max_pending_calls,
-    )
+    config = serve_config(args)
     if args.print_public_key:
         try:
             print(server_signer(config).public_text)

@@ -7,7 +7,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import grpc
 import structlog
@@ -15,10 +15,23 @@ import structlog
 from ..errors import Forbidden, Throttled
 from .limits import Rate, RateLimiter, peer_host
 from .peers import Peers
-from .requests import credential
+from .requests import MAX_REASON, check_text, credential
 from .status import Context, Refused
 
 log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
+
+
+class Cancellable(Protocol[T]):
+    """Where matches or tournaments are found by id, and their creators known."""
+
+    noun: str
+    """What it holds, as a refusal names it: "match", "tournament"."""
+
+    async def get(self, key: str) -> T: ...
+
+    def may_cancel(self, target: T, secret: str) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -100,13 +113,17 @@ class Guard:
             raise Forbidden("the credential is not this server's operator token")
         self.limit(self.throttles.create, call, context)
 
-    def cancel_reason(
-        self, what: str, is_creator: Callable[[str], bool], context: Context, given: str
-    ) -> str:
-        """Why a match or a tournament (``what``) is cancelled, in the words of its log: by
-        whom, and the reason they gave (if any)."""
-        reason = f"cancelled by {self._canceller(what, is_creator, context)}"
-        return f"{reason}: {given}" if given else reason
+    async def cancelling(
+        self, registry: Cancellable[T], key: str, given: str, context: Context
+    ) -> tuple[T, str]:
+        """The match or tournament ``key`` names in ``registry``, and why it is cancelled in
+        the words of its log: by whom, and the reason they gave (if any). In the order the
+        protocol pins: a bad reason is refused before the target is looked up, and an unknown
+        target before anyone's credential is read."""
+        check_text("reason", given, MAX_REASON)
+        target = await registry.get(key)
+        who = self._canceller(registry.noun, lambda s: registry.may_cancel(target, s), context)
+        return target, f"cancelled by {who}: {given}" if given else f"cancelled by {who}"
 
     def _canceller(self, what: str, is_creator: Callable[[str], bool], context: Context) -> str:
         """Who is cancelling: the operator, or the creator (``is_creator(secret)``, constant

@@ -28,7 +28,6 @@ from .play import PlayCall
 from .requests import (
     MAX_NAME,
     MAX_PAGE,
-    MAX_REASON,
     authorize,
     check_contribution,
     check_request_id,
@@ -196,18 +195,14 @@ class MatchService:
         self, request: spb.CancelMatchRequest, context: Context
     ) -> spb.CancelMatchResponse:
         self._refuse_new()
-        check_text("reason", request.reason, MAX_REASON)
-        hosted = await self.arena.get(request.match_id)
-        reason = self.guard.cancel_reason(
-            "match", lambda secret: self.arena.may_cancel(hosted, secret), context, request.reason
-        )
+        _, why = await self.guard.cancelling(self.arena, request.match_id, request.reason, context)
         target = await self.router.writer(request.match_id, context)
         if isinstance(target, str):
             cancelled: spb.CancelMatchResponse = await self.router.forward(
                 target, "CancelMatch", request, context, credential=True
             )
             return cancelled
-        await target.cancel(reason)
+        await target.cancel(why)
         return spb.CancelMatchResponse(match=match_info(target))
 
     @unary

@@ -14,7 +14,7 @@ from ..hosting import CONTRIBUTION_BYTES
 from ..tournaments import Tournaments, tournament_info
 from ..tournaments.entrants import entrant_of
 from .access import Guard
-from .requests import MAX_REASON, bearer_token, check_text
+from .requests import bearer_token
 from .status import Context, Refused, streaming, unary
 from .tournament_requests import tournament_spec
 
@@ -83,10 +83,8 @@ class TournamentService:
         self, request: tpb.CancelTournamentRequest, context: Context
     ) -> tpb.CancelTournamentResponse:
         self.refuse_new()
-        check_text("reason", request.reason, MAX_REASON)
-        director = await self.tournaments.get(request.tournament_id)
-        reason = self.guard.cancel_reason(
-            "tournament", director.may_cancel, context, request.reason
+        director, reason = await self.guard.cancelling(
+            self.tournaments, request.tournament_id, request.reason, context
         )
         await director.cancel(reason)
         return tpb.CancelTournamentResponse(tournament=tournament_info(director))

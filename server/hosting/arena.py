@@ -57,6 +57,9 @@ def match_id_for(request_id: str) -> str:
 class Arena:
     """Owns the hosted matches of one server process and the store behind them."""
 
+    noun = "match"
+    """What it holds, as a refusal names it."""
+
     def __init__(
         self,
         store: EventStore,

@@ -45,6 +45,9 @@ def tournament_id_for(request_id: str) -> str:
 
 
 class Tournaments:
+    noun = "tournament"
+    """What it holds, as a refusal names it."""
+
     def __init__(self, arena: Arena, *, join_elsewhere: JoinElsewhere | None = None) -> None:
         self.arena = arena
         self.join_elsewhere = join_elsewhere
@@ -132,6 +135,10 @@ class Tournaments:
             while len(self._ended) > MAX_ENDED_IN_MEMORY:
                 old, _ = self._ended.popitem(last=False)
                 self.directors.pop(old, None)
+
+    def may_cancel(self, director: Director, secret: str) -> bool:
+        """Whether ``secret`` is the tournament's creator secret (constant time)."""
+        return director.may_cancel(secret)
 
     async def get(self, tournament_id: str) -> Director:
         director = self.directors.get(tournament_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import gc
 from collections.abc import Coroutine
 from pathlib import Path
@@ -12,8 +13,10 @@ from typing import Any
 
 import pytest
 
-from cardarena.server.app import FULL_COLLECTION_AFTER
-from cardarena.server.cli import FLAGS, Flag, configure, serve
+from cardarena.server.api.access import Access
+from cardarena.server.api.limits import Rate
+from cardarena.server.app import FULL_COLLECTION_AFTER, ServeConfig
+from cardarena.server.cli import FLAGS, Flag, configure, serve, serve_config
 
 
 def parsed(*argv: str) -> argparse.Namespace:
@@ -25,6 +28,35 @@ def parsed(*argv: str) -> argparse.Namespace:
 @pytest.mark.parametrize("flag", FLAGS, ids=[flag.name for flag in FLAGS])
 def test_each_setting_reads_the_variable_its_help_names(flag: Flag) -> None:
     assert flag.variable in flag.help
+
+
+NOT_FLAGS = {"access", "drain_seconds", "web_root"}
+"""ServeConfig's fields no flag sets: the nested Access (its own fields have flags) and two
+that only an embedding program changes."""
+
+
+def test_every_field_a_flag_may_set_has_exactly_one_flag() -> None:
+    """So a setting added to the config without its flag, or a flag naming a field that is
+    not there, fails here rather than silently keeping a default."""
+    named = [flag.field for flag in FLAGS]
+    settable = [f.name for f in dataclasses.fields(ServeConfig) if f.name not in NOT_FLAGS]
+    settable += ["access." + f.name for f in dataclasses.fields(Access)]
+    assert sorted(named) == sorted(settable)
+
+
+def test_the_config_holds_what_each_flag_was_given(tmp_path: Path) -> None:
+    config = serve_config(
+        parsed(
+            "--data-dir", str(tmp_path), "--admin-token", "t" * 32, "--join-rate", "5/s,9",
+            "--waiting-expiry", "60", "--max-pending-calls", "77", "--log-level", "debug",
+        )
+    )  # fmt: skip
+    assert config.data_dir == tmp_path
+    assert config.access.operator_token == "t" * 32
+    assert config.access.join_rate == Rate(5.0, 9)
+    assert config.access.create_rate == Access().create_rate
+    assert (config.waiting_expiry_seconds, config.max_pending_calls) == (60.0, 77)
+    assert config.log_level == "debug"
 
 
 def test_the_environment_sets_defaults_and_flags_override_them(
