@@ -3,6 +3,7 @@
 The rooms, each a sub-package, from the bottom up (the import contract in pyproject.toml
 holds each to the rooms below it, and all of them away from the server):
 
+* :mod:`.fields`: named attributes copied as they are (settings, JSON values);
 * :mod:`.bots`: what a seat knows (:class:`SeatState`), the :class:`Bot` interface, the
   reference bots, matches in-process (:func:`play`: the log a server would write);
   :mod:`.bots.external` runs programs in any language as bots;

@@ -19,6 +19,7 @@ import grpc
 from cardarena.v1 import tournament_pb2 as tpb
 
 from ..client import ArenaClient
+from ..fields import fields_of
 from ..tournament.botspec import BotEntry
 from ..tournament.hosted_report import hosted_json, print_hosted, write_hosted_csv
 from ..tournament.launcher import BotFailedToStart, HostedConfig, Launch, Limits, follow
@@ -30,18 +31,13 @@ EXIT_OK, EXIT_FAILED_MATCHES, EXIT_USAGE, EXIT_DETACHED = 0, 1, 2, 130
 
 def run_hosted(args: argparse.Namespace, bots: Sequence[BotEntry], seed: bytes) -> int:
     config = HostedConfig(
+        **fields_of(args, "game", "players", "options", "deals", "concurrency", "bot_logs"),
         address=args.server,
-        game=args.game,
         bots=bots,
-        players=args.players,
-        options=args.options,
-        deals=args.deals,
-        concurrency=args.concurrency,
         move_ms=args.move_ms or 10_000,
         forfeit_after=args.forfeit_after or None,
         seed=seed,
         operator_token=args.admin_token,
-        bot_logs=args.bot_logs,
         limits=Limits(cpu_seconds=args.bot_cpu_seconds, memory_mb=args.bot_memory_mb),
     )
     return _refusals(lambda: asyncio.run(_host(config, args)))

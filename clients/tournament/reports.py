@@ -18,31 +18,17 @@ from typing import IO, Any
 from cardarena.competition import Standing
 
 from ..bots.external.protocol import number
+from ..fields import fields_of
 from .config import TournamentConfig
 from .faults import Faults
 from .outcomes import MatchResult, TournamentResult
 from .ranking import BotStanding
 from .terminal import Column, write_table
 
-CSV_FIELDS = (
-    "rank",
-    "bot",
-    "matches",
-    "groups",
-    "mean",
-    "ci_low",
-    "ci_high",
-    "wins",
-    "win_rate",
-    "mu",
-    "sigma",
-    "ordinal",
-    "crashes",
-    "timeouts",
-    "illegal",
-    "late",
-    "fallbacks",
-)
+STANDING_FIELDS = ("matches", "groups", "mean", "ci_low", "ci_high", "wins", "win_rate")
+RATING_FIELDS = ("mu", "sigma", "ordinal")
+FAULT_KINDS = ("crashes", "timeouts", "illegal", "late", "fallbacks")
+CSV_FIELDS = ("rank", "bot", *STANDING_FIELDS, *RATING_FIELDS, *FAULT_KINDS)
 
 
 def fault_kinds(row: Standing) -> Faults | None:
@@ -51,26 +37,12 @@ def fault_kinds(row: Standing) -> Faults | None:
 
 
 def standing_row(rank: int, row: Standing) -> dict[str, Any]:
-    rating = row.rating
-    kinds = fault_kinds(row)
     return {
         "rank": rank,
         "bot": row.entrant,
-        "matches": row.matches,
-        "groups": row.groups,
-        "mean": row.mean,
-        "ci_low": row.ci_low,
-        "ci_high": row.ci_high,
-        "wins": row.wins,
-        "win_rate": row.win_rate,
-        "mu": rating.mu if rating else None,
-        "sigma": rating.sigma if rating else None,
-        "ordinal": rating.ordinal if rating else None,
-        "crashes": kinds.crashes if kinds else None,
-        "timeouts": kinds.timeouts if kinds else None,
-        "illegal": kinds.illegal if kinds else None,
-        "late": kinds.late if kinds else None,
-        "fallbacks": kinds.fallbacks if kinds else None,
+        **fields_of(row, *STANDING_FIELDS),
+        **fields_of(row.rating, *RATING_FIELDS),
+        **fields_of(fault_kinds(row), *FAULT_KINDS),
     }
 
 
@@ -98,10 +70,7 @@ def settings_json(config: TournamentConfig) -> dict[str, Any]:
     """What the tournament was asked to play, for the JSON report's header."""
     return {
         "server": config.address,
-        "options": config.options,
-        "deals": config.deals,
-        "concurrency": config.concurrency,
-        "move_ms": config.move_ms,
+        **fields_of(config, "options", "deals", "concurrency", "move_ms"),
         "decision_ms": round(config.decision_s * 1000),
         "seed": config.seed.hex(),
         "bot_specs": {b.name: b.describe() for b in config.bots},

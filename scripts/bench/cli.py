@@ -13,6 +13,7 @@ import resource
 import sys
 import urllib.parse
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from cardarena.engine import GAMES
@@ -77,6 +78,37 @@ def postgres_url(text: str) -> str:
     if any(key == "schema" for key, _ in urllib.parse.parse_qsl(parts.query)):
         raise argparse.ArgumentTypeError("no schema= here: each configuration gets a fresh one")
     return text
+
+
+@dataclass(frozen=True)
+class Count:
+    """A whole-number flag: its range and unit (as :func:`bounded_int`), default and help."""
+
+    name: str
+    low: int
+    high: int
+    unit: str
+    default: int
+    help: str
+
+    def add_to(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            self.name,
+            type=bounded_int(self.low, self.high, self.unit),
+            default=self.default,
+            help=f"{self.help} (default {self.default})",
+        )
+
+
+# fmt: off
+COUNTS = (
+    Count("--restart-actions", 0, 100, "actions", 4, "actions in each running match of --restart"),
+    Count("--concurrency", 1, 1000, "matches", 8, "matches either tournament plays at once"),
+    Count("--client-procs", 1, 16, "processes", 1, "client processes sharing the matches"),
+    Count("--channels", 1, 64, "connections", 4, "gRPC connections per client process (to each replica with --replicas)"),
+    Count("--setup-concurrency", 1, 1000, "matches", 64, "matches created or opened at once during setup"),
+)
+# fmt: on
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -158,18 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="compare sharing: the SQLite single process, the no-op ceiling, then N "
         "cardarena replicas on one PostgreSQL (a fresh schema each) for each N, e.g. 1,2,3",
     )
-    parser.add_argument(
-        "--restart-actions",
-        type=bounded_int(0, 100, "actions"),
-        default=4,
-        help="actions in each running match of --restart (default 4)",
-    )
-    parser.add_argument(
-        "--concurrency",
-        type=bounded_int(1, 1000, "matches"),
-        default=8,
-        help="matches either tournament plays at once (default 8)",
-    )
+    for count in COUNTS:
+        count.add_to(parser)
     parser.add_argument(
         "--store-url",
         type=postgres_url,
@@ -182,24 +204,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="lower the open-file limit (RLIMIT_NOFILE) of the benchmark and of every process it "
         "starts to N, e.g. 1024, to show a run fits in it",
-    )
-    parser.add_argument(
-        "--client-procs",
-        type=bounded_int(1, 16, "processes"),
-        default=1,
-        help="client processes sharing the matches (default 1)",
-    )
-    parser.add_argument(
-        "--channels",
-        type=bounded_int(1, 64, "connections"),
-        default=4,
-        help="gRPC connections per client process (to each replica with --replicas; default 4)",
-    )
-    parser.add_argument(
-        "--setup-concurrency",
-        type=bounded_int(1, 1000, "matches"),
-        default=64,
-        help="matches created or opened at once during setup (default 64)",
     )
     parser.add_argument(
         "--setup-timeout",

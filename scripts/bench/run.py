@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cardarena.clients.fields import fields_of
+
 from .bots import Stats, WorkerConfig
 from .common import Kind, Pattern
 from .load import worker_main
@@ -121,16 +123,12 @@ def client_configs(
     ]
     return [
         WorkerConfig(
+            **fields_of(args, "game", "players", "channels", "setup_concurrency", "setup_timeout"),
             addresses=addresses,
             kind=kind,
             worker=i,
             slots=share,
-            game=args.game,
-            players=args.players,
             window=window,
-            channels=args.channels,
-            setup_concurrency=args.setup_concurrency,
-            setup_timeout=args.setup_timeout,
             pattern=pattern,
             seed=args.seed * 1000 + repeat,
             rate=rate,

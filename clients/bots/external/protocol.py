@@ -20,6 +20,7 @@ from cardarena.engine import CardSet, describe
 from cardarena.engine import events as ev
 from cardarena.engine.cards import card_code, cards_of, suit_code
 
+from ...fields import fields_of
 from ..decider import SeatContext
 from ..state import SeatState
 
@@ -87,10 +88,7 @@ def end_message(state: SeatState) -> dict[str, Any]:
 def state_json(state: SeatState) -> dict[str, Any]:
     """What the seat knows, folded from its events (a convenience: the events say it all)."""
     return {
-        "seat": state.seat,
-        "round": state.round,
-        "kind": state.kind,
-        "dealer": state.dealer,
+        **fields_of(state, "seat", "round", "kind", "dealer"),
         "trump": suit_code(state.trump) if state.trump is not None else None,
         "hand": codes(state.hand),
         "hand_sizes": list(state.hand_sizes),
