@@ -26,7 +26,9 @@ from cardarena.v1 import service_pb2 as spb
 from . import metrics
 from .api import Access, MatchService, TournamentService, add_service
 from .api.grpcweb import MAX_MESSAGE_BYTES, WEB_ROOT, GrpcWebGateway
+from .api.limits import ClientHosts
 from .api.peers import FORWARD_TIMEOUT, OwnerUnreachable, Peers
+from .api.streams import WATCH_STREAMS
 from .errors import NotRunning
 from .hosting import Arena, HostedMatch
 from .hosting.arena import WAITING_EXPIRY_SECONDS
@@ -100,6 +102,8 @@ class ServeConfig:
     signing_key: Path | None = None
     # Calls held while they wait for the event loop; beyond it gRPC core refuses them.
     max_pending_calls: int = MAX_PENDING_CALLS
+    # Spectator streams (WatchMatch, WatchTournament) one client address may hold open.
+    watch_streams: int = WATCH_STREAMS
 
 
 def configure_logging(level: str) -> None:
@@ -163,12 +167,20 @@ class Server:
         """This process's identity as a lease holder: new at every start."""
         self.peers = Peers(self.replica) if self.store.shared else None
         self.arena = Arena(self.store, on_change=self._changed)
-        self.service = MatchService(self.arena, self.peers, config.access)
+        self.web_secret = secrets.token_urlsafe(32) if config.web is not None else None
+        """What the gateway vouches for a browser's address with (:class:`ClientHosts`)."""
+        self.service = MatchService(
+            self.arena,
+            self.peers,
+            config.access,
+            hosts=ClientHosts(self.web_secret),
+            watch_streams=config.watch_streams,
+        )
         self.tournaments = Tournaments(
             self.arena, join_elsewhere=None if self.peers is None else self._join_at_peer
         )
         self.tournament_service = TournamentService(
-            self.tournaments, self.service.guard, self.service._refuse_new
+            self.tournaments, self.service.guard, self.service.streams
         )
         self.health = health.aio.HealthServicer()
         self.grpc = grpc.aio.server(options=grpc_options(config.max_pending_calls))
@@ -255,7 +267,9 @@ class Server:
         if self.config.web is not None:
             local = "127.0.0.1" if host in ("0.0.0.0", "[::]", "") else host
             web_host, web_port = self.config.web.rsplit(":", 1)
-            self.web = GrpcWebGateway(f"{local}:{self.port}", self.config.web_root)
+            self.web = GrpcWebGateway(
+                f"{local}:{self.port}", self.config.web_root, client_secret=self.web_secret
+            )
             self.web_port = await self.web.start(web_host.strip("[]"), int(web_port))
             web_log(self.web, web_host, self.web_port)
         logger.info(

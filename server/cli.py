@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from .api.access import Access
 from .api.limits import Rate
 from .api.requests import SECRET, SECRET_RULE
+from .api.streams import WATCH_STREAMS
 from .app import MAX_PENDING_CALLS, ServeConfig, run, server_signer, tune_collector
 from .hosting.signing import SigningKeyError
 from .store import StoreError, open_store
@@ -67,6 +68,7 @@ def _plain(number: float) -> str:
 lease_seconds = ranged(float, 0.5, 300.0, "seconds", "a lease lasts")
 expiry_seconds = ranged(float, 0.0, 30 * 86400.0, "seconds", "expiry (0: never) is")
 pending_calls = ranged(int, 1, 1_000_000, "calls", "the calls that may wait are")
+stream_count = ranged(int, 1, 1_000_000, "streams", "the streams an address may hold are")
 
 
 def admin_token(text: str) -> str:
@@ -232,6 +234,15 @@ FLAGS = (
         "calls the server holds while they wait for its event loop; beyond it gRPC"
         " refuses them at once, CANCELLED (env CARDARENA_MAX_PENDING_CALLS; default"
         f" {MAX_PENDING_CALLS}: a unary call for every seat of 5,000 four-seat matches)",
+    ),
+    Flag(
+        "--watch-streams",
+        "watch_streams",
+        stream_count,
+        str(WATCH_STREAMS),
+        "spectator streams (WatchMatch, WatchTournament) one client address may hold open at"
+        " once; beyond it RESOURCE_EXHAUSTED (env CARDARENA_WATCH_STREAMS; default"
+        f" {WATCH_STREAMS}; through --web, each browser's address counts)",
     ),
     Flag(
         "--signing-key",

@@ -13,7 +13,7 @@ import grpc
 import structlog
 
 from ..errors import Forbidden, Throttled
-from .limits import Rate, RateLimiter, peer_host
+from .limits import ClientHosts, Rate, RateLimiter
 from .peers import Peers
 from .requests import MAX_REASON, check_text, credential
 from .status import Context, Refused
@@ -47,13 +47,14 @@ class Access:
 class Throttles:
     """Per-peer limits, and a warning about a peer at most once a second."""
 
-    def __init__(self, access: Access) -> None:
+    def __init__(self, access: Access, hosts: ClientHosts) -> None:
+        self.hosts = hosts
         self.create = RateLimiter(access.create_rate)
         self.join = RateLimiter(access.join_rate)
         self._warned: OrderedDict[str, float] = OrderedDict()
 
     def check(self, limiter: RateLimiter, call: str, context: Any) -> None:
-        wait = limiter.wait_for(peer_host(context.peer() or ""))
+        wait = limiter.wait_for(self.hosts.of(context))
         if wait > 0:
             retry_ms = max(1, int(wait * 1000 + 0.999))
             raise Throttled(
@@ -62,7 +63,7 @@ class Throttles:
 
     def warn(self, context: Any, event: str, **fields: Any) -> None:
         """Log ``event`` for this peer unless it was logged for it in the last second."""
-        peer = peer_host(context.peer() or "")
+        peer = self.hosts.of(context)
         now = time.monotonic()
         if now - self._warned.get(peer, -1.0) < 1.0:
             return
@@ -76,10 +77,13 @@ class Throttles:
 class Guard:
     """The checks of who is calling: the operator, a replica, or anyone (limited)."""
 
-    def __init__(self, access: Access, peers: Peers | None) -> None:
+    def __init__(
+        self, access: Access, peers: Peers | None, hosts: ClientHosts | None = None
+    ) -> None:
         self.access = access
         self.peers = peers
-        self.throttles = Throttles(access)
+        self.hosts = hosts or ClientHosts()
+        self.throttles = Throttles(access, self.hosts)
 
     def is_operator(self, context: Context) -> bool:
         """Whether the call carries the operator token (constant-time compare)."""

@@ -1,10 +1,13 @@
-"""Per-peer rate limits: token buckets, bounded in the number of peers they remember."""
+"""Per-address limits: token buckets, bounded in the number of peers they remember, and
+which address a call counts against."""
 
 from __future__ import annotations
 
+import hmac
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
 
 MAX_PEERS = 10_000
 """Buckets kept at most (least recently used forgotten first): the limiter itself must not
@@ -68,3 +71,29 @@ def peer_host(peer: str) -> str:
     limits apply to a host, not to each of its connections."""
     host, sep, port = peer.rpartition(":")
     return host if sep and port.isdigit() else peer
+
+
+WEB_CLIENT = "cardarena-web-client"
+"""The metadata the gRPC-Web gateway puts on every call it forwards: its secret, a space, the
+browser's address. Without it every browser would share the gateway's own address."""
+
+
+class ClientHosts:
+    """Which address a call's per-address limits count against: its peer's host, or, for a
+    call the gateway vouches for with its secret (compared in constant time), the browser's.
+    ``gateway_secret`` ``None``: no gateway, so no call is vouched for."""
+
+    def __init__(self, gateway_secret: str | None = None) -> None:
+        self.gateway_secret = gateway_secret
+
+    def of(self, context: Any) -> str:
+        if self.gateway_secret is not None:
+            for key, value in context.invocation_metadata() or ():
+                if key == WEB_CLIENT and isinstance(value, str):
+                    secret, _, browser = value.partition(" ")
+                    if browser and hmac.compare_digest(
+                        secret.encode(), self.gateway_secret.encode()
+                    ):
+                        return "web:" + browser
+                    break
+        return peer_host(context.peer() or "")

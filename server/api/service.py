@@ -23,6 +23,7 @@ from ..errors import BadRequest, NotRunning
 from ..hosting import Arena, HostedMatch, PbProjector, Submitted, project_for
 from .access import Access, Guard
 from .info import STATUS_OF, listed_info, match_info, settled_info
+from .limits import ClientHosts
 from .peers import Peers
 from .play import PlayCall
 from .requests import (
@@ -39,7 +40,7 @@ from .requests import (
 )
 from .routing import Router
 from .status import Context, Refused, abort, streaming, unary
-from .streams import Response, Streams, response
+from .streams import WATCH_STREAMS, Response, Streams, response
 from .wire import Undecodable
 
 DRAINING = "the server is draining: reconnect and resume from your last seq"
@@ -49,12 +50,18 @@ class MatchService:
     """The handlers of ``cardarena.v1.MatchService`` (registered by ``wire.add_service``)."""
 
     def __init__(
-        self, arena: Arena, peers: Peers | None = None, access: Access | None = None
+        self,
+        arena: Arena,
+        peers: Peers | None = None,
+        access: Access | None = None,
+        *,
+        hosts: ClientHosts | None = None,
+        watch_streams: int = WATCH_STREAMS,
     ) -> None:
         self.arena = arena
-        self.guard = Guard(access or Access(), peers)
+        self.guard = Guard(access or Access(), peers, hosts)
         self.router = Router(arena, peers)
-        self.streams = Streams(self._refuse_new)
+        self.streams = Streams(self._refuse_new, watch_streams)
         self.draining = False
 
     def _refuse_new(self) -> None:
@@ -304,7 +311,8 @@ class MatchService:
             check_seat(hosted, seat)
             authorize(hosted, seat, context)
         drop = self.streams.dropper(context)
-        events = self.streams.events(hosted, seat, after_seq, on_drop=drop)
+        watcher = self.guard.hosts.of(context) if seat is None else ""
+        events = self.streams.events(hosted, seat, after_seq, on_drop=drop, watcher=watcher)
         async with contextlib.aclosing(events) as stream:
             async for item in stream:
                 yield response(kind, item)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import deque
-from collections.abc import AsyncGenerator, Callable
+from collections import Counter, deque
+from collections.abc import AsyncGenerator, Callable, Iterator
 from typing import Any, TypeVar
 
 import grpc
@@ -56,12 +56,57 @@ def response(kind: type[Response], item: StreamItem) -> Response:
     return kind(**field)
 
 
-class Streams:
-    """Opens readers' streams; ``refuse_new`` says why none may open now (a drain)."""
+WATCH_STREAMS = 64
+"""Spectators' streams (WatchMatch, WatchTournament) one address may hold open at once: each
+costs every event of its match a message, so that one host cannot slow others' matches by
+watching them a thousand times over (``serve --watch-streams``)."""
 
-    def __init__(self, refuse_new: Callable[[], None]) -> None:
+SEAT_STREAMS = 8
+"""Streams (StreamEvents, Play) one seat of a match may hold open at once: its player needs
+one, a few while a reconnection overlaps the stream it replaces."""
+
+
+class Streams:
+    """Opens readers' streams, as many at once as the caps allow; ``refuse_new`` says why none
+    may open now (a drain)."""
+
+    def __init__(self, refuse_new: Callable[[], None], watch_streams: int = WATCH_STREAMS) -> None:
         self.refuse_new = refuse_new
+        self.watch_streams = watch_streams
+        self._open: Counter[tuple[str, ...]] = Counter()
         self._aborts: set[asyncio.Task[None]] = set()
+
+    @contextlib.contextmanager
+    def watching(self, host: str) -> Iterator[None]:
+        """Hold one of ``host``'s spectator streams while the block runs; RESOURCE_EXHAUSTED
+        if it holds all it may."""
+        with self._holding(
+            ("watch", host), self.watch_streams, "spectator streams from this address"
+        ):
+            yield
+
+    @contextlib.contextmanager
+    def _holding(self, key: tuple[str, ...], cap: int, what: str) -> Iterator[None]:
+        if self._open[key] >= cap:
+            raise Refused(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{cap} {what} are open, the most there may be: close one first",
+            )
+        self._open[key] += 1
+        try:
+            yield
+        finally:
+            self._open[key] -= 1
+            if not self._open[key]:
+                del self._open[key]
+
+    def _slot(
+        self, hosted: HostedMatch, seat: int | None, watcher: str
+    ) -> contextlib.AbstractContextManager[None]:
+        if seat is None:
+            return self.watching(watcher)
+        key = ("seat", hosted.match_id, str(seat))
+        return self._holding(key, SEAT_STREAMS, f"streams of seat {seat} of this match")
 
     def dropper(self, context: Context) -> Callable[[], None]:
         """What ends a stream whose client stopped reading: an UNAVAILABLE abort from a task
@@ -88,6 +133,7 @@ class Streams:
         after_seq: int,
         *,
         on_drop: Callable[[], None],
+        watcher: str = "",
         size: int = SUBSCRIBER_QUEUE,
         opened: Callable[[Subscriber], None] | None = None,
     ) -> AsyncGenerator[StreamItem, None]:
@@ -97,41 +143,43 @@ class Streams:
         the reader (its queue holds ``size`` messages) once it exists, so that the call can put
         its own messages among the match's (:class:`Aside`). The stream ends once it has sent
         everything up to the match's last entry (``Readers.finished``). Close it when done
-        (``contextlib.aclosing``): until then its reader stays subscribed."""
+        (``contextlib.aclosing``): until then its reader stays subscribed, and holds one of
+        its seat's streams or, a spectator's, one of its ``watcher`` address's."""
         self.refuse_new()
-        async with hosted.lock:
-            sub = hosted.readers.subscribe(seat, on_drop, size)
-            snapshot = hosted.snapshot(seat)
-        metrics.SUBSCRIBERS.inc()
-        opened_at = snapshot.seq
-        try:
-            if opened is not None:
-                opened(sub)
-            yield snapshot
-            # A stream lives as long as its match: it keeps none of the messages it sent.
-            del snapshot
-            history = deque(await past(hosted, seat, after_seq, opened_at))
-            while history:
-                yield history.popleft()
-            while True:
-                if sub.queue.empty():
-                    if hosted.readers.finished:
-                        return
-                    if sub.dropped:
+        with self._slot(hosted, seat, watcher):
+            async with hosted.lock:
+                sub = hosted.readers.subscribe(seat, on_drop, size)
+                snapshot = hosted.snapshot(seat)
+            metrics.SUBSCRIBERS.inc()
+            opened_at = snapshot.seq
+            try:
+                if opened is not None:
+                    opened(sub)
+                yield snapshot
+                # A stream lives as long as its match: it keeps none of the messages it sent.
+                del snapshot
+                history = deque(await past(hosted, seat, after_seq, opened_at))
+                while history:
+                    yield history.popleft()
+                while True:
+                    if sub.queue.empty():
+                        if hosted.readers.finished:
+                            return
+                        if sub.dropped:
+                            raise Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND)
+                    live = await sub.queue.get()
+                    if live is None:
                         raise Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND)
-                live = await sub.queue.get()
-                if live is None:
-                    raise Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND)
-                if (
-                    isinstance(live, Aside)
-                    or live.seq > opened_at
-                    or (isinstance(live, Told) and live.event is None and live.seq == opened_at)
-                ):
-                    yield live
-                del live
-        finally:
-            metrics.SUBSCRIBERS.dec()
-            hosted.readers.unsubscribe(sub)
+                    if (
+                        isinstance(live, Aside)
+                        or live.seq > opened_at
+                        or (isinstance(live, Told) and live.event is None and live.seq == opened_at)
+                    ):
+                        yield live
+                    del live
+            finally:
+                metrics.SUBSCRIBERS.dec()
+                hosted.readers.unsubscribe(sub)
 
 
 async def past(hosted: HostedMatch, seat: int | None, after_seq: int, seq: int) -> list[pb.Event]:

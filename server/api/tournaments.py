@@ -3,7 +3,7 @@ answers, errors mapped by the same decorators and table as the match service."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
 import grpc
 
@@ -16,6 +16,7 @@ from ..tournaments.entrants import entrant_of
 from .access import Guard
 from .requests import bearer_token
 from .status import Context, Refused, streaming, unary
+from .streams import Streams
 from .tournament_requests import tournament_spec
 
 MAX_TOURNAMENT_PAGE = 100
@@ -26,12 +27,11 @@ match, so a page costs far more than a page of matches."""
 class TournamentService:
     """The handlers of ``cardarena.v1.TournamentService``."""
 
-    def __init__(
-        self, tournaments: Tournaments, guard: Guard, refuse_new: Callable[[], None]
-    ) -> None:
+    def __init__(self, tournaments: Tournaments, guard: Guard, streams: Streams) -> None:
         self.tournaments = tournaments
         self.guard = guard
-        self.refuse_new = refuse_new
+        self.streams = streams
+        self.refuse_new = streams.refuse_new
 
     @unary
     async def CreateTournament(
@@ -96,12 +96,13 @@ class TournamentService:
         """Conflated: a watcher that reads slowly sees the latest state, not every one."""
         self.refuse_new()
         director = await self.tournaments.get(request.tournament_id)
-        while True:
-            version, ended = director.version, director.ended
-            yield tpb.WatchTournamentResponse(tournament=tournament_info(director))
-            if ended:
-                return
-            await director.changed_since(version)
+        with self.streams.watching(self.guard.hosts.of(context)):
+            while True:
+                version, ended = director.version, director.ended
+                yield tpb.WatchTournamentResponse(tournament=tournament_info(director))
+                if ended:
+                    return
+                await director.changed_since(version)
 
     @streaming
     async def Enter(

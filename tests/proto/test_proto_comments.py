@@ -21,6 +21,7 @@ from cardarena.engine.games import GAMES, ROUND_KINDS
 from cardarena.engine.triathlon import LAST, MIDDLE, MULTIPLE
 from cardarena.server.api.play import PLAY_QUEUE
 from cardarena.server.api.requests import MAX_NAME, MAX_PAGE, MAX_REASON
+from cardarena.server.api.streams import SEAT_STREAMS, WATCH_STREAMS
 from cardarena.server.api.tournament_requests import (
     MAX_CONCURRENCY,
     MAX_DEALS,
@@ -193,6 +194,8 @@ def test_the_limits_in_the_comments_are_the_servers() -> None:
         "FaultPolicy.policy": f"forfeit after {DEFAULT_FORFEIT_AFTER}",
         "StreamEventsRequest.after_seq": f"{spelled(SUBSCRIBER_QUEUE)} messages",
         "MatchService.Play": f"{spelled(PLAY_QUEUE)} messages",
+        "MatchService.StreamEvents": f"the seat has {SEAT_STREAMS} streams open",
+        "MatchService.WatchMatch": f"{WATCH_STREAMS} unless the operator set another",
         "CreateTournamentRequest": f"At most {spelled(MAX_PLANNED)} matches",
     }
     wrong = {element: text for element, text in pins.items() if text not in comment(element)}

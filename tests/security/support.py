@@ -64,6 +64,8 @@ async def served(
     access: Access | None = None,
     waiting_expiry: float = 0.0,
     store: str | None = None,
+    watch_streams: int = 0,
+    web: str | None = None,
 ) -> AsyncIterator[Server]:
     """A server on 127.0.0.1:0 in this event loop, drained on the way out. (The settings
     the hardening added are passed only when given, so that the same scenarios can be run
@@ -75,6 +77,10 @@ async def served(
         settings["waiting_expiry_seconds"] = waiting_expiry
     if store is not None:  # a replica, on a shared store
         settings["store"] = store
+    if watch_streams:
+        settings["watch_streams"] = watch_streams
+    if web is not None:  # the gRPC-Web gateway (no web app: its calls only)
+        settings["web"] = web
     server = Server(
         ServeConfig(
             listen="127.0.0.1:0",

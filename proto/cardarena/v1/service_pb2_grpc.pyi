@@ -94,13 +94,15 @@ class MatchServiceStub:
     the match has ended (after SeedRevealed, or after MatchEnded/MatchCancelled in a
     tournament's match whose seed is not yet revealed); with UNAVAILABLE when the reader fell
     behind or the server drains: reopen with after_seq = the last seq seen. NOT_FOUND;
-    INVALID_ARGUMENT: seat out of range; UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction.
+    INVALID_ARGUMENT: seat out of range; UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction;
+    RESOURCE_EXHAUSTED: the seat has 8 streams open (StreamEvents and Play), close one.
     """
     WatchMatch: _grpc.UnaryStreamMultiCallable[_service_pb2.WatchMatchRequest, _service_pb2.WatchMatchResponse]
     """A spectator's events after after_seq, a snapshot first: no hidden cards. As StreamEvents
     without a seat: no credential, every hand hidden, no YourTurn (but every Turn: whose turn
     it is and the move clock), no refused action's details. NOT_FOUND; UNAVAILABLE as
-    StreamEvents.
+    StreamEvents; RESOURCE_EXHAUSTED: this client address holds all the spectator streams
+    (WatchMatch and WatchTournament) it may, 64 unless the operator set another number.
     """
     GetMatchLog: _grpc.UnaryUnaryMultiCallable[_service_pb2.GetMatchLogRequest, _service_pb2.GetMatchLogResponse]
     """The full log of an ended match: exact stored bytes, hash chain and the revealed seed.
@@ -181,13 +183,15 @@ class MatchServiceAsyncStub(MatchServiceStub):
     the match has ended (after SeedRevealed, or after MatchEnded/MatchCancelled in a
     tournament's match whose seed is not yet revealed); with UNAVAILABLE when the reader fell
     behind or the server drains: reopen with after_seq = the last seq seen. NOT_FOUND;
-    INVALID_ARGUMENT: seat out of range; UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction.
+    INVALID_ARGUMENT: seat out of range; UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction;
+    RESOURCE_EXHAUSTED: the seat has 8 streams open (StreamEvents and Play), close one.
     """
     WatchMatch: _aio.UnaryStreamMultiCallable[_service_pb2.WatchMatchRequest, _service_pb2.WatchMatchResponse]  # type: ignore[assignment]
     """A spectator's events after after_seq, a snapshot first: no hidden cards. As StreamEvents
     without a seat: no credential, every hand hidden, no YourTurn (but every Turn: whose turn
     it is and the move clock), no refused action's details. NOT_FOUND; UNAVAILABLE as
-    StreamEvents.
+    StreamEvents; RESOURCE_EXHAUSTED: this client address holds all the spectator streams
+    (WatchMatch and WatchTournament) it may, 64 unless the operator set another number.
     """
     GetMatchLog: _aio.UnaryUnaryMultiCallable[_service_pb2.GetMatchLogRequest, _service_pb2.GetMatchLogResponse]  # type: ignore[assignment]
     """The full log of an ended match: exact stored bytes, hash chain and the revealed seed.
@@ -307,7 +311,8 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         the match has ended (after SeedRevealed, or after MatchEnded/MatchCancelled in a
         tournament's match whose seed is not yet revealed); with UNAVAILABLE when the reader fell
         behind or the server drains: reopen with after_seq = the last seq seen. NOT_FOUND;
-        INVALID_ARGUMENT: seat out of range; UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction.
+        INVALID_ARGUMENT: seat out of range; UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction;
+        RESOURCE_EXHAUSTED: the seat has 8 streams open (StreamEvents and Play), close one.
         """
 
     @_abc_1.abstractmethod
@@ -319,7 +324,8 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         """A spectator's events after after_seq, a snapshot first: no hidden cards. As StreamEvents
         without a seat: no credential, every hand hidden, no YourTurn (but every Turn: whose turn
         it is and the move clock), no refused action's details. NOT_FOUND; UNAVAILABLE as
-        StreamEvents.
+        StreamEvents; RESOURCE_EXHAUSTED: this client address holds all the spectator streams
+        (WatchMatch and WatchTournament) it may, 64 unless the operator set another number.
         """
 
     @_abc_1.abstractmethod

@@ -111,7 +111,8 @@ class TournamentServiceServicer:
     def WatchTournament(self, request, context):
         """The tournament now, then again whenever a match of it ends, until it ends. No credential.
         Conflated: a slow reader gets the latest state, not every one. Ends with OK after the
-        message whose status is ENDED. NOT_FOUND; UNAVAILABLE: draining.
+        message whose status is ENDED. NOT_FOUND; UNAVAILABLE: draining; RESOURCE_EXHAUSTED as
+        WatchMatch.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -64,7 +64,8 @@ class TournamentServiceStub:
     WatchTournament: _grpc.UnaryStreamMultiCallable[_tournament_pb2.WatchTournamentRequest, _tournament_pb2.WatchTournamentResponse]
     """The tournament now, then again whenever a match of it ends, until it ends. No credential.
     Conflated: a slow reader gets the latest state, not every one. Ends with OK after the
-    message whose status is ENDED. NOT_FOUND; UNAVAILABLE: draining.
+    message whose status is ENDED. NOT_FOUND; UNAVAILABLE: draining; RESOURCE_EXHAUSTED as
+    WatchMatch.
     """
     Enter: _grpc.UnaryStreamMultiCallable[_tournament_pb2.EnterRequest, _tournament_pb2.EnterResponse]
     """For an entrant, with its key: the matches it is seated in (with each seat's token) as
@@ -106,7 +107,8 @@ class TournamentServiceAsyncStub(TournamentServiceStub):
     WatchTournament: _aio.UnaryStreamMultiCallable[_tournament_pb2.WatchTournamentRequest, _tournament_pb2.WatchTournamentResponse]  # type: ignore[assignment]
     """The tournament now, then again whenever a match of it ends, until it ends. No credential.
     Conflated: a slow reader gets the latest state, not every one. Ends with OK after the
-    message whose status is ENDED. NOT_FOUND; UNAVAILABLE: draining.
+    message whose status is ENDED. NOT_FOUND; UNAVAILABLE: draining; RESOURCE_EXHAUSTED as
+    WatchMatch.
     """
     Enter: _aio.UnaryStreamMultiCallable[_tournament_pb2.EnterRequest, _tournament_pb2.EnterResponse]  # type: ignore[assignment]
     """For an entrant, with its key: the matches it is seated in (with each seat's token) as
@@ -175,7 +177,8 @@ class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_abc.Iterator[_tournament_pb2.WatchTournamentResponse], _abc.AsyncIterator[_tournament_pb2.WatchTournamentResponse]]:
         """The tournament now, then again whenever a match of it ends, until it ends. No credential.
         Conflated: a slow reader gets the latest state, not every one. Ends with OK after the
-        message whose status is ENDED. NOT_FOUND; UNAVAILABLE: draining.
+        message whose status is ENDED. NOT_FOUND; UNAVAILABLE: draining; RESOURCE_EXHAUSTED as
+        WatchMatch.
         """
 
     @_abc_1.abstractmethod

@@ -62,6 +62,9 @@ class Connection:
     ) -> None:
         self.reader = reader
         self.writer = writer
+        peer = writer.get_extra_info("peername")
+        self.peer_host = str(peer[0]) if isinstance(peer, tuple) and peer else "unknown"
+        """The client's address, which the gateway vouches for on each call it forwards."""
         self.header_timeout = header_timeout
         self.read_timeout = read_timeout
         self.max_message_bytes = max_message_bytes

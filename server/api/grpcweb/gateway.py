@@ -77,8 +77,12 @@ class GrpcWebGateway:
         read_timeout: float = READ_TIMEOUT,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
         log_interval: float = LOG_INTERVAL,
+        client_secret: str | None = None,
     ) -> None:
         self.target = target
+        self.client_secret = client_secret
+        """Vouches, on every call forwarded, for the browser's address (``limits.WEB_CLIENT``):
+        the server's per-address limits then count each browser, not the gateway."""
         self.static_dir = static_dir.resolve() if static_dir is not None else None
         # Why the app cannot be served (said at start-up and in every 404); None: it can.
         self.app_missing = "no web app configured" if static_dir is None else missing(static_dir)
@@ -207,7 +211,7 @@ class GrpcWebGateway:
             return True
         if request.grpc_web:
             assert self._channel is not None
-            await forward(self._channel, request, conn)
+            await forward(self._channel, request, conn, self.client_secret)
             return False
         if request.method in ("GET", "HEAD"):
             await self._static(request, conn)

@@ -19,6 +19,7 @@ import grpc
 
 from cardarena.v1 import service_pb2, tournament_pb2
 
+from ..limits import WEB_CLIENT
 from .connection import Connection
 from .frames import Refused, Reply, first_message
 from .http import Request
@@ -74,8 +75,9 @@ class Call:
     timeout: float | None
 
 
-def prepare_call(request: Request, max_message: int) -> Call:
-    """Everything the gateway refuses itself, before the server sees the call."""
+def prepare_call(request: Request, max_message: int, vouched: str | None = None) -> Call:
+    """Everything the gateway refuses itself, before the server sees the call; ``vouched``,
+    the :data:`~..limits.WEB_CLIENT` value that names its browser to the server's limits."""
     path = request.path
     if path not in METHODS:
         known = path in ALL_METHODS
@@ -97,16 +99,22 @@ def prepare_call(request: Request, max_message: int) -> Call:
                 "authorization must be printable ASCII: 'Bearer <token>'",
             )
         metadata = (("authorization", value),)
+    if vouched is not None:
+        metadata = (*metadata, (WEB_CLIENT, vouched))
     timeout = parse_timeout(request.headers.get("grpc-timeout", ""))
     return Call(path, message, metadata, timeout)
 
 
-async def forward(channel: grpc.aio.Channel, request: Request, conn: Connection) -> None:
-    """Answer one gRPC-Web request: refused here, or relayed from the server."""
+async def forward(
+    channel: grpc.aio.Channel, request: Request, conn: Connection, client_secret: str | None
+) -> None:
+    """Answer one gRPC-Web request: refused here, or relayed from the server (with the
+    browser's address vouched for by ``client_secret``, when there is one)."""
     reply = Reply(conn.writer, request.text)
     reply.start()
+    vouched = None if client_secret is None else f"{client_secret} {conn.peer_host}"
     try:
-        call = prepare_call(request, conn.max_message_bytes)
+        call = prepare_call(request, conn.max_message_bytes, vouched)
     except Refused as refused:
         reply.finish(refused.code, refused.message)
         await conn.drain()

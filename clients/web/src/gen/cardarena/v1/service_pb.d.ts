@@ -1567,7 +1567,8 @@ export declare const MatchService: GenService<{
    * the match has ended (after SeedRevealed, or after MatchEnded/MatchCancelled in a
    * tournament's match whose seed is not yet revealed); with UNAVAILABLE when the reader fell
    * behind or the server drains: reopen with after_seq = the last seq seen. NOT_FOUND;
-   * INVALID_ARGUMENT: seat out of range; UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction.
+   * INVALID_ARGUMENT: seat out of range; UNAUTHENTICATED, PERMISSION_DENIED as SubmitAction;
+   * RESOURCE_EXHAUSTED: the seat has 8 streams open (StreamEvents and Play), close one.
    *
    * @generated from rpc cardarena.v1.MatchService.StreamEvents
    */
@@ -1580,7 +1581,8 @@ export declare const MatchService: GenService<{
    * A spectator's events after after_seq, a snapshot first: no hidden cards. As StreamEvents
    * without a seat: no credential, every hand hidden, no YourTurn (but every Turn: whose turn
    * it is and the move clock), no refused action's details. NOT_FOUND; UNAVAILABLE as
-   * StreamEvents.
+   * StreamEvents; RESOURCE_EXHAUSTED: this client address holds all the spectator streams
+   * (WatchMatch and WatchTournament) it may, 64 unless the operator set another number.
    *
    * @generated from rpc cardarena.v1.MatchService.WatchMatch
    */

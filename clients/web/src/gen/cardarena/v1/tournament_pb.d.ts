@@ -1343,7 +1343,8 @@ export declare const TournamentService: GenService<{
   /**
    * The tournament now, then again whenever a match of it ends, until it ends. No credential.
    * Conflated: a slow reader gets the latest state, not every one. Ends with OK after the
-   * message whose status is ENDED. NOT_FOUND; UNAVAILABLE: draining.
+   * message whose status is ENDED. NOT_FOUND; UNAVAILABLE: draining; RESOURCE_EXHAUSTED as
+   * WatchMatch.
    *
    * @generated from rpc cardarena.v1.TournamentService.WatchTournament
    */
