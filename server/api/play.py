@@ -69,6 +69,7 @@ class PlayCall:
             hosted,
             opening.seat,
             opening.after_seq,
+            context=self.context,
             on_drop=self.drop,
             size=PLAY_QUEUE,
             opened=lambda reader: self._opened(reader, opening),

@@ -61,7 +61,7 @@ class MatchService:
         self.arena = arena
         self.guard = Guard(access or Access(), peers, hosts)
         self.router = Router(arena, peers)
-        self.streams = Streams(self._refuse_new, watch_streams)
+        self.streams = Streams(self._refuse_new, self.guard.hosts, watch_streams)
         self.draining = False
 
     def _refuse_new(self) -> None:
@@ -311,8 +311,7 @@ class MatchService:
             check_seat(hosted, seat)
             authorize(hosted, seat, context)
         drop = self.streams.dropper(context)
-        watcher = self.guard.hosts.of(context) if seat is None else ""
-        events = self.streams.events(hosted, seat, after_seq, on_drop=drop, watcher=watcher)
+        events = self.streams.events(hosted, seat, after_seq, context=context, on_drop=drop)
         async with contextlib.aclosing(events) as stream:
             async for item in stream:
                 yield response(kind, item)

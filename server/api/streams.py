@@ -25,6 +25,7 @@ from ..hosting import (
     Told,
     project_for,
 )
+from .limits import ClientHosts
 from .status import FELL_BEHIND, Context, Refused, abort
 
 StreamItem = pb.Snapshot | pb.Event | Told | pb.YourTurn | Aside
@@ -70,19 +71,24 @@ class Streams:
     """Opens readers' streams, as many at once as the caps allow; ``refuse_new`` says why none
     may open now (a drain)."""
 
-    def __init__(self, refuse_new: Callable[[], None], watch_streams: int = WATCH_STREAMS) -> None:
+    def __init__(
+        self,
+        refuse_new: Callable[[], None],
+        hosts: ClientHosts,
+        watch_streams: int = WATCH_STREAMS,
+    ) -> None:
         self.refuse_new = refuse_new
+        self.hosts = hosts
         self.watch_streams = watch_streams
         self._open: Counter[tuple[str, ...]] = Counter()
         self._aborts: set[asyncio.Task[None]] = set()
 
     @contextlib.contextmanager
-    def watching(self, host: str) -> Iterator[None]:
-        """Hold one of ``host``'s spectator streams while the block runs; RESOURCE_EXHAUSTED
-        if it holds all it may."""
-        with self._holding(
-            ("watch", host), self.watch_streams, "spectator streams from this address"
-        ):
+    def watching(self, context: Context) -> Iterator[None]:
+        """Hold one of the spectator streams of the call's address (:class:`ClientHosts`)
+        while the block runs; RESOURCE_EXHAUSTED if it holds all it may."""
+        key = ("watch", self.hosts.of(context))
+        with self._holding(key, self.watch_streams, "spectator streams from this address"):
             yield
 
     @contextlib.contextmanager
@@ -101,10 +107,10 @@ class Streams:
                 del self._open[key]
 
     def _slot(
-        self, hosted: HostedMatch, seat: int | None, watcher: str
+        self, hosted: HostedMatch, seat: int | None, context: Context
     ) -> contextlib.AbstractContextManager[None]:
         if seat is None:
-            return self.watching(watcher)
+            return self.watching(context)
         key = ("seat", hosted.match_id, str(seat))
         return self._holding(key, SEAT_STREAMS, f"streams of seat {seat} of this match")
 
@@ -132,8 +138,8 @@ class Streams:
         seat: int | None,
         after_seq: int,
         *,
+        context: Context,
         on_drop: Callable[[], None],
-        watcher: str = "",
         size: int = SUBSCRIBER_QUEUE,
         opened: Callable[[Subscriber], None] | None = None,
     ) -> AsyncGenerator[StreamItem, None]:
@@ -144,9 +150,9 @@ class Streams:
         its own messages among the match's (:class:`Aside`). The stream ends once it has sent
         everything up to the match's last entry (``Readers.finished``). Close it when done
         (``contextlib.aclosing``): until then its reader stays subscribed, and holds one of
-        its seat's streams or, a spectator's, one of its ``watcher`` address's."""
+        its seat's streams or, a spectator's, one of its ``context``'s address's."""
         self.refuse_new()
-        with self._slot(hosted, seat, watcher):
+        with self._slot(hosted, seat, context):
             async with hosted.lock:
                 sub = hosted.readers.subscribe(seat, on_drop, size)
                 snapshot = hosted.snapshot(seat)

@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
+from cardarena.server.api.limits import ClientHosts
+from cardarena.server.api.status import Context
 from cardarena.server.api.streams import Streams
 from cardarena.server.hosting import Arena, Aside, HostedMatch, Subscriber
 from cardarena.server.store import SqliteStore
@@ -66,8 +68,13 @@ def test_a_stream_woken_while_the_last_write_is_in_flight_still_sends_the_end(
                 await prepare(hosted)
             readers: list[Subscriber] = []
             seen: list[object] = []
-            events = Streams(lambda: None).events(
-                hosted, 0, hosted.last_seq, on_drop=lambda: None, opened=readers.append
+            events = Streams(lambda: None, ClientHosts()).events(
+                hosted,
+                0,
+                hosted.last_seq,
+                context=cast(Context, None),  # a seat's stream: its call's address is not read
+                on_drop=lambda: None,
+                opened=readers.append,
             )
 
             async def read() -> None:
