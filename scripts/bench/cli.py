@@ -111,6 +111,26 @@ COUNTS = (
 # fmt: on
 
 
+@dataclass(frozen=True)
+class Mode:
+    """What to measure instead of the closed loop: one flag of a mutually exclusive group."""
+
+    name: str
+    type: Callable[[str], object]
+    metavar: str
+    help: str
+
+
+# fmt: off
+MODES = (
+    Mode("--rate", rate_value, "R|half", "paced, open-loop load: each match acts R times a second on a fixed schedule, latency counted from each action's scheduled time (p50/p90/p99/max); half: first measure the capacity (closed loop), then pace at half of it"),
+    Mode("--restart", bounded_int(1, 50_000, "matches"), "N", "restart time: N unfinished matches on the SQLite server, then SIGKILL and SIGTERM restarts on the same data dir (--repeats of each), timed to listening and to the first answered GetMatch, beside a start on an empty data dir"),
+    Mode("--tournament", bounded_int(1, 10_000, "deals"), "DEALS", "tournament throughput: a tournament hosted by the server (one `cardarena bot connect` process per random entrant, started by the launcher) and one of the in-process runner (run_tournament), each DEALS deals (each in every rotation) on a fresh SQLite server, beside the closed-loop ceiling of the same game, same run"),
+    Mode("--replicas", replica_counts, "N,N,...", "compare sharing: the SQLite single process, the no-op ceiling, then N cardarena replicas on one PostgreSQL (a fresh schema each) for each N, e.g. 1,2,3"),
+)
+# fmt: on
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description="Load benchmark of cardarena's server, next to a no-op gRPC ceiling.",
@@ -158,38 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
     mode = parser.add_argument_group(
         "what to measure (one at most; by default the closed loop beside the no-op ceiling)"
     ).add_mutually_exclusive_group()
-    mode.add_argument(
-        "--rate",
-        type=rate_value,
-        metavar="R|half",
-        help="paced, open-loop load: each match acts R times a second on a fixed schedule, "
-        "latency counted from each action's scheduled time (p50/p90/p99/max); half: first "
-        "measure the capacity (closed loop), then pace at half of it",
-    )
-    mode.add_argument(
-        "--restart",
-        type=bounded_int(1, 50_000, "matches"),
-        metavar="N",
-        help="restart time: N unfinished matches on the SQLite server, then SIGKILL and "
-        "SIGTERM restarts on the same data dir (--repeats of each), timed to listening and to "
-        "the first answered GetMatch, beside a start on an empty data dir",
-    )
-    mode.add_argument(
-        "--tournament",
-        type=bounded_int(1, 10_000, "deals"),
-        metavar="DEALS",
-        help="tournament throughput: a tournament hosted by the server (one `cardarena bot "
-        "connect` process per random entrant, started by the launcher) and one of the "
-        "in-process runner (run_tournament), each DEALS deals (each in every rotation) on a "
-        "fresh SQLite server, beside the closed-loop ceiling of the same game, same run",
-    )
-    mode.add_argument(
-        "--replicas",
-        type=replica_counts,
-        metavar="N,N,...",
-        help="compare sharing: the SQLite single process, the no-op ceiling, then N "
-        "cardarena replicas on one PostgreSQL (a fresh schema each) for each N, e.g. 1,2,3",
-    )
+    for flag in MODES:
+        mode.add_argument(flag.name, type=flag.type, metavar=flag.metavar, help=flag.help)
     for count in COUNTS:
         count.add_to(parser)
     parser.add_argument(

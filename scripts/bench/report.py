@@ -90,51 +90,65 @@ def print_per_run(label: str, results: Sequence[RunResult]) -> None:
     print(f"actions/s per run ({label}): {each}")
 
 
-Row = tuple[str, str, int]
-"""A row of a report's table: its label, the RunResult field it shows, its decimals."""
+FIGURES: dict[str, tuple[str, int]] = {
+    # A RunResult field: its label ({latency} names what a table's latency counts) and decimals.
+    "target_per_s": ("actions/s asked", 0),
+    "actions_per_s": ("player actions/s", 0),
+    "achieved_fraction": ("achieved / asked", 2),
+    "p50_ms": ("{latency} p50 (ms)", 2),
+    "p90_ms": ("{latency} p90 (ms)", 2),
+    "p99_ms": ("{latency} p99 (ms)", 2),
+    "max_ms": ("{latency} max (ms)", 1),
+    "service_p50_ms": ("send to ack p50 (ms)", 2),
+    "service_p99_ms": ("send to ack p99 (ms)", 2),
+    "server_action_ms": ("in the server: action mean (ms)", 2),
+    "server_action_p99_ms": ("in the server: action p99 at most (ms)", 0),
+    "commit_ms": ("in the server: commit mean (ms)", 2),
+    "commits_per_action": ("group commits per action", 2),
+    "full_gcs": ("full collections in the window", 0),
+    "full_gc_ms": ("full collections' pauses (ms, summed)", 0),
+    "messages_per_action": ("stream messages per action per seat", 2),
+    "completed": ("matches completed", 0),
+    "abandoned": ("matches abandoned", 0),
+    "server_cpu_us_per_action": ("server CPU per action (us)", 0),
+    "server_cpu_share": ("server CPU (cores busy)", 2),
+    "client_cpu_share": ("client CPU (cores busy)", 2),
+    "loop_on_cpu_share": ("server event loop on a core (share)", 2),
+    "loop_waiting_share": ("server event loop waiting for a core (share)", 2),
+    "rss_idle_mb": ("server RSS idle (MB)", 1),
+    "rss_per_match_kb": ("RSS per hosted match (KB)", 1),
+    "rss_per_match_streams_kb": ("RSS per match + its streams (KB)", 1),
+    "rss_end_mb": ("server RSS at end (MB)", 1),
+    "fds": ("open files: server / busiest client", 0),  # two RunResult fields in one cell
+    "setup_seconds": ("setup: create+join (s)", 1),
+    "stream_seconds": ("setup: open streams (s)", 1),
+}
+"""Every figure a report's table may show, each labelled once; a table is a list of names."""
 
-
-def latency_rows(latency: str) -> list[Row]:
-    """p50, p90, p99 and the worst of the latency the run is timed by, named ``latency``."""
-    percentiles = [(f"{latency} p{p} (ms)", f"p{p}_ms", 2) for p in (50, 90, 99)]
-    return [*percentiles, (f"{latency} max (ms)", "max_ms", 1)]
-
-
-SERVER_COST_ROWS: list[Row] = [
-    ("in the server: action mean (ms)", "server_action_ms", 2),
-    ("in the server: action p99 at most (ms)", "server_action_p99_ms", 0),
-    ("in the server: commit mean (ms)", "commit_ms", 2),
-    ("group commits per action", "commits_per_action", 2),
-    ("full collections in the window", "full_gcs", 0),
-    ("full collections' pauses (ms, summed)", "full_gc_ms", 0),
-]
+LATENCY = ("p50_ms", "p90_ms", "p99_ms", "max_ms")
+SERVER_COST = (
+    "server_action_ms",
+    "server_action_p99_ms",
+    "commit_ms",
+    "commits_per_action",
+    "full_gcs",
+    "full_gc_ms",
+)
 """What an action costs inside the server: in every table, closed loop or paced."""
-
-CPU_ROWS: list[Row] = [
-    ("server CPU per action (us)", "server_cpu_us_per_action", 0),
-    ("server CPU (cores busy)", "server_cpu_share", 2),
-    ("client CPU (cores busy)", "client_cpu_share", 2),
-    ("server event loop on a core (share)", "loop_on_cpu_share", 2),
-    ("server event loop waiting for a core (share)", "loop_waiting_share", 2),
-]
+CPU = (
+    "server_cpu_us_per_action",
+    "server_cpu_share",
+    "client_cpu_share",
+    "loop_on_cpu_share",
+    "loop_waiting_share",
+)
 """Where the CPU went: in every table, closed loop or paced."""
 
-ROWS: list[Row] = [
-    ("player actions/s", "actions_per_s", 0),
-    *latency_rows("action latency"),
-    *SERVER_COST_ROWS,
-    ("stream messages per action per seat", "messages_per_action", 2),
-    ("matches completed", "completed", 0),
-    ("matches abandoned", "abandoned", 0),
-    *CPU_ROWS,
-    ("server RSS idle (MB)", "rss_idle_mb", 1),
-    ("RSS per hosted match (KB)", "rss_per_match_kb", 1),
-    ("RSS per match + its streams (KB)", "rss_per_match_streams_kb", 1),
-    ("server RSS at end (MB)", "rss_end_mb", 1),
-    ("open files: server / busiest client", "", 0),
-    ("setup: create+join (s)", "setup_seconds", 1),
-    ("setup: open streams (s)", "stream_seconds", 1),
-]
+RSS = ("rss_idle_mb", "rss_per_match_kb", "rss_per_match_streams_kb", "rss_end_mb")
+SETUP = ("fds", "setup_seconds", "stream_seconds")
+OUTCOME = ("messages_per_action", "completed", "abandoned")
+CLOSED_LOOP = ("actions_per_s", *LATENCY, *SERVER_COST, *OUTCOME, *CPU, *RSS, *SETUP)
+"""The closed loop's table, beside the no-op ceiling."""
 
 COLUMN = {"durable": "durable (SQLite)", "noop": "no-op ceiling", "postgres": "PostgreSQL"}
 ACKNOWLEDGED = {
@@ -149,23 +163,27 @@ def print_table(
     args: argparse.Namespace,
     plan: Sequence[Configuration],
     runs: Mapping[str, Sequence[RunResult]],
-    rows: Sequence[Row] = ROWS,
+    rows: Sequence[str] = CLOSED_LOOP,
+    latency: str = "action latency",
 ) -> None:
     """One column per configuration of ``plan``, one row per figure (medians)."""
     heads = [COLUMN[c.kind] + (f" {c.pattern}" if len(args.patterns) > 1 else "") for c in plan]
     width = max(18, *(len(h) + 2 for h in heads))
-    print(f"{'':36}" + "".join(f"{h:>{width}}" for h in heads))
-    for label, name, digits in rows:
+    labels = {name: FIGURES[name][0].format(latency=latency) for name in rows}
+    first = max(len(label) for label in labels.values()) + 2
+    print(f"{'':{first}}" + "".join(f"{h:>{width}}" for h in heads))
+    for name in rows:
+        digits = FIGURES[name][1]
         cells = []
         for config in plan:
             results = runs[config.label]
-            if not name:  # open files: two figures in one cell
+            if name == "fds":
                 server = statistics.median(r.server_fds for r in results)
                 client = statistics.median(r.client_fds for r in results)
                 cells.append(f"{server:,.0f} / {client:,.0f}")
             else:
                 cells.append(cell(median_of(results, name), digits, 0))
-        print(f"{label:36}" + "".join(f"{c:>{width}}" for c in cells))
+        print(f"{labels[name]:{first}}" + "".join(f"{c:>{width}}" for c in cells))
 
 
 def report_noop(

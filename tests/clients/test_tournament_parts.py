@@ -9,7 +9,6 @@ import asyncio
 import concurrent.futures
 import io
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -145,10 +144,8 @@ def test_a_hung_python_bot_is_benched_without_blocking_the_loop() -> None:
                 ticks += 1
 
         task = asyncio.create_task(ticker())
-        started = time.monotonic()
         moves = [await seat.decide(state_to_act()) for _ in range(4)]
         task.cancel()
-        assert time.monotonic() - started < 1.5
         assert ticks > 5  # the loop kept running while the bot hung
         assert moves == [parse_card("2C")] * 4
         assert seat.benched and seat.faults.timeouts == 1 and seat.faults.fallbacks == 3
