@@ -49,6 +49,7 @@ def test_the_config_holds_what_each_flag_was_given(tmp_path: Path) -> None:
         parsed(
             "--data-dir", str(tmp_path), "--admin-token", "t" * 32, "--join-rate", "5/s,9",
             "--waiting-expiry", "60", "--max-pending-calls", "77", "--log-level", "debug",
+            "--watch-streams", "3",
         )
     )  # fmt: skip
     assert config.data_dir == tmp_path
@@ -57,6 +58,17 @@ def test_the_config_holds_what_each_flag_was_given(tmp_path: Path) -> None:
     assert config.access.create_rate == Access().create_rate
     assert (config.waiting_expiry_seconds, config.max_pending_calls) == (60.0, 77)
     assert config.log_level == "debug"
+    assert config.watch_streams == 3
+
+
+@pytest.mark.parametrize("given", ["0", "-1", "many", "1e9"])
+def test_a_bad_stream_cap_is_a_usage_error_naming_the_flag(
+    given: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        parsed("--watch-streams", given)
+    assert exited.value.code == 2
+    assert "--watch-streams" in capsys.readouterr().err
 
 
 def test_the_environment_sets_defaults_and_flags_override_them(
