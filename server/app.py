@@ -26,7 +26,7 @@ from cardarena.v1 import service_pb2 as spb
 from . import metrics
 from .api import Access, MatchService, TournamentService, add_service
 from .api.grpcweb import MAX_MESSAGE_BYTES, WEB_ROOT, GrpcWebGateway
-from .api.limits import ClientHosts
+from .api.limits import ClientHosts, TrustedProxies
 from .api.peers import FORWARD_TIMEOUT, OwnerUnreachable, Peers
 from .api.streams import WATCH_STREAMS
 from .errors import NotRunning
@@ -104,6 +104,9 @@ class ServeConfig:
     max_pending_calls: int = MAX_PENDING_CALLS
     # Spectator streams (WatchMatch, WatchTournament) one client address may hold open.
     watch_streams: int = WATCH_STREAMS
+    # The proxies in front of the server or its gateway whose X-Forwarded-For names the client
+    # its per-address limits count; none: every call counts against its own peer.
+    trusted_proxies: TrustedProxies = field(default_factory=TrustedProxies)
 
 
 def configure_logging(level: str) -> None:
@@ -173,7 +176,7 @@ class Server:
             self.arena,
             self.peers,
             config.access,
-            hosts=ClientHosts(self.web_secret),
+            hosts=ClientHosts(self.web_secret, config.trusted_proxies),
             watch_streams=config.watch_streams,
         )
         self.tournaments = Tournaments(
@@ -268,7 +271,10 @@ class Server:
             local = "127.0.0.1" if host in ("0.0.0.0", "[::]", "") else host
             web_host, web_port = self.config.web.rsplit(":", 1)
             self.web = GrpcWebGateway(
-                f"{local}:{self.port}", self.config.web_root, client_secret=self.web_secret
+                f"{local}:{self.port}",
+                self.config.web_root,
+                client_secret=self.web_secret,
+                proxies=self.config.trusted_proxies,
             )
             self.web_port = await self.web.start(web_host.strip("[]"), int(web_port))
             web_log(self.web, web_host, self.web_port)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .api.access import Access
-from .api.limits import Rate
+from .api.limits import Rate, TrustedProxies
 from .api.requests import SECRET, SECRET_RULE
 from .api.streams import WATCH_STREAMS
 from .app import MAX_PENDING_CALLS, ServeConfig, run, server_signer, tune_collector
@@ -68,6 +68,15 @@ def _plain(number: float) -> str:
 lease_seconds = ranged(float, 0.5, 300.0, "seconds", "a lease lasts")
 expiry_seconds = ranged(float, 0.0, 30 * 86400.0, "seconds", "expiry (0: never) is")
 pending_calls = ranged(int, 1, 1_000_000, "calls", "the calls that may wait are")
+
+
+def trusted_proxies(text: str) -> TrustedProxies:
+    try:
+        return TrustedProxies.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 stream_count = ranged(int, 1, 1_000_000, "streams", "the streams an address may hold are")
 
 
@@ -243,6 +252,17 @@ FLAGS = (
         "spectator streams (WatchMatch, WatchTournament) one client address may hold open at"
         " once; beyond it RESOURCE_EXHAUSTED (env CARDARENA_WATCH_STREAMS; default"
         f" {WATCH_STREAMS}; through --web, each browser's address counts)",
+    ),
+    Flag(
+        "--trusted-proxies",
+        "trusted_proxies",
+        trusted_proxies,
+        "",
+        "addresses or networks (comma-separated, e.g. 10.0.0.0/8) of the proxies in front of"
+        " the server or of --web, whose X-Forwarded-For names the client that rate limits and"
+        " stream caps count; anyone else's is ignored (env CARDARENA_TRUSTED_PROXIES; default"
+        " none: each call counts against the address it came from)",
+        metavar="CIDR[,CIDR...]",
     ),
     Flag(
         "--signing-key",

@@ -4,7 +4,9 @@ which address a call counts against."""
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import time
+import urllib.parse
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -73,22 +75,102 @@ def peer_host(peer: str) -> str:
     return host if sep and port.isdigit() else peer
 
 
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def ip_address(text: str) -> Address | None:
+    """``text`` as an IP address (an IPv4-mapped IPv6 one as its IPv4), or ``None``."""
+    try:
+        address = ipaddress.ip_address(text.strip().removeprefix("[").removesuffix("]"))
+    except ValueError:
+        return None
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+    return mapped or address
+
+
+def grpc_host(address: Address) -> str:
+    """``address`` as :func:`peer_host` shows a gRPC peer's: ``ipv4:10.0.0.1``,
+    ``ipv6:%5B::1%5D``, so a client counts the same directly and through a proxy."""
+    if isinstance(address, ipaddress.IPv4Address):
+        return f"ipv4:{address}"
+    return f"ipv6:%5B{address}%5D"
+
+
+def host_address(host: str) -> Address | None:
+    """The IP address of a :func:`peer_host` (``None`` for a Unix socket or anything else)."""
+    scheme, sep, rest = host.partition(":")
+    if not sep or scheme not in ("ipv4", "ipv6"):
+        return None
+    return ip_address(urllib.parse.unquote(rest))
+
+
+@dataclass(frozen=True)
+class TrustedProxies:
+    """The proxies in front of the server (or of its gateway) whose ``X-Forwarded-For`` says
+    who the client is. Behind a load balancer or ingress every client would otherwise share
+    its address, and so one address's rate limits and stream caps; trusting anyone else's
+    header would let a client choose the address it is counted as."""
+
+    networks: tuple[Network, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> TrustedProxies:
+        """``"10.0.0.0/8,127.0.0.1"``: networks or addresses, comma-separated; ``""``: none.
+        ``ValueError`` names the part that is not one."""
+        networks: list[Network] = []
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            try:
+                networks.append(ipaddress.ip_network(part, strict=False))
+            except ValueError:
+                raise ValueError(f"expected an IP address or network, got {part!r}") from None
+        return cls(tuple(networks))
+
+    def trusts(self, address: Address) -> bool:
+        return any(address in network for network in self.networks)
+
+    def client(self, peer: Address, forwarded: str | None) -> Address:
+        """Who is behind ``peer``: ``peer`` itself unless it is trusted and forwarded for
+        someone; then, reading ``X-Forwarded-For`` from the right (each proxy appends the
+        address it was reached from), the first address that is no trusted proxy. A hop that
+        is no address ends the walk: nothing to the left of it can be believed."""
+        client = peer
+        if not forwarded or not self.trusts(peer):
+            return client
+        for hop in reversed(forwarded.split(",")):
+            address = ip_address(hop)
+            if address is None:
+                break
+            client = address
+            if not self.trusts(address):
+                break
+        return client
+
+
+FORWARDED_FOR = "x-forwarded-for"
+"""The header (gRPC metadata) a trusted proxy names the client in."""
+
 WEB_CLIENT = "cardarena-web-client"
 """The metadata the gRPC-Web gateway puts on every call it forwards: its secret, a space, the
 browser's address. Without it every browser would share the gateway's own address."""
 
 
 class ClientHosts:
-    """Which address a call's per-address limits count against: its peer's host, or, for a
-    call the gateway vouches for with its secret (compared in constant time), the browser's.
-    ``gateway_secret`` ``None``: no gateway, so no call is vouched for."""
+    """Which address a call's per-address limits count against: its peer's host; for a call
+    the gateway vouches for with its secret (compared in constant time), the browser's; for a
+    call from a trusted proxy (:class:`TrustedProxies`), the client its ``X-Forwarded-For``
+    names. ``gateway_secret`` ``None``: no gateway, so no call is vouched for."""
 
-    def __init__(self, gateway_secret: str | None = None) -> None:
+    def __init__(
+        self, gateway_secret: str | None = None, proxies: TrustedProxies | None = None
+    ) -> None:
         self.gateway_secret = gateway_secret
+        self.proxies = proxies or TrustedProxies()
 
     def of(self, context: Any) -> str:
+        metadata = context.invocation_metadata() or ()
         if self.gateway_secret is not None:
-            for key, value in context.invocation_metadata() or ():
+            for key, value in metadata:
                 if key == WEB_CLIENT and isinstance(value, str):
                     secret, _, browser = value.partition(" ")
                     if browser and hmac.compare_digest(
@@ -96,4 +178,11 @@ class ClientHosts:
                     ):
                         return "web:" + browser
                     break
-        return peer_host(context.peer() or "")
+        host = peer_host(context.peer() or "")
+        peer = host_address(host) if self.proxies.networks else None
+        if peer is None or not self.proxies.trusts(peer):
+            return host
+        forwarded = ", ".join(
+            value for key, value in metadata if key == FORWARDED_FOR and isinstance(value, str)
+        )
+        return grpc_host(self.proxies.client(peer, forwarded))

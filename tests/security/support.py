@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
+from cardarena.server.api.limits import TrustedProxies
 from cardarena.server.app import ServeConfig, Server
 from cardarena.server.hosting import HostedMatch
 from cardarena.v1 import codec, service_pb2_grpc
@@ -66,6 +67,7 @@ async def served(
     store: str | None = None,
     watch_streams: int = 0,
     web: str | None = None,
+    trusted_proxies: str = "",
 ) -> AsyncIterator[Server]:
     """A server on 127.0.0.1:0 in this event loop, drained on the way out. (The settings
     the hardening added are passed only when given, so that the same scenarios can be run
@@ -81,6 +83,8 @@ async def served(
         settings["watch_streams"] = watch_streams
     if web is not None:  # the gRPC-Web gateway (no web app: its calls only)
         settings["web"] = web
+    if trusted_proxies:
+        settings["trusted_proxies"] = TrustedProxies.parse(trusted_proxies)
     server = Server(
         ServeConfig(
             listen="127.0.0.1:0",

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from cardarena.server.api.access import Access
-from cardarena.server.api.limits import Rate
+from cardarena.server.api.limits import Rate, TrustedProxies
 from cardarena.server.app import FULL_COLLECTION_AFTER, ServeConfig
 from cardarena.server.cli import FLAGS, Flag, configure, serve, serve_config
 
@@ -49,7 +49,7 @@ def test_the_config_holds_what_each_flag_was_given(tmp_path: Path) -> None:
         parsed(
             "--data-dir", str(tmp_path), "--admin-token", "t" * 32, "--join-rate", "5/s,9",
             "--waiting-expiry", "60", "--max-pending-calls", "77", "--log-level", "debug",
-            "--watch-streams", "3",
+            "--watch-streams", "3", "--trusted-proxies", "10.0.0.0/8,::1",
         )
     )  # fmt: skip
     assert config.data_dir == tmp_path
@@ -59,6 +59,7 @@ def test_the_config_holds_what_each_flag_was_given(tmp_path: Path) -> None:
     assert (config.waiting_expiry_seconds, config.max_pending_calls) == (60.0, 77)
     assert config.log_level == "debug"
     assert config.watch_streams == 3
+    assert config.trusted_proxies == TrustedProxies.parse("10.0.0.0/8, ::1")
 
 
 @pytest.mark.parametrize("given", ["0", "-1", "many", "1e9"])

@@ -19,6 +19,7 @@ from pathlib import Path
 import grpc
 import structlog
 
+from ..limits import FORWARDED_FOR, TrustedProxies, ip_address
 from .connection import Connection
 from .frames import MAX_MESSAGE_BYTES
 from .http import MAX_HEAD_BYTES, BadRequest, Request, TooLarge
@@ -78,11 +79,14 @@ class GrpcWebGateway:
         max_message_bytes: int = MAX_MESSAGE_BYTES,
         log_interval: float = LOG_INTERVAL,
         client_secret: str | None = None,
+        proxies: TrustedProxies | None = None,
     ) -> None:
         self.target = target
         self.client_secret = client_secret
         """Vouches, on every call forwarded, for the browser's address (``limits.WEB_CLIENT``):
         the server's per-address limits then count each browser, not the gateway."""
+        self.proxies = proxies or TrustedProxies()
+        """The proxies in front of the gateway whose ``X-Forwarded-For`` names the browser."""
         self.static_dir = static_dir.resolve() if static_dir is not None else None
         # Why the app cannot be served (said at start-up and in every 404); None: it can.
         self.app_missing = "no web app configured" if static_dir is None else missing(static_dir)
@@ -204,6 +208,17 @@ class GrpcWebGateway:
         keep = await self._handle(request, conn)
         return keep and request.headers.get("connection", "").lower() != "close"
 
+    def _vouched(self, request: Request, conn: Connection) -> str | None:
+        """What vouches for the browser behind ``request``: the secret, a space, its address
+        (behind a trusted proxy, the one the proxy names); ``None`` without a secret."""
+        if self.client_secret is None:
+            return None
+        browser = conn.peer_host
+        peer = ip_address(browser)
+        if peer is not None:
+            browser = str(self.proxies.client(peer, request.headers.get(FORWARDED_FOR)))
+        return f"{self.client_secret} {browser}"
+
     async def _handle(self, request: Request, conn: Connection) -> bool:
         """Answer one request; False when the connection must close afterwards."""
         if request.method == "OPTIONS":
@@ -211,7 +226,7 @@ class GrpcWebGateway:
             return True
         if request.grpc_web:
             assert self._channel is not None
-            await forward(self._channel, request, conn, self.client_secret)
+            await forward(self._channel, request, conn, self._vouched(request, conn))
             return False
         if request.method in ("GET", "HEAD"):
             await self._static(request, conn)

@@ -106,13 +106,12 @@ def prepare_call(request: Request, max_message: int, vouched: str | None = None)
 
 
 async def forward(
-    channel: grpc.aio.Channel, request: Request, conn: Connection, client_secret: str | None
+    channel: grpc.aio.Channel, request: Request, conn: Connection, vouched: str | None
 ) -> None:
-    """Answer one gRPC-Web request: refused here, or relayed from the server (with the
-    browser's address vouched for by ``client_secret``, when there is one)."""
+    """Answer one gRPC-Web request: refused here, or relayed from the server (``vouched``,
+    when given, sent as ``WEB_CLIENT``: the gateway's word for the browser's address)."""
     reply = Reply(conn.writer, request.text)
     reply.start()
-    vouched = None if client_secret is None else f"{client_secret} {conn.peer_host}"
     try:
         call = prepare_call(request, conn.max_message_bytes, vouched)
     except Refused as refused:
