@@ -81,6 +81,10 @@ class CrazySixesSchedule:
     ) -> tuple[tuple[Score, ...], list[Event]]:
         return played.scores(), []
 
+    def copy(self) -> CrazySixesSchedule:
+        """Itself: it keeps only the options (the next starter comes from the last hand)."""
+        return self
+
 
 GAME = GameSpec(
     name="crazy_sixes",

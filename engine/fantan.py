@@ -178,6 +178,27 @@ class FanTanRound(LayoutRound):
         )
         self.legal = self._compute_legal()
 
+    def __new__(cls, *args: object, **kwargs: object) -> FanTanRound:
+        """``FanTanRound.__new__(FanTanRound)``: an empty round for :meth:`copy` to fill, also in
+        the compiled build, whose own ``__new__`` would run ``__init__`` (see :mod:`.copies`)."""
+        return super().__new__(cls)
+
+    def copy(self) -> FanTanRound:
+        """An independent copy to play on: every list copied."""
+        new = FanTanRound.__new__(FanTanRound)
+        self._copy_table(new)
+        new.dealer = self.dealer
+        new.six_and_seven = self.six_and_seven
+        new.voluntary_pass = self.voluntary_pass
+        new.winner_scores_zero = self.winner_scores_zero
+        new.passes = self.passes.copy()
+        new.first_play = self.first_play
+        new.consecutive_passes = self.consecutive_passes
+        new.went_out = self.went_out
+        new.to_act = self.to_act
+        new.legal = self.legal
+        return new
+
     def start(self, out: list[Event]) -> None:
         """The holder of 7H opens; nothing is automatic before that."""
 

@@ -18,7 +18,6 @@ from typing import Any
 
 from .actions import PASS, choose_trump, describe, exclude, is_action
 from .cards import FRENCH_CARD_LISTS, FRENCH_ONLY, CardSet, card_code, cards_of
-from .copies import fork
 from .decks import deal, deck_mask, hand_sizes
 from .errors import IllegalAction, MalformedAction, NotYourTurn, OptionError
 from .events import (
@@ -233,10 +232,36 @@ class Match:
         plan = self.plan
         return action_of(event, voluntary_pass=plan is not None and plan.traits.voluntary_pass)
 
+    def __new__(cls, *args: object, **kwargs: object) -> Match:
+        """``Match.__new__(Match)``: an empty match for :meth:`clone` to fill, also in the
+        compiled build, whose own ``__new__`` would run ``__init__`` (see :mod:`.copies`)."""
+        return super().__new__(cls)
+
     def clone(self) -> Match:
-        """An independent copy to play on (see :mod:`.copies`: not a deep copy, which costs
-        milliseconds; the game, its options and the round's plan are shared, as immutable)."""
-        return fork(self)
+        """An independent copy to play on: not a deep copy (milliseconds: the log, the options
+        schema), but each attribute, with what play changes copied (the log list, the round and
+        schedule by their own ``copy``) and what it never changes shared (the game, the options,
+        the plan, the events and tuples). Monte Carlo bots clone before every playout."""
+        other = Match.__new__(Match)
+        other.game = self.game
+        other.players = self.players
+        other.options = self.options
+        other._seed = self._seed
+        other.schedule = self.schedule.copy()
+        other.log = self.log.copy()
+        other.first_dealer = self.first_dealer
+        other.round_index = self.round_index
+        other.round = None if self.round is None else self.round.copy()
+        other.to_act = self.to_act
+        other.plan = self.plan
+        other._trump = self._trump
+        other.dealer = self.dealer
+        other.pending = self.pending
+        other.totals = self.totals
+        other.round_scores = self.round_scores.copy()
+        other.over = self.over
+        other.winners = self.winners
+        return other
 
     def with_hidden_hands(self, viewer: int | None, hands: tuple[int, ...]) -> Match:
         """A copy in which the hands ``viewer`` cannot see are replaced by ``hands``.

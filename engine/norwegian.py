@@ -381,6 +381,10 @@ class NorwegianSchedule:
     ) -> tuple[tuple[Score, ...], list[Event]]:
         return multiplied(played.scores(), plan.multiplier), []
 
+    def copy(self) -> NorwegianSchedule:
+        """Itself: its rounds and traits are read, never changed, by play."""
+        return self
+
 
 PRESETS: dict[str, Preset] = {
     "pentathlon": Preset(

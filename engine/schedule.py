@@ -33,6 +33,11 @@ class Round(Protocol):
     """The same actions as a sorted tuple when the round has them at hand, else None."""
 
     def start(self, out: list[Event]) -> None: ...
+    def copy(self) -> Round:
+        """An independent copy to play on (:meth:`Match.clone`): its own hands, tricks and
+        table, whatever the round does not change (a scorer, a layout) shared."""
+        ...
+
     def legal_mask(self) -> int: ...
     def forget_legal(self) -> None: ...
     def why_illegal(self, action: int) -> str: ...
@@ -93,6 +98,11 @@ class Schedule(Protocol):
     def score(
         self, index: int, played: Round, plan: RoundPlan
     ) -> tuple[tuple[Score, ...], list[Event]]: ...
+
+    def copy(self) -> Schedule:
+        """An independent copy for a cloned match (:meth:`Match.clone`): the schedule itself
+        when it keeps nothing that play changes."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -153,6 +153,17 @@ class LayoutRound:
         self.table_mask = 0
         self.finished = False
 
+    def _copy_table(self, new: LayoutRound) -> None:
+        """Give ``new``, an empty round of this kind, a copy of the seats, hands and table:
+        the part of a subclass's ``copy`` that is the same for every layout round."""
+        new.players = self.players
+        new.hands = self.hands.copy()
+        new.low = self.low.copy()
+        new.high = self.high.copy()
+        new.playable = self.playable
+        new.table_mask = self.table_mask
+        new.finished = self.finished
+
     def forget_legal(self) -> None:
         """Recompute the legal mask (after hands were replaced from outside)."""
         self.legal = self._compute_legal()  # type: ignore[misc]  # a slot of each subclass

@@ -100,6 +100,22 @@ class TriathlonSchedule:
         self.ever: list[set[str]] = [set() for _ in range(players)]
         self.triathlon_in_one_deal = False
 
+    def __new__(cls, *args: object, **kwargs: object) -> TriathlonSchedule:
+        """``TriathlonSchedule.__new__(TriathlonSchedule)``: an empty schedule for :meth:`copy`
+        to fill, also in the compiled build, whose own ``__new__`` would run ``__init__`` (see
+        :mod:`.copies`)."""
+        return super().__new__(cls)
+
+    def copy(self) -> TriathlonSchedule:
+        """An independent copy: the feats earned so far (a set per seat) copied."""
+        new = TriathlonSchedule.__new__(TriathlonSchedule)
+        new.zero_is_multiple = self.zero_is_multiple
+        new.end = self.end
+        new.max_deals = self.max_deals
+        new.ever = [set(f) for f in self.ever]
+        new.triathlon_in_one_deal = self.triathlon_in_one_deal
+        return new
+
     def next_round(
         self, index: int, totals: tuple[Score, ...], previous: Round | None
     ) -> RoundPlan | None:

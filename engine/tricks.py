@@ -179,6 +179,39 @@ class TrickRound:
         self.led_lists = FRENCH_CARD_LISTS[0]
         self.led_shift = 0
 
+    def __new__(cls, *args: object, **kwargs: object) -> TrickRound:
+        """``TrickRound.__new__(TrickRound)``: an empty round for :meth:`copy` to fill, also in
+        the compiled build, whose own ``__new__`` would run ``__init__`` (see :mod:`.copies`)."""
+        return super().__new__(cls)
+
+    def copy(self) -> TrickRound:
+        """An independent copy to play on: every list copied, the scorer and tuples shared."""
+        new = TrickRound.__new__(TrickRound)
+        new.players = self.players
+        new.hands = self.hands.copy()
+        new.dealer = self.dealer
+        new.scorer = self.scorer
+        new.trump = self.trump
+        new.auction = self.auction
+        new.excluded = self.excluded.copy()
+        new.leader = self.leader
+        new.to_act = self.to_act
+        new.trick = self.trick.copy()
+        new.trick_mask = self.trick_mask
+        new.led_suit = self.led_suit
+        new.led_mask = self.led_mask
+        new.taken = self.taken.copy()
+        new.tricks = self.tricks.copy()
+        new.trick_number = self.trick_number
+        new.total_tricks = self.total_tricks
+        new.last_winner = self.last_winner
+        new.finished = self.finished
+        new.legal = self.legal
+        new.legal_cards = self.legal_cards
+        new.led_lists = self.led_lists
+        new.led_shift = self.led_shift
+        return new
+
     def start(self, out: list[Event]) -> None:
         """Nothing happens automatically at the start of a trick round."""
 

@@ -9,8 +9,10 @@ results: test_compiled_engine.py runs it in-process on the pure engine and, as a
 One fingerprint is the SHA-256 of everything observable along a random match of one
 configuration of ``properties_support.ALL_CONFIGS`` (every game, player count and option
 the property tests cover): before each action the seat to act, the legal actions and mask,
-and what a refused action says; the events each action returns; the final log, totals and
-winners; a replay of the log; and a match that waits for its deal seed and is given one.
+and what a refused action says; the events each action returns; the events of a clone
+played to its end from one point of the walk (the original unchanged by it); the final log,
+totals and winners; a replay of the log; and a match that waits for its deal seed and is
+given one.
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ from pathlib import Path
 if __name__ == "__main__":  # run as a script: make ``tests`` importable from the repository
     sys.path.insert(1, str(Path(__file__).resolve().parents[2]))
 
-from cardarena.engine import ActionError, Match, mix_seed, replay, setup
+from cardarena.engine import ActionError, Event, Match, mix_seed, replay, setup
 from tests.engine.properties_support import ALL_CONFIGS, Config, choose
 
 SEEDS = (0, 1)
 MAX_STEPS = 20_000
+CLONE_AT = 30
+"""The step at which a walk also plays a clone of its match to the end (Match.clone)."""
 
 
 LAYOUTS_COPY_AS_THEMSELVES = (
@@ -56,11 +60,25 @@ def _refusal(match: Match, seat: int, action: int) -> str:
     raise AssertionError(f"seat {seat}'s action {action} was not refused")
 
 
+def _clone_played_apart(match: Match) -> list[Event]:
+    """The events of a clone of ``match`` played to its end; the original must not change."""
+    before = (list(match.log), match.hands, match.totals, match.to_act, match.legal_actions())
+    clone, rng = match.clone(), random.Random(len(match.log))
+    while (seat := clone.to_act) is not None:
+        clone.apply(seat, choose(rng, clone.legal_actions()))
+    after = (list(match.log), match.hands, match.totals, match.to_act, match.legal_actions())
+    if after != before:
+        raise AssertionError("playing a clone changed its original")
+    return clone.log[len(before[0]) :]
+
+
 def _walk(match: Match, rng: random.Random, digest: hashlib._Hash) -> None:
     for step in range(MAX_STEPS):
         seat = match.to_act
         if seat is None:
             break
+        if step == CLONE_AT:
+            digest.update(repr(_clone_played_apart(match)).encode())
         legal = match.legal_actions()
         digest.update(repr((seat, legal, match.legal_mask(), match.default_action())).encode())
         if step % 7 == 0:  # a refused action now and then: its error must read the same
