@@ -53,6 +53,10 @@ class Tournaments:
         self.join_elsewhere = join_elsewhere
         """How a director seats a match another replica writes (replicas only)."""
         self.directors: dict[str, Director] = {}
+        """Every director a call may be given: running, or ended with its results loaded."""
+        self._loading: dict[str, asyncio.Future[Director]] = {}
+        """Tournaments being read back from the store, so that concurrent calls share one
+        load and none is given a director whose results are not all read yet."""
         self._keeper: asyncio.Task[None] | None = None
         self._ended: OrderedDict[str, None] = OrderedDict()
 
@@ -115,8 +119,8 @@ class Tournaments:
         )
         return director, [drawn_key(secret, i) for i in drawn]
 
-    def _host(self, record: TournamentRecord) -> Director:
-        director = Director(
+    def _director(self, record: TournamentRecord) -> Director:
+        return Director(
             record,
             TournamentSpec.from_json(record.config),
             self.arena,
@@ -124,6 +128,10 @@ class Tournaments:
             directing=record.director == self.address,
             join_elsewhere=self.join_elsewhere,
         )
+
+    def _host(self, record: TournamentRecord) -> Director:
+        """Publish and start the director of a running tournament (or of a new one)."""
+        director = self._director(record)
         self.directors[record.tournament_id] = director
         if not director.ended:
             director.start()
@@ -141,19 +149,39 @@ class Tournaments:
         return director.may_cancel(secret)
 
     async def get(self, tournament_id: str) -> Director:
+        """The tournament's director, read back from the store if it is not in memory: once,
+        however many calls ask for it at the same time, and given to none of them before its
+        results are all read (a half-read ended tournament would be signed as final)."""
         director = self.directors.get(tournament_id)
         if director is not None:
             return director
+        loading = self._loading.get(tournament_id)
+        if loading is None:
+            loading = asyncio.ensure_future(self._load(tournament_id))
+            self._loading[tournament_id] = loading
+            loading.add_done_callback(lambda done: self._loaded(tournament_id, done))
+        return await asyncio.shield(loading)  # a caller that goes away stops no one's load
+
+    def _loaded(self, tournament_id: str, done: asyncio.Future[Director]) -> None:
+        self._loading.pop(tournament_id, None)
+        if not done.cancelled():
+            done.exception()  # retrieved: every caller that waited has it already
+
+    async def _load(self, tournament_id: str) -> Director:
         record = await self.arena.store.get_tournament(tournament_id)
         if record is None:
             raise UnknownTournament(tournament_id)
-        director = self.directors.get(tournament_id)  # loaded concurrently
+        director = self.directors.get(tournament_id)  # hosted meanwhile (resumed, created)
         if director is not None:
             return director
-        director = self._host(record)
-        if director.ended:
-            await director.load_results()
-            self._changed(director)
+        director = self._director(record)
+        if not director.ended:
+            self.directors[tournament_id] = director
+            director.start()
+            return director
+        await director.load_results()
+        self.directors[tournament_id] = director
+        self._changed(director)
         return director
 
     def match_changed(self, hosted: HostedMatch) -> None:
