@@ -84,7 +84,10 @@ class TournamentCalls:
     ) -> tpb.CreateTournamentResponse:
         """Create a tournament; ``forfeit_after=None`` is the fallback policy (faults are
         counted, never forfeit). Keys the server drew come back in ``entrant_keys``. The first
-        match waits up to ``entry_ms`` (0: the server's default) for every entrant to enter."""
+        match waits up to ``entry_ms`` (0: the server's default) for every entrant to enter.
+        With keys for the server to draw, a ``request_id`` makes a retry safe only with a
+        ``creator_secret`` too (or as the operator): the server gives drawn keys again only
+        to a retry that proves it is the creator (ALREADY_EXISTS otherwise)."""
         struct = struct_pb2.Struct()
         struct.update(dict(options or {}))
         policy = (

@@ -41,7 +41,11 @@ class TournamentService:
         self.guard.may_create(context, "CreateTournament")
         spec, drawn = tournament_spec(request)
         director, keys = await self.tournaments.create(
-            spec, seed=request.seed or None, request_id=request.request_id or None, drawn=drawn
+            spec,
+            seed=request.seed or None,
+            request_id=request.request_id or None,
+            drawn=drawn,
+            operator=self.guard.is_operator(context),
         )
         entrant_keys = [""] * len(spec.entrants)
         for index, key in zip(drawn, keys, strict=True):

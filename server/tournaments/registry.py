@@ -74,12 +74,18 @@ class Tournaments:
         seed: bytes | None,
         request_id: str | None,
         drawn: Sequence[int] = (),
+        operator: bool = False,
     ) -> tuple[Director, list[str]]:
         """Persist the tournament and start directing it; return it and the keys drawn for
         the entrants ``drawn`` names (whose ``key_hashes`` are empty). The keys derive from
         the tournament's secret, so a retry with the same request id and settings finds the
         first tournament and the same keys (:class:`RequestReused` with other settings, or
-        another seed: a retry without one takes the first's, which it never saw)."""
+        another seed: a retry without one takes the first's, which it never saw).
+
+        A retry is given drawn keys again only if it proves it is the creator: by the
+        ``operator`` token, or by the creator secret of the first request (part of the
+        settings it must repeat). Anyone else who learned or guessed the request id (the
+        tournament id derives from it, and is public) would otherwise collect every key."""
         tournament_id = (
             secrets.token_hex(8) if request_id is None else tournament_id_for(request_id)
         )
@@ -108,6 +114,12 @@ class Tournaments:
                 raise RequestReused(
                     request_id, "to create a tournament with other settings"
                 ) from None
+            if drawn and not operator and existing.spec.creator is None:
+                raise RequestReused(
+                    request_id,
+                    "to create a tournament whose entrant keys the server drew: they are given "
+                    "again only to the operator or to a request with its creator_secret",
+                )
             return existing, [drawn_key(existing.record.secret, i) for i in drawn]
         director = self._host(record)
         log.info(

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import grpc
 
+from cardarena.server.api import Access
 from cardarena.server.hosting.arena import match_id_for
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
@@ -351,20 +352,61 @@ def test_a_trailing_newline_makes_no_key_secret_or_request_id_valid(data_dir: Pa
 
 
 def test_a_create_retried_with_its_request_id_finds_the_first_tournament(data_dir: Path) -> None:
+    """A retry proves it is the creator by repeating the creator secret (part of the
+    settings), and is given the first tournament and the keys the server drew for it."""
+
     async def scenario(
         server: Server, tapi: TournamentServiceAsyncStub, _api: MatchServiceAsyncStub
-    ) -> tuple[str, str]:
-        request = create_request(keys=["", "", ""], request_id="retry-me")
+    ) -> None:
+        request = create_request(keys=["", "", ""], request_id="retry-me", creator_secret=secret())
         first = await tapi.CreateTournament(request, timeout=RPC)
-        try:
-            again = await tapi.CreateTournament(request, timeout=RPC)
-        except grpc.aio.AioRpcError as error:
-            return first.tournament.tournament_id, error.code().name
+        again = await tapi.CreateTournament(request, timeout=RPC)
+        assert again.tournament.tournament_id == first.tournament.tournament_id
+        assert list(again.entrant_keys) == list(first.entrant_keys)
         assert len(server.tournaments.directors) == 1
-        return first.tournament.tournament_id, again.tournament.tournament_id
 
-    first, again = with_tournaments(data_dir, scenario)
-    assert again == first
+    with_tournaments(data_dir, scenario)
+
+
+def test_whoever_guesses_a_request_id_gets_no_drawn_keys(data_dir: Path) -> None:
+    """The tournament id derives from the request id and is public, so a short request id
+    falls to an offline search, and the public TournamentInfo holds every setting a replay
+    must repeat. Without a creator secret to repeat, a replay is refused, ALREADY_EXISTS,
+    naming what it lacks, and learns no key; a tournament whose keys were all chosen by its
+    creator has nothing to hide, and a replay finds it."""
+
+    async def scenario(
+        server: Server, tapi: TournamentServiceAsyncStub, _api: MatchServiceAsyncStub
+    ) -> None:
+        request = create_request(keys=["", "", ""], request_id="t7")
+        first = await tapi.CreateTournament(request, timeout=RPC)
+        replayed = await failure(tapi.CreateTournament(request, timeout=RPC))
+        assert replayed.code() == grpc.StatusCode.ALREADY_EXISTS
+        assert "creator_secret" in (replayed.details() or "")
+        for key in first.entrant_keys:
+            assert key not in (replayed.details() or "")
+        chosen = create_request(request_id="chosen")
+        made = await tapi.CreateTournament(chosen, timeout=RPC)
+        again = await tapi.CreateTournament(chosen, timeout=RPC)
+        assert again.tournament.tournament_id == made.tournament.tournament_id
+        assert list(again.entrant_keys) == ["", "", ""]
+        assert len(server.tournaments.directors) == 2
+
+    with_tournaments(data_dir, scenario)
+
+
+def test_the_operator_of_a_locked_server_may_retry_for_drawn_keys(data_dir: Path) -> None:
+    operator = secret()
+
+    async def scenario(
+        server: Server, tapi: TournamentServiceAsyncStub, _api: MatchServiceAsyncStub
+    ) -> None:
+        request = create_request(keys=["", "", ""], request_id="op-retry")
+        first = await tapi.CreateTournament(request, metadata=auth(operator), timeout=RPC)
+        again = await tapi.CreateTournament(request, metadata=auth(operator), timeout=RPC)
+        assert list(again.entrant_keys) == list(first.entrant_keys)
+
+    with_tournaments(data_dir, scenario, access=Access(operator_token=operator))
 
 
 def test_a_create_retried_with_another_seed_is_refused(data_dir: Path) -> None:

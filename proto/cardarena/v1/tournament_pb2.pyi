@@ -203,7 +203,10 @@ class CreateTournamentRequest(_message.Message):
     server draws one otherwise. Revealed when the tournament ends.
     """
     request_id: _builtins.str
-    """Optional, 1 to 64 printable ASCII characters: makes creating safe to retry."""
+    """Optional, 1 to 64 printable ASCII characters: makes creating safe to retry. The
+    tournament id derives from it and is public: with keys the server draws, also set a
+    creator_secret, which a retry repeats to be given the keys again.
+    """
     creator_secret: _builtins.str
     """Optional, 32 to 128 printable ASCII characters: whoever holds it may cancel."""
     entry_ms: _builtins.int

@@ -76,7 +76,10 @@ class TournamentServiceServicer:
         (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone else shares CreateMatch's
         per-address rate (RESOURCE_EXHAUSTED). INVALID_ARGUMENT names the field at fault (see
         each field's limits); ALREADY_EXISTS: request_id reused with other settings (the same
-        settings return the first tournament, with the same entrant keys); UNAVAILABLE: draining.
+        settings return the first tournament, with the same entrant keys), or reused without
+        proof of being the creator for a tournament whose keys the server drew (keys are given
+        again only to the operator or with the first request's creator_secret); UNAVAILABLE:
+        draining.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -45,7 +45,10 @@ class TournamentServiceStub:
     (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone else shares CreateMatch's
     per-address rate (RESOURCE_EXHAUSTED). INVALID_ARGUMENT names the field at fault (see
     each field's limits); ALREADY_EXISTS: request_id reused with other settings (the same
-    settings return the first tournament, with the same entrant keys); UNAVAILABLE: draining.
+    settings return the first tournament, with the same entrant keys), or reused without
+    proof of being the creator for a tournament whose keys the server drew (keys are given
+    again only to the operator or with the first request's creator_secret); UNAVAILABLE:
+    draining.
     """
     GetTournament: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.GetTournamentRequest, _tournament_pb2.GetTournamentResponse]
     """One tournament, with its standings (and its matches on request). No credential;
@@ -88,7 +91,10 @@ class TournamentServiceAsyncStub(TournamentServiceStub):
     (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone else shares CreateMatch's
     per-address rate (RESOURCE_EXHAUSTED). INVALID_ARGUMENT names the field at fault (see
     each field's limits); ALREADY_EXISTS: request_id reused with other settings (the same
-    settings return the first tournament, with the same entrant keys); UNAVAILABLE: draining.
+    settings return the first tournament, with the same entrant keys), or reused without
+    proof of being the creator for a tournament whose keys the server drew (keys are given
+    again only to the operator or with the first request's creator_secret); UNAVAILABLE:
+    draining.
     """
     GetTournament: _aio.UnaryUnaryMultiCallable[_tournament_pb2.GetTournamentRequest, _tournament_pb2.GetTournamentResponse]  # type: ignore[assignment]
     """One tournament, with its standings (and its matches on request). No credential;
@@ -134,7 +140,10 @@ class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
         (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone else shares CreateMatch's
         per-address rate (RESOURCE_EXHAUSTED). INVALID_ARGUMENT names the field at fault (see
         each field's limits); ALREADY_EXISTS: request_id reused with other settings (the same
-        settings return the first tournament, with the same entrant keys); UNAVAILABLE: draining.
+        settings return the first tournament, with the same entrant keys), or reused without
+        proof of being the creator for a tournament whose keys the server drew (keys are given
+        again only to the operator or with the first request's creator_secret); UNAVAILABLE:
+        draining.
         """
 
     @_abc_1.abstractmethod

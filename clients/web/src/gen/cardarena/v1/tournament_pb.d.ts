@@ -235,7 +235,9 @@ export declare type CreateTournamentRequest = Message<"cardarena.v1.CreateTourna
   seed: Uint8Array;
 
   /**
-   * Optional, 1 to 64 printable ASCII characters: makes creating safe to retry.
+   * Optional, 1 to 64 printable ASCII characters: makes creating safe to retry. The
+   * tournament id derives from it and is public: with keys the server draws, also set a
+   * creator_secret, which a retry repeats to be given the keys again.
    *
    * @generated from field: string request_id = 12;
    */
@@ -1296,7 +1298,10 @@ export declare const TournamentService: GenService<{
    * (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone else shares CreateMatch's
    * per-address rate (RESOURCE_EXHAUSTED). INVALID_ARGUMENT names the field at fault (see
    * each field's limits); ALREADY_EXISTS: request_id reused with other settings (the same
-   * settings return the first tournament, with the same entrant keys); UNAVAILABLE: draining.
+   * settings return the first tournament, with the same entrant keys), or reused without
+   * proof of being the creator for a tournament whose keys the server drew (keys are given
+   * again only to the operator or with the first request's creator_secret); UNAVAILABLE:
+   * draining.
    *
    * @generated from rpc cardarena.v1.TournamentService.CreateTournament
    */
