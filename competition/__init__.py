@@ -17,11 +17,12 @@ from .crosstable import Pairing, crosstable, paired_differences
 from .ratings import Rating, rate
 from .results import Played, Scored, group_means, scored
 from .schedule import MatchPlan, bot_seed, group_seed, lineups, mixed_seed, rotations, schedule
-from .sprt import Decision, Sprt
+from .sprt import MAX_EFFECT, Decision, Sprt
 from .standings import Standing, standings
 from .stats import mean_interval, t_quantile
 
 __all__ = [
+    "MAX_EFFECT",
     "Decision",
     "MatchPlan",
     "Pairing",

@@ -40,6 +40,10 @@ from typing import Literal
 
 Verdict = Literal["H0", "H1"]
 
+MAX_EFFECT = 1e6
+"""The largest ``|d0|`` and ``|d1|``, in points per group: far beyond any game's scores, and
+small enough that ``(mean - d)^2`` cannot overflow a float."""
+
 
 @dataclass(frozen=True)
 class Decision:
@@ -72,8 +76,10 @@ class Sprt:
             value = getattr(self, name)
             if not 0 < value < 0.5:
                 raise ValueError(f"{name} must be in (0, 0.5), got {value}")
-        if not (math.isfinite(self.d0) and math.isfinite(self.d1)):
-            raise ValueError(f"d0 and d1 must be finite, got d0={self.d0}, d1={self.d1}")
+        if not (abs(self.d0) <= MAX_EFFECT and abs(self.d1) <= MAX_EFFECT):
+            raise ValueError(
+                f"d0 and d1 must be within ±{MAX_EFFECT:g}, got d0={self.d0}, d1={self.d1}"
+            )
         if not self.d1 > self.d0:
             raise ValueError(f"d1 must be greater than d0, got d1={self.d1}, d0={self.d0}")
         if self.a == self.b:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from math import comb
 
+from cardarena.competition import MAX_EFFECT
 from cardarena.engine import get_game
 from cardarena.engine.match import setup
 from cardarena.v1 import codec
@@ -146,8 +146,10 @@ def _sprt(request: tpb.CreateTournamentRequest, names: list[str]) -> Sprt:
         if not 0 < value < 0.5:
             raise BadRequest(f"stop.{field} must be in (0, 0.5), got {value}")
     for field, value in (("d0", rule.d0), ("d1", rule.d1)):
-        if not math.isfinite(value):
-            raise BadRequest(f"stop.{field} must be a finite number")
+        if not abs(value) <= MAX_EFFECT:  # NaN too
+            raise BadRequest(
+                f"stop.{field} must be a number from -{MAX_EFFECT:g} to {MAX_EFFECT:g}, got {value}"
+            )
     if not rule.d1 > rule.d0:
         raise BadRequest(f"stop.d1 ({rule.d1}) must be greater than stop.d0 ({rule.d0})")
     return Sprt(rule.a, rule.b, alpha=alpha, beta=beta, d0=rule.d0, d1=rule.d1)

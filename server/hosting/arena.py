@@ -248,7 +248,10 @@ class Arena:
                 del self.ended[match_id]
                 self.matches.pop(match_id, None)
                 self._count(match_id, None)
-        self._report(hosted)
+        try:
+            self._report(hosted)
+        except Exception:  # the change is durable already: a report must not fail its write
+            log.exception("change_report_failed", match_id=hosted.match_id)
 
     def _count(self, match_id: str, status: str | None) -> None:
         """Move one match between the status counts (``None``: no longer hosted): O(1), so

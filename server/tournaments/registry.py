@@ -119,7 +119,7 @@ class Tournaments:
                     request_id,
                     "to create a tournament whose entrant keys the server drew: they are given "
                     "again only to the operator or to a request with its creator_secret",
-                )
+                ) from None
             return existing, [drawn_key(existing.record.secret, i) for i in drawn]
         director = self._host(record)
         log.info(

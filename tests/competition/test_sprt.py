@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from cardarena.competition import Decision, Sprt
+from cardarena.competition import MAX_EFFECT, Decision, Sprt
 
 
 def test_parameters_are_checked_naming_the_field() -> None:
@@ -18,11 +18,20 @@ def test_parameters_are_checked_naming_the_field() -> None:
         ({"beta": 0.7}, "beta"),
         ({"d0": 1.0}, "d1"),
         ({"d0": math.nan}, "d0"),
+        ({"d0": -1e200}, "d0"),
     ]:
         with pytest.raises(ValueError, match=field):
             Sprt("a", "b", d1=1.0, **kwargs)
     with pytest.raises(ValueError, match="b must differ"):
         Sprt("a", "a", d1=1.0)
+
+
+def test_the_widest_hypotheses_allowed_still_decide() -> None:
+    """At ``MAX_EFFECT`` the llr is a number (beyond it, ``(mean - d)^2`` overflowed and the
+    test raised on every result of the tournament it stopped)."""
+    wide = Sprt("a", "b", d0=-MAX_EFFECT, d1=MAX_EFFECT)
+    decision = wide.decide([0.0, 1.0, 250.0, -3.0])
+    assert math.isfinite(decision.llr)
 
 
 def test_bounds_are_walds() -> None:

@@ -143,3 +143,28 @@ def test_a_last_join_whose_write_fails_leaves_the_match_waiting(tmp_path: Path) 
             assert (hosted.running, hosted.status) == (True, "running")
 
     asyncio.run(asyncio.wait_for(main(), 30))
+
+
+def test_a_report_that_fails_does_not_fail_the_durable_write_it_reports(tmp_path: Path) -> None:
+    """What a status change is reported to (a tournament's director) runs after the write is
+    durable: if it raises, the write still answers, and play goes on. (A stop rule that
+    overflowed once made every match end answer INTERNAL and go back to its log.)"""
+    reported: list[str] = []
+
+    def broken(hosted: HostedMatch) -> None:
+        reported.append(hosted.status)
+        raise OverflowError("a report that fails")
+
+    async def main() -> None:
+        async with SqliteStore(tmp_path / "store.db") as store:
+            hosted = await seated(Arena(store, on_change=broken))
+            while not hosted.ended:
+                seat = hosted.engine.to_act
+                assert seat is not None
+                action = hosted.engine.legal_actions()[0]
+                done = await hosted.submit(seat, action, hosted.last_seq, "")
+                assert done.applied
+            assert hosted.last_seq == await store.last_seq(hosted.match_id)
+
+    asyncio.run(asyncio.wait_for(main(), 60))
+    assert reported[-1] == "ended"

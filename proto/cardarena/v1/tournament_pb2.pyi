@@ -143,9 +143,9 @@ class SprtRule(_message.Message):
     beta: _builtins.float
     """The chance of accepting H0 when H1 holds (H0 once llr <= log(beta / (1 - alpha)))."""
     d0: _builtins.float
-    """H0's mean advantage of a over b, in points per match (finite)."""
+    """H0's mean advantage of a over b, in points per match: -1,000,000 to 1,000,000."""
     d1: _builtins.float
-    """H1's, finite and greater than d0."""
+    """H1's, in the same range and greater than d0."""
     def __init__(
         self,
         *,

@@ -127,14 +127,14 @@ export declare type SprtRule = Message<"cardarena.v1.SprtRule"> & {
   beta: number;
 
   /**
-   * H0's mean advantage of a over b, in points per match (finite).
+   * H0's mean advantage of a over b, in points per match: -1,000,000 to 1,000,000.
    *
    * @generated from field: double d0 = 5;
    */
   d0: number;
 
   /**
-   * H1's, finite and greater than d0.
+   * H1's, in the same range and greater than d0.
    *
    * @generated from field: double d1 = 6;
    */
