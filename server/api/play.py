@@ -36,6 +36,12 @@ PLAY_QUEUE = 2048
 reading, and the call ends (UNAVAILABLE: resume from the last seq)."""
 
 
+OPEN_SECONDS = 10.0
+"""How long a Play call may wait for its PlayOpen before it is ended (DEADLINE_EXCEEDED):
+a call that names no seat holds only a place of its address's (``streams.OPENING_CALLS``),
+and must not hold it for ever."""
+
+
 class PlayCall:
     """One open Play call."""
 
@@ -98,7 +104,14 @@ class PlayCall:
         self.acting = asyncio.create_task(self._act(opening))
 
     async def _opening(self) -> spb.PlayOpen:
-        first = await anext(aiter(self.requests), None)
+        with self.service.streams.opening(self.context):
+            try:
+                first = await asyncio.wait_for(anext(aiter(self.requests), None), OPEN_SECONDS)
+            except TimeoutError:
+                raise Refused(
+                    grpc.StatusCode.DEADLINE_EXCEEDED,
+                    f"no PlayOpen within {OPEN_SECONDS:g} s of opening Play: send it first",
+                ) from None
         if isinstance(first, Undecodable):
             self.service.guard.throttles.warn(
                 self.context, "undecodable_request", type=first.type_name

@@ -67,6 +67,12 @@ SEAT_STREAMS = 8
 one, a few while a reconnection overlaps the stream it replaces."""
 
 
+OPENING_CALLS = 64
+"""Play calls one address may hold open before they say which seat they are for (PlayOpen):
+until then a call holds no seat's place, so without this one host could hold thousands,
+each with its memory, and never open one."""
+
+
 class Streams:
     """Opens readers' streams, as many at once as the caps allow; ``refuse_new`` says why none
     may open now (a drain)."""
@@ -80,6 +86,7 @@ class Streams:
         self.refuse_new = refuse_new
         self.hosts = hosts
         self.watch_streams = watch_streams
+        self.opening_calls = OPENING_CALLS
         self._open: Counter[tuple[str, ...]] = Counter()
         self._aborts: set[asyncio.Task[None]] = set()
 
@@ -89,6 +96,14 @@ class Streams:
         while the block runs; RESOURCE_EXHAUSTED if it holds all it may."""
         key = ("watch", self.hosts.of(context))
         with self._holding(key, self.watch_streams, "spectator streams from this address"):
+            yield
+
+    @contextlib.contextmanager
+    def opening(self, context: Context) -> Iterator[None]:
+        """Hold one of the places of the call's address for a Play call that has not yet
+        named its seat; RESOURCE_EXHAUSTED if it holds all it may."""
+        key = ("opening", self.hosts.of(context))
+        with self._holding(key, self.opening_calls, "Play calls without a PlayOpen yet"):
             yield
 
     @contextlib.contextmanager

@@ -17,11 +17,12 @@ from typing import Any
 from google.protobuf import descriptor_pb2
 from grpc_tools import protoc  # type: ignore[import-untyped]  # no stubs; protoc.main(argv) -> int
 
+from cardarena.competition import MAX_EFFECT
 from cardarena.engine.games import GAMES, ROUND_KINDS
 from cardarena.engine.triathlon import LAST, MIDDLE, MULTIPLE
-from cardarena.server.api.play import PLAY_QUEUE
+from cardarena.server.api.play import OPEN_SECONDS, PLAY_QUEUE
 from cardarena.server.api.requests import MAX_NAME, MAX_PAGE, MAX_REASON
-from cardarena.server.api.streams import SEAT_STREAMS, WATCH_STREAMS
+from cardarena.server.api.streams import OPENING_CALLS, SEAT_STREAMS, WATCH_STREAMS
 from cardarena.server.api.tournament_requests import (
     MAX_CONCURRENCY,
     MAX_DEALS,
@@ -172,7 +173,7 @@ def test_the_limits_in_the_comments_are_the_servers() -> None:
     def spelled(number: int) -> str:
         return f"{number:,}" if number >= 10_000 else str(number)
 
-    pins = {
+    pins: dict[str, str | tuple[str, ...]] = {
         "ListMatchesRequest.page_size": f"1..{spelled(MAX_PAGE)}",
         "ListTournamentsRequest.page_size": f"1..{MAX_TOURNAMENT_PAGE}",
         "JoinMatchRequest.name": f"at most {MAX_NAME} characters",
@@ -193,10 +194,20 @@ def test_the_limits_in_the_comments_are_the_servers() -> None:
         "FaultPolicy.forfeit_after": f"1..{spelled(MAX_FORFEIT_AFTER)}",
         "FaultPolicy.policy": f"forfeit after {DEFAULT_FORFEIT_AFTER}",
         "StreamEventsRequest.after_seq": f"{spelled(SUBSCRIBER_QUEUE)} messages",
-        "MatchService.Play": f"{spelled(PLAY_QUEUE)} messages",
+        "MatchService.Play": (
+            f"{spelled(PLAY_QUEUE)} messages",
+            f"within {OPEN_SECONDS:g} s",
+            f"holds {OPENING_CALLS} Play calls",
+        ),
+        "SprtRule.d0": f"-{int(MAX_EFFECT):,} to {int(MAX_EFFECT):,}",
         "MatchService.StreamEvents": f"the seat has {SEAT_STREAMS} streams open",
         "MatchService.WatchMatch": f"{WATCH_STREAMS} unless the operator set another",
         "CreateTournamentRequest": f"At most {spelled(MAX_PLANNED)} matches",
     }
-    wrong = {element: text for element, text in pins.items() if text not in comment(element)}
+    wrong = {
+        element: text
+        for element, texts in pins.items()
+        for text in ((texts,) if isinstance(texts, str) else texts)
+        if text not in comment(element)
+    }
     assert not wrong, f"comments that do not say the server's limit: {wrong}"

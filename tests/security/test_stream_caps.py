@@ -19,6 +19,8 @@ from typing import Any
 import grpc
 import pytest
 
+from cardarena.server.api import play as play_module
+from cardarena.server.api import streams as streams_module
 from cardarena.server.api.grpcweb.http import Request
 from cardarena.server.api.grpcweb.proxy import prepare_call
 from cardarena.server.api.limits import WEB_CLIENT, ClientHosts
@@ -103,6 +105,44 @@ def test_a_seats_streams_are_capped_together_and_other_seats_are_not_touched(
             await other.snapshot()
             for feed in [*mine, other]:
                 feed.cancel()
+
+    run(scenario())
+
+
+def test_play_calls_that_never_open_are_capped_per_address_and_ended(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Play call names its seat only in its first message: until then it holds no seat's
+    place, and an adversary held 20,000 such calls (500 MiB of the server's memory) for as
+    long as it liked. Now an address holds a few at most, each for ``OPEN_SECONDS``."""
+    monkeypatch.setattr(streams_module, "OPENING_CALLS", CAP)
+    monkeypatch.setattr(play_module, "OPEN_SECONDS", 0.5)  # time that must pass, bounded
+
+    async def scenario() -> None:
+        async with served(tmp_path) as server, channel_to(address_of(server)) as (_, api):
+            table = await create_table(api)
+            silent = [api.Play(timeout=RPC) for _ in range(CAP)]
+            held = server.service.streams._open
+            await eventually(
+                lambda: sum(n for key, n in held.items() if key[0] == "opening") == CAP,
+                what="the silent calls' places",
+            )
+            one_more = api.Play(timeout=RPC)
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await one_more.read()
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert f"{CAP} Play calls without a PlayOpen" in (refused.value.details() or "")
+            for call in silent:
+                with pytest.raises(grpc.aio.AioRpcError) as ended:
+                    await call.read()
+                assert ended.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+                assert "no PlayOpen within 0.5 s" in (ended.value.details() or "")
+            # Their places are free again, and a call that opens in time plays.
+            play = api.Play(metadata=auth(table.tokens[0]), timeout=RPC)
+            await play.write(spb.PlayRequest(open=spb.PlayOpen(match_id=table.match_id, seat=0)))
+            first = await play.read()
+            assert isinstance(first, spb.PlayResponse) and first.HasField("snapshot")
+            play.cancel()
 
     run(scenario())
 

@@ -208,6 +208,8 @@ class MatchServiceServicer:
         first message is not a PlayOpen or a message does not decode; with the errors of
         StreamEvents for the PlayOpen; ends with OK after the match's end (the ActionResult of the
         action that ended it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
+        DEADLINE_EXCEEDED when no PlayOpen comes within 10 s; RESOURCE_EXHAUSTED when the client's
+        address already holds 64 Play calls that have not sent their PlayOpen.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

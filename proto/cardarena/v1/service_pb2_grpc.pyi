@@ -117,6 +117,8 @@ class MatchServiceStub:
     first message is not a PlayOpen or a message does not decode; with the errors of
     StreamEvents for the PlayOpen; ends with OK after the match's end (the ActionResult of the
     action that ended it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
+    DEADLINE_EXCEEDED when no PlayOpen comes within 10 s; RESOURCE_EXHAUSTED when the client's
+    address already holds 64 Play calls that have not sent their PlayOpen.
     """
     CancelMatch: _grpc.UnaryUnaryMultiCallable[_service_pb2.CancelMatchRequest, _service_pb2.CancelMatchResponse]
     """End a match that has not ended: logged as MatchCancelled, then the seed is revealed.
@@ -206,6 +208,8 @@ class MatchServiceAsyncStub(MatchServiceStub):
     first message is not a PlayOpen or a message does not decode; with the errors of
     StreamEvents for the PlayOpen; ends with OK after the match's end (the ActionResult of the
     action that ended it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
+    DEADLINE_EXCEEDED when no PlayOpen comes within 10 s; RESOURCE_EXHAUSTED when the client's
+    address already holds 64 Play calls that have not sent their PlayOpen.
     """
     CancelMatch: _aio.UnaryUnaryMultiCallable[_service_pb2.CancelMatchRequest, _service_pb2.CancelMatchResponse]  # type: ignore[assignment]
     """End a match that has not ended: logged as MatchCancelled, then the seed is revealed.
@@ -352,6 +356,8 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         first message is not a PlayOpen or a message does not decode; with the errors of
         StreamEvents for the PlayOpen; ends with OK after the match's end (the ActionResult of the
         action that ended it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
+        DEADLINE_EXCEEDED when no PlayOpen comes within 10 s; RESOURCE_EXHAUSTED when the client's
+        address already holds 64 Play calls that have not sent their PlayOpen.
         """
 
     @_abc_1.abstractmethod

@@ -1611,6 +1611,8 @@ export declare const MatchService: GenService<{
    * first message is not a PlayOpen or a message does not decode; with the errors of
    * StreamEvents for the PlayOpen; ends with OK after the match's end (the ActionResult of the
    * action that ended it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
+   * DEADLINE_EXCEEDED when no PlayOpen comes within 10 s; RESOURCE_EXHAUSTED when the client's
+   * address already holds 64 Play calls that have not sent their PlayOpen.
    *
    * @generated from rpc cardarena.v1.MatchService.Play
    */
