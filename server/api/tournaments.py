@@ -13,6 +13,7 @@ from ..errors import BadRequest
 from ..hosting import CONTRIBUTION_BYTES
 from ..tournaments import Tournaments, tournament_info
 from ..tournaments.entrants import entrant_of
+from ..tournaments.info import published_info
 from .access import Guard
 from .requests import bearer_token
 from .status import Context, Refused, streaming, unary
@@ -59,14 +60,11 @@ class TournamentService:
         self, request: tpb.GetTournamentRequest, context: Context
     ) -> tpb.GetTournamentResponse:
         director = await self.tournaments.get(request.tournament_id)
-        info = tournament_info(director, include_matches=request.include_matches)
-        signer = self.tournaments.arena.signer
-        if info.status == tpb.TOURNAMENT_STATUS_ENDED and signer is not None:
-            # Over every match whether or not they are shown: verify with include_matches.
-            full = (
-                info if request.include_matches else tournament_info(director, include_matches=True)
-            )
-            info.results_signature.CopyFrom(signer.sign_results(full))
+        info = published_info(
+            director,
+            include_matches=request.include_matches,
+            signer=self.tournaments.arena.signer,
+        )
         return tpb.GetTournamentResponse(tournament=info)
 
     @unary
