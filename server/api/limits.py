@@ -89,12 +89,25 @@ def ip_address(text: str) -> Address | None:
     return mapped or address
 
 
+IPV6_PREFIX = 64
+"""An IPv6 client counts as its /64: one subscriber's network holds 2^64 addresses, and
+counting each apart would give one host as many buckets and stream places as it liked."""
+
+
+def counted_text(address: Address) -> str:
+    """What a client at ``address`` counts as: the address (IPv4), or its /64 (IPv6)."""
+    if isinstance(address, ipaddress.IPv4Address):
+        return str(address)
+    return str(ipaddress.IPv6Network((address, IPV6_PREFIX), strict=False))
+
+
 def grpc_host(address: Address) -> str:
-    """``address`` as :func:`peer_host` shows a gRPC peer's: ``ipv4:10.0.0.1``,
-    ``ipv6:%5B::1%5D``, so a client counts the same directly and through a proxy."""
+    """What ``address`` counts as, written as :func:`peer_host` shows a gRPC peer's
+    (``ipv4:10.0.0.1``, ``ipv6:%5B2001:db8::/64%5D``), so that a client counts the same
+    directly and through a proxy."""
     if isinstance(address, ipaddress.IPv4Address):
         return f"ipv4:{address}"
-    return f"ipv6:%5B{address}%5D"
+    return f"ipv6:%5B{counted_text(address)}%5D"
 
 
 def host_address(host: str) -> Address | None:
@@ -176,13 +189,16 @@ class ClientHosts:
                     if browser and hmac.compare_digest(
                         secret.encode(), self.gateway_secret.encode()
                     ):
-                        return "web:" + browser
+                        address = ip_address(browser)
+                        return "web:" + (browser if address is None else counted_text(address))
                     break
         host = peer_host(context.peer() or "")
-        peer = host_address(host) if self.proxies.networks else None
-        if peer is None or not self.proxies.trusts(peer):
-            return host
-        forwarded = ", ".join(
-            value for key, value in metadata if key == FORWARDED_FOR and isinstance(value, str)
-        )
-        return grpc_host(self.proxies.client(peer, forwarded))
+        peer = host_address(host)
+        if peer is None:
+            return host  # a Unix socket: as it is
+        if self.proxies.trusts(peer):
+            forwarded = ", ".join(
+                value for key, value in metadata if key == FORWARDED_FOR and isinstance(value, str)
+            )
+            peer = self.proxies.client(peer, forwarded)
+        return grpc_host(peer)

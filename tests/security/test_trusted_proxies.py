@@ -109,12 +109,27 @@ def test_a_call_counts_against_the_client_its_trusted_proxy_names() -> None:
         "ipv6:%5B::1%5D:5000",
         ((FORWARDED_FOR, "203.0.113.9"), (FORWARDED_FOR, "2001:db8::7")),
     )
-    assert ClientHosts(proxies=TrustedProxies.parse("::1")).of(split) == ("ipv6:%5B2001:db8::7%5D")
+    trusting_loopback = ClientHosts(proxies=TrustedProxies.parse("::1"))
+    assert trusting_loopback.of(split) == "ipv6:%5B2001:db8::/64%5D"
     # Straight from a client, the header is its own claim: ignored.
     direct = Context("ipv4:203.0.113.50:40123", ((FORWARDED_FOR, "198.51.100.1"),))
     assert hosts.of(direct) == "ipv4:203.0.113.50"
     # Without trusted proxies nobody's header is read.
     assert ClientHosts().of(via_proxy) == "ipv4:10.0.0.5"
+
+
+def test_an_ipv6_client_counts_as_its_64_network() -> None:
+    """One subscriber's /64 holds 2^64 addresses: counted apart, one host would have as many
+    rate buckets and stream places as it liked."""
+    hosts = ClientHosts("s" * 43)
+    one = hosts.of(Context("ipv6:%5B2001:db8:1:2::5%5D:5000"))
+    other = hosts.of(Context("ipv6:%5B2001:db8:1:2:ffff::9%5D:5000"))
+    assert one == other == "ipv6:%5B2001:db8:1:2::/64%5D"
+    assert hosts.of(Context("ipv6:%5B2001:db8:1:3::5%5D:5000")) != one
+    browser = Context("ipv4:127.0.0.1:1", ((WEB_CLIENT, f"{'s' * 43} 2001:db8:1:2::77"),))
+    assert hosts.of(browser) == "web:2001:db8:1:2::/64"
+    # An IPv4-mapped peer (a dual-stack listener) is its IPv4 address.
+    assert hosts.of(Context("ipv6:%5B::ffff:203.0.113.9%5D:5000")) == "ipv4:203.0.113.9"
 
 
 def test_the_gateways_word_for_a_browser_comes_first() -> None:
