@@ -128,6 +128,13 @@ def fan_tan_layout(six_and_seven: bool) -> FanTanLayout:
     return FAN_TAN_LAYOUTS[six_and_seven]
 
 
+FAN_TAN_SHARED = (
+    *("dealer", "six_and_seven", "voluntary_pass", "winner_scores_zero", "first_play"),
+    *("consecutive_passes", "went_out", "to_act", "legal"),
+)
+"""What :meth:`FanTanRound.copy` shares besides the table (its ``passes`` it copies)."""
+
+
 class FanTanRound(LayoutRound):
     """One Fan Tan round; ``openers`` is ``"seven"`` (plain) or ``"six_and_seven"``.
 
@@ -178,26 +185,9 @@ class FanTanRound(LayoutRound):
         )
         self.legal = self._compute_legal()
 
-    def __new__(cls, *args: object, **kwargs: object) -> FanTanRound:
-        """``FanTanRound.__new__(FanTanRound)``: an empty round for :meth:`copy` to fill, also in
-        the compiled build, whose own ``__new__`` would run ``__init__`` (see :mod:`.copies`)."""
-        return super().__new__(cls)
-
     def copy(self) -> FanTanRound:
         """An independent copy to play on: every list copied."""
-        new = FanTanRound.__new__(FanTanRound)
-        self._copy_table(new)
-        new.dealer = self.dealer
-        new.six_and_seven = self.six_and_seven
-        new.voluntary_pass = self.voluntary_pass
-        new.winner_scores_zero = self.winner_scores_zero
-        new.passes = self.passes.copy()
-        new.first_play = self.first_play
-        new.consecutive_passes = self.consecutive_passes
-        new.went_out = self.went_out
-        new.to_act = self.to_act
-        new.legal = self.legal
-        return new
+        return self._copy_as(FAN_TAN_SHARED, ("passes",))
 
     def start(self, out: list[Event]) -> None:
         """The holder of 7H opens; nothing is automatic before that."""

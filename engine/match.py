@@ -18,6 +18,7 @@ from typing import Any
 
 from .actions import PASS, choose_trump, describe, exclude, is_action
 from .cards import FRENCH_CARD_LISTS, FRENCH_ONLY, CardSet, card_code, cards_of
+from .copies import fill
 from .decks import deal, deck_mask, hand_sizes
 from .errors import IllegalAction, MalformedAction, NotYourTurn, OptionError
 from .events import (
@@ -46,6 +47,15 @@ DRAWN = Trump.DRAWN
 
 ChanceEvent = DealerDrawn | TrumpDrawn | Dealt
 _CLUBS, _DIAMONDS, _HEARTS, _SPADES = FRENCH_CARD_LISTS
+
+
+MATCH_SHARED = (
+    *("game", "players", "options", "_seed", "first_dealer", "round_index", "to_act", "plan"),
+    *("_trump", "dealer", "pending", "totals", "over", "winners"),
+)
+"""What :meth:`Match.clone` shares with the original: numbers, tuples, immutable objects."""
+MATCH_COPIED = ("log", "round_scores")
+"""What it copies (lists); the schedule and the round copy themselves."""
 
 
 class Match:
@@ -242,25 +252,9 @@ class Match:
         schema), but each attribute, with what play changes copied (the log list, the round and
         schedule by their own ``copy``) and what it never changes shared (the game, the options,
         the plan, the events and tuples). Monte Carlo bots clone before every playout."""
-        other = Match.__new__(Match)
-        other.game = self.game
-        other.players = self.players
-        other.options = self.options
-        other._seed = self._seed
+        other = fill(Match.__new__(Match), self, MATCH_SHARED, MATCH_COPIED)
         other.schedule = self.schedule.copy()
-        other.log = self.log.copy()
-        other.first_dealer = self.first_dealer
-        other.round_index = self.round_index
         other.round = None if self.round is None else self.round.copy()
-        other.to_act = self.to_act
-        other.plan = self.plan
-        other._trump = self._trump
-        other.dealer = self.dealer
-        other.pending = self.pending
-        other.totals = self.totals
-        other.round_scores = self.round_scores.copy()
-        other.over = self.over
-        other.winners = self.winners
         return other
 
     def with_hidden_hands(self, viewer: int | None, hands: tuple[int, ...]) -> Match:

@@ -103,6 +103,10 @@ class SixesLayout(Layout):
 SIXES_LAYOUT: Final = SixesLayout()
 
 
+SIXES_SHARED = ("deck_mask", "split", "pool", "must_open_oros", "starter", "to_act", "legal")
+"""What :meth:`SixesHand.copy` shares besides the table (its ``dead`` and ``placed`` it copies)."""
+
+
 class SixesHand(LayoutRound):
     """One hand of Crazy Sixes.
 
@@ -145,25 +149,9 @@ class SixesHand(LayoutRound):
         self.to_act: int | None = starter
         self.legal = self._compute_legal()
 
-    def __new__(cls, *args: object, **kwargs: object) -> SixesHand:
-        """``SixesHand.__new__(SixesHand)``: an empty hand for :meth:`copy` to fill, also in
-        the compiled build, whose own ``__new__`` would run ``__init__`` (see :mod:`.copies`)."""
-        return super().__new__(cls)
-
     def copy(self) -> SixesHand:
         """An independent copy to play on: every list copied."""
-        new = SixesHand.__new__(SixesHand)
-        self._copy_table(new)
-        new.deck_mask = self.deck_mask
-        new.split = self.split
-        new.pool = self.pool
-        new.dead = self.dead.copy()
-        new.placed = self.placed.copy()
-        new.must_open_oros = self.must_open_oros
-        new.starter = self.starter
-        new.to_act = self.to_act
-        new.legal = self.legal
-        return new
+        return self._copy_as(SIXES_SHARED, ("dead", "placed"))
 
     def start(self, out: list[Event]) -> None:
         """A later hand's starter without a six passes at once."""

@@ -19,9 +19,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import ClassVar, NamedTuple, Protocol
+from typing import ClassVar, NamedTuple, Protocol, TypeVar, cast
 
 from .cards import Card, card_code
+from .copies import fill
 from .decks import deck_mask
 from .events import check_players
 from .tricks import TrickInference
@@ -121,6 +122,14 @@ class LayoutInference:
         """A layout has no tricks."""
 
 
+L = TypeVar("L", bound="LayoutRound")
+
+LAYOUT_SHARED = ("players", "playable", "table_mask", "finished")
+"""What every layout round's ``copy`` shares with the original (:meth:`LayoutRound._copy_table`)."""
+LAYOUT_COPIED = ("hands", "low", "high")
+"""And what it copies: the seats' hands and the table's rows."""
+
+
 class LayoutRound:
     """What the two cores played onto a :class:`Layout` share (a Fan Tan round, a hand of
     Crazy Sixes): the seats, the hands and the table (each suit's ends, what may go down),
@@ -153,16 +162,17 @@ class LayoutRound:
         self.table_mask = 0
         self.finished = False
 
-    def _copy_table(self, new: LayoutRound) -> None:
-        """Give ``new``, an empty round of this kind, a copy of the seats, hands and table:
-        the part of a subclass's ``copy`` that is the same for every layout round."""
-        new.players = self.players
-        new.hands = self.hands.copy()
-        new.low = self.low.copy()
-        new.high = self.high.copy()
-        new.playable = self.playable
-        new.table_mask = self.table_mask
-        new.finished = self.finished
+    def __new__(cls, *args: object, **kwargs: object) -> LayoutRound:
+        """An empty round for :meth:`_copy_as` to fill, also in the
+        compiled build, whose own ``__new__`` would run ``__init__`` (see :mod:`.copies`)."""
+        return super().__new__(cls)
+
+    def _copy_as(self: L, shared: tuple[str, ...], copied: tuple[str, ...]) -> L:
+        """A copy of this round, an empty one of its kind given its state: the seats, hands and
+        table that every layout round has, and what its kind names as ``shared`` and
+        ``copied`` (:func:`.copies.fill`)."""
+        new = cast("L", type(self).__new__(type(self)))
+        return fill(new, self, LAYOUT_SHARED + shared, LAYOUT_COPIED + copied)
 
     def forget_legal(self) -> None:
         """Recompute the legal mask (after hands were replaced from outside)."""

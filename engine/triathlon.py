@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .copies import fill
 from .decks import TRIATHLON_39
 from .events import Event, FeatsEarned, Score
 from .options import BoolSpec, ChoiceSpec, IntSpec, ObjectSpec, SeatSpec
@@ -92,6 +93,10 @@ def _no_scorer(_: TrickRound) -> list[int]:
     raise AssertionError("Triathlon deals are scored by the schedule, which sees the feats")
 
 
+TRIATHLON_SHARED = ("zero_is_multiple", "end", "max_deals", "triathlon_in_one_deal")
+"""What :meth:`TriathlonSchedule.copy` shares (the feats, ``ever``, it copies)."""
+
+
 class TriathlonSchedule:
     def __init__(self, options: Mapping[str, Any], players: int) -> None:
         self.zero_is_multiple: bool = options["zero_is_multiple"]
@@ -108,12 +113,8 @@ class TriathlonSchedule:
 
     def copy(self) -> TriathlonSchedule:
         """An independent copy: the feats earned so far (a set per seat) copied."""
-        new = TriathlonSchedule.__new__(TriathlonSchedule)
-        new.zero_is_multiple = self.zero_is_multiple
-        new.end = self.end
-        new.max_deals = self.max_deals
-        new.ever = [set(f) for f in self.ever]
-        new.triathlon_in_one_deal = self.triathlon_in_one_deal
+        new = fill(TriathlonSchedule.__new__(TriathlonSchedule), self, TRIATHLON_SHARED, ())
+        new.ever = [set(feats) for feats in self.ever]  # a set per seat: copied two deep
         return new
 
     def next_round(

@@ -21,6 +21,7 @@ from .cards import (
     card_code,
     mask_of,
 )
+from .copies import fill
 from .events import CARD_PLAYED, Event, Score, SuitExcluded, TrumpChosen, check_players, trick_won
 
 NO_TRUMP = -1
@@ -106,6 +107,16 @@ def winning_index(trick: Sequence[int], trump: int) -> int:
     return trick.index(winning_card(mask_of(trick), trick[0], trump))
 
 
+TRICK_SHARED = (
+    *("players", "dealer", "scorer", "trump", "auction", "leader", "to_act", "trick_mask"),
+    *("led_suit", "led_mask", "trick_number", "total_tricks", "last_winner", "finished", "legal"),
+    *("legal_cards", "led_lists", "led_shift"),
+)
+"""What :meth:`TrickRound.copy` shares with the original: numbers, tuples, the scorer."""
+TRICK_COPIED = ("hands", "excluded", "trick", "taken", "tricks")
+"""What it copies: the lists that play changes."""
+
+
 class TrickRound:
     """One deal played out in tricks.
 
@@ -186,31 +197,7 @@ class TrickRound:
 
     def copy(self) -> TrickRound:
         """An independent copy to play on: every list copied, the scorer and tuples shared."""
-        new = TrickRound.__new__(TrickRound)
-        new.players = self.players
-        new.hands = self.hands.copy()
-        new.dealer = self.dealer
-        new.scorer = self.scorer
-        new.trump = self.trump
-        new.auction = self.auction
-        new.excluded = self.excluded.copy()
-        new.leader = self.leader
-        new.to_act = self.to_act
-        new.trick = self.trick.copy()
-        new.trick_mask = self.trick_mask
-        new.led_suit = self.led_suit
-        new.led_mask = self.led_mask
-        new.taken = self.taken.copy()
-        new.tricks = self.tricks.copy()
-        new.trick_number = self.trick_number
-        new.total_tricks = self.total_tricks
-        new.last_winner = self.last_winner
-        new.finished = self.finished
-        new.legal = self.legal
-        new.legal_cards = self.legal_cards
-        new.led_lists = self.led_lists
-        new.led_shift = self.led_shift
-        return new
+        return fill(TrickRound.__new__(TrickRound), self, TRICK_SHARED, TRICK_COPIED)
 
     def start(self, out: list[Event]) -> None:
         """Nothing happens automatically at the start of a trick round."""

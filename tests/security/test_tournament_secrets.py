@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 
 import grpc
 
-from cardarena.server.api import Access
 from cardarena.server.hosting.arena import match_id_for
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
@@ -393,20 +392,6 @@ def test_whoever_guesses_a_request_id_gets_no_drawn_keys(data_dir: Path) -> None
         assert len(server.tournaments.directors) == 2
 
     with_tournaments(data_dir, scenario)
-
-
-def test_the_operator_of_a_locked_server_may_retry_for_drawn_keys(data_dir: Path) -> None:
-    operator = secret()
-
-    async def scenario(
-        server: Server, tapi: TournamentServiceAsyncStub, _api: MatchServiceAsyncStub
-    ) -> None:
-        request = create_request(keys=["", "", ""], request_id="op-retry")
-        first = await tapi.CreateTournament(request, metadata=auth(operator), timeout=RPC)
-        again = await tapi.CreateTournament(request, metadata=auth(operator), timeout=RPC)
-        assert list(again.entrant_keys) == list(first.entrant_keys)
-
-    with_tournaments(data_dir, scenario, access=Access(operator_token=operator))
 
 
 def test_a_create_retried_with_another_seed_is_refused(data_dir: Path) -> None:

@@ -239,6 +239,12 @@ def test_a_locked_server_creates_tournaments_for_its_operator_only(data_dir: Pat
         done = await tapi.CancelTournament(cancel, metadata=auth(hosted.creator), timeout=30)
         assert done.tournament.cancelled
         assert done.tournament.status == tpb.TOURNAMENT_STATUS_ENDED
+        # The operator may retry a create for the keys the server drew (nobody else may:
+        # test_tournament_secrets), with no creator secret to repeat.
+        drawn = create_request(keys=["", "", ""], request_id="op-retry")
+        first = await tapi.CreateTournament(drawn, metadata=auth(operator), timeout=RPC)
+        again = await tapi.CreateTournament(drawn, metadata=auth(operator), timeout=RPC)
+        assert list(again.entrant_keys) == list(first.entrant_keys)
 
     with_tournaments(data_dir, scenario, access=Access(operator_token=operator))
 
