@@ -41,8 +41,8 @@ from typing import Literal
 Verdict = Literal["H0", "H1"]
 
 MAX_EFFECT = 1e6
-"""The largest ``|d0|`` and ``|d1|``, in points per group: far beyond any game's scores, and
-small enough that ``(mean - d)^2`` cannot overflow a float."""
+"""The largest ``|d0|`` and ``|d1|`` a new tournament may ask for, in points: far beyond any
+game's scores. (The test itself takes any finite ones: see :meth:`Sprt.llr_from`.)"""
 
 
 @dataclass(frozen=True)
@@ -76,10 +76,8 @@ class Sprt:
             value = getattr(self, name)
             if not 0 < value < 0.5:
                 raise ValueError(f"{name} must be in (0, 0.5), got {value}")
-        if not (abs(self.d0) <= MAX_EFFECT and abs(self.d1) <= MAX_EFFECT):
-            raise ValueError(
-                f"d0 and d1 must be within ±{MAX_EFFECT:g}, got d0={self.d0}, d1={self.d1}"
-            )
+        if not (math.isfinite(self.d0) and math.isfinite(self.d1)):
+            raise ValueError(f"d0 and d1 must be finite, got d0={self.d0}, d1={self.d1}")
         if not self.d1 > self.d0:
             raise ValueError(f"d1 must be greater than d0, got d1={self.d1}, d0={self.d0}")
         if self.a == self.b:
@@ -106,7 +104,12 @@ class Sprt:
         caller that updates the test after every group without keeping the samples."""
         if n < 2 or not var > 0:
             return 0.0
-        return n / 2 * math.log((var + (mean - self.d0) ** 2) / (var + (mean - self.d1) ** 2))
+        # n/2 log(r0 / r1) with r_i = var + (mean - d_i)^2 = hypot(sd, mean - d_i)^2, written
+        # so that no square is formed: for d far from the mean (1e200 is finite) it would
+        # overflow, and the tournament's every result with it.
+        spread = math.sqrt(var)
+        near0, near1 = math.hypot(spread, mean - self.d0), math.hypot(spread, mean - self.d1)
+        return n * (math.log(near0) - math.log(near1))
 
     def verdict(self, llr: float) -> Verdict | None:
         """H1 at or above the upper bound, H0 at or below the lower, else ``None``: go on."""

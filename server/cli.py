@@ -258,10 +258,11 @@ FLAGS = (
         "trusted_proxies",
         trusted_proxies,
         "",
-        "addresses or networks (comma-separated, e.g. 10.0.0.0/8) of the proxies in front of"
-        " the server or of --web, whose X-Forwarded-For names the client that rate limits and"
-        " stream caps count; anyone else's is ignored (env CARDARENA_TRUSTED_PROXIES; default"
-        " none: each call counts against the address it came from)",
+        "addresses (comma-separated, e.g. 10.1.2.3,10.1.2.4; or networks holding only"
+        " proxies) of the proxies in front of the server or of --web, whose X-Forwarded-For"
+        " names the client that rate limits and stream caps count; anyone else's is ignored"
+        " (env CARDARENA_TRUSTED_PROXIES; default none: each call counts against the address"
+        " it came from)",
         metavar="CIDR[,CIDR...]",
     ),
     Flag(

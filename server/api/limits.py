@@ -80,9 +80,16 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 def ip_address(text: str) -> Address | None:
-    """``text`` as an IP address (an IPv4-mapped IPv6 one as its IPv4), or ``None``."""
+    """``text`` as an IP address (an IPv4-mapped IPv6 one as its IPv4), or ``None``; with a
+    port, as some proxies write their hops (``203.0.113.5:4711``, ``[2001:db8::1]:80``), the
+    address without it."""
+    text = text.strip()
+    if text.startswith("["):
+        text = text[1:].partition("]")[0]
+    elif text.count(":") == 1:
+        text = text.partition(":")[0]
     try:
-        address = ipaddress.ip_address(text.strip().removeprefix("[").removesuffix("]"))
+        address = ipaddress.ip_address(text)
     except ValueError:
         return None
     mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None

@@ -222,7 +222,11 @@ class Tournaments:
             )
             for record in page:
                 if record.tournament_id not in self.directors:
-                    self._host(record)
+                    try:
+                        self._host(record)
+                    except Exception:  # one unreadable row must not keep the server down
+                        log.exception("tournament_not_resumed", tournament_id=record.tournament_id)
+                        continue
                     count += 1
             if token is None:
                 break
@@ -242,6 +246,8 @@ class Tournaments:
                 await self._keep_leases_once()
             except StoreError as error:  # the database is away: next round
                 log.warning("tournament_lease_round_failed", error=str(error))
+            except Exception:  # a tournament it could not take over: the next round tries again
+                log.exception("tournament_lease_round_failed")
 
     async def _keep_leases_once(self) -> None:
         owner = self.arena.owner

@@ -9,6 +9,9 @@ it is built and signed once, not again for every call.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -97,3 +100,32 @@ def test_an_ended_tournament_is_built_and_signed_once_not_per_call(
             assert answers[2:] == [brief, whole, brief]
 
     run(scenario(), 60)
+
+
+def test_a_server_restarts_past_stored_tournaments_it_would_refuse_today(data_dir: Path) -> None:
+    """A stop rule of ±1e200, accepted before ``MAX_EFFECT``, is read back and runs; a row
+    that cannot be read at all is logged and skipped. Neither keeps the server from starting
+    and hosting the rest."""
+
+    async def create() -> list[str]:
+        async with served(data_dir) as server, apis(server) as (_, _api, tapi):
+            return [(await host(tapi, deals=2, concurrency=1)).tournament_id for _ in range(3)]
+
+    huge, broken, fine = run(create(), 60)
+    (database,) = data_dir.rglob("*.sqlite3")
+    with contextlib.closing(sqlite3.connect(database)) as db, db:
+        (config,) = db.execute("SELECT config FROM tournaments WHERE tournament_id = ?", (huge,))
+        spec = json.loads(config[0])
+        a, b = spec["entrants"][:2]
+        spec["sprt"] = {"a": a, "b": b, "alpha": 0.05, "beta": 0.05, "d0": -1e200, "d1": 1e200}
+        db.execute(
+            "UPDATE tournaments SET config = ? WHERE tournament_id = ?",
+            (json.dumps(spec).encode(), huge),
+        )
+        db.execute("UPDATE tournaments SET config = ? WHERE tournament_id = ?", (b"{", broken))
+
+    async def restart() -> None:
+        async with served(data_dir) as server:
+            assert set(server.tournaments.directors) == {huge, fine}
+
+    run(restart(), 60)

@@ -76,6 +76,12 @@ def test_networks_and_addresses_parse_and_a_bad_one_is_named() -> None:
         # IPv6, bracketed hops, and an IPv4-mapped peer read as its IPv4.
         ("fd00::1", "[2001:db8::7]", "2001:db8::7"),
         ("::ffff:10.0.0.5", "203.0.113.9", "203.0.113.9"),
+        # Hops written with their ports, as some load balancers do.
+        ("10.0.0.5", "203.0.113.9:4711", "203.0.113.9"),
+        ("10.0.0.5", "[2001:db8::7]:80", "2001:db8::7"),
+        # The walk passes every trusted address: a client inside a trusted network could name
+        # anyone (so trust the proxies' own addresses, never a network clients use too).
+        ("10.1.2.3", "1.1.1.1, 10.9.9.9", "1.1.1.1"),
     ],
 )
 def test_the_client_is_the_first_untrusted_hop_from_the_right(
