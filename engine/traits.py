@@ -125,7 +125,7 @@ class LayoutInference:
 L = TypeVar("L", bound="LayoutRound")
 
 LAYOUT_SHARED = ("players", "playable", "table_mask", "finished")
-"""What every layout round's ``copy`` shares with the original (:meth:`LayoutRound._copy_table`)."""
+"""What every layout round's ``copy`` shares with the original (:meth:`LayoutRound._copy_as`)."""
 LAYOUT_COPIED = ("hands", "low", "high")
 """And what it copies: the seats' hands and the table's rows."""
 

@@ -142,10 +142,15 @@ class Tournaments:
         )
 
     def _host(self, record: TournamentRecord) -> Director:
-        """Publish and start the director of a running tournament (or of a new one)."""
-        director = self._director(record)
-        self.directors[record.tournament_id] = director
-        if not director.ended:
+        return self._publish(self._director(record))
+
+    def _publish(self, director: Director) -> Director:
+        """Make ``director`` the one calls are given: started if its tournament runs, kept
+        among the ended ones in memory if not (its results read already)."""
+        self.directors[director.tournament_id] = director
+        if director.ended:
+            self._changed(director)
+        else:
             director.start()
         return director
 
@@ -187,14 +192,9 @@ class Tournaments:
         if director is not None:
             return director
         director = self._director(record)
-        if not director.ended:
-            self.directors[tournament_id] = director
-            director.start()
-            return director
-        await director.load_results()
-        self.directors[tournament_id] = director
-        self._changed(director)
-        return director
+        if director.ended:
+            await director.load_results()
+        return self._publish(director)
 
     def match_changed(self, hosted: HostedMatch) -> None:
         """The arena's report: pass it to the director of the match's tournament."""
