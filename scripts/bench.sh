@@ -9,7 +9,7 @@ if [ "$engine" != pure ] && [ "$engine" != compiled ]; then
     echo "CARDARENA_ENGINE is pure (the default) or compiled, not $engine" >&2
     exit 2
 fi
-CARDARENA_EXTRAS=dev,bench bash scripts/bootstrap.sh
+bash scripts/bootstrap.sh
 if [ "$engine" = compiled ]; then
     bash scripts/build_compiled_engine.sh
     export PYTHONPATH="$PWD/build/compiled-engine${PYTHONPATH:+:$PYTHONPATH}"

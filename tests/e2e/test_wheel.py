@@ -2,7 +2,8 @@
 
 ``serve --web`` once answered 404 on ``pip install .`` because the app was looked up in the
 source tree. This test builds the wheel from a copy of the sources, installs it into a fresh
-venv (its dependencies from the package index, usually from pip's cache), starts that venv's
+venv as deploy/Dockerfile does (its dependencies exactly as requirements/lock-server.txt pins
+them, usually from pip's cache, so the server's lock is shown to be enough), starts that venv's
 ``cardarena serve --web`` and fetches the page and the bundle; the start-up log must say
 where the app is served. About half a minute, most of it pip.
 """
@@ -53,11 +54,22 @@ def test_the_installed_wheel_serves_the_web_app(tmp_path: Path) -> None:
         else:
             shutil.copy2(origin, source / name)
     wheels = tmp_path / "wheels"
-    pip(Path(sys.executable), "wheel", "--no-deps", "-w", str(wheels), str(source))
+    # Built by the locked setuptools of the running venv, not whatever an isolated build fetches.
+    pip(
+        Path(sys.executable),
+        "wheel",
+        "--no-deps",
+        "--no-build-isolation",
+        "-w",
+        str(wheels),
+        str(source),
+    )
     (wheel,) = wheels.glob("cardarena-*.whl")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    pip(venv / "bin" / "python", "install", str(wheel))
+    lock = REPO / "requirements" / "lock-server.txt"
+    pip(venv / "bin" / "python", "install", "--require-hashes", "-r", str(lock))
+    pip(venv / "bin" / "python", "install", "--no-deps", str(wheel))
 
     command = venv / "bin" / "cardarena"
     with ServerProcess(tmp_path / "data", web="127.0.0.1:0", cardarena=command) as server:
