@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -333,6 +334,25 @@ def test_dockerfile_and_dockerignore() -> None:
         assert (ROOT / source).exists(), source
     ignore = (ROOT / ".dockerignore").read_text().splitlines()
     assert "*" in ignore and "!pyproject.toml" in ignore
+
+
+def test_the_image_installs_the_locked_dependencies_and_every_package() -> None:
+    """The image is built from the server's lock, and carries every top-level source folder."""
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    assert "--require-hashes -r requirements/lock-server.txt" in dockerfile
+    assert re.search(r"pip install --no-deps --no-build-isolation \.$", dockerfile, re.MULTILINE)
+    copied = set(re.findall(r"^COPY (?!--from)(\S+)", dockerfile, re.MULTILINE))
+    allowed = {
+        line.removeprefix("!").rstrip("/")
+        for line in (ROOT / ".dockerignore").read_text().splitlines()
+        if line.startswith("!")
+    }
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    folders = {path.split("/")[0] for path in project["tool"]["setuptools"]["package-dir"].values()}
+    for folder in folders:
+        assert folder in copied, f"deploy/Dockerfile does not copy {folder}/"
+        assert folder in allowed, f".dockerignore leaves out {folder}/"
+    assert "requirements/lock-server.txt" in allowed
 
 
 # --------------------------------------------------------------------------- Grafana
