@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 import grpc
 
@@ -27,6 +28,8 @@ from .match import play_match
 from .outcomes import MatchResult, TournamentResult
 from .progress import Progress
 from .ranking import BotStanding, rank
+
+E = TypeVar("E", bound=BaseException)
 
 
 async def run_tournament(
@@ -62,14 +65,25 @@ async def run_tournament(
             async with asyncio.TaskGroup() as workers:
                 for _ in range(max(1, config.concurrency)):
                     workers.create_task(worker())
-        except* TournamentError as group:
-            raise group.exceptions[0] from None
+        except ExceptionGroup as group:
+            # Not ``except*``: on CPython before 3.11.4 (Debian 12 ships 3.11.2) a ``raise``
+            # inside ``except*`` comes out wrapped in a new ExceptionGroup.
+            raise (first_of(group, TournamentError) or group) from None
         finally:
             if bar is not None:
                 bar.close()
         result.matches = [done[p.index] for p in plans]
     result.seconds = time.monotonic() - started
     return result
+
+
+def first_of(group: BaseExceptionGroup[BaseException], kind: type[E]) -> E | None:
+    """The first exception of ``kind`` in ``group``, however deeply nested, or None."""
+    for error in group.exceptions:
+        found = first_of(error, kind) if isinstance(error, BaseExceptionGroup) else error
+        if isinstance(found, kind):
+            return found
+    return None
 
 
 async def _game_setup(client: ArenaClient, config: TournamentConfig) -> tuple[int, bool]:
