@@ -189,13 +189,22 @@ def _decode_strict(event: pb.Event, raw: bytes) -> ev.Event | None:
     if decoded is not None:
         canonical = _encoded_as(event, decoded)
         if canonical != event:
+            path = field_path(event, canonical)
+            mine, theirs = around_difference(_text(event), _text(canonical))
             raise NotCanonical(
-                f"the {kind} event is not in canonical form: recorded {_short(event)}; "
-                f"canonical {_short(canonical)}",
+                f"the {kind} event is not in canonical form"
+                f"{f' at {path}' if path else ''}: recorded {mine}; canonical {theirs}",
             )
     # A Struct's map has no fixed byte order, so MatchStarted is compared as a message only.
-    if kind != "match_started" and event.SerializeToString(deterministic=True) != raw:
-        raise NotCanonical(f"the {kind} event's bytes are not its canonical encoding")
+    if kind != "match_started":
+        encoded = event.SerializeToString(deterministic=True)
+        if encoded != raw:
+            at = _first_difference(raw, encoded)
+            mine, theirs = around_difference(raw.hex(" "), encoded.hex(" "), at=3 * at)
+            raise NotCanonical(
+                f"the {kind} event's bytes are not its canonical encoding: they differ from"
+                f" byte {at} of {len(raw)}: recorded {mine}; canonical {theirs}"
+            )
     return decoded
 
 
@@ -217,6 +226,71 @@ def _has_unknown_fields(message: Message) -> bool:
     return False
 
 
-def _short(message: Message, limit: int = 160) -> str:
-    text = text_format.MessageToString(message, as_one_line=True)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+SHOWN_CHARS: Final = 160
+"""The most of each form of an event a reason shows."""
+CONTEXT_CHARS: Final = 40
+"""How much of a long form is shown before the first character where the two forms differ."""
+
+
+def _text(message: Message) -> str:
+    return text_format.MessageToString(message, as_one_line=True)
+
+
+def _first_difference(mine: str | bytes, theirs: str | bytes) -> int:
+    """The index of the first item where ``mine`` and ``theirs`` differ (or where the shorter
+    one ends)."""
+    pairs = zip(mine, theirs, strict=False)
+    return next((i for i, (a, b) in enumerate(pairs) if a != b), min(len(mine), len(theirs)))
+
+
+def around_difference(
+    mine: str, theirs: str, *, at: int | None = None, limit: int = SHOWN_CHARS
+) -> tuple[str, str]:
+    """Two forms of one thing, each cut to ``limit`` characters around the first place they
+    differ (``at``, found when not given): both whole if they fit, else both from the same
+    point a little before it (at a word's start), an ellipsis where a form is cut, so that
+    the difference is always shown."""
+    if len(mine) <= limit and len(theirs) <= limit:
+        return mine, theirs
+    if at is None:
+        at = _first_difference(mine, theirs)
+    start = max(0, at - CONTEXT_CHARS)
+    space = mine.find(" ", start, at)
+    if start and space >= 0:
+        start = space + 1
+    return _cut(mine, start, limit), _cut(theirs, start, limit)
+
+
+def _cut(text: str, start: int, limit: int) -> str:
+    end = start + limit
+    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+
+
+def field_path(mine: Message, theirs: Message, path: str = "") -> str | None:
+    """The first field (in field-number order, as the text form prints them) whose values
+    differ in two messages of one type, as a path (``dealt.hands[1].cards[0].code``);
+    ``None`` if no field differs (the messages differ in unknown fields, or are equal)."""
+    for field in mine.DESCRIPTOR.fields:
+        here = f"{path}.{field.name}" if path else field.name
+        a, b = getattr(mine, field.name), getattr(theirs, field.name)
+        kind = field.message_type
+        if kind is not None and kind.GetOptions().map_entry:
+            nested = kind.fields_by_name["value"].message_type is not None
+            for key in sorted(set(a) | set(b)):
+                at = f"{here}[{key!r}]"
+                if key not in a or key not in b:
+                    return at
+                if a[key] != b[key]:
+                    return (field_path(a[key], b[key], at) or at) if nested else at
+        elif field.is_repeated:
+            for index, (x, y) in enumerate(zip(a, b, strict=False)):
+                if x != y:
+                    at = f"{here}[{index}]"
+                    return (field_path(x, y, at) or at) if kind is not None else at
+            if len(a) != len(b):
+                return f"{here}[{min(len(a), len(b))}]"
+        elif field.has_presence and mine.HasField(field.name) != theirs.HasField(field.name):
+            return here
+        elif a != b:
+            return (field_path(a, b, here) or here) if kind is not None else here
+    return None
