@@ -40,10 +40,14 @@ function onMessage(message) {
         me.totals = message.totals;
       }
       return null;
-    case "turn":
+    case "turn": {
       // stderr is the bot's own log (`--bot-logs DIR` keeps it): the runner never reads it.
       process.stderr.write(`turn at seq ${message.seq}: ${message.remaining_ms} ms left\n`);
-      return { action: choose(message.legal, message.state, message.remaining_ms) };
+      const action = choose(message.legal, message.state, message.remaining_ms);
+      // Echo the turn's id: an answer that comes too late is then dropped by the runner
+      // instead of being taken for the answer to the next turn.
+      return { id: message.id, action };
+    }
     case "end":
       return null;
     default:

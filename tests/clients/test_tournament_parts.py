@@ -72,13 +72,13 @@ def test_events_are_readable_with_card_codes() -> None:
 def test_a_turn_says_how_long_the_move_has_left() -> None:
     state = state_to_act()
     state.deadline_unix_ms = 1_796_140_810_000
-    told = turn_message(state, now_unix_ms=1_796_140_800_019)
+    told = turn_message(state, now_unix_ms=1_796_140_800_019, prompt=1)
     assert (told["deadline_unix_ms"], told["remaining_ms"]) == (1_796_140_810_000, 9_981)
-    assert turn_message(state, now_unix_ms=1_796_140_810_500)["remaining_ms"] == 0  # late
+    assert turn_message(state, now_unix_ms=1_796_140_810_500, prompt=2)["remaining_ms"] == 0
     state.deadline_unix_ms = 0  # no clock on the move
-    told = turn_message(state, now_unix_ms=1_796_140_800_019)
+    told = turn_message(state, now_unix_ms=1_796_140_800_019, prompt=3)
     assert (told["deadline_unix_ms"], told["remaining_ms"]) == (0, None)
-    assert told["legal"] == ["2C", "AC"] and told["seq"] == state.seq
+    assert told["legal"] == ["2C", "AC"] and told["seq"] == state.seq and told["id"] == 3
 
 
 def state_to_act(*legal: int) -> SeatState:

@@ -8,6 +8,13 @@ few tens of milliseconds, small beside a match.
 Events are queued as the seat's stream delivers them and written just before the next turn
 (or the end), so a program that is not asked is not woken either. The program's stderr goes
 to a log file when the runner is given a folder for them, otherwise nowhere.
+
+Why answers are matched to turns by id: a caller may give up on a turn (its time ran out and
+it cancelled :meth:`ExternalDecider.decide`) and ask the next one of the same program, which
+may still write its answer to the first. Each turn carries an ``id`` (1, 2, 3…) and its answer
+echoes it (or, carrying none, answers the oldest turn not yet answered); an answer to an
+earlier turn than the one asked is *late*: dropped and counted (:attr:`~ExternalDecider.late`),
+never applied, and the answer to the turn asked is read on for within the caller's time.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from cardarena.v1 import game_pb2 as pb
 from ..decider import BotGone, IllegalAnswer, SeatContext
 from ..state import SeatState
 from .protocol import (
+    answer_id,
     end_message,
     event_message,
     parse_answer,
@@ -38,6 +46,7 @@ from .protocol import (
 
 EXIT_GRACE_S = 2.0
 LINE_LIMIT = 1 << 20
+LATE_NOTES_KEPT = 5
 
 
 class ExternalDecider:
@@ -49,6 +58,14 @@ class ExternalDecider:
         self._process: asyncio.subprocess.Process | None = None
         self._stderr: IO[bytes] | None = None
         self._pending: list[dict[str, Any]] = []
+        self._asked = 0
+        """The id of the last turn written to the program (0: none yet)."""
+        self._answered = 0
+        """The id of the last turn an answer line was read for, on time or late."""
+        self.late = 0
+        """Answers read for a turn given up on before the turn then asked: dropped."""
+        self.late_notes: list[str] = []
+        """What the first few late answers were (``LATE_NOTES_KEPT``)."""
 
     async def start(self, context: SeatContext) -> None:
         if self.stderr_path is not None:
@@ -83,13 +100,36 @@ class ExternalDecider:
             self._pending.append(event_message(event.seq, decoded))
 
     async def decide(self, state: SeatState) -> int:
+        """Write the turn and read its answer: late answers to earlier turns are dropped (and
+        counted) on the way; an answer naming a later turn, which was never asked, is illegal.
+        Cancelling this (the caller's time ran out) leaves the turn asked but unanswered."""
+        self._asked += 1
+        prompt = self._asked
         now_unix_ms = time.time_ns() // 1_000_000
-        await self._send([*self._take_pending(), turn_message(state, now_unix_ms)])
-        line = await self._read_line()
-        try:
-            return parse_answer(line, state.legal)
-        except ValueError as error:
-            raise IllegalAnswer(str(error)) from None
+        turn = turn_message(state, now_unix_ms, prompt=prompt)
+        await self._send([*self._take_pending(), turn])
+        while True:
+            try:
+                line = await self._read_line()
+                echoed = answer_id(line)
+            except (IllegalAnswer, ValueError) as error:
+                self._answered = prompt  # the line was this turn's, and it was no answer
+                raise IllegalAnswer(str(error)) from None
+            answers = self._answered + 1 if echoed is None else echoed
+            if answers < prompt:
+                self._answered = max(self._answered, answers)
+                self._count_late(answers, prompt, state.seq)
+                continue
+            self._answered = prompt
+            if answers > prompt:
+                raise IllegalAnswer(
+                    f"the answer's id {answers} is not the turn's id {prompt}:"
+                    f" no turn {answers} was asked"
+                )
+            try:
+                return parse_answer(line, state.legal)
+            except ValueError as error:
+                raise IllegalAnswer(str(error)) from None
 
     async def finish(self, state: SeatState) -> None:
         process = self._process
@@ -117,6 +157,14 @@ class ExternalDecider:
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
+
+    def _count_late(self, answers: int, prompt: int, seq: int) -> None:
+        self.late += 1
+        if len(self.late_notes) < LATE_NOTES_KEPT:
+            self.late_notes.append(
+                f"late at seq {seq}: an answer to turn {answers} came while turn {prompt} was"
+                " asked; dropped"
+            )
 
     def _take_pending(self) -> list[dict[str, Any]]:
         pending, self._pending = self._pending, []

@@ -5,6 +5,14 @@ RULES.md codes (``QC``, ``10H``, ``6O``, ``JK``), suits their letters, actions t
 ``cardarena.engine.describe`` (``QC``, ``pass``, ``exclude:S``, ``trump:H``), and the answer
 is one of the ``legal`` strings it was offered. Scores are JSON numbers (a Crazy Sixes share
 such as 35/2 becomes 17.5; the exact value is in the match log).
+
+Why each turn has an ``id`` of its own (protocol 2): a turn the runner gave up on (no answer in
+time) is still answered later by a slow program, and that late line would otherwise be read as
+the answer to the next turn. The turn's ``seq`` would not do: it says where the match stands,
+and a seat may be asked twice at one ``seq`` (after a refused action). The ids count the
+program's turns from 1, and an answer echoes its turn's; an answer without one is taken for the
+oldest turn not yet answered (a program writes exactly one answer per turn, in order), which is
+what protocol 1 meant.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from ...fields import fields_of
 from ..decider import SeatContext
 from ..state import SeatState
 
-PROTOCOL_VERSION: Final = 1
+PROTOCOL_VERSION: Final = 2
 
 _CARD_FIELDS: Final = frozenset({"card"})
 _CARDS_FIELDS: Final = frozenset({"cards"})
@@ -60,14 +68,16 @@ def timed_out_message(seq: int, seat: int) -> dict[str, Any]:
     return {"type": "event", "seq": seq, "event": "timed_out", "seat": seat}
 
 
-def turn_message(state: SeatState, now_unix_ms: int) -> dict[str, Any]:
-    """The seat is to act. With a server clock on the move, ``deadline_unix_ms`` is when it
-    runs out and ``remaining_ms`` how much of it was left when the message was written (by the
-    runner's clock, so a bot need not trust its own against the server's); without one, 0 and
-    ``None``, and ``start``'s ``decision_ms`` is all there is."""
+def turn_message(state: SeatState, now_unix_ms: int, *, prompt: int) -> dict[str, Any]:
+    """The seat is to act; ``prompt`` is the turn's ``id``, which its answer echoes. With a
+    server clock on the move, ``deadline_unix_ms`` is when it runs out and ``remaining_ms`` how
+    much of it was left when the message was written (by the runner's clock, so a bot need not
+    trust its own against the server's); without one, 0 and ``None``, and ``start``'s
+    ``decision_ms`` is all there is."""
     deadline = state.deadline_unix_ms
     return {
         "type": "turn",
+        "id": prompt,
         "seq": state.seq,
         "legal": [describe(a) for a in state.legal],
         "deadline_unix_ms": deadline,
@@ -104,6 +114,23 @@ def state_json(state: SeatState) -> dict[str, Any]:
     }
 
 
+def answer_id(line: bytes) -> int | None:
+    """The turn ``id`` a program's answer echoes, or ``None`` if it carries none (no ``"id"``,
+    ``null``, or not a JSON object at all: such a line is the answer to the oldest turn not yet
+    answered). ``ValueError`` if it carries one that no turn can have (not a positive integer).
+    """
+    try:
+        answer = json.loads(line)
+    except ValueError:
+        return None
+    echoed = answer.get("id") if isinstance(answer, dict) else None
+    if echoed is None:
+        return None
+    if isinstance(echoed, bool) or not isinstance(echoed, int) or echoed < 1:
+        raise ValueError(f"the answer's id {echoed!r} is not a turn's id (a number from 1)")
+    return echoed
+
+
 def parse_answer(line: bytes, legal: Sequence[int]) -> int:
     """The action a program's answer names; ``ValueError`` says what is wrong with it."""
     try:
@@ -111,7 +138,7 @@ def parse_answer(line: bytes, legal: Sequence[int]) -> int:
     except ValueError:
         raise ValueError(f"not a JSON line: {_clip(line)}") from None
     if not isinstance(answer, dict) or not isinstance(answer.get("action"), str):
-        raise ValueError(f'expected {{"action": "<one of legal>"}}, got {_clip(line)}')
+        raise ValueError(f'expected {{"id": N, "action": "<one of legal>"}}, got {_clip(line)}')
     by_text = {describe(a).upper(): a for a in legal}
     chosen = by_text.get(answer["action"].strip().upper())
     if chosen is None:
