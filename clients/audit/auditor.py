@@ -15,10 +15,12 @@ mismatch names the field, what MatchInfo says and what the log says. The one exc
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from cardarena.v1 import codec
 from cardarena.v1 import service_pb2 as spb
 
+from ..logs.text import score_text
 from .checks import CHECKS, Checks
 from .errors import Discrepancy
 from .signature import SIGNATURE_CHECK, TrustedKey, check_signature
@@ -39,7 +41,8 @@ class AuditReport:
     game: str
     players: int
     seats: list[str]
-    totals: list[str]
+    scores: list[int | Fraction]
+    """MatchInfo's totals, exact (a ``Fraction`` where Crazy Sixes shares a pool)."""
     winners: list[int]
     entries: int
     passed: list[str] = field(default_factory=list)
@@ -50,6 +53,11 @@ class AuditReport:
     @property
     def ok(self) -> bool:
         return self.failure is None
+
+    @property
+    def totals(self) -> list[str]:
+        """The totals as people read them (``7/2``); JSON takes :attr:`scores` as numbers."""
+        return [score_text(s) for s in self.scores]
 
 
 def audit_log(
@@ -74,7 +82,7 @@ def audit_log(
         game=info.game,
         players=info.players,
         seats=[s.name for s in sorted(info.seats, key=lambda s: s.seat)],
-        totals=[str(codec.score_from_pb(t)) for t in info.totals],
+        scores=[codec.score_from_pb(t) for t in info.totals],
         winners=list(info.winners),
         entries=len(resp.entries),
         keyed=keys is not None,

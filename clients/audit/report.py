@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..logs.text import seat_names
+from ..logs.text import seat_names, totals_json
 from .auditor import AuditReport
 from .checks import CHECKS
 from .signature import SIGNATURE_CHECK
@@ -57,6 +57,8 @@ def report_text(report: AuditReport, source: str) -> str:
 
 
 def report_json(report: AuditReport, source: str) -> dict[str, Any]:
+    """``cardarena audit --json``: every number a JSON number (the totals as
+    :func:`~..logs.text.totals_json` writes them, exact beside)."""
     failure = report.failure
     return {
         "ok": report.ok,
@@ -65,7 +67,7 @@ def report_json(report: AuditReport, source: str) -> dict[str, Any]:
         "game": report.game,
         "players": report.players,
         "seats": report.seats,
-        "totals": report.totals,
+        **totals_json(report.scores),
         "winners": report.winners,
         "entries": report.entries,
         "checks": [

@@ -24,7 +24,7 @@ from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
 
 from ..client import ArenaClient
-from .files import LogUnavailable, load_log, save_log
+from .files import LogUnavailable, load_log, options_json, save_log
 
 PARALLEL: Final = 8
 """Logs fetched at once."""
@@ -88,7 +88,10 @@ def save_tournament(info: tpb.TournamentInfo, directory: Path, suffix: str) -> P
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{TOURNAMENT_FILE}.{suffix}"
     if suffix == "json":
-        path.write_text(json_format.MessageToJson(info, preserving_proto_field_name=True) + "\n")
+        data = json_format.MessageToDict(info, preserving_proto_field_name=True)
+        if "options" in data:
+            data["options"] = options_json(info.options)
+        path.write_text(json.dumps(data, indent=2) + "\n")
     else:
         path.write_bytes(info.SerializeToString(deterministic=True))
     return path

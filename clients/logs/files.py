@@ -5,7 +5,11 @@ bytes of every event, their chained hashes, the revealed seed and the server's s
 match), so a file is never a re-encoding that could hide what the server actually signed.
 
 * ``.pb``: the binary protobuf message, byte for byte;
-* ``.json``: the protobuf JSON mapping (bytes in base64), for reading and diffing by hand.
+* ``.json``: the protobuf JSON mapping (bytes in base64), for reading and diffing by hand,
+  with MatchInfo's options as the game's whole numbers (``"max_deals": 50``, not the ``50.0``
+  of a Struct's doubles) and their keys sorted. Read back, they are the same doubles: the
+  same message, and nothing hashed or signed is touched (the events' exact bytes, MatchStarted's
+  options among them, are base64 like every other entry; MatchInfo is in no hash).
 
 Any other suffix is read by sniffing (JSON starts with ``{``) and written as binary.
 """
@@ -16,9 +20,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from google.protobuf import json_format
+from google.protobuf import json_format, struct_pb2
 from google.protobuf.message import DecodeError
 
+from cardarena.v1 import codec
 from cardarena.v1 import service_pb2 as spb
 
 
@@ -76,11 +81,19 @@ def save_log(resp: spb.GetMatchLogResponse, path: str | Path) -> None:
     if target.suffix == ".json":
         data = json_format.MessageToDict(resp, preserving_proto_field_name=True)
         info = data.get("match", {})
-        if "options" in info:  # a Struct's keys come in no fixed order: the same log, same bytes
-            info["options"] = _sorted(info["options"])
+        if "options" in info:
+            info["options"] = options_json(resp.match.options)
         target.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     else:
         target.write_bytes(resp.SerializeToString(deterministic=True))
+
+
+def options_json(options: struct_pb2.Struct) -> dict[str, Any]:
+    """Options as a file shows them: whole numbers as integers (a Struct holds every number as
+    a double; an option is a whole number), keys sorted (a Struct's come in no fixed order: the
+    same log, the same bytes). ``json_format.Parse`` reads them back as the same doubles."""
+    plain: dict[str, Any] = _sorted(codec.dict_of(options))
+    return plain
 
 
 def _sorted(value: Any) -> Any:

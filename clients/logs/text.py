@@ -3,12 +3,14 @@
 Why not the dataclass repr: an auditor's reason or a replay line is read by people, who know
 cards as codes and seats by name, not as integer ids. :func:`event_text` says what an engine
 event records; :func:`server_event_text` the server's own time-outs, faults and forfeits.
+Scores have a form for programs too (:func:`totals_json`), which every JSON output shares.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
+from typing import Any
 
 from cardarena.engine import card_code, describe
 from cardarena.engine import events as ev
@@ -23,6 +25,37 @@ def cards_text(cards: Iterable[int]) -> str:
 
 def score_text(score: int | Fraction) -> str:
     return str(score)
+
+
+# Scores as JSON values: a number is a JSON number, and an exact score is never lost. Crazy
+# Sixes shares a pool, so a total may be a fraction (7/2), for which JSON has no number:
+# ``totals`` holds each total as a number (an integer when whole, else the nearest double),
+# for whoever sums or sorts; ``totals_exact`` each exactly (the same integer when whole, else
+# the text "p/q", which ``fractions.Fraction`` reads), for whoever recomputes. Every JSON
+# output of the clients writes totals so (docs/log-files.md, "Numbers in JSON").
+
+
+def score_number(score: int | Fraction) -> int | float:
+    """A score as a JSON number: an ``int`` when whole, else the nearest ``float``."""
+    if isinstance(score, Fraction):
+        return score.numerator if score.denominator == 1 else float(score)
+    return score
+
+
+def score_exact(score: int | Fraction) -> int | str:
+    """A score exactly: an ``int`` when whole, else ``"p/q"`` in lowest terms."""
+    if isinstance(score, Fraction):
+        return score.numerator if score.denominator == 1 else str(score)
+    return score
+
+
+def totals_json(totals: Iterable[int | Fraction]) -> dict[str, list[Any]]:
+    """``totals`` (numbers) and ``totals_exact`` (exact) of a match's totals, for a JSON object."""
+    scores = list(totals)
+    return {
+        "totals": [score_number(s) for s in scores],
+        "totals_exact": [score_exact(s) for s in scores],
+    }
 
 
 def scores_text(scores: Iterable[int | Fraction]) -> str:

@@ -17,8 +17,8 @@ from cardarena.competition import Rating, Standing
 from cardarena.v1 import codec
 from cardarena.v1 import tournament_pb2 as tpb
 
-from ..bots.external.protocol import number
 from ..logs.results import INFO_FIELD, info_field
+from ..logs.text import totals_json
 from .reports import CSV_FIELDS, LEGEND, num_text, print_rows, standing_row
 
 HOSTED_LEGEND = LEGEND + "; forfeit: ranked last, scored the worst total at the table"
@@ -119,7 +119,7 @@ def hosted_json(info: tpb.TournamentInfo, *, server: str = "") -> dict[str, Any]
                 "deal": m.deal,
                 "rotation": m.rotation,
                 "seats": list(m.entrants),
-                "totals": [number(codec.score_from_pb(t)) for t in m.totals],
+                **totals_json(codec.score_from_pb(t) for t in m.totals),
                 "winners": list(m.winners),
                 "faults": list(m.faults),
                 "forfeited": list(m.forfeited),

@@ -17,8 +17,8 @@ from typing import IO, Any
 
 from cardarena.competition import Standing
 
-from ..bots.external.protocol import number
 from ..fields import fields_of
+from ..logs.text import totals_json
 from .config import TournamentConfig
 from .faults import Faults
 from .outcomes import MatchResult, TournamentResult
@@ -56,8 +56,7 @@ def match_json(result: MatchResult) -> dict[str, Any]:
         "rotation": plan.rotation,
         "seed": plan.seed.hex(),
         "seats": list(result.bots),
-        "totals": [number(t) for t in result.totals],
-        "totals_exact": [str(t) for t in result.totals],
+        **totals_json(result.totals),
         "winners": list(result.winners),
         "last_hash": result.last_hash.hex(),
         "seconds": round(result.seconds, 3),
