@@ -19,7 +19,7 @@ from cardarena.v1 import tournament_pb2 as tpb
 
 from ..logs.results import INFO_FIELD, info_field
 from ..logs.text import totals_json
-from .reports import CSV_FIELDS, LEGEND, num_text, print_rows, standing_row
+from .reports import LEGEND, columns, num_text, print_rows, table_rows
 
 HOSTED_LEGEND = LEGEND + "; forfeit: ranked last, scored the worst total at the table"
 
@@ -96,10 +96,7 @@ def hosted_json(info: tpb.TournamentInfo, *, server: str = "") -> dict[str, Any]
             "seed_commitment": info.seed_commitment,
             "seed": info.seed.hex(),
         },
-        "standings": [
-            {**standing_row(rank, row), "faults": row.faults, "forfeits": row.forfeits}
-            for rank, row in enumerate(rows, 1)
-        ],
+        "standings": _standings(rows),
         "crosstable": [
             {
                 "a": p.a,
@@ -134,12 +131,18 @@ def hosted_json(info: tpb.TournamentInfo, *, server: str = "") -> dict[str, Any]
     }
 
 
+def _standings(rows: list[Standing]) -> list[dict[str, Any]]:
+    """The rows as the results file and the CSV have them: the rules' columns, then the
+    server's faults and forfeits (it counts them, not their kinds: no kind column)."""
+    return [
+        {**cells, "faults": row.faults, "forfeits": row.forfeits}
+        for cells, row in zip(table_rows(rows), rows, strict=True)
+    ]
+
+
 def write_hosted_csv(path: Path, info: tpb.TournamentInfo) -> None:
-    fields = (*CSV_FIELDS, "faults", "forfeits")
+    rows = standings_of(info)
     with path.open("w", newline="") as out:
-        writer = csv.DictWriter(out, fieldnames=fields)
+        writer = csv.DictWriter(out, fieldnames=(*columns(rows), "faults", "forfeits"))
         writer.writeheader()
-        for rank, row in enumerate(standings_of(info), 1):
-            writer.writerow(
-                {**standing_row(rank, row), "faults": row.faults, "forfeits": row.forfeits}
-            )
+        writer.writerows(_standings(rows))

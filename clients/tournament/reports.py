@@ -4,8 +4,10 @@ Why the JSON carries every match (id, seed, seats, totals, faults) beside the st
 anyone can then fetch a match's log by id, audit it, and recompute the standings.
 
 The rows are :class:`cardarena.competition.Standing`; the runner's own rows
-(:class:`~.ranking.BotStanding`) also carry the kinds of their faults, which fill the
-``crashes`` … ``fallbacks`` columns (empty for a row without them).
+(:class:`~.ranking.BotStanding`) also carry the kinds of their faults, counted by its guard,
+which fill the ``crashes`` … ``fallbacks`` columns. A table has those columns only when its
+rows know them (:func:`columns`): a hosted tournament's rows are the server's, which counts
+faults and forfeits but not their kinds, so its results have no column that is always empty.
 """
 
 from __future__ import annotations
@@ -28,7 +30,10 @@ from .terminal import Column, write_table
 STANDING_FIELDS = ("matches", "groups", "mean", "ci_low", "ci_high", "wins", "win_rate")
 RATING_FIELDS = ("mu", "sigma", "ordinal")
 FAULT_KINDS = ("crashes", "timeouts", "illegal", "late", "fallbacks")
-CSV_FIELDS = ("rank", "bot", *STANDING_FIELDS, *RATING_FIELDS, *FAULT_KINDS)
+RULES_FIELDS = ("rank", "bot", *STANDING_FIELDS, *RATING_FIELDS)
+"""The columns every table has: what the rules of a competition give."""
+CSV_FIELDS = (*RULES_FIELDS, *FAULT_KINDS)
+"""The columns of the runner's tables, whose rows know the kinds of their faults."""
 
 
 def fault_kinds(row: Standing) -> Faults | None:
@@ -37,6 +42,7 @@ def fault_kinds(row: Standing) -> Faults | None:
 
 
 def standing_row(rank: int, row: Standing) -> dict[str, Any]:
+    """Every column of :data:`CSV_FIELDS` for one row (the kinds ``None`` where it has none)."""
     return {
         "rank": rank,
         "bot": row.entrant,
@@ -44,6 +50,22 @@ def standing_row(rank: int, row: Standing) -> dict[str, Any]:
         **fields_of(row.rating, *RATING_FIELDS),
         **fields_of(fault_kinds(row), *FAULT_KINDS),
     }
+
+
+def columns(rows: Sequence[Standing]) -> tuple[str, ...]:
+    """The columns of a table of ``rows``: the fault kinds only if a row knows them, so that
+    no column is empty in every row."""
+    known = any(fault_kinds(row) is not None for row in rows)
+    return CSV_FIELDS if known else RULES_FIELDS
+
+
+def table_rows(rows: Sequence[Standing]) -> list[dict[str, Any]]:
+    """Each row, ranked, with the :func:`columns` of the table and nothing else."""
+    names = columns(rows)
+    return [
+        {name: value for name, value in standing_row(rank, row).items() if name in names}
+        for rank, row in enumerate(rows, 1)
+    ]
 
 
 def match_json(result: MatchResult) -> dict[str, Any]:
@@ -79,6 +101,7 @@ def settings_json(config: TournamentConfig) -> dict[str, Any]:
 def to_json(
     result: TournamentResult, rows: Sequence[Standing], settings: dict[str, Any]
 ) -> dict[str, Any]:
+    kinds = columns(rows) == CSV_FIELDS
     return {
         "tournament": {
             **settings,
@@ -91,8 +114,8 @@ def to_json(
             "seconds": round(result.seconds, 3),
         },
         "standings": [
-            {**standing_row(rank, row), "fault_notes": _notes(row)}
-            for rank, row in enumerate(rows, 1)
+            {**cells, **({"fault_notes": _notes(row)} if kinds else {})}
+            for cells, row in zip(table_rows(rows), rows, strict=True)
         ],
         "matches": [match_json(m) for m in result.matches],
     }
@@ -100,10 +123,9 @@ def to_json(
 
 def write_csv(path: Path, rows: Sequence[Standing]) -> None:
     with path.open("w", newline="") as out:
-        writer = csv.DictWriter(out, fieldnames=CSV_FIELDS)
+        writer = csv.DictWriter(out, fieldnames=columns(rows))
         writer.writeheader()
-        for rank, row in enumerate(rows, 1):
-            writer.writerow(standing_row(rank, row))
+        writer.writerows(table_rows(rows))
 
 
 LEGEND = (

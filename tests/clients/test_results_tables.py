@@ -1,0 +1,53 @@
+"""The results' tables: no column is empty in every row (the kinds of faults only where the
+rows know them).
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from cardarena.clients.tournament.hosted_report import hosted_json, write_hosted_csv
+from cardarena.clients.tournament.ranking import played, rank
+from cardarena.clients.tournament.reports import (
+    FAULT_KINDS,
+    RULES_FIELDS,
+    to_json,
+    write_csv,
+)
+from cardarena.competition import standings
+
+from .test_outputs import hosted_info
+from .test_standings import NAMES, tournament
+
+# -- no column empty in every row ------------------------------------------------------------
+
+
+def assert_no_empty_column(path: Path) -> list[dict[str, str]]:
+    with path.open() as handle:
+        table = list(csv.DictReader(handle))
+    assert table
+    for column in table[0]:
+        assert any(row[column] for row in table), f"the column {column} is always empty"
+    return table
+
+
+def test_a_hosted_results_table_has_no_always_empty_column(tmp_path: Path) -> None:
+    info = hosted_info()
+    write_hosted_csv(tmp_path / "s.csv", info)
+    table = assert_no_empty_column(tmp_path / "s.csv")
+    assert tuple(table[0]) == (*RULES_FIELDS, "faults", "forfeits")
+    assert not set(FAULT_KINDS) & set(table[0])
+    for row in hosted_json(info)["standings"]:
+        assert tuple(row) == (*RULES_FIELDS, "faults", "forfeits")
+
+
+def test_the_runners_table_has_fault_kinds_only_where_its_rows_know_them(tmp_path: Path) -> None:
+    whole = tournament()
+    write_csv(tmp_path / "runner.csv", rank(whole))
+    assert set(FAULT_KINDS) <= set(assert_no_empty_column(tmp_path / "runner.csv")[0])
+    rules = standings([played(m) for m in whole.matches if m.ok], NAMES, lowest_wins=True)
+    write_csv(tmp_path / "rules.csv", rules)
+    assert tuple(assert_no_empty_column(tmp_path / "rules.csv")[0]) == RULES_FIELDS
+    report = to_json(whole, rules, {"seed": "00"})
+    assert all(tuple(row) == RULES_FIELDS for row in report["standings"])
