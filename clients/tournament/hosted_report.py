@@ -45,7 +45,7 @@ def standings_of(info: tpb.TournamentInfo) -> list[Standing]:
 def print_hosted(info: tpb.TournamentInfo, out: IO[str], *, legend: bool = True) -> None:
     direction = "lowest total wins" if info.lowest_wins else "highest total wins"
     out.write(
-        f"\n{info.game}, {info.players} players ({direction}): {info.finished} of"
+        f"{info.game}, {info.players} players ({direction}): {info.finished} of"
         f" {info.planned} matches played, {info.failed} failed; tournament"
         f" {info.tournament_id}: {info.end_reason or 'running'}\n"
     )

@@ -139,7 +139,7 @@ def print_table(result: TournamentResult, rows: Sequence[Standing], out: IO[str]
     groups = len({m.plan.group for m in result.matches})
     direction = "lowest total wins" if result.lowest_wins else "highest total wins"
     out.write(
-        f"\n{result.game}, {result.players} players ({direction}): {len(result.matches)} matches "
+        f"{result.game}, {result.players} players ({direction}): {len(result.matches)} matches "
         f"in {groups} duplicate groups, {result.seconds:.1f} s\n"
     )
     print_rows(rows, out)

@@ -1,17 +1,19 @@
 """The results' tables: no column is empty in every row (the kinds of faults only where the
-rows know them).
+rows know them), and the standings print starts with its first line, not a blank one.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
-from cardarena.clients.tournament.hosted_report import hosted_json, write_hosted_csv
+from cardarena.clients.tournament.hosted_report import hosted_json, print_hosted, write_hosted_csv
 from cardarena.clients.tournament.ranking import played, rank
 from cardarena.clients.tournament.reports import (
     FAULT_KINDS,
     RULES_FIELDS,
+    print_table,
     to_json,
     write_csv,
 )
@@ -51,3 +53,16 @@ def test_the_runners_table_has_fault_kinds_only_where_its_rows_know_them(tmp_pat
     assert tuple(assert_no_empty_column(tmp_path / "rules.csv")[0]) == RULES_FIELDS
     report = to_json(whole, rules, {"seed": "00"})
     assert all(tuple(row) == RULES_FIELDS for row in report["standings"])
+
+
+# -- the standings print ---------------------------------------------------------------------
+
+
+def test_the_standings_print_starts_with_its_first_line() -> None:
+    out = io.StringIO()
+    print_hosted(hosted_info(), out)
+    assert out.getvalue().startswith("crazy_sixes, 3 players (highest total wins)")
+    whole = tournament()
+    out = io.StringIO()
+    print_table(whole, rank(whole), out)
+    assert out.getvalue().startswith("hexathlon, 3 players (lowest total wins)")
