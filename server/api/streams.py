@@ -170,6 +170,8 @@ class Streams:
         with self._slot(hosted, seat, context):
             async with hosted.lock:
                 sub = hosted.readers.subscribe(seat, on_drop, size)
+                if seat is not None:  # back after an outage: its clock runs from now
+                    hosted.seat_back(seat)
                 snapshot = hosted.snapshot(seat)
             metrics.SUBSCRIBERS.inc()
             opened_at = snapshot.seq

@@ -26,6 +26,7 @@ from cardarena.v1 import service_pb2 as spb
 
 from ..errors import BadRequest, RequestReused, Unreplayable
 from ..store import EventStore, MatchLog, MatchRecord, Owner, StoreConflict, UnknownMatch, now_iso
+from .clock import WALL_TIME, Reconnection
 from .completion import cancel_and_wait, to_completion
 from .credentials import is_secret, new_match_id, secret_hash
 from .faults import SeatFaults
@@ -77,6 +78,9 @@ class Arena:
         self._sweeper: asyncio.Task[None] | None = None
         self.counts = dict.fromkeys(STATUSES, 0)
         """Hosted matches by status, kept as they change (never recounted)."""
+        self.reconnection = Reconnection()
+        """The window after an outage in which seats not yet back are not timed: opened when
+        this arena resumes matches (or its tournaments resume), shared by every match."""
         self.signer: Signer | None = None
         """The key that signs each match's checkpoint when it ends (``None``: unsigned)."""
         self._counted: dict[str, str] = {}
@@ -225,7 +229,9 @@ class Arena:
             ),
             tournament_id=str(config.get("tournament", "")),
             seed_shared=bool(config.get("seed_shared")),
+            reconnection=self.reconnection,
         )
+        hosted.await_seats()  # begun inside an outage's window: its seats may still be away
         hosted.cancelled = cancelled
         hosted.signer = self.signer
         self.matches[record.match_id] = hosted
@@ -385,7 +391,8 @@ class Arena:
         """Reload every unfinished match from its log, a page of logs at a time (three reads a
         page, not three per match; one page held at once), then restart their clocks, all at
         once at the end: a match loaded first must not spend its seat's move while the
-        thousands after it load, before anyone can reach the server. A log that does not
+        thousands after it load, before anyone can reach the server; and each seat's turns
+        wait out the reconnection window until it is back (:class:`.clock.Reconnection`). A log that does not
         replay costs its match alone (:class:`Unreplayable`, logged): the others resume and
         the server starts."""
         loaded: list[HostedMatch] = []
@@ -399,7 +406,10 @@ class Arena:
                 except Unreplayable as error:
                     log.error("resume_failed", match_id=error.match_id, error=error.error_type)
                     failed += 1
+        if loaded:  # the server was down: nobody could play, nobody is charged for it
+            self.reconnection.open(WALL_TIME.now())
         for hosted in loaded:
+            hosted.await_seats()
             hosted._rearm_clock()
         log.info("matches_resumed", count=len(loaded), failed=failed)
         return len(loaded)

@@ -37,6 +37,34 @@ class WallTime:
 
 WALL_TIME: Final = WallTime()
 
+RECONNECT_GRACE_S: Final = 30.0
+"""How long seats are given to come back after an outage (a restart, a replica taking a match
+over) before their move clocks run: ``serve --reconnect-grace``."""
+
+
+class Reconnection:
+    """The window after an outage in which seats not yet back are not timed.
+
+    The time the server was not serving is the host's, never a seat's: a bot cannot answer a
+    server that is down, and needs a moment to reconnect once it is up. Until a seat is back
+    (it opened a stream of its own or acted) and while the window is open, each of its turns
+    gets the rest of the window on top of a full move; once it is back, a full move from then.
+    One window per arena, opened when it resumes matches or tournaments, shared by them all.
+    """
+
+    def __init__(self, grace_s: float = RECONNECT_GRACE_S) -> None:
+        self.grace_s = grace_s
+        self.until = 0.0
+        """Unix seconds at which the window closes; 0: never opened."""
+
+    def open(self, now: float) -> None:
+        """An outage just ended: seats not yet back have ``grace_s`` from ``now``."""
+        self.until = max(self.until, now + self.grace_s)
+
+    def left_ms(self, now: float) -> int:
+        """What is left of the window (0 once it has closed)."""
+        return max(0, int((self.until - now) * 1000))
+
 
 class MoveClock:
     """``move_ms`` per move (0: no clock), kept by ``keeper``."""

@@ -24,7 +24,7 @@ from ..store import (
     StoredEvent,
     StoreError,
 )
-from .clock import MoveClock, restarts
+from .clock import MoveClock, Reconnection, restarts
 from .completion import to_completion
 from .dealing import Joins, follow
 from .faults import SeatFaults
@@ -48,6 +48,7 @@ class LogFollower(ABC):
     move_ms: int
     lock: asyncio.Lock
     clock: MoveClock
+    reconnection: Reconnection
     faults: SeatFaults
     readers: Readers
     cancelled: bool
@@ -75,6 +76,9 @@ class LogFollower(ABC):
 
     @abstractmethod
     def _rearm_clock(self) -> None: ...
+
+    @abstractmethod
+    def await_seats(self) -> None: ...
 
     @abstractmethod
     def _publish(self, encoded: list[pb.Event]) -> None: ...
@@ -117,6 +121,9 @@ class LogFollower(ABC):
             ):  # its owner died between the last event (or a cancel) and marking it ended
                 with contextlib.suppress(StoreConflict):
                     await self._end()
+            # The owner died: until each seat is back, its turns wait out the window.
+            self.reconnection.open(self.clock.keeper.now())
+            self.await_seats()
             self._rearm_clock()
             self.readers.publish([], turn_after(self))  # a full move from now, no event
         self.log.info("lease_taken", epoch=fence.epoch, seq=self.last_seq)

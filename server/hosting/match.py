@@ -38,7 +38,7 @@ from ..store import (
     SeatRecord,
     StoreError,
 )
-from .clock import MoveClock
+from .clock import MoveClock, Reconnection
 from .completion import to_completion
 from .credentials import request_key, same_action, token_hash
 from .dealing import Joins, follow
@@ -94,6 +94,7 @@ class HostedMatch(Ending):
         faults: SeatFaults | None = None,
         tournament_id: str = "",
         seed_shared: bool = False,
+        reconnection: Reconnection | None = None,
     ) -> None:
         self.record = record
         self.match_id = record.match_id
@@ -114,6 +115,10 @@ class HostedMatch(Ending):
         """Counts the clock's re-arming: a timer fires only for the turn it was armed for (a
         fault written in the middle of a turn does not give the seat more time)."""
         self.faults = faults or SeatFaults(len(seats))
+        self.reconnection = reconnection or Reconnection()
+        self.returning: set[int] = set()
+        """Seats not yet back since an outage (:class:`.clock.Reconnection`): while its window
+        is open, their turns are not timed beyond it."""
         self.tournament_id = tournament_id
         self.seed_shared = seed_shared
         """The seed deals other matches too (a duplicate group's): revealed by its tournament."""
@@ -280,6 +285,7 @@ class HostedMatch(Ending):
                 )
             if self.faults.forfeited[seat]:
                 raise NotRunning(f"seat {seat} has forfeited the match: the server plays it")
+            self.returning.discard(seat)
             voluntary_before = self.readers.voluntary_pass
             try:
                 events = self.engine.apply(seat, action)
@@ -462,6 +468,32 @@ class HostedMatch(Ending):
 
     # -- the clock -----------------------------------------------------------------------
 
+    def await_seats(self) -> None:
+        """An outage just ended (or this match began inside its window): every seat is
+        awaited until it opens a stream or acts (:class:`.clock.Reconnection`)."""
+        if self.reconnection.left_ms(self.clock.keeper.now()):
+            self.returning = set(range(len(self.seats)))
+
+    def seat_back(self, seat: int) -> None:
+        """``seat`` opened a stream: from now its clock runs as usual, and a turn of its that
+        was waiting out the reconnection window gets a full move from now."""
+        if seat not in self.returning:
+            return
+        self.returning.discard(seat)
+        if seat == self.engine.to_act and self.owned and self.running and self.clock.deadline:
+            self._rearm_clock()
+            self.readers.publish([], turn_after(self))  # the nearer deadline, no event
+
+    def _move_ms(self, seat: int) -> int:
+        """A full move, and for a seat still awaited after an outage what is left of the
+        window on top."""
+        if seat not in self.returning:
+            return self.move_ms
+        left = self.reconnection.left_ms(self.clock.keeper.now())
+        if not left:
+            self.returning.clear()  # the window is one for every seat: it has closed
+        return self.move_ms + left
+
     def _rearm_clock(self) -> None:
         """A new turn: a full move's time for the seat to act, or none at all for a seat that
         forfeited (the server plays it at once)."""
@@ -474,7 +506,7 @@ class HostedMatch(Ending):
         if self.faults.forfeited[seat]:
             self.clock.start(lambda: self._expire(turn), delay_ms=0)
         elif self.move_ms > 0:
-            self.clock.start(lambda: self._expire(turn))
+            self.clock.start(lambda: self._expire(turn), delay_ms=self._move_ms(seat))
 
     async def _expire(self, turn: int) -> None:
         async with self.lock:

@@ -21,6 +21,7 @@ import structlog
 
 from ..errors import RequestReused, UnknownTournament
 from ..hosting import Arena, HostedMatch
+from ..hosting.clock import WALL_TIME
 from ..hosting.completion import cancel_and_wait
 from ..store import StoreConflict, StoreError, TournamentRecord, now_iso
 from .director import Director
@@ -222,6 +223,9 @@ class Tournaments:
             )
             for record in page:
                 if record.tournament_id not in self.directors:
+                    # Its entrants were cut off too: the matches it starts while they
+                    # reconnect wait for them (hosting.clock.Reconnection).
+                    self.arena.reconnection.open(WALL_TIME.now())
                     try:
                         self._host(record)
                     except Exception:  # one unreadable row must not keep the server down
