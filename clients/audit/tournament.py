@@ -16,11 +16,12 @@ in worker processes (:mod:`.parallel`): the audit is pure CPU, one log at a time
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from cardarena.competition import Played, group_seed, mixed_seed, schedule, standings
 from cardarena.engine import commitment
@@ -32,7 +33,7 @@ from cardarena.v1 import tournament_pb2 as tpb
 from ..client import ArenaClient
 from ..logs.bundle import Fetched, fetch_logs, save_logs, save_tournament
 from ..logs.files import LogUnavailable
-from ..logs.results import ResultsFile
+from ..logs.results import INFO_FIELD, ResultsFile, readable_differences
 from .parallel import Job, audit_many
 from .signature import SIGNATURE_CHECK, TrustedKey, results_finding
 
@@ -106,10 +107,18 @@ async def audit_results(
     *,
     keys: list[TrustedKey] | None = None,
     workers: int = 1,
+    written: WriteResults | None = None,
 ) -> TournamentAudit:
     """Audit the tournament of a results file, every log pinned to the hash the file records:
     the logs given (a directory's), else fetched with ``client``. The tournament is the one
-    embedded in the file (its signed ``TournamentInfo``), else the server's now."""
+    embedded in the file (its signed ``TournamentInfo``), else the server's now. With
+    ``written`` (how the results writer turns the message into the file's readable part),
+    every readable field must be what it makes of the signed message: an edit of any of them
+    is a finding that names the field."""
+    if written is not None and results.info is not None:
+        readable = _readable_findings(results, written)
+    else:
+        readable = []
     info = results.info
     if info is None:
         if client is None:
@@ -123,6 +132,8 @@ async def audit_results(
             raise LogUnavailable("no logs: give --server, or --logs DIR of fetched logs")
         logs = await fetch_logs(client, [m.match_id for m in info.matches if m.match_id])
     report = audit_fetched(info, logs, keys=keys, workers=workers)
+    for finding in readable:
+        report.find(finding)
     if info.tournament_id != results.tournament_id:
         report.find(
             f"the file names tournament {results.tournament_id}, its info {info.tournament_id}"
@@ -135,6 +146,29 @@ async def audit_results(
                 f" the tournament records {recorded.get(match_id) or 'no such match'}"
             )
     return report
+
+
+class WriteResults(Protocol):
+    """How a results file's readable part is written from the signed message and the server's
+    address (``hosted_report.hosted_json``; the audit room cannot import the tournament room)."""
+
+    def __call__(self, info: tpb.TournamentInfo, *, server: str) -> dict[str, Any]: ...
+
+
+def _readable_findings(results: ResultsFile, written: WriteResults) -> list[str]:
+    """The readable fields that are not what the signed message gives. The one field no
+    signature covers is ``tournament.server``: where the host's server was, a hint for
+    fetching the logs (each log is pinned to the hash the signed results record, so a wrong
+    address can only fail the fetch, never pass another log off)."""
+    assert results.info is not None
+    head = results.readable.get("tournament")
+    server = head.get("server", "") if isinstance(head, dict) else ""
+    expected = json.loads(json.dumps(written(results.info, server=str(server))))
+    expected.pop(INFO_FIELD, None)
+    return [
+        f"{results.path.name}: {difference}"
+        for difference in readable_differences(expected, results.readable)
+    ]
 
 
 def audit_fetched(
@@ -269,6 +303,9 @@ def _check_match(
     )
     if list(played.faults) != list(line.faults) or list(played.forfeited) != list(line.forfeited):
         report.find(f"{where}: the tournament lists other faults or forfeits than its log")
+    listed = tuple(codec.score_from_pb(t) for t in line.totals)
+    if listed != played.totals or list(line.winners) != list(played.winners):
+        report.find(f"{where}: the tournament lists other totals or winners than its log")
     return played
 
 
@@ -276,12 +313,14 @@ def _check_standings(
     info: tpb.TournamentInfo, played: Sequence[Played], report: TournamentAudit
 ) -> None:
     """The published standings are the ones the audited logs give."""
-    ours = {
-        s.entrant: s
-        for s in standings(
+    try:
+        rows = standings(
             sorted(played, key=lambda p: p.index), info.entrants, lowest_wins=info.lowest_wins
         )
-    }
+    except ValueError as error:  # a seat held by no entrant the tournament lists
+        report.find(f"standings: cannot be recomputed: {error}")
+        return
+    ours = {s.entrant: s for s in rows}
     for row in info.standings:
         mine = ours.get(row.entrant)
         if mine is None:

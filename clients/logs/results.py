@@ -12,7 +12,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -36,6 +37,9 @@ class ResultsFile:
     """Each match id's last hash as the file records it (hex)."""
     info: tpb.TournamentInfo | None
     """The server's message embedded in the file, if it has one."""
+    readable: dict[str, Any] = field(default_factory=dict)
+    """Everything else the file says, as read: what ``cardarena audit --results`` holds to
+    what the signed message gives (:func:`readable_differences`)."""
 
 
 def info_field(info: tpb.TournamentInfo) -> str:
@@ -65,4 +69,31 @@ def load_results(path: Path) -> ResultsFile:
             info.ParseFromString(base64.b64decode(data[INFO_FIELD], validate=True))
         except (binascii.Error, DecodeError, TypeError, ValueError):
             raise LogUnavailable(f"{path}: its {INFO_FIELD} is not a TournamentInfo") from None
-    return ResultsFile(path, tournament_id, str(head.get("server", "")), pins, info)
+    readable = {key: value for key, value in data.items() if key != INFO_FIELD}
+    return ResultsFile(path, tournament_id, str(head.get("server", "")), pins, info, readable)
+
+
+def readable_differences(expected: Any, found: Any, where: str = "") -> Iterator[str]:
+    """Where ``found`` (a results file's readable part) differs from ``expected`` (what the
+    writer makes of the signed message): one line per differing field, named by its path."""
+    if isinstance(expected, dict) and isinstance(found, dict):
+        for key in expected.keys() | found.keys():
+            path = f"{where}.{key}" if where else str(key)
+            if key not in found:
+                yield f"{path} is missing"
+            elif key not in expected:
+                yield f"{path} is no field of a results file"
+            else:
+                yield from readable_differences(expected[key], found[key], path)
+    elif isinstance(expected, list) and isinstance(found, list):
+        if len(expected) != len(found):
+            yield f"{where} has {len(found)} entries, the signed results {len(expected)}"
+        for index, (mine, theirs) in enumerate(zip(expected, found, strict=False)):
+            yield from readable_differences(mine, theirs, f"{where}[{index}]")
+    elif type(expected) is not type(found) or expected != found:
+        yield f"{where} is {_shown(found)}, the signed results say {_shown(expected)}"
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 80 else text[:77] + "..."

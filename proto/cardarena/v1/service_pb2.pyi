@@ -1260,8 +1260,8 @@ Global___Checkpoint: _TypeAlias = Checkpoint  # noqa: Y015
 @_typing.final
 class ResultsSignature(_message.Message):
     """A tournament's signed results: Ed25519 by key_id over the bytes docs/signatures.md gives
-    (the tournament id, its seed commitment, every match's id, status and last hash, and the
-    standings).
+    ("cardarena-results-v2": every field of the TournamentInfo but this signature, every match
+    and standings row included, in a canonical form built from the values alone).
     """
 
     DESCRIPTOR: _descriptor.Descriptor

@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from typing import Final
+from collections.abc import Sequence
+from typing import Final, cast
+
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
 
 from . import service_pb2 as spb
 from . import tournament_pb2 as tpb
 
 CHECKPOINT_DOMAIN: Final = b"cardarena-checkpoint-v1\x00"
-RESULTS_DOMAIN: Final = b"cardarena-results-v1\x00"
+RESULTS_DOMAIN: Final = b"cardarena-results-v2\x00"
 PUBLIC_KEY_SIZE: Final = 32
 SIGNATURE_SIZE: Final = 64
 KEY_ID_HEX: Final = 16
@@ -66,50 +70,102 @@ def checkpoint_of(checkpoint: spb.Checkpoint) -> bytes:
 
 
 def results_message(info: tpb.TournamentInfo, signer: str) -> bytes:
-    """What a tournament's results signature covers: its id, game, seed (commitment and the
-    revealed seed), how it ended, every match (index, group, id, status, cancelled, last hash)
-    and every standings row, by the key named ``signer``. The totals of each match are pinned
-    by its last hash (they are in its log); the standings are what the matches give."""
-    parts = [
-        RESULTS_DOMAIN,
-        _text(info.tournament_id),
-        _text(info.game),
-        _u32(info.players),
-        _text(info.seed_commitment),
-        _blob(info.seed),
-        _u32(info.status),
-        _u32(int(info.cancelled)),
-        _text(info.end_reason),
-        _u32(info.planned),
-        _u32(len(info.entrants)),
-        *(_text(name) for name in info.entrants),
-        _u32(len(info.matches)),
-    ]
-    for match in info.matches:
-        parts += [
-            _u32(match.index),
-            _u32(match.group),
-            _text(match.match_id),
-            _u32(match.status),
-            _u32(int(match.cancelled)),
-            _blob(match.last_hash),
-        ]
-    parts.append(_u32(len(info.standings)))
-    for row in info.standings:
-        parts += [
-            _text(row.entrant),
-            _u32(row.matches),
-            _u32(row.groups),
-            _u32(int(row.has_mean)),
-            _f64(row.mean),
-            _u32(int(row.has_interval)),
-            _f64(row.ci_low),
-            _f64(row.ci_high),
-            _f64(row.wins),
-            _f64(row.mu),
-            _f64(row.sigma),
-            _u32(row.faults),
-            _u32(row.forfeits),
-        ]
-    parts.append(_text(signer))
+    """What a tournament's results signature covers: every field of ``info`` but the signature
+    itself (:func:`canonical`), by the key named ``signer``. Every field, by construction: its
+    name, options, clocks, fault policy, stop rule, times, entrants, contributions, every
+    match with its seats, totals, winners, faults and forfeits, the standings, the crosstable
+    and the stop rule's state; a field added to the message later is covered the day it is
+    set. (Version 1 listed the fields it covered, and left the options, clocks, times, the
+    crosstable and each match's results out: edited, they still verified.)"""
+    return RESULTS_DOMAIN + canonical(info, skip=frozenset({"results_signature"})) + _text(signer)
+
+
+_SIGNED_INT: Final = frozenset(
+    {
+        FieldDescriptor.TYPE_INT32,
+        FieldDescriptor.TYPE_INT64,
+        FieldDescriptor.TYPE_SINT32,
+        FieldDescriptor.TYPE_SINT64,
+        FieldDescriptor.TYPE_SFIXED32,
+        FieldDescriptor.TYPE_SFIXED64,
+        FieldDescriptor.TYPE_ENUM,
+    }
+)
+_UNSIGNED_INT: Final = frozenset(
+    {
+        FieldDescriptor.TYPE_UINT32,
+        FieldDescriptor.TYPE_UINT64,
+        FieldDescriptor.TYPE_FIXED32,
+        FieldDescriptor.TYPE_FIXED64,
+    }
+)
+
+
+def canonical(message: Message, *, skip: frozenset[str] = frozenset()) -> bytes:
+    """A message as one byte string that any language rebuilds from the values alone (not
+    protobuf's wire form, which is not canonical): its set fields in field-number order, each
+    as its number (u32) and its value; a repeated field as its count and items; a map as its
+    count and its entries sorted by key; a message field (or a field with presence) as 1 and
+    its value, or 0 where it is absent. Scalars: integers and enums as 8 bytes big-endian
+    (signed where the type is), bool as one byte, float and double as an IEEE-754 double,
+    strings (UTF-8) and bytes with a u32 length. A field at its default (0, "", false, empty)
+    that has no presence is left out, so a field added to the schema changes no old message's
+    bytes (docs/signatures.md)."""
+    parts = []
+    fields = cast("Sequence[FieldDescriptor]", message.DESCRIPTOR.fields)
+    for field in sorted(fields, key=lambda f: f.number):
+        if field.name in skip:
+            continue
+        value = getattr(message, field.name)
+        entry_type = field.message_type if _is_map(field) else None
+        if entry_type is not None:
+            if not value:
+                continue
+            entry = entry_type.fields_by_name
+            items = [
+                _value(entry["key"], key) + _value(entry["value"], value[key])
+                for key in sorted(value)
+            ]
+            parts += [_u32(field.number), _u32(len(items)), *items]
+        elif field.is_repeated:
+            if len(value):
+                parts += [_u32(field.number), _u32(len(value))]
+                parts += [_value(field, item) for item in value]
+        elif field.has_presence:
+            if message.HasField(field.name):
+                parts += [_u32(field.number), b"\x01", _value(field, value)]
+        elif value != field.default_value:
+            parts += [_u32(field.number), _value(field, value)]
     return b"".join(parts)
+
+
+def _is_map(field: FieldDescriptor) -> bool:
+    return (
+        field.is_repeated
+        and field.message_type is not None
+        and field.message_type.GetOptions().map_entry
+    )
+
+
+def _value(field: FieldDescriptor, value: object) -> bytes:
+    kind = field.type
+    if kind in (FieldDescriptor.TYPE_MESSAGE, FieldDescriptor.TYPE_GROUP):
+        assert isinstance(value, Message)
+        nested = canonical(value)
+        return _u32(len(nested)) + nested
+    if kind in _SIGNED_INT:
+        assert isinstance(value, int)
+        return struct.pack(">q", value)
+    if kind in _UNSIGNED_INT:
+        assert isinstance(value, int)
+        return struct.pack(">Q", value)
+    if kind == FieldDescriptor.TYPE_BOOL:
+        return b"\x01" if value else b"\x00"
+    if kind in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT):
+        assert isinstance(value, float)
+        return _f64(value)
+    if kind == FieldDescriptor.TYPE_STRING:
+        assert isinstance(value, str)
+        return _text(value)
+    assert isinstance(value, bytes) and kind == FieldDescriptor.TYPE_BYTES
+    return _blob(value)
