@@ -191,7 +191,7 @@ class Director:
             await self._start_what_fits()
             if self.cancelled:  # a match being started as the cancel came is one too
                 await self._cancel_running()
-            if not self.running and (self.stopping or self.next_index >= len(self.plans)):
+            if not self.running and not self._may_start():
                 await self._finish(self.stopping or PLANNED)
                 return
             self._wake.clear()
@@ -262,13 +262,17 @@ class Director:
         if self.next_index:
             self.log.info("tournament_resumed", started=self.next_index)
 
+    def _may_start(self) -> bool:
+        """Whether the next planned match starts: until something stops the tournament; after
+        the stop rule decided, only to finish the group begun (:meth:`StopRule.finishing`)."""
+        if self.next_index >= len(self.plans):
+            return False
+        if not self.stopping:
+            return True
+        return not self.cancelled and self.stop_rule.finishing(self.plans, self.next_index)
+
     async def _start_what_fits(self) -> None:
-        while (
-            not self.stopping
-            and not self.ended
-            and len(self.running) < self.spec.concurrency
-            and self.next_index < len(self.plans)
-        ):
+        while self._may_start() and not self.ended and len(self.running) < self.spec.concurrency:
             plan = self.plans[self.next_index]
             for pause in (*RETRY_SECONDS, None):
                 try:

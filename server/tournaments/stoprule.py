@@ -42,6 +42,16 @@ class StopRule:
         """The verdict, frozen at the sample that reached it."""
         self._tested = 0
 
+    def finishing(self, plans: Sequence[MatchPlan], index: int) -> bool:
+        """Whether, the verdict reached, ``plans[index]`` still starts: only to finish the
+        duplicate group already begun. Its rotations cancel the deal's luck only together, so
+        a group cut short would count one deal unbalanced in the standings and the
+        crosstable (the verdict itself is frozen at its sample: these matches cannot move
+        it)."""
+        if self.decision is None or index == 0:
+            return False
+        return plans[index].group == plans[index - 1].group
+
     def samples(self, played: Mapping[int, Played], complete: set[int]) -> list[float]:
         assert self.test is not None
         prefix = 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -160,7 +161,8 @@ def test_kill_9_in_the_middle_of_a_tournament_loses_nothing_and_charges_no_bot(
 def test_the_stop_rule_ends_a_tournament_once_it_decides(server: ServerProcess) -> None:
     """An SPRT of the rule bot against a random one (H1: the rule bot scores 5 points a
     match more): the tournament stops long before its 60 planned groups, says which
-    hypothesis it accepted, and every match it started was played to its end."""
+    hypothesis it accepted, every match it started was played to its end, and every
+    duplicate group it began was played whole."""
     from cardarena.clients.bots.rules_bot import RuleBot
     from cardarena.clients.client import StopRule
 
@@ -190,6 +192,10 @@ def test_the_stop_rule_ends_a_tournament_once_it_decides(server: ServerProcess) 
     started = [m for m in final.matches if m.match_id]
     assert len(started) == final.finished  # none left running, none cut short
     assert all(m.status == spb.MATCH_STATUS_ENDED and m.last_hash for m in started)
+    # The groups in flight when it decided were finished: every group counted is whole, so
+    # no deal counts unbalanced in the standings and the crosstable.
+    rotations = Counter(m.group for m in started)
+    assert set(rotations.values()) == {3}, rotations
 
 
 def test_a_duplicate_groups_seed_stays_secret_until_its_last_rotation_ends(
