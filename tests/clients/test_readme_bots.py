@@ -1,6 +1,7 @@
-"""The README's "Your first bot" section is run as a newcomer would run it: the bot file as
-written, the serverless match, then the tournament on a server of one's own (here on
-127.0.0.1:0 instead of the README's port, which a test must not take)."""
+"""The README's "Write a bot in five minutes" is run as a newcomer would run it, from a folder of
+their own rather than the clone: the path set up as written, the bot file as written, the
+serverless match, then the tournament on a server of one's own (here on 127.0.0.1:0 instead
+of the README's port, which a test must not take)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from ..serverproc import CARDARENA, ServerProcess
 
 ROOT = Path(__file__).resolve().parents[2]
-START = "### Your first bot"
+START = "## Write a bot in five minutes"
 README_ADDRESS = "127.0.0.1:50051"
 
 pytestmark = pytest.mark.integration
@@ -27,12 +28,13 @@ def section() -> str:
 
 
 def commands(block: str) -> list[list[str]]:
-    """The block's command lines, the README's `.venv/bin/cardarena` as this venv's."""
+    """The block's `cardarena` command lines, as this venv's `cardarena` (which the README's
+    PATH line puts first on the path)."""
     lines = [line for line in block.splitlines() if line.strip()]
     return [
         [str(CARDARENA), *(arg for arg in shlex.split(line)[1:] if arg != "&")]
         for line in lines
-        if line.startswith(".venv/bin/cardarena ")
+        if line.startswith("cardarena ")
     ]
 
 
@@ -42,10 +44,29 @@ def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return done
 
 
+@pytest.mark.skipif(not (ROOT / ".git").exists(), reason="not a git clone")
+def test_the_path_line_puts_the_clones_venv_first(tmp_path: Path) -> None:
+    (setup, *_) = re.findall(r"```sh\n(.*?)```", section(), re.S)
+    script = f'{setup}\necho "$PATH"\npwd\n'
+    done = subprocess.run(
+        ["bash", "-c", script],
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    path, folder = done.stdout.splitlines()
+    assert path.split(":")[0] == str(ROOT / ".venv" / "bin")
+    assert Path(folder) == tmp_path / "bots"
+
+
 def test_the_first_bot_plays_locally_then_in_a_tournament(tmp_path: Path) -> None:
     text = section()
     (bot,) = re.findall(r"```python\n(.*?)```", text, re.S)
-    local, hosted = re.findall(r"```sh\n(.*?)```", text, re.S)
+    _, local, hosted = re.findall(r"```sh\n(.*?)```", text, re.S)
     (tmp_path / "lowbot.py").write_text(bot)
 
     (play,) = commands(local)
@@ -54,8 +75,9 @@ def test_the_first_bot_plays_locally_then_in_a_tournament(tmp_path: Path) -> Non
     assert (tmp_path / "low.html").read_text().startswith("<!doctype html")
 
     serve, tournament = commands(hosted)
-    assert serve[1:] == ["serve", "--listen", README_ADDRESS]  # the `&` is the shell's
-    with ServerProcess(tmp_path / "server") as server:
+    assert serve[1:4] == ["serve", "--listen", README_ADDRESS]  # the `&` is the shell's
+    assert "--server" in tournament and "--deals" in tournament
+    with ServerProcess(tmp_path / serve[serve.index("--data-dir") + 1]) as server:
         argv = [server.address if arg == README_ADDRESS else arg for arg in tournament]
         standings = run(argv, tmp_path).stdout
     assert "low" in standings and "rules" in standings and "random" in standings
