@@ -9,7 +9,16 @@ fair-deal stream (:mod:`.fairdeal`), and the resulting deals are themselves even
 >>> events = match.apply(seat, actions[0])
 """
 
-from .actions import CHOOSE_TRUMP, EXCLUDE, PASS, Action, choose_trump, describe, exclude
+from .actions import (
+    CHOOSE_TRUMP,
+    EXCLUDE,
+    PASS,
+    Action,
+    choose_trump,
+    default_action,
+    describe,
+    exclude,
+)
 from .cards import Card, CardSet, card_code, parse_card
 from .errors import (
     ActionError,
@@ -53,6 +62,7 @@ __all__ = [
     "card_code",
     "choose_trump",
     "commitment",
+    "default_action",
     "describe",
     "exclude",
     "get_game",

@@ -5,12 +5,14 @@
 * ``EXCLUDE + suit``: name a suit that will not be trump (Triathlon);
 * ``CHOOSE_TRUMP + suit``: choose the trump suit (Triathlon).
 
-Cards sort before every other action, so the lowest legal action is the lowest legal card,
-or else the pass: the server's default action on a timeout.
+Cards sort before every other action, so the lowest legal action is the lowest legal card.
+The server's default action on a time-out (:func:`default_action`) is the pass whenever the
+pass is legal, else the lowest legal action.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Final
 
 from .cards import FRENCH_SUIT_CODES, card_code, is_card, parse_card, parse_suit
@@ -61,3 +63,28 @@ def parse(text: str, *, spanish_deck: bool = False) -> Action:
     if lower.startswith("trump:"):
         return choose_trump(parse_suit(word.split(":", 1)[1]))
     return parse_card(word, spanish_deck=spanish_deck)
+
+
+def default_in(legal: int) -> Action:
+    """The default action among ``legal``, a non-empty mask over action ids: what the server
+    plays for a seat whose clock ran out (or that forfeited).
+
+    The pass whenever it is legal, else the lowest legal action (the lowest card, else, in
+    Triathlon's trump choice, the first suit in C D H S order). A pass is legal beside a card
+    only where a seat may pass voluntarily (a Fan Tan round with ``voluntary_pass``), and
+    there a time-out must not tell whether the seat could play (docs/rules.md, "Voluntary
+    passes"): the default passes for a seat with a playable card as for one without. It still
+    cannot pass for ever: once every seat has passed in succession the pass is legal only to a
+    seat that cannot play, so the next seat that can play plays its lowest card. Everywhere
+    else the pass is legal only alone, and the default is the lowest legal action.
+    """
+    if legal >> PASS & 1:
+        return PASS
+    return (legal & -legal).bit_length() - 1
+
+
+def default_action(legal: Collection[Action]) -> Action:
+    """:func:`default_in` for legal actions as a collection (a bot's or a runner's list)."""
+    if not legal:
+        raise ValueError("no legal action: nobody is to act")
+    return PASS if PASS in legal else min(legal)

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .actions import PASS, choose_trump, describe, exclude, is_action
+from .actions import PASS, choose_trump, default_in, describe, exclude, is_action
 from .cards import FRENCH_CARD_LISTS, FRENCH_ONLY, CardSet, card_code, cards_of
 from .copies import fill
 from .decks import deal, deck_mask, hand_sizes
@@ -147,11 +147,13 @@ class Match:
         return cards_of(legal)
 
     def default_action(self) -> int:
-        """The timeout default: the lowest legal card in the fixed card order, else the pass."""
+        """The time-out default of the seat to act: the pass whenever it is legal, else the
+        lowest legal action (:func:`.actions.default_in`). A function of what the seat knows
+        (the public table and its own hand), as its legal actions are."""
         mask = self.legal_mask()
         if not mask:
             raise NotYourTurn("nobody is to act")
-        return (mask & -mask).bit_length() - 1
+        return default_in(mask)
 
     def apply(self, seat: int, action: int) -> list[Event]:
         """Apply ``seat``'s ``action``; return every event it caused (deals included).

@@ -195,5 +195,5 @@ def _check_default(
         raise Discrepancy(
             n,
             f"seat {seat} timed out at seq {at}: its default action is {describe(default)} "
-            f"(the lowest legal), but the log has {got}",
+            f"(the pass where it is legal, else the lowest legal action), but the log has {got}",
         )

@@ -9,6 +9,8 @@ from cardarena.engine import (
     IllegalAction,
     MalformedAction,
     NotYourTurn,
+    default_action,
+    exclude,
     new_match,
 )
 from cardarena.engine.actions import describe, parse
@@ -57,9 +59,14 @@ def test_follow_suit_error_names_the_suit() -> None:
     pytest.fail("no seed gave a follow-suit situation")
 
 
-def test_default_action_is_the_lowest_legal_card_or_pass() -> None:
+def test_default_action_is_the_pass_where_legal_else_the_lowest_legal_action() -> None:
     match = new_match("pentathlon", players=4, seed=bytes(32))
     assert match.default_action() == min(match.legal_actions())
+    assert default_action([parse_card("2C"), parse_card("AC")]) == parse_card("2C")
+    assert default_action([parse_card("2C"), PASS]) == PASS, "a voluntary pass is the default"
+    assert default_action([exclude(3), exclude(0)]) == exclude(0)
+    with pytest.raises(ValueError, match="no legal action"):
+        default_action([])
     play_out(match)
     with pytest.raises(NotYourTurn):
         match.default_action()

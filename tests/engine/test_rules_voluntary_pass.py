@@ -10,6 +10,7 @@ applied automatically, as before.
 from __future__ import annotations
 
 import random
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -127,6 +128,34 @@ def test_a_tampered_pass_reason_is_caught_on_replay() -> None:
             replay(log)
 
 
+def test_a_time_out_passes_whenever_the_pass_is_legal_even_for_a_seat_that_could_play() -> None:
+    """The time-out default is the pass wherever the pass is legal, so a time-out tells nothing
+    a chosen pass would not: seat 1 (no playable card), seat 2 (7C 7D 7S) and seat 0 (6H 8H)
+    all pass by default, exactly as if each had chosen to, and every reader but the auditor
+    sees the three passes alike. Once every seat has passed in succession the pass is legal
+    only to a seat that cannot play, and the default of one that can is its lowest card."""
+    match, chosen = dealt_match(voluntary_pass=True), dealt_match(voluntary_pass=True)
+    assert match.default_action() == parse_card("7H"), "the opening is compulsory"
+    for m in (match, chosen):
+        m.apply(0, parse_card("7H"))
+    holding = {1: [], 2: cards("7C 7D 7S"), 0: cards("6H 8H")}
+    for seat, playable in holding.items():
+        assert match.to_act == seat and match.legal_actions() == [*playable, PASS]
+        assert match.default_action() == PASS, f"seat {seat} holds {playable}: still a pass"
+        assert match.apply(seat, match.default_action()) == chosen.apply(seat, PASS)
+    assert match.log[-3:] == [Passed(1, True), Passed(2, False), Passed(0, False)]
+    assert match.log == chosen.log
+    for viewer in (0, 1, 2, SPECTATOR):
+        projector = Projector(viewer)
+        seen = [projector.project(e) for e in match.log]
+        assert seen[-3:] == [Passed(1, None), Passed(2, None), Passed(0, None)], viewer
+    # Three passes in succession: seat 1 cannot play and passes; seat 2 can, so it must.
+    assert match.legal_actions() == [PASS] and match.default_action() == PASS
+    match.apply(1, PASS)
+    assert match.legal_actions() == cards("7C 7D 7S")
+    assert match.default_action() == parse_card("7C")
+
+
 # -- random play ------------------------------------------------------------------------------
 
 NORWEGIAN = [(g, n) for g in ("pentathlon", "hexathlon", "heptathlon") for n in GAMES[g].players]
@@ -176,7 +205,7 @@ def _play_voluntary(game: str, players: int, seed: bytes, rng_seed: int) -> int:
         legal = match.legal_actions()
         pass_now = PASS in legal and (len(legal) == 1 or rng.random() < 0.5)
         action = PASS if pass_now else rng.choice([a for a in legal if a != PASS])
-        assert match.default_action() == min(legal)
+        assert match.default_action() == (PASS if PASS in legal else min(legal))
         events = match.apply(seat, action)
         played.append((seat, action))
         if voluntary:
@@ -219,8 +248,71 @@ def test_determinized_samples_all_replay_a_voluntary_round() -> None:
             for _ in range(5):
                 sample = determinizer.build(sample_hands(hidden, rng.randrange))
                 assert sample.to_act == 0 and sample.legal_actions() == match.legal_actions()
+                assert sample.default_action() == match.default_action()
                 built += 1
         legal = match.legal_actions()
         match.apply(seat, PASS if PASS in legal and rng.random() < 0.5 else rng.choice(legal))
     assert built > 20
     assert any(isinstance(e, RoundStarted) and e.voluntary_pass for e in match.log)
+
+
+# -- a table of timed-out seats -----------------------------------------------------------------
+
+ENABLED: dict[str, dict[str, Any]] = {
+    "every_fan_tan_round": VOLUNTARY,
+    "rounds_of_a_schedule": {
+        "first_dealer": "random",
+        "rounds": [
+            "pass",
+            {"type": "fan_tan", "openers": "seven", "voluntary_pass": True},
+            "fan_tan",
+            {"type": "fan_tan", "openers": "six_and_seven", "voluntary_pass": True},
+        ],
+    },
+}
+"""The two ways to allow voluntary passes (docs/rules.md 1.6): ``fan_tan.voluntary_pass`` for
+every Fan Tan round of the game, or ``voluntary_pass`` in one round's object of ``rounds``
+(here both openers, beside a Fan Tan round without voluntary passes)."""
+
+
+@pytest.mark.parametrize("enabled", list(ENABLED))
+@pytest.mark.parametrize(("game", "players"), NORWEGIAN)
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.binary(min_size=32, max_size=32))
+def test_a_table_of_timed_out_seats_ends_every_voluntary_pass_round(
+    game: str, players: int, enabled: str, seed: bytes
+) -> None:
+    """Every seat times out on every turn (as a table of forfeited seats is played): each
+    plays only its default action, the pass whenever it is legal. The match still ends, and
+    each voluntary-pass round within ``52 + 51 * (2n - 1)`` actions for ``n`` seats.
+
+    Why: the opening 7H is the only legal action. After any card, the pass is legal to the
+    next ``n`` seats (fewer than ``n`` passes in succession), so they pass; then it is legal
+    only to a seat that cannot play (``FanTanRound`` offers it to a seat with a card only
+    while ``consecutive_passes < players``), so the seats that cannot play pass and the first
+    that can plays its lowest card, within ``n - 1`` more seats: one seat can always play,
+    since every card not on the table is in a hand and each unfinished suit has a next card.
+    So between two cards come ``n`` to ``2n - 1`` passes, and a round has at most 52 cards.
+    A table that passes whenever it may is the longest any table can make a round last, so
+    forfeited seats among live ones cannot make it last longer either.
+    """
+    match = setup(game, players=players, options=ENABLED[enabled]).start(seed)
+    bound = 52 + 51 * (2 * players - 1)
+    played: dict[int, list[int]] = {}  # each voluntary-pass round's actions, in order
+    while not match.over:
+        seat, plan, legal = match.to_act, match.plan, match.legal_actions()
+        assert seat is not None and plan is not None
+        action = match.default_action()
+        assert action == (PASS if PASS in legal else legal[0])
+        if plan.voluntary_pass:
+            actions = played.setdefault(match.round_index, [])
+            actions.append(action)
+            assert len(actions) <= bound, f"round {match.round_index} does not end"
+        match.apply(seat, action)
+    assert played, "no round with voluntary passes was played"
+    for index, actions in played.items():
+        assert actions[0] == parse_card("7H") and actions[-1] != PASS, index
+        cards_at = [k for k, a in enumerate(actions) if a != PASS]
+        gaps = [b - a - 1 for a, b in pairwise(cards_at)]
+        assert all(players <= gap <= 2 * players - 1 for gap in gaps), (index, gaps)
+    assert replay(match.log, seed=seed).log == match.log
