@@ -217,8 +217,26 @@ def audit_fetched(
             }
         )
     report.audited = len(started)
+    if report.ok:  # with every log sound, the summary's counts are the logs' too
+        _check_counts(info, played, report)
     _check_standings(info, played, report)
     return report
+
+
+def _check_counts(
+    info: tpb.TournamentInfo, played: Sequence[Played], report: TournamentAudit
+) -> None:
+    """The tournament's summary (played, void, forfeits, cancelled) is what its logs give."""
+    started = sum(1 for m in info.matches if m.match_id)
+    counts = {
+        "finished": (info.finished, len(played)),
+        "void_matches": (info.void_matches, sum(1 for p in played if all(p.forfeited or [0]))),
+        "forfeits": (info.forfeits, sum(sum(p.forfeited) for p in played)),
+        "failed": (info.failed, started - len(played)),
+    }
+    for name, (published, recomputed) in counts.items():
+        if published != recomputed:
+            report.find(f"the tournament's {name} is {published}, its logs give {recomputed}")
 
 
 def _job(

@@ -15,6 +15,7 @@ from typing import IO, Any
 
 from cardarena.competition import Rating, Standing
 from cardarena.v1 import codec
+from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
 
 from ..logs.results import INFO_FIELD, info_field
@@ -42,11 +43,35 @@ def standings_of(info: tpb.TournamentInfo) -> list[Standing]:
     ]
 
 
+def match_status(match: tpb.TournamentMatch) -> str:
+    """What became of a planned match, in one word: "not started", "running", "played",
+    "void" (every seat forfeited: played out by the server, won by nobody) or "cancelled"
+    (it ended without counting: cancelled, or failed)."""
+    if not match.match_id:
+        return "not started"
+    if match.status != spb.MATCH_STATUS_ENDED:
+        return "running"
+    if match.cancelled:
+        return "cancelled"
+    return "void" if match.forfeited and all(match.forfeited) else "played"
+
+
+def summary(info: tpb.TournamentInfo) -> str:
+    """How many matches were played, and of those how many were forfeited or void, and how
+    many ended without counting: a summary that said only "played" hid matches that every
+    seat forfeited."""
+    parts = [f"{info.finished} of {info.planned} matches played"]
+    if info.void_matches:
+        parts.append(f"{info.void_matches} of them void (every seat forfeited)")
+    parts.append(f"{info.forfeits} seat forfeit{'s' if info.forfeits != 1 else ''}")
+    parts.append(f"{info.failed} cancelled or failed")
+    return ", ".join(parts)
+
+
 def print_hosted(info: tpb.TournamentInfo, out: IO[str], *, legend: bool = True) -> None:
     direction = "lowest total wins" if info.lowest_wins else "highest total wins"
     out.write(
-        f"{info.game}, {info.players} players ({direction}): {info.finished} of"
-        f" {info.planned} matches played, {info.failed} failed; tournament"
+        f"{info.game}, {info.players} players ({direction}): {summary(info)}; tournament"
         f" {info.tournament_id}: {info.end_reason or 'running'}\n"
     )
     print_rows(standings_of(info), out)
@@ -90,6 +115,8 @@ def hosted_json(info: tpb.TournamentInfo, *, server: str = "") -> dict[str, Any]
             "move_ms": info.time_control.move_ms,
             "planned": info.planned,
             "finished": info.finished,
+            "void_matches": info.void_matches,
+            "forfeits": info.forfeits,
             "failed": info.failed,
             "ended": info.status == tpb.TOURNAMENT_STATUS_ENDED,
             "end_reason": info.end_reason,
@@ -111,6 +138,7 @@ def hosted_json(info: tpb.TournamentInfo, *, server: str = "") -> dict[str, Any]
         "matches": [
             {
                 "index": m.index,
+                "status": match_status(m),
                 "match_id": m.match_id,
                 "group": m.group,
                 "deal": m.deal,

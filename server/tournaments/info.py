@@ -4,6 +4,13 @@ The standings, the crosstable and the stop rule's state are the pure functions o
 ``cardarena.competition`` over the matches played so far, in plan order (so they do not
 depend on which match happened to end first); they are computed again only when a match has
 ended since the last time anyone asked, and while the tournament runs at most once a second.
+
+Why only the duplicate groups that have ended count while it runs: a match's totals are made
+from its hands, and every rotation of a group is dealt the same hands, so the totals of one
+rotation (or the standings that moved by them) say something of the cards of the rotations
+still to be played (docs/rules.md §4.10). A match of a group still being played is listed
+with its status, seats and faults, without its totals, winners or hash (the operator sees
+them whole); its results count once the group's last match has ended.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ from cardarena.engine import commitment
 from cardarena.v1 import codec
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
+
+from .groups import shown_groups
 
 REFRESH_SECONDS = 1.0
 """How stale the standings of a running tournament may be (counts are always current)."""
@@ -48,7 +57,12 @@ def scores(director: Director) -> Scores:
     now = time.monotonic()
     if cached is not None and not director.ended and now - cached.at < REFRESH_SECONDS:
         return cached
-    played = [director.played[i] for i in sorted(director.played)]
+    shown = shown_groups(director)
+    played = [
+        director.played[i]
+        for i in sorted(director.played)
+        if shown is None or director.played[i].group in shown
+    ]
     lowest = director.spec.lowest_wins
     entrants = director.spec.entrants
     sprt_state = None
@@ -87,7 +101,11 @@ def fault_policy(forfeit_after: int) -> tpb.FaultPolicy:
     return tpb.FaultPolicy(forfeit_after=forfeit_after)
 
 
-def tournament_info(director: Director, *, include_matches: bool = False) -> tpb.TournamentInfo:
+def tournament_info(
+    director: Director, *, include_matches: bool = False, operator: bool = False
+) -> tpb.TournamentInfo:
+    """What anyone may know about the tournament now (``operator``: its matches' lines whole,
+    those of groups still being played too)."""
     spec, record = director.spec, director.record
     now = scores(director)
     info = tpb.TournamentInfo(
@@ -111,6 +129,8 @@ def tournament_info(director: Director, *, include_matches: bool = False) -> tpb
         started=len(director.match_ids),
         finished=len(director.played),
         failed=len(director.failed),
+        void_matches=sum(1 for p in director.played.values() if p.forfeited and all(p.forfeited)),
+        forfeits=sum(sum(p.forfeited) for p in director.played.values()),
         standings=[_standing(s) for s in now.standings],
         crosstable=[_pairing(p) for p in now.crosstable],
     )
@@ -127,13 +147,17 @@ def tournament_info(director: Director, *, include_matches: bool = False) -> tpb
         info.entry_closed = True
         info.contributions.extend(c or b"" for c in sealed)
     if include_matches:
-        info.matches.extend(match_lines(director))
+        info.matches.extend(match_lines(director, operator=operator))
     return info
 
 
-def match_lines(director: Director) -> list[tpb.TournamentMatch]:
+def match_lines(director: Director, *, operator: bool = False) -> list[tpb.TournamentMatch]:
+    """Every planned match; one of a group still being played without what its hands made
+    (totals, winners, the hash that pins its log), unless for the ``operator``."""
+    shown = None if operator else shown_groups(director)
     lines = []
     for plan in director.plans:
+        whole = shown is None or plan.group in shown
         line = tpb.TournamentMatch(
             index=plan.index,
             group=plan.group,
@@ -148,11 +172,13 @@ def match_lines(director: Director) -> list[tpb.TournamentMatch]:
         elif ended is not None:
             line.status = spb.MATCH_STATUS_ENDED
             line.cancelled = plan.index in director.failed
-            line.last_hash = ended
+            if whole:
+                line.last_hash = ended
         played = director.played.get(plan.index)
         if played is not None:
-            line.totals.extend(codec.score_to_pb(t) for t in played.totals)
-            line.winners.extend(played.winners)
+            if whole:
+                line.totals.extend(codec.score_to_pb(t) for t in played.totals)
+                line.winners.extend(played.winners)
             line.faults.extend(played.faults)
             line.forfeited.extend(played.forfeited)
         lines.append(line)
@@ -199,14 +225,14 @@ director's version it was built at."""
 
 
 def published_info(
-    director: Director, *, include_matches: bool, signer: Signer | None
+    director: Director, *, include_matches: bool, signer: Signer | None, operator: bool = False
 ) -> tpb.TournamentInfo:
     """What ``GetTournament`` answers: an ended tournament's info carries the signature over
     every match, shown or not. An ended one is built and signed once per change, not per call:
     with 100,000 matches that is 0.9 s of the event loop, which anyone could ask for again and
     again. The message returned is shared: copy it to change it."""
-    if not director.ended:
-        return tournament_info(director, include_matches=include_matches)
+    if not director.ended:  # (``operator``: see tournament_info; an ended one hides nothing)
+        return tournament_info(director, include_matches=include_matches, operator=operator)
     version, built = _FINAL.get(director, (-1, {}))
     if version != director.version:
         built = {}

@@ -5,6 +5,7 @@ duplicate group's seed stays secret until its last rotation ends."""
 from __future__ import annotations
 
 import asyncio
+import io
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -80,6 +81,42 @@ def test_a_hanging_and_an_illegal_bot_forfeit_every_match_and_win_none(
         assert rows[bad].forfeits == rows[bad].matches == 9
         assert rows[bad].wins == 0
     assert rows["random-a"].wins + rows["random-b"].wins >= final.planned
+
+
+def test_a_tournament_every_seat_forfeits_says_so_in_every_summary(
+    server: ServerProcess,
+) -> None:
+    """Three entrants that only ever send illegal moves: every match is played out by the
+    server and won by nobody. The summary must say void, not just "played": the counts, each
+    match's status, the printed line and the audit of those counts."""
+    from cardarena.clients.audit.tournament import audit_fetched
+    from cardarena.clients.logs.bundle import fetch_logs
+    from cardarena.clients.tournament.hosted_report import hosted_json, print_hosted
+
+    bots: dict[str, Callable[[], Bot]] = dict.fromkeys(("x", "y", "z"), Illegal)
+    final, _ = run(tournament(server.address, bots), seconds=120)
+    assert final.finished == final.planned == 3 and final.failed == 0
+    assert final.void_matches == 3 and final.forfeits == 9
+    written = hosted_json(final)
+    assert [m["status"] for m in written["matches"]] == ["void"] * 3
+    assert written["tournament"]["void_matches"] == 3
+    out = io.StringIO()
+    print_hosted(final, out)
+    assert "3 of 3 matches played, 3 of them void (every seat forfeited), 9 seat forfeits" in (
+        out.getvalue()
+    )
+
+    async def audited() -> list[str]:
+        async with ArenaClient(server.address) as client:
+            logs = await fetch_logs(client, [m.match_id for m in final.matches])
+        honest = audit_fetched(final, logs)
+        lying = tpb.TournamentInfo()
+        lying.CopyFrom(final)
+        lying.void_matches = 0
+        return [*honest.findings, "--", *audit_fetched(lying, logs).findings]
+
+    findings = run(audited(), seconds=60)
+    assert findings == ["--", "the tournament's void_matches is 0, its logs give 3"]
 
 
 MOVE_MS = 300
@@ -202,9 +239,10 @@ def test_a_duplicate_groups_seed_stays_secret_until_its_last_rotation_ends(
     server: ServerProcess,
 ) -> None:
     """One rotation at a time: when the first has ended and the second is being played,
-    nothing the server returns about the first (GetMatch, ListMatches, GetMatchLog, its
-    spectator stream, the tournament) shows the seed that deals the second its cards; once
-    the group is done, every rotation shows the one seed, and its log audits clean."""
+    nothing the server returns about the first (ListMatches, the tournament) shows the seed
+    that deals the second its cards, and GetMatch, GetMatchLog and its spectator stream
+    refuse a stranger, naming its duplicate group; once the group is done, every rotation
+    shows the one seed, and its log audits clean."""
     hold = threading.Event()
 
     class HeldInTheSecondMatch:
@@ -242,12 +280,11 @@ def test_a_duplicate_groups_seed_stays_secret_until_its_last_rotation_ends(
             first, second = (await eventually(two_started, within=60, what="two rotations"))[:2]
             second_match[0] = second
             try:
-                info = await client.get_match(first)
-                assert info.status == spb.MATCH_STATUS_ENDED and info.seed == b""
-                with pytest.raises(grpc.aio.AioRpcError) as refused:
-                    await client.match_log(first)
-                assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-                assert "duplicate group" in (refused.value.details() or "")
+                for read in (client.get_match, client.match_log):
+                    with pytest.raises(grpc.aio.AioRpcError) as refused:
+                        await read(first)
+                    assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+                    assert "duplicate group" in (refused.value.details() or "")
                 ours: list[spb.MatchInfo] = []
                 token = ""
                 while True:  # every page: the module's server has hosted other tournaments
@@ -259,11 +296,12 @@ def test_a_duplicate_groups_seed_stays_secret_until_its_last_rotation_ends(
                     if not token:
                         break
                 assert ours and all(m.seed == b"" for m in ours)
-                kinds = []
-                async for item in client.stub.WatchMatch(spb.WatchMatchRequest(match_id=first)):
-                    if item.WhichOneof("kind") == "event":
-                        kinds.append(item.event.WhichOneof("kind"))
-                assert "match_ended" in kinds and "seed_revealed" not in kinds
+                (listed_first,) = [m for m in ours if m.match_id == first]
+                assert listed_first.status == spb.MATCH_STATUS_ENDED
+                with pytest.raises(grpc.aio.AioRpcError) as unwatched:
+                    async for _ in client.stub.WatchMatch(spb.WatchMatchRequest(match_id=first)):
+                        pass
+                assert unwatched.value.code() == grpc.StatusCode.FAILED_PRECONDITION
                 assert (await client.tournaments.get(tid)).seed == b""
             finally:
                 hold.set()

@@ -597,6 +597,8 @@ class TournamentInfo(_message.Message):
     ENTRY_MS_FIELD_NUMBER: _builtins.int
     ENTRY_CLOSED_FIELD_NUMBER: _builtins.int
     CONTRIBUTIONS_FIELD_NUMBER: _builtins.int
+    VOID_MATCHES_FIELD_NUMBER: _builtins.int
+    FORFEITS_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
     """The server's id for it: an opaque string."""
     name: _builtins.str
@@ -644,6 +646,13 @@ class TournamentInfo(_message.Message):
     SHA-256("cardarena-mix-v1" || seed || c_0 || ... || c_{m-1}), an empty one read as 32
     zero bytes, or the seed itself when nobody contributed (docs/rules.md §4.9).
     """
+    void_matches: _builtins.int
+    """Of the finished matches, those in which every seat forfeited: played out by the server's
+    defaults and won by nobody. They count in `finished` and in the standings (each seat as a
+    forfeit), so a summary that says only "played" would hide them.
+    """
+    forfeits: _builtins.int
+    """Seats that forfeited, summed over the finished matches (void ones included)."""
     @_builtins.property
     def options(self) -> _struct_pb2.Struct:
         """The options in force, normalised: every default filled in."""
@@ -723,10 +732,12 @@ class TournamentInfo(_message.Message):
         entry_ms: _builtins.int = ...,
         entry_closed: _builtins.bool = ...,
         contributions: _abc.Iterable[_builtins.bytes] | None = ...,
+        void_matches: _builtins.int = ...,
+        forfeits: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "options", b"options", "results_signature", b"results_signature", "sprt", b"sprt", "stop", b"stop", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancelled", b"cancelled", "concurrency", b"concurrency", "contributions", b"contributions", "created_unix_ms", b"created_unix_ms", "crosstable", b"crosstable", "deals", b"deals", "end_reason", b"end_reason", "entrants", b"entrants", "entry_closed", b"entry_closed", "entry_ms", b"entry_ms", "failed", b"failed", "fault_policy", b"fault_policy", "finished", b"finished", "game", b"game", "lowest_wins", b"lowest_wins", "matches", b"matches", "name", b"name", "options", b"options", "planned", b"planned", "players", b"players", "results_signature", b"results_signature", "seed", b"seed", "seed_commitment", b"seed_commitment", "sprt", b"sprt", "standings", b"standings", "started", b"started", "status", b"status", "stop", b"stop", "time_control", b"time_control", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancelled", b"cancelled", "concurrency", b"concurrency", "contributions", b"contributions", "created_unix_ms", b"created_unix_ms", "crosstable", b"crosstable", "deals", b"deals", "end_reason", b"end_reason", "entrants", b"entrants", "entry_closed", b"entry_closed", "entry_ms", b"entry_ms", "failed", b"failed", "fault_policy", b"fault_policy", "finished", b"finished", "forfeits", b"forfeits", "game", b"game", "lowest_wins", b"lowest_wins", "matches", b"matches", "name", b"name", "options", b"options", "planned", b"planned", "players", b"players", "results_signature", b"results_signature", "seed", b"seed", "seed_commitment", b"seed_commitment", "sprt", b"sprt", "standings", b"standings", "started", b"started", "status", b"status", "stop", b"stop", "time_control", b"time_control", "tournament_id", b"tournament_id", "void_matches", b"void_matches"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
