@@ -13,11 +13,12 @@ What a failing bot costs is what a server's clock makes it cost in a match outsi
 tournament: a bot that raises, answers something other than a legal action, or does not
 answer within ``move_ms`` sends no action, so the seat's clock runs out: a ``TimedOut``
 entry (a fault, counted in the seat's ``MatchInfo.seats[].faults``) and the seat's default
-action (its lowest legal one). A bot that raised or answered wrongly is asked again next
-turn; one that timed out, or whose program died, is asked no more (its late answer must not
-be taken for a later turn's): every later turn of its seat times out too. The reason of each
-is given to ``on_fault`` (by default a warning of this module's logger); with ``debug``, a
-bot's exception or wrong answer stops the match and propagates instead.
+action (the pass where it is legal, else its lowest legal action). A bot that raised or
+answered wrongly is asked again next turn; one that timed out, or whose program died, is
+asked no more (its late answer must not be taken for a later turn's): every later turn of
+its seat times out too. The reason of each is given to ``on_fault`` (by default a warning
+of this module's logger); with ``debug``, a bot's exception or wrong answer stops the match
+and propagates instead.
 
 :func:`play_local` is the older, leaner loop (no log, no clock, no threads) that
 ``scripts/eval_bots.py`` drives.

@@ -4,13 +4,14 @@ Why a guard: one broken contestant must never stop a tournament nor hold up othe
 The policy (also in ``docs/bot-protocol.md``):
 
 * **crash** (the bot raised, or its program could not start, did not say it was ready, or
-  died): the runner plays the seat's lowest legal action, which is the server's own timeout
-  default, and records a fault. A Python bot is asked again next turn; a dead program is not
-  (the seat is *benched*: the runner plays its lowest legal action to the end of the match).
-* **timeout** (no answer within the decision time): fault, lowest legal action, and the seat
+  died): the runner plays the seat's default action, the server's own time-out default (the
+  pass where it is legal, else the lowest legal action: ``engine.default_action``), and
+  records a fault. A Python bot is asked again next turn; a dead program is not (the seat is
+  *benched*: the runner plays its default actions to the end of the match).
+* **timeout** (no answer within the decision time): fault, default action, and the seat
   is benched for the rest of the match, its program killed. A late answer can then never be
   mistaken for the answer to a later turn, and a stuck Python thread is not asked again.
-* **illegal** (an action that is not legal, or an answer that is not one): fault, lowest legal
+* **illegal** (an action that is not legal, or an answer that is not one): fault, default
   action; the bot is asked again next turn.
 * **late**: the server's clock (``--move-ms``) ran out and the server itself played the default
   (a ``TimedOut`` event for the seat); counted, nothing else to do.
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 
+from cardarena.engine import default_action
 from cardarena.v1 import game_pb2 as pb
 
 from ..bots.decider import BotGone, Decider, IllegalAnswer, SeatContext, describe_error
@@ -64,7 +66,7 @@ class GuardedSeat:
                 self._bench(f"crash on event {event.seq}: {describe_error(error)}", timeout=False)
 
     async def decide(self, state: SeatState) -> int:
-        fallback = min(state.legal)
+        fallback = default_action(state.legal)
         if self.benched:
             self.faults.fallbacks += 1
             return fallback

@@ -103,6 +103,22 @@ def test_the_guard_counts_crashes_and_illegal_moves_and_keeps_asking() -> None:
     asyncio.run(scenario())
 
 
+def test_the_guards_fallback_is_the_servers_default_the_pass_where_it_is_legal() -> None:
+    """In a voluntary-pass Fan Tan the runner's fallback passes for a seat that could play, as
+    the server's clock does (``engine.default_action``), rather than play its lowest card."""
+
+    async def scenario() -> None:
+        illegal = GuardedSeat(PythonDecider(IllegalMover), timeout_s=1)
+        await illegal.start(CONTEXT)
+        voluntary = state_to_act(parse_card("2C"), parse_card("AC"), PASS)
+        assert await illegal.decide(voluntary) == PASS
+        assert await illegal.decide(voluntary) == parse_card("2C"), "its own answer"
+        assert await illegal.decide(state_to_act()) == parse_card("2C"), "no pass: lowest card"
+        assert (illegal.faults.illegal, illegal.faults.fallbacks) == (2, 2)
+
+    asyncio.run(scenario())
+
+
 class RaisesCancelled:
     """A bot that calls ``result()`` on a cancelled future of a pool of its own."""
 
