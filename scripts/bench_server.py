@@ -1,6 +1,6 @@
 """Entry point of the server load benchmark; the benchmark itself is the package ``bench/``.
 
-Why this file stays: it is the command the README and the notes of past runs name, and the
+Why this file stays: it is the command docs/benchmarks.md and the notes of past runs name, and the
 no-op server is started as it too. What the benchmark measures and the map of its parts are in
 ``scripts/bench/__init__.py``; ``--help`` lists the flags.
 

@@ -1,4 +1,4 @@
-"""Prometheus metrics of the server (documented in the README)."""
+"""Prometheus metrics of the server (documented in docs/server.md, "Metrics")."""
 
 from __future__ import annotations
 
