@@ -2,9 +2,10 @@
 // A cardarena bot in JavaScript, speaking the JSON-lines protocol of docs/bot-protocol.md.
 //
 // It plays the first legal action it is offered (cards come first, lowest first), which is
-// what the server itself plays for a seat whose clock runs out. It is a template: it keeps
-// what a real bot would want (its hand, the cards played this round, the scores) up to date
-// from the events, and `choose` is the one function to make clever.
+// what the server itself plays for a seat whose clock runs out, except where the pass is legal
+// beside cards (a Fan Tan round with voluntary passes): there the server passes. It is a
+// template: it keeps what a real bot would want (its hand, the cards played this round, the
+// scores) up to date from the events, and `choose` is the one function to make clever.
 //
 // Run it in a tournament:
 //   cardarena tournament --game hexathlon --bot random \

@@ -1164,7 +1164,8 @@ class YourTurn(_message.Message):
     @_builtins.property
     def legal_actions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Action]:
         """Never empty, sorted: cards in the fixed card order, then the pass, then the suit choices
-        (clubs, diamonds, hearts, spades). The first is the default action the clock plays.
+        (clubs, diamonds, hearts, spades). The default action the clock plays is the pass when it
+        is listed, else the first.
         """
 
     def __init__(

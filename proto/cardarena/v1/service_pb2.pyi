@@ -69,9 +69,9 @@ Global___MatchStatus: _TypeAlias = MatchStatus  # noqa: Y015
 
 @_typing.final
 class TimeControl(_message.Message):
-    """Per-move clock: a seat that does not act in time gets its default action (the first of its
-    legal actions: the lowest legal card in the fixed card order, else the pass, else the
-    first suit in C, D, H, S order), recorded after a TimedOut event.
+    """Per-move clock: a seat that does not act in time gets its default action (the pass when the
+    pass is one of its legal actions, else the first of them: the lowest legal card in the fixed
+    card order, else the first suit in C, D, H, S order), recorded after a TimedOut event.
     """
 
     DESCRIPTOR: _descriptor.Descriptor

@@ -1108,7 +1108,8 @@ export declare type YourTurn = Message<"cardarena.v1.YourTurn"> & {
 
   /**
    * Never empty, sorted: cards in the fixed card order, then the pass, then the suit choices
-   * (clubs, diamonds, hearts, spades). The first is the default action the clock plays.
+   * (clubs, diamonds, hearts, spades). The default action the clock plays is the pass when it
+   * is listed, else the first.
    *
    * @generated from field: repeated cardarena.v1.Action legal_actions = 2;
    */

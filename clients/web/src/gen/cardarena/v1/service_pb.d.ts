@@ -27,9 +27,9 @@ import type { Action, Event, Score, Snapshot, Turn, YourTurn } from "./game_pb.j
 export declare const file_cardarena_v1_service: GenFile;
 
 /**
- * Per-move clock: a seat that does not act in time gets its default action (the first of its
- * legal actions: the lowest legal card in the fixed card order, else the pass, else the
- * first suit in C, D, H, S order), recorded after a TimedOut event.
+ * Per-move clock: a seat that does not act in time gets its default action (the pass when the
+ * pass is one of its legal actions, else the first of them: the lowest legal card in the fixed
+ * card order, else the first suit in C, D, H, S order), recorded after a TimedOut event.
  *
  * @generated from message cardarena.v1.TimeControl
  */
