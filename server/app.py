@@ -172,15 +172,16 @@ class Server:
         self.arena = Arena(self.store, on_change=self._changed)
         self.web_secret = secrets.token_urlsafe(32) if config.web is not None else None
         """What the gateway vouches for a browser's address with (:class:`ClientHosts`)."""
+        self.tournaments = Tournaments(
+            self.arena, join_elsewhere=None if self.peers is None else self._join_at_peer
+        )
         self.service = MatchService(
             self.arena,
             self.peers,
             config.access,
             hosts=ClientHosts(self.web_secret, config.trusted_proxies),
             watch_streams=config.watch_streams,
-        )
-        self.tournaments = Tournaments(
-            self.arena, join_elsewhere=None if self.peers is None else self._join_at_peer
+            groups=self.tournaments.group_of,
         )
         self.tournament_service = TournamentService(
             self.tournaments, self.service.guard, self.service.streams

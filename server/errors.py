@@ -5,6 +5,7 @@ api, hosting) and mapped to a status code in one table (``api.status``).
 Exception
 ├── BadRequest        the request is malformed                       INVALID_ARGUMENT
 ├── NotRunning        the match is waiting for seats, or has ended    FAILED_PRECONDITION
+├── HeldBack          its duplicate group is still being played       FAILED_PRECONDITION
 ├── Stale             expected_seq is behind the match                ABORTED
 ├── SeatTaken         the seat (or every open seat) is taken          ALREADY_EXISTS
 ├── RequestReused     a request id sent again for something else      ALREADY_EXISTS
@@ -46,6 +47,12 @@ class Stale(Exception):
 
 class NotRunning(Exception):
     """The match is waiting for seats, or has ended."""
+
+
+class HeldBack(Exception):
+    """The match belongs to a tournament's duplicate group that is still being played: its
+    cards are for its seats and the operator only until the group has ended (docs/rules.md
+    §4.10). The message names the match, its group and how far the group is."""
 
 
 class SeatTaken(Exception):

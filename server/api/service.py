@@ -22,6 +22,7 @@ from .. import metrics
 from ..errors import BadRequest, NotRunning
 from ..hosting import Arena, HostedMatch, PbProjector, Submitted, project_for
 from .access import Access, Guard
+from .embargo import Embargo, GroupOf
 from .info import STATUS_OF, listed_info, match_info, settled_info
 from .limits import ClientHosts
 from .peers import Peers
@@ -57,9 +58,13 @@ class MatchService:
         *,
         hosts: ClientHosts | None = None,
         watch_streams: int = WATCH_STREAMS,
+        groups: GroupOf | None = None,
     ) -> None:
         self.arena = arena
         self.guard = Guard(access or Access(), peers, hosts)
+        self.embargo = Embargo(self.guard, groups)
+        """Who may read a match of a duplicate group still being played (``groups``: where
+        its group stands, for the refusal's words)."""
         self.router = Router(arena, peers)
         self.streams = Streams(self._refuse_new, self.guard.hosts, watch_streams)
         self.draining = False
@@ -85,9 +90,9 @@ class MatchService:
     async def GetMatch(
         self, request: spb.GetMatchRequest, context: Context
     ) -> spb.GetMatchResponse:
-        return spb.GetMatchResponse(
-            match=await settled_info(await self.arena.get(request.match_id))
-        )
+        hosted = await self.arena.get(request.match_id)
+        await self.embargo.check(hosted, context)
+        return spb.GetMatchResponse(match=await settled_info(hosted))
 
     @unary
     async def ListMatches(
@@ -103,7 +108,12 @@ class MatchService:
         records, token = await self.arena.list_records(
             status=store_status, game=game, page_size=size, page_token=request.page_token or None
         )
-        infos = [await listed_info(self.arena, record) for record in records]
+        infos = []
+        for record in records:
+            info = await listed_info(self.arena, record)  # loads one not ended in the store
+            infos.append(
+                self.embargo.listed(self.arena.matches.get(record.match_id), info, context)
+            )
         if status in ("waiting", "running"):
             infos = [i for i in infos if i.status == STATUS_OF[status]]
         return spb.ListMatchesResponse(matches=infos, next_page_token=token or "")
@@ -113,13 +123,10 @@ class MatchService:
         self, request: spb.GetMatchLogRequest, context: Context
     ) -> spb.GetMatchLogResponse:
         hosted = await self.arena.get(request.match_id)
+        if hosted.held_back:  # for everyone: its log is final once its group's seed is in it
+            raise await self.embargo.refusal(hosted)
         if not hosted.ended:
             raise NotRunning("the full log and the seed are public once the match has ended")
-        if not hosted.revealed:
-            raise NotRunning(
-                "the match has ended, but its seed deals other matches of its duplicate group"
-                " too: its full log is public once the group's last match has ended"
-            )
         stored = await hosted.read_log()
         entries = [spb.LogEntry(seq=s.seq, event=s.payload, hash=s.hash) for s in stored]
         checkpoint = await self.arena.log_checkpoint(hosted.match_id)
@@ -310,6 +317,8 @@ class MatchService:
         if seat is not None:
             check_seat(hosted, seat)
             authorize(hosted, seat, context)
+        else:
+            await self.embargo.check(hosted, context)
         drop = self.streams.dropper(context)
         events = self.streams.events(hosted, seat, after_seq, context=context, on_drop=drop)
         async with contextlib.aclosing(events) as stream:

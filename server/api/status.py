@@ -29,6 +29,7 @@ from ..errors import (
     BadRequest,
     DirectedElsewhere,
     Forbidden,
+    HeldBack,
     Moved,
     NotRunning,
     RequestReused,
@@ -74,7 +75,10 @@ _ROWS: tuple[tuple[tuple[type[BaseException], ...], grpc.StatusCode], ...] = (
         (BadRequest, MalformedAction, OptionError, InvalidPageToken),
         grpc.StatusCode.INVALID_ARGUMENT,
     ),
-    ((NotYourTurn, IllegalAction, NotRunning, ActionError), grpc.StatusCode.FAILED_PRECONDITION),
+    (
+        (NotYourTurn, IllegalAction, NotRunning, HeldBack, ActionError),
+        grpc.StatusCode.FAILED_PRECONDITION,
+    ),
     ((Stale, StoreConflict), grpc.StatusCode.ABORTED),
     ((UnknownMatch, UnknownTournament), grpc.StatusCode.NOT_FOUND),
     ((StoreError,), grpc.StatusCode.UNAVAILABLE),  # the database is away (a write may stand)

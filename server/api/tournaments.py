@@ -64,6 +64,7 @@ class TournamentService:
             director,
             include_matches=request.include_matches,
             signer=self.tournaments.arena.signer,
+            operator=self.guard.is_operator(context),
         )
         return tpb.GetTournamentResponse(tournament=info)
 

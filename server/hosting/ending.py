@@ -7,6 +7,10 @@ therefore ends without ``SeedRevealed``; its tournament reveals it (:meth:`Endin
 once the last match of the group has ended. Until then no RPC, stream or log shows the seed,
 and the store keeps the match unfinished (its log can still take the reveal); a restart finds
 it there. Every other match reveals its seed in the write that ends it, as before.
+
+The same moment lifts the group's embargo (:attr:`Ending.held_back`): before it, nothing that
+shows the match's cards (a spectator's stream, its MatchInfo, its log) is for anyone but its
+seats and the operator, since every card of one rotation is a card of the others.
 """
 
 from __future__ import annotations
@@ -27,6 +31,14 @@ class Ending(LogWriter):
     seed_shared: bool
     revealed: bool
     signer: Signer | None = None
+
+    @property
+    def held_back(self) -> bool:
+        """Whether its duplicate group is still being played: its seed deals other matches of
+        its tournament and is not revealed yet (the tournament reveals it once the group's
+        last match has ended). Until then its cards are for its seats and the operator only
+        (docs/rules.md §4.10; who may read it is the api's ``embargo``)."""
+        return self.seed_shared and not self.revealed
 
     def reveal_event(self, seq: int) -> list[pb.Event]:
         """The ``SeedRevealed`` that closes a match now, or nothing if its seed is shared."""

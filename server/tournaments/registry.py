@@ -26,6 +26,7 @@ from ..hosting.completion import cancel_and_wait
 from ..store import StoreConflict, StoreError, TournamentRecord, now_iso
 from .director import Director
 from .entrants import drawn_key, key_hash
+from .groups import GroupProgress, group_progress
 from .seating import JoinElsewhere
 from .spec import TournamentSpec
 
@@ -196,6 +197,17 @@ class Tournaments:
         if director.ended:
             await director.load_results()
         return self._publish(director)
+
+    async def group_of(self, hosted: HostedMatch) -> GroupProgress | None:
+        """Where the duplicate group of ``hosted`` (a tournament's match) stands, as its
+        director knows it (read back if need be); ``None`` if no director here knows it."""
+        if not hosted.tournament_id:
+            return None
+        try:
+            director = await self.get(hosted.tournament_id)
+        except (UnknownTournament, StoreError):
+            return None
+        return group_progress(director, hosted.match_id)
 
     def match_changed(self, hosted: HostedMatch) -> None:
         """The arena's report: pass it to the director of the match's tournament."""

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import grpc
 
+from cardarena.server.api import Access
 from cardarena.server.hosting.arena import match_id_for
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
@@ -60,11 +61,18 @@ def test_nothing_streamed_before_the_end_shows_another_seats_cards_or_refused_ac
 ) -> None:
     """One tournament match played over SubmitAction with the tokens Enter hands out, one
     refused action on the way (a card the seat holds, sent when it may not play it), while
-    every seat, a spectator, every entrant and a tournament watcher stream it as bytes."""
+    every seat, a spectator, every entrant and a tournament watcher stream it as bytes. (The
+    spectator is the operator: until its group has ended, nobody else may watch a match of
+    it, test_group_embargo.py.)"""
+    operator = secret()
 
     async def scenario() -> None:
-        async with served(data_dir) as server, apis(server) as (channel, api, tapi):
-            hosted = await host(tapi)  # three rotations of one deal, all running at once
+        async with (
+            served(data_dir, access=Access(operator_token=operator)) as server,
+            apis(server) as (channel, api, tapi),
+        ):
+            # three rotations of one deal, all running at once
+            hosted = await host(tapi, metadata=auth(operator))
             director = await settled(server, hosted.tournament_id)
             entries = [enter(tapi, hosted.tournament_id, key) for key in hosted.keys]
             tokens = {
@@ -98,7 +106,11 @@ def test_nothing_streamed_before_the_end_shows_another_seats_cards_or_refused_ac
             tasks.append(
                 asyncio.create_task(
                     raw_stream(
-                        channel, f"/{SERVICE}/WatchMatch", watch.SerializeToString(), watched
+                        channel,
+                        f"/{SERVICE}/WatchMatch",
+                        watch.SerializeToString(),
+                        watched,
+                        metadata=auth(operator),
                     )
                 )
             )
@@ -166,7 +178,8 @@ def test_nothing_streamed_before_the_end_shows_another_seats_cards_or_refused_ac
             everything = b"".join(b"".join(v) for v in streams.values()) + b"".join(public)
             assert group_seed not in everything, "a running match's seed was streamed"
             assert director.record.seed not in everything, "the tournament's seed was streamed"
-            info = (await api.GetMatch(spb.GetMatchRequest(match_id=match_id))).match
+            asked = spb.GetMatchRequest(match_id=match_id)
+            info = (await api.GetMatch(asked, metadata=auth(operator))).match
             assert not info.seed
             log_refusal = await code_of(api.GetMatchLog(spb.GetMatchLogRequest(match_id=match_id)))
             assert log_refusal == grpc.StatusCode.FAILED_PRECONDITION

@@ -1,0 +1,94 @@
+"""Who may read a match of a duplicate group that is still being played (docs/rules.md §4.10).
+
+Why: every rotation of a tournament's duplicate group is dealt the same cards, and in a trick
+game every card is played, so a spectator of one rotation learns the hands of the others:
+all of them once the first has ended (one match at a time), or as they are played (several
+at once). So until the group's last match has ended (its tournament then reveals the group's
+seed, and :attr:`~..hosting.HostedMatch.held_back` turns false), whatever shows the match's
+cards or what its hands made is for its own seats (by their tokens) and the operator only:
+WatchMatch, GetMatch and GetMatchLog refuse everyone else with FAILED_PRECONDITION, saying
+which group holds the match back and how far it is; lists keep the match but clear its
+totals, winners and last hash (from two hashes in a row and the public rules, a played card
+can be found by trying each). This is the one place the rule is applied: each reader's
+handler asks it. The tournament's own lists apply the same rule to its lines and standings
+(``tournaments.info``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from cardarena.v1 import service_pb2 as spb
+
+from ..errors import HeldBack
+from ..hosting import HostedMatch
+from ..tournaments.groups import GroupProgress
+from .access import Guard
+from .requests import credential
+from .status import Context
+
+GroupOf = Callable[[HostedMatch], Awaitable[GroupProgress | None]]
+"""Where a tournament's match stands in its duplicate group (the tournaments' registry)."""
+
+
+class Embargo:
+    """The rule, asked by every handler that shows a match's cards or results."""
+
+    def __init__(self, guard: Guard, group_of: GroupOf | None = None) -> None:
+        self.guard = guard
+        self.group_of = group_of
+
+    def may_read(self, hosted: HostedMatch, context: Context) -> bool:
+        """Whether the caller may read ``hosted`` whole now: anyone once its group has ended;
+        before that, a seat of this very match (its token) or the operator."""
+        if not hosted.held_back or self.guard.is_operator(context):
+            return True
+        token = credential(context)
+        return token is not None and hosted.seat_of(token) is not None
+
+    async def check(self, hosted: HostedMatch, context: Context) -> None:
+        """Refuse (:class:`HeldBack`) a caller who may not read ``hosted`` now."""
+        if not self.may_read(hosted, context):
+            raise await self.refusal(hosted)
+
+    async def refusal(self, hosted: HostedMatch) -> HeldBack:
+        """Why ``hosted`` is held back, in words a reader can act on."""
+        progress = None if self.group_of is None else await self.group_of(hosted)
+        return HeldBack(held_back_message(hosted, progress))
+
+    def listed(
+        self, hosted: HostedMatch | None, info: spb.MatchInfo, context: Context
+    ) -> spb.MatchInfo:
+        """``info`` as a list shows it to this caller: while the match is held back from it,
+        without its totals, winners and last hash (``hosted``: the match if in memory; one
+        that is not was read from its stored record as ended, its seed revealed)."""
+        if hosted is not None and not self.may_read(hosted, context):
+            del info.totals[:]
+            del info.winners[:]
+            info.last_hash = b""
+        return info
+
+
+def held_back_message(hosted: HostedMatch, progress: GroupProgress | None) -> str:
+    if progress is None:
+        return (
+            f"match {hosted.match_id} belongs to a duplicate group of tournament"
+            f" {hosted.tournament_id}: readable once every rotation of its group has ended"
+        )
+    where = (
+        f"match {hosted.match_id} belongs to duplicate group {progress.group} of tournament"
+        f" {progress.tournament_id}"
+    )
+    total, ended = progress.rotations, progress.ended
+    if ended >= total:
+        return (
+            f"{where}: all {total} of its rotations have ended and its seed is being revealed:"
+            " readable in a moment"
+        )
+    if progress.stopped:
+        return (
+            f"{where}: {ended} of its {total} rotations have ended and the tournament starts no"
+            " more matches: readable once the tournament has ended"
+        )
+    has = "has" if ended == 1 else "have"
+    return f"{where}: readable once all {total} of its rotations have ended ({ended} {has})"
