@@ -58,10 +58,11 @@ class Sleeper(Scripted):
 
 
 def hang() -> None:
-    """Say ready, then read turns forever without answering."""
+    """Say hello and ready, then read turns forever without answering."""
     for line in sys.stdin:
-        if json.loads(line)["type"] == "start":
-            print(json.dumps({"ready": True}), flush=True)
+        kind = json.loads(line)["type"]
+        if kind in ("hello", "start"):
+            print(json.dumps({"hello" if kind == "hello" else "ready": True}), flush=True)
 
 
 class Slow(Scripted):

@@ -23,8 +23,16 @@ function choose(legal, state, remainingMs) {
   return legal[0];
 }
 
+// What to load before the first match (a model, tables, an opening book): done here, at
+// start-up, before the first line is read, it costs no move. The runner starts the program
+// ahead of its match, and waits for the answer to `hello` before it counts on it.
+function load() {}
+
 function onMessage(message) {
   switch (message.type) {
+    case "hello":
+      return { hello: true }; // loaded (protocol 3): say so, and wait for `start`
+
     case "start":
       me.seat = message.seat;
       me.game = message.game;
@@ -56,6 +64,7 @@ function onMessage(message) {
   }
 }
 
+load();
 const input = readline.createInterface({ input: process.stdin, terminal: false });
 input.on("line", (line) => {
   if (!line.trim()) return;

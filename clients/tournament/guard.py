@@ -29,11 +29,13 @@ from cardarena.engine import default_action
 from cardarena.v1 import game_pb2 as pb
 
 from ..bots.decider import BotGone, Decider, IllegalAnswer, SeatContext, describe_error
+from ..bots.external import STARTUP_S
 from ..bots.state import SeatState
 from .faults import Faults
 
-START_TIMEOUT_S = 10.0
-"""Time to start and say ready: a program's start-up is not held against its first move."""
+START_TIMEOUT_S = STARTUP_S
+"""Time to start and say ready (the start-up allowance, or a move's time if longer): the match
+is dealt only after every seat's bot started, so a program's start-up is no move's."""
 
 
 class GuardedSeat:
@@ -50,7 +52,11 @@ class GuardedSeat:
         try:
             await asyncio.wait_for(self.decider.start(context), self.start_timeout_s)
         except TimeoutError:
-            self._bench(f"timeout at start ({self.start_timeout_s:g} s)", timeout=True)
+            self._bench(
+                f"timeout at start: not ready within {self.start_timeout_s:g} s (the start-up"
+                " allowance)",
+                timeout=True,
+            )
         except Exception as error:  # any failure to start is the bot's fault
             self._bench(f"crash at start: {describe_error(error)}", timeout=False)
 

@@ -47,7 +47,9 @@ echo = sys.argv[1] == "ids"
 owed = None
 for line in sys.stdin:
     message = json.loads(line)
-    if message["type"] == "start":
+    if message["type"] == "hello":
+        print(json.dumps({"hello": True}), flush=True)
+    elif message["type"] == "start":
         print(json.dumps({"ready": True}), flush=True)
     elif message["type"] == "turn":
         if owed is not None:
@@ -182,7 +184,7 @@ def seat0_plays(resp: spb.GetMatchLogResponse) -> list[str]:
 
 def test_the_protocol_version_says_turns_have_ids() -> None:
     context = SeatContext("m1", GAME, 0, 3, ("a", "b", "c"), {}, True, 200)
-    assert PROTOCOL_VERSION == start_message(context)["protocol"] == 2
+    assert PROTOCOL_VERSION == start_message(context)["protocol"] == 3  # 2: ids; 3: hello
 
 
 def test_an_answer_echoes_a_turn_id_or_none() -> None:

@@ -57,9 +57,11 @@ def test_a_program_answering_every_turn_late_is_never_applied_to_a_later_turn(
     script.write_text(ONE_BEHIND)
     programs: list[ExternalDecider] = []
 
-    def late(_assigned: tpb.MatchAssigned) -> Decider:
-        programs.append(ExternalDecider([sys.executable, str(script), "ids"]))
-        return programs[-1]
+    def late(assigned: tpb.MatchAssigned) -> Decider:
+        program = ExternalDecider([sys.executable, str(script), "ids"])
+        if assigned.match_id:  # not the one made before entering, to learn what to start ahead
+            programs.append(program)
+        return program
 
     async def scenario() -> tuple[tpb.TournamentInfo, list[EntrantReport], list[tuple[int, int]]]:
         async with ArenaClient(server.address) as client:

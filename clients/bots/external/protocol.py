@@ -13,6 +13,14 @@ and a seat may be asked twice at one ``seq`` (after a refused action). The ids c
 program's turns from 1, and an answer echoes its turn's; an answer without one is taken for the
 oldest turn not yet answered (a program writes exactly one answer per turn, in order), which is
 what protocol 1 meant.
+
+Why a ``hello`` before ``start`` (protocol 3): a program's start-up (an interpreter, imports, a
+model to load) is not a move, but in a hosted tournament the server's clock runs from the moment
+a match begins, before anyone could have started a program for it. So a program is started
+ahead of its match and told ``hello``; it answers ``{"hello": true}`` once it has loaded what
+it needs, and only then is it entered for matches. Programs of protocols 1 and 2 ignore
+``hello`` (as they were told to ignore message types they do not know) and still answer
+``start``; a ``start`` is answered ``{"ready": true}`` in every version.
 """
 
 from __future__ import annotations
@@ -32,12 +40,27 @@ from ...fields import fields_of
 from ..decider import SeatContext
 from ..state import SeatState
 
-PROTOCOL_VERSION: Final = 2
+PROTOCOL_VERSION: Final = 3
 
 _CARD_FIELDS: Final = frozenset({"card"})
 _CARDS_FIELDS: Final = frozenset({"cards"})
 _SUIT_FIELDS: Final = frozenset({"suit", "trump"})
 _SCORE_FIELDS: Final = frozenset({"scores", "totals"})
+
+
+def hello_message() -> dict[str, Any]:
+    """The first message to a program, as soon as it is started, before its match is known."""
+    return {"type": "hello", "protocol": PROTOCOL_VERSION}
+
+
+def is_hello(line: bytes) -> bool:
+    """Whether a program's line is the answer to ``hello``: ``{"hello": true}``."""
+    return _object(line).get("hello") is True
+
+
+def is_ready(line: bytes) -> bool:
+    """Whether a program's line is the answer to ``start``: ``{"ready": true}``."""
+    return _object(line).get("ready") is True
 
 
 def start_message(context: SeatContext) -> dict[str, Any]:
@@ -176,6 +199,15 @@ def _field(name: str, value: Any) -> Any:
     if isinstance(value, tuple):
         return [_field("", v) for v in value]
     return value
+
+
+def _object(line: bytes) -> dict[str, Any]:
+    """The JSON object on a line; an empty one if the line holds none."""
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _clip(line: bytes, limit: int = 80) -> str:
