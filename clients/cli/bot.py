@@ -135,11 +135,6 @@ async def _connect(
 
         report = await play_entrant(client, tournament_id, key, make, contribution=contribution)
         assert report.final is not None
-        print(
-            f"entrant {report.entrant}: {report.matches} matches played, "
-            f"{report.failures} failures of the bot",
-            file=sys.stderr,
-        )
-        for note in report.notes:
-            print(f"  {note}", file=sys.stderr)
+        for line in report.summary():  # with the late answers its program wrote
+            print(line, file=sys.stderr)
         return report.final

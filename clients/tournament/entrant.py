@@ -56,13 +56,26 @@ first match then starts without the entrants that have not entered)."""
 @dataclass
 class EntrantReport:
     """What one entrant's run saw: its name, the matches it played, its own bot's failures
-    (the server's counts are the ones that score), and the tournament as it ended."""
+    (the server's counts are the ones that score), the answers its program wrote after their
+    turns' time had run out (``late``: each dropped, never sent; the turn itself was a failure
+    already), and the tournament as it ended. Each match adds its counts when it ends."""
 
     entrant: str = ""
     matches: int = 0
     failures: int = 0
     notes: list[str] = field(default_factory=list)
+    late: int = 0
+    late_notes: list[str] = field(default_factory=list)
     final: tpb.TournamentInfo | None = None
+
+    def summary(self) -> list[str]:
+        """The report in lines, as ``cardarena bot connect`` ends with it."""
+        late = f", {self.late} late answers dropped" if self.late else ""
+        head = (
+            f"entrant {self.entrant}: {self.matches} matches played,"
+            f" {self.failures} failures of the bot{late}"
+        )
+        return [head, *(f"  {note}" for note in [*self.notes, *self.late_notes])]
 
 
 async def play_entrant(
@@ -256,3 +269,7 @@ async def _play(
             decider.abandon()
         with contextlib.suppress(Exception):
             await decider.finish(state)
+        if isinstance(decider, ExternalDecider) and decider.late:
+            report.late += decider.late
+            room = NOTES_KEPT - len(report.late_notes)
+            report.late_notes.extend(f"{where}: {note}" for note in decider.late_notes[:room])

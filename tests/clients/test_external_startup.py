@@ -24,6 +24,7 @@ from cardarena.clients.bots import local as local_play
 from cardarena.clients.bots.decider import BotGone, SeatContext
 from cardarena.clients.bots.external import Ahead, ExternalDecider, Program
 from cardarena.clients.bots.external.protocol import hello_message, is_hello, is_ready
+from cardarena.clients.tournament.entrant import EntrantReport
 
 from ..tournament_bots import FirstLegal
 
@@ -215,3 +216,16 @@ def test_a_program_that_exits_before_its_match_says_so_at_start(tmp_path: Path) 
         decider.abandon()
 
     asyncio.run(scenario())
+
+
+def test_the_entrant_report_ends_with_its_late_answers() -> None:
+    report = EntrantReport(entrant="slow", matches=3, failures=2)
+    assert report.summary() == ["entrant slow: 3 matches played, 2 failures of the bot"]
+    report.notes.append("match m1 seat 0: no answer in time")
+    report.late = 4
+    report.late_notes.append("match m1 seat 0: late at seq 9: an answer to turn 1 came …")
+    assert report.summary() == [
+        "entrant slow: 3 matches played, 2 failures of the bot, 4 late answers dropped",
+        "  match m1 seat 0: no answer in time",
+        "  match m1 seat 0: late at seq 9: an answer to turn 1 came …",
+    ]

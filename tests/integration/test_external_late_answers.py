@@ -9,6 +9,7 @@ turn of the program's seat is the server's time-out default, and the matches run
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 from pathlib import Path
 
@@ -113,3 +114,11 @@ def test_a_program_answering_every_turn_late_is_never_applied_to_a_later_turn(
     assert asked - 2 * len(programs) <= late_answers <= asked - len(programs), (asked, programs)
     rows = {s.entrant: s for s in final.standings}
     assert rows["late"].forfeits == 0 and rows["late"].faults == asked
+    # Each match's late answers are in the entrant's report, as bot connect ends with them.
+    assert report.late == late_answers
+    assert len(report.late_notes) == min(10, late_answers)
+    assert all(
+        re.fullmatch(r"match \w+ seat \d: late at seq \d+: an answer to turn \d+ came .*", note)
+        for note in report.late_notes
+    ), report.late_notes
+    assert report.summary()[0].endswith(f", {late_answers} late answers dropped")
