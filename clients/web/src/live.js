@@ -8,6 +8,7 @@ import { handView, submit, refusal, runBot } from "./play.js";
 import { remember, recall } from "./session.js";
 import { games, gameContext } from "./games.js";
 import { view, showError, ready, flag } from "./ui.js";
+import { isHeldBack, heldBackView } from "./held.js";
 
 // Take `seat` of `matchId` (or the lowest free one) and keep its token for this tab.
 export async function takeSeat(matchId, seat, name) {
@@ -18,7 +19,15 @@ export async function takeSeat(matchId, seat, name) {
 }
 
 export async function liveView(matchId, seatParam) {
-  const info = (await matches.getMatch({ matchId })).match;
+  // A seat's token reads its own match even while its duplicate group is held back.
+  const kept = seatParam === null ? null : (recall(matchId).seats || {})[Number(seatParam)];
+  let info;
+  try {
+    info = (await matches.getMatch({ matchId }, kept ? withToken(kept) : {})).match;
+  } catch (error) {
+    if (isHeldBack(error)) return heldBackView(matchId, error);
+    throw error;
+  }
   const game = (await games()).find((g) => g.name === info.game);
   const ctx = gameContext(game, info);
   ctx.names = info.seats.map((s) => s.name);
@@ -108,6 +117,7 @@ export async function liveView(matchId, seatParam) {
 
   draw();
   ready();
+  let held = null;
   for (let attempt = 0; attempt < 30 && !state.over; attempt += 1) {
     try {
       const options = seat === null ? { signal: controller.signal } : withToken(token, { signal: controller.signal });
@@ -116,6 +126,7 @@ export async function liveView(matchId, seatParam) {
       for await (const msg of stream) onMessage(msg);
       if (state.over) break;
     } catch (error) {
+      if (isHeldBack(error)) { held = error; break; }
       if (error instanceof ConnectError && [Code.NotFound, Code.Unauthenticated, Code.PermissionDenied].includes(error.code)) {
         showError(error);
         break;
@@ -123,7 +134,12 @@ export async function liveView(matchId, seatParam) {
       await new Promise((r) => setTimeout(r, 1000));
     }
   }
-  draw();
   clearInterval(clock);
+  if (held) {
+    controller.abort();
+    heldBackView(matchId, held);
+    return;
+  }
+  draw();
   setTimeout(() => controller.abort(), 2000); // let the bots see the end
 }

@@ -10,6 +10,7 @@ import { takeSeat } from "./live.js";
 import { scoreText } from "./model.js";
 import { tournamentList } from "./tournament.js";
 import { view, showError, ready, STATUS } from "./ui.js";
+import { HELD_BACK, listedHeldBack } from "./held.js";
 
 const CLOCKS = [[0, "no clock"], [10000, "10 s a move"], [30000, "30 s a move"], [60000, "1 min a move"], [300000, "5 min a move"]];
 const PAGE = 20;
@@ -86,9 +87,10 @@ function matchRow(m, all) {
       .then((j) => location.assign(`?match=${encodeURIComponent(m.matchId)}&seat=${j.seat}`)).catch(showError);
     return sit;
   });
-  const link = status === "ended"
-    ? h("a", { href: `?log=${encodeURIComponent(m.matchId)}`, className: "replay" }, "replay")
-    : h("a", { href: `?match=${encodeURIComponent(m.matchId)}`, className: "watch" }, "watch");
+  const link = listedHeldBack(m) ? h("span", { className: "held-back" }, HELD_BACK)
+    : status === "ended"
+      ? h("a", { href: `?log=${encodeURIComponent(m.matchId)}`, className: "replay" }, "replay")
+      : h("a", { href: `?match=${encodeURIComponent(m.matchId)}`, className: "watch" }, "watch");
   return h("tr", { className: "match", "data-id": m.matchId, "data-status": status, "data-game": m.game },
     h("td", {}, link), h("td", {}, game ? game.title : m.game), h("td", { className: `status ${status}` }, m.cancelled ? "cancelled" : status),
     h("td", { className: "seats" }, ...seats.flatMap((s, i) => (i ? [", ", s] : [s]))),

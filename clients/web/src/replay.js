@@ -9,6 +9,7 @@ import { newState, applyEvent, LAYOUT_KINDS } from "./model.js";
 import { tableView } from "./table.js";
 import { games, gameContext } from "./games.js";
 import { view, ready, flag } from "./ui.js";
+import { isHeldBack, heldBackView } from "./held.js";
 
 const enc = new TextEncoder();
 const hex = (bytes) => Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
@@ -48,7 +49,13 @@ function stops(events) {
 }
 
 export async function replayView(matchId) {
-  const resp = await matches.getMatchLog({ matchId });
+  let resp;
+  try {
+    resp = await matches.getMatchLog({ matchId });
+  } catch (error) {
+    if (isHeldBack(error)) return heldBackView(matchId, error);
+    throw error;
+  }
   const info = resp.match;
   const game = (await games()).find((g) => g.name === info.game);
   const ctx = gameContext(game, info);

@@ -7,9 +7,11 @@ import { tournaments } from "./rpc.js";
 import { games } from "./games.js";
 import { scoreText } from "./model.js";
 import { view, ready, flag, showError } from "./ui.js";
+import { HELD_BACK, heldGroups } from "./held.js";
 
 const num = (x, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : "");
 const ENDED = 2;
+const MATCH_RUNNING = 2, MATCH_ENDED = 3;
 
 function standingsTable(info) {
   const order = info.lowestWins ? "lowest" : "highest";
@@ -22,7 +24,8 @@ function standingsTable(info) {
         h("td", {}, s.hasMean ? num(s.mean) : ""), h("td", {}, s.hasInterval ? `${num(s.ciLow)} … ${num(s.ciHigh)}` : ""),
         h("td", {}, num(s.wins, 1)), h("td", {}, num(s.winRate * 100, 0) + "%"), h("td", {}, num(s.ordinal)),
         h("td", {}, String(s.faults)), h("td", {}, String(s.forfeits)))))),
-    h("p", { className: "rule" }, `Mean score per match over the duplicate groups; the ${order} mean ranks first.`));
+    h("p", { className: "rule" }, `Mean score per match over the duplicate groups; the ${order} mean ranks first.` +
+      (info.status === ENDED ? "" : " While the tournament runs, a group counts once every match of it has ended: until then its cards and results are held back.")));
 }
 
 // Entrant a's row, entrant b's column: a's mean paired difference over b (positive: a did better).
@@ -45,17 +48,20 @@ function crosstable(info) {
 }
 
 function matchList(info, list) {
+  // A group's matches are held back (no table, no replay, no totals) until all have ended.
+  const held = heldGroups(list, info.status === ENDED);
   const rows = list.map((m) => {
-    const ended = m.cancelled || m.winners.length > 0;
+    const ended = m.status === MATCH_ENDED;
     const link = !m.matchId ? h("span", {}, "not started")
-      : ended ? h("a", { href: `?log=${encodeURIComponent(m.matchId)}`, className: "replay" }, "replay")
-        : h("a", { href: `?match=${encodeURIComponent(m.matchId)}`, className: "watch" }, "watch live");
-    return h("tr", { className: `tmatch${ended ? " ended" : m.matchId ? " playing" : ""}`, "data-id": m.matchId },
+      : held.has(m.group) ? h("span", { className: "held-back" }, HELD_BACK)
+        : ended ? h("a", { href: `?log=${encodeURIComponent(m.matchId)}`, className: "replay" }, "replay")
+          : h("a", { href: `?match=${encodeURIComponent(m.matchId)}`, className: "watch" }, "watch live");
+    return h("tr", { className: `tmatch${ended ? " ended" : m.matchId ? " playing" : ""}${m.matchId && held.has(m.group) ? " held" : ""}`, "data-id": m.matchId },
       h("td", {}, String(m.index + 1)), h("td", {}, `group ${m.group + 1}, deal ${m.deal + 1}, rotation ${m.rotation + 1}`),
       h("td", {}, m.entrants.join(" · ")), h("td", {}, m.totals.map(scoreText).join(" · ")),
       h("td", {}, m.cancelled ? "cancelled" : m.winners.map((w) => m.entrants[w]).join(", ")), h("td", {}, link));
   });
-  const playing = list.filter((m) => m.matchId && !m.cancelled && !m.winners.length).length;
+  const playing = list.filter((m) => m.status === MATCH_RUNNING).length;
   return h("section", { id: "tournament-matches", className: "card-panel" },
     h("h2", {}, `Matches (${playing} in play)`),
     h("table", { className: "grid" },

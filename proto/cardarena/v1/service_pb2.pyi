@@ -7,14 +7,14 @@ Credentials travel as call metadata `authorization: Bearer <secret>`, never in a
 a seat's token for the calls of a seat; the operator token (`serve --admin-token`) for
 CreateMatch and CancelMatch when the server has one; a match's creator secret for
 CancelMatch. Errors: INVALID_ARGUMENT (malformed), FAILED_PRECONDITION (illegal or out of
-turn), ABORTED (stale expected_seq), NOT_FOUND (unknown match), UNAUTHENTICATED (no or
-unknown credential), PERMISSION_DENIED (a credential that does not allow this),
-ALREADY_EXISTS (seat taken, or a request id reused for something else),
-RESOURCE_EXHAUSTED (too many calls from one peer: trailing metadata
-`cardarena-retry-after-ms` says when to retry; or a message over 256 KiB), INTERNAL (a
-fault of the server: the message names an error id to report), UNAVAILABLE (the server is
-draining or its store is away: reconnect and resume from your last seq), DATA_LOSS (the
-match's stored log does not replay on this server: only that match is affected).
+turn; or a match of a duplicate group read before the group has ended), ABORTED (stale
+expected_seq), NOT_FOUND (unknown match), UNAUTHENTICATED (no or unknown credential),
+PERMISSION_DENIED (a credential that does not allow this), ALREADY_EXISTS (seat taken, or a
+request id reused for something else), RESOURCE_EXHAUSTED (too many calls from one peer:
+trailing metadata `cardarena-retry-after-ms` says when to retry; or a message over 256 KiB),
+INTERNAL (a fault of the server: the message names an error id to report), UNAVAILABLE (the
+server is draining or its store is away: reconnect and resume from your last seq), DATA_LOSS
+(the match's stored log does not replay on this server: only that match is affected).
 """
 
 from cardarena.v1 import game_pb2 as _game_pb2
@@ -140,8 +140,9 @@ Global___SeatInfo: _TypeAlias = SeatInfo  # noqa: Y015
 
 @_typing.final
 class MatchInfo(_message.Message):
-    """What anyone may know about a match (no credential needed, nothing hidden in it). Every
-    field but created_unix_ms can be checked against the log (cardarena audit does).
+    """What anyone may know about a match (no credential needed, nothing hidden in it; a match of
+    a duplicate group still being played is not shown to strangers: see GetMatch). Every field
+    but created_unix_ms can be checked against the log (cardarena audit does).
     """
 
     DESCRIPTOR: _descriptor.Descriptor

@@ -123,7 +123,12 @@ class MatchServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetMatch(self, request, context):
-        """One match's MatchInfo, at any time. No credential; NOT_FOUND for an unknown id.
+        """One match's MatchInfo, at any time. No credential, but a match of a tournament's
+        duplicate group is held back until every match of its group has ended (its cards are
+        the other rotations' cards, docs/rules.md §4.10): until then only its seats (a seat's
+        token) and the operator (the operator token) may read it, anyone else gets
+        FAILED_PRECONDITION naming the match, its group and how many of its rotations have
+        ended. NOT_FOUND for an unknown id.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -131,7 +136,9 @@ class MatchServiceServicer:
 
     def ListMatches(self, request, context):
         """Every match, oldest first (by creation time, then match_id), a page at a time. No
-        credential. INVALID_ARGUMENT: page_size over 1000, or a malformed page_token.
+        credential. A match held back (see GetMatch) is listed without totals, winners and
+        last_hash, except to the operator. INVALID_ARGUMENT: page_size over 1000, or a malformed
+        page_token.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -183,9 +190,11 @@ class MatchServiceServicer:
     def WatchMatch(self, request, context):
         """A spectator's events after after_seq, a snapshot first: no hidden cards. As StreamEvents
         without a seat: no credential, every hand hidden, no YourTurn (but every Turn: whose turn
-        it is and the move clock), no refused action's details. NOT_FOUND; UNAVAILABLE as
-        StreamEvents; RESOURCE_EXHAUSTED: this client address holds all the spectator streams
-        (WatchMatch and WatchTournament) it may, 64 unless the operator set another number.
+        it is and the move clock), no refused action's details. A match held back (see GetMatch)
+        only for its seats' tokens and the operator token: FAILED_PRECONDITION for anyone else.
+        NOT_FOUND; UNAVAILABLE as StreamEvents; RESOURCE_EXHAUSTED: this client address holds
+        all the spectator streams (WatchMatch and WatchTournament) it may, 64 unless the operator
+        set another number.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -194,7 +203,9 @@ class MatchServiceServicer:
     def GetMatchLog(self, request, context):
         """The full log of an ended match: exact stored bytes, hash chain and the revealed seed.
         Nothing in it is hidden. No credential. FAILED_PRECONDITION before the match has ended,
-        and for a tournament's match until its duplicate group's seed is revealed; NOT_FOUND.
+        and for a tournament's match, for everyone, until every match of its duplicate group has
+        ended and the group's seed is revealed (the message names the group and how many of its
+        rotations have ended); NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

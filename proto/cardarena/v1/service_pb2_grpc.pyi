@@ -7,14 +7,14 @@ Credentials travel as call metadata `authorization: Bearer <secret>`, never in a
 a seat's token for the calls of a seat; the operator token (`serve --admin-token`) for
 CreateMatch and CancelMatch when the server has one; a match's creator secret for
 CancelMatch. Errors: INVALID_ARGUMENT (malformed), FAILED_PRECONDITION (illegal or out of
-turn), ABORTED (stale expected_seq), NOT_FOUND (unknown match), UNAUTHENTICATED (no or
-unknown credential), PERMISSION_DENIED (a credential that does not allow this),
-ALREADY_EXISTS (seat taken, or a request id reused for something else),
-RESOURCE_EXHAUSTED (too many calls from one peer: trailing metadata
-`cardarena-retry-after-ms` says when to retry; or a message over 256 KiB), INTERNAL (a
-fault of the server: the message names an error id to report), UNAVAILABLE (the server is
-draining or its store is away: reconnect and resume from your last seq), DATA_LOSS (the
-match's stored log does not replay on this server: only that match is affected).
+turn; or a match of a duplicate group read before the group has ended), ABORTED (stale
+expected_seq), NOT_FOUND (unknown match), UNAUTHENTICATED (no or unknown credential),
+PERMISSION_DENIED (a credential that does not allow this), ALREADY_EXISTS (seat taken, or a
+request id reused for something else), RESOURCE_EXHAUSTED (too many calls from one peer:
+trailing metadata `cardarena-retry-after-ms` says when to retry; or a message over 256 KiB),
+INTERNAL (a fault of the server: the message names an error id to report), UNAVAILABLE (the
+server is draining or its store is away: reconnect and resume from your last seq), DATA_LOSS
+(the match's stored log does not replay on this server: only that match is affected).
 """
 
 from cardarena.v1 import service_pb2 as _service_pb2
@@ -61,10 +61,18 @@ class MatchServiceStub:
     ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining.
     """
     GetMatch: _grpc.UnaryUnaryMultiCallable[_service_pb2.GetMatchRequest, _service_pb2.GetMatchResponse]
-    """One match's MatchInfo, at any time. No credential; NOT_FOUND for an unknown id."""
+    """One match's MatchInfo, at any time. No credential, but a match of a tournament's
+    duplicate group is held back until every match of its group has ended (its cards are
+    the other rotations' cards, docs/rules.md §4.10): until then only its seats (a seat's
+    token) and the operator (the operator token) may read it, anyone else gets
+    FAILED_PRECONDITION naming the match, its group and how many of its rotations have
+    ended. NOT_FOUND for an unknown id.
+    """
     ListMatches: _grpc.UnaryUnaryMultiCallable[_service_pb2.ListMatchesRequest, _service_pb2.ListMatchesResponse]
     """Every match, oldest first (by creation time, then match_id), a page at a time. No
-    credential. INVALID_ARGUMENT: page_size over 1000, or a malformed page_token.
+    credential. A match held back (see GetMatch) is listed without totals, winners and
+    last_hash, except to the operator. INVALID_ARGUMENT: page_size over 1000, or a malformed
+    page_token.
     """
     JoinMatch: _grpc.UnaryUnaryMultiCallable[_service_pb2.JoinMatchRequest, _service_pb2.JoinMatchResponse]
     """Take a seat and receive its secret token (shown once). No credential (a reserved seat
@@ -100,14 +108,18 @@ class MatchServiceStub:
     WatchMatch: _grpc.UnaryStreamMultiCallable[_service_pb2.WatchMatchRequest, _service_pb2.WatchMatchResponse]
     """A spectator's events after after_seq, a snapshot first: no hidden cards. As StreamEvents
     without a seat: no credential, every hand hidden, no YourTurn (but every Turn: whose turn
-    it is and the move clock), no refused action's details. NOT_FOUND; UNAVAILABLE as
-    StreamEvents; RESOURCE_EXHAUSTED: this client address holds all the spectator streams
-    (WatchMatch and WatchTournament) it may, 64 unless the operator set another number.
+    it is and the move clock), no refused action's details. A match held back (see GetMatch)
+    only for its seats' tokens and the operator token: FAILED_PRECONDITION for anyone else.
+    NOT_FOUND; UNAVAILABLE as StreamEvents; RESOURCE_EXHAUSTED: this client address holds
+    all the spectator streams (WatchMatch and WatchTournament) it may, 64 unless the operator
+    set another number.
     """
     GetMatchLog: _grpc.UnaryUnaryMultiCallable[_service_pb2.GetMatchLogRequest, _service_pb2.GetMatchLogResponse]
     """The full log of an ended match: exact stored bytes, hash chain and the revealed seed.
     Nothing in it is hidden. No credential. FAILED_PRECONDITION before the match has ended,
-    and for a tournament's match until its duplicate group's seed is revealed; NOT_FOUND.
+    and for a tournament's match, for everyone, until every match of its duplicate group has
+    ended and the group's seed is revealed (the message names the group and how many of its
+    rotations have ended); NOT_FOUND.
     """
     Play: _grpc.StreamStreamMultiCallable[_service_pb2.PlayRequest, _service_pb2.PlayResponse]
     """For bots: one bidirectional stream per seat. Send PlayOpen first, then actions; receive
@@ -152,10 +164,18 @@ class MatchServiceAsyncStub(MatchServiceStub):
     ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining.
     """
     GetMatch: _aio.UnaryUnaryMultiCallable[_service_pb2.GetMatchRequest, _service_pb2.GetMatchResponse]  # type: ignore[assignment]
-    """One match's MatchInfo, at any time. No credential; NOT_FOUND for an unknown id."""
+    """One match's MatchInfo, at any time. No credential, but a match of a tournament's
+    duplicate group is held back until every match of its group has ended (its cards are
+    the other rotations' cards, docs/rules.md §4.10): until then only its seats (a seat's
+    token) and the operator (the operator token) may read it, anyone else gets
+    FAILED_PRECONDITION naming the match, its group and how many of its rotations have
+    ended. NOT_FOUND for an unknown id.
+    """
     ListMatches: _aio.UnaryUnaryMultiCallable[_service_pb2.ListMatchesRequest, _service_pb2.ListMatchesResponse]  # type: ignore[assignment]
     """Every match, oldest first (by creation time, then match_id), a page at a time. No
-    credential. INVALID_ARGUMENT: page_size over 1000, or a malformed page_token.
+    credential. A match held back (see GetMatch) is listed without totals, winners and
+    last_hash, except to the operator. INVALID_ARGUMENT: page_size over 1000, or a malformed
+    page_token.
     """
     JoinMatch: _aio.UnaryUnaryMultiCallable[_service_pb2.JoinMatchRequest, _service_pb2.JoinMatchResponse]  # type: ignore[assignment]
     """Take a seat and receive its secret token (shown once). No credential (a reserved seat
@@ -191,14 +211,18 @@ class MatchServiceAsyncStub(MatchServiceStub):
     WatchMatch: _aio.UnaryStreamMultiCallable[_service_pb2.WatchMatchRequest, _service_pb2.WatchMatchResponse]  # type: ignore[assignment]
     """A spectator's events after after_seq, a snapshot first: no hidden cards. As StreamEvents
     without a seat: no credential, every hand hidden, no YourTurn (but every Turn: whose turn
-    it is and the move clock), no refused action's details. NOT_FOUND; UNAVAILABLE as
-    StreamEvents; RESOURCE_EXHAUSTED: this client address holds all the spectator streams
-    (WatchMatch and WatchTournament) it may, 64 unless the operator set another number.
+    it is and the move clock), no refused action's details. A match held back (see GetMatch)
+    only for its seats' tokens and the operator token: FAILED_PRECONDITION for anyone else.
+    NOT_FOUND; UNAVAILABLE as StreamEvents; RESOURCE_EXHAUSTED: this client address holds
+    all the spectator streams (WatchMatch and WatchTournament) it may, 64 unless the operator
+    set another number.
     """
     GetMatchLog: _aio.UnaryUnaryMultiCallable[_service_pb2.GetMatchLogRequest, _service_pb2.GetMatchLogResponse]  # type: ignore[assignment]
     """The full log of an ended match: exact stored bytes, hash chain and the revealed seed.
     Nothing in it is hidden. No credential. FAILED_PRECONDITION before the match has ended,
-    and for a tournament's match until its duplicate group's seed is revealed; NOT_FOUND.
+    and for a tournament's match, for everyone, until every match of its duplicate group has
+    ended and the group's seed is revealed (the message names the group and how many of its
+    rotations have ended); NOT_FOUND.
     """
     Play: _aio.StreamStreamMultiCallable[_service_pb2.PlayRequest, _service_pb2.PlayResponse]  # type: ignore[assignment]
     """For bots: one bidirectional stream per seat. Send PlayOpen first, then actions; receive
@@ -258,7 +282,13 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _service_pb2.GetMatchRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_service_pb2.GetMatchResponse, _abc.Awaitable[_service_pb2.GetMatchResponse]]:
-        """One match's MatchInfo, at any time. No credential; NOT_FOUND for an unknown id."""
+        """One match's MatchInfo, at any time. No credential, but a match of a tournament's
+        duplicate group is held back until every match of its group has ended (its cards are
+        the other rotations' cards, docs/rules.md §4.10): until then only its seats (a seat's
+        token) and the operator (the operator token) may read it, anyone else gets
+        FAILED_PRECONDITION naming the match, its group and how many of its rotations have
+        ended. NOT_FOUND for an unknown id.
+        """
 
     @_abc_1.abstractmethod
     def ListMatches(
@@ -267,7 +297,9 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_service_pb2.ListMatchesResponse, _abc.Awaitable[_service_pb2.ListMatchesResponse]]:
         """Every match, oldest first (by creation time, then match_id), a page at a time. No
-        credential. INVALID_ARGUMENT: page_size over 1000, or a malformed page_token.
+        credential. A match held back (see GetMatch) is listed without totals, winners and
+        last_hash, except to the operator. INVALID_ARGUMENT: page_size over 1000, or a malformed
+        page_token.
         """
 
     @_abc_1.abstractmethod
@@ -327,9 +359,11 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_abc.Iterator[_service_pb2.WatchMatchResponse], _abc.AsyncIterator[_service_pb2.WatchMatchResponse]]:
         """A spectator's events after after_seq, a snapshot first: no hidden cards. As StreamEvents
         without a seat: no credential, every hand hidden, no YourTurn (but every Turn: whose turn
-        it is and the move clock), no refused action's details. NOT_FOUND; UNAVAILABLE as
-        StreamEvents; RESOURCE_EXHAUSTED: this client address holds all the spectator streams
-        (WatchMatch and WatchTournament) it may, 64 unless the operator set another number.
+        it is and the move clock), no refused action's details. A match held back (see GetMatch)
+        only for its seats' tokens and the operator token: FAILED_PRECONDITION for anyone else.
+        NOT_FOUND; UNAVAILABLE as StreamEvents; RESOURCE_EXHAUSTED: this client address holds
+        all the spectator streams (WatchMatch and WatchTournament) it may, 64 unless the operator
+        set another number.
         """
 
     @_abc_1.abstractmethod
@@ -340,7 +374,9 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_service_pb2.GetMatchLogResponse, _abc.Awaitable[_service_pb2.GetMatchLogResponse]]:
         """The full log of an ended match: exact stored bytes, hash chain and the revealed seed.
         Nothing in it is hidden. No credential. FAILED_PRECONDITION before the match has ended,
-        and for a tournament's match until its duplicate group's seed is revealed; NOT_FOUND.
+        and for a tournament's match, for everyone, until every match of its duplicate group has
+        ended and the group's seed is revealed (the message names the group and how many of its
+        rotations have ended); NOT_FOUND.
         """
 
     @_abc_1.abstractmethod

@@ -298,7 +298,8 @@ class Standing(_message.Message):
     """One entrant's line of the standings.
     Rows come best first: by mean (lowest first when the lowest total wins), at an equal mean
     fewer forfeits first, entrants without a finished match last, then by name. While the
-    tournament runs they may be up to a second old.
+    tournament runs they count only the duplicate groups every match of which has ended, and
+    may be up to a second old.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -513,8 +514,9 @@ class TournamentMatch(_message.Message):
     cancelled: _builtins.bool
     """It ended without counting (cancelled, or failed)."""
     last_hash: _builtins.bytes
-    """The chained hash of the log's last entry once it ended (pins the log for an audit);
-    updated when its seed is revealed.
+    """The chained hash of the log's last entry once it ended and its duplicate group has ended
+    (pins the log for an audit; to the operator, once it ended); updated when its seed is
+    revealed.
     """
     @_builtins.property
     def entrants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -522,7 +524,9 @@ class TournamentMatch(_message.Message):
 
     @_builtins.property
     def totals(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.Score]:
-        """Per seat, once it counted: the final totals ..."""
+        """Per seat, once it counted and its duplicate group has ended (to the operator, once it
+        counted): the final totals ...
+        """
 
     @_builtins.property
     def winners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
@@ -675,11 +679,11 @@ class TournamentInfo(_message.Message):
 
     @_builtins.property
     def standings(self) -> _containers.RepeatedCompositeFieldContainer[Global___Standing]:
-        """One row per entrant, best first."""
+        """One row per entrant, best first (while the tournament runs, over the ended groups)."""
 
     @_builtins.property
     def crosstable(self) -> _containers.RepeatedCompositeFieldContainer[Global___Pairing]:
-        """Every pair of entrants, head to head."""
+        """Every pair of entrants, head to head (as the standings, over the ended groups)."""
 
     @_builtins.property
     def sprt(self) -> Global___SprtState:

@@ -86,8 +86,11 @@ class TournamentServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetTournament(self, request, context):
-        """One tournament, with its standings (and its matches on request). No credential;
-        NOT_FOUND for an unknown id.
+        """One tournament, with its standings (and its matches on request). No credential. While
+        it runs, what a duplicate group's hands made is held back until every match of the
+        group has ended (docs/rules.md §4.10): the standings and the crosstable count the ended
+        groups only, and a match line of a group still being played has no totals, winners or
+        last_hash (the operator token shows the lines whole). NOT_FOUND for an unknown id.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -112,7 +115,8 @@ class TournamentServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def WatchTournament(self, request, context):
-        """The tournament now, then again whenever a match of it ends, until it ends. No credential.
+        """The tournament now, then again whenever a match of it ends, until it ends (its standings
+        as GetTournament's: over the ended duplicate groups). No credential.
         Conflated: a slow reader gets the latest state, not every one. Ends with OK after the
         message whose status is ENDED. NOT_FOUND; UNAVAILABLE: draining; RESOURCE_EXHAUSTED as
         WatchMatch.

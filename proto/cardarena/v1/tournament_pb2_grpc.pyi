@@ -51,8 +51,11 @@ class TournamentServiceStub:
     draining.
     """
     GetTournament: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.GetTournamentRequest, _tournament_pb2.GetTournamentResponse]
-    """One tournament, with its standings (and its matches on request). No credential;
-    NOT_FOUND for an unknown id.
+    """One tournament, with its standings (and its matches on request). No credential. While
+    it runs, what a duplicate group's hands made is held back until every match of the
+    group has ended (docs/rules.md §4.10): the standings and the crosstable count the ended
+    groups only, and a match line of a group still being played has no totals, winners or
+    last_hash (the operator token shows the lines whole). NOT_FOUND for an unknown id.
     """
     ListTournaments: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.ListTournamentsRequest, _tournament_pb2.ListTournamentsResponse]
     """Every tournament, oldest first (by creation time, then tournament_id), a page at a time.
@@ -65,7 +68,8 @@ class TournamentServiceStub:
     reason; NOT_FOUND; UNAVAILABLE: draining.
     """
     WatchTournament: _grpc.UnaryStreamMultiCallable[_tournament_pb2.WatchTournamentRequest, _tournament_pb2.WatchTournamentResponse]
-    """The tournament now, then again whenever a match of it ends, until it ends. No credential.
+    """The tournament now, then again whenever a match of it ends, until it ends (its standings
+    as GetTournament's: over the ended duplicate groups). No credential.
     Conflated: a slow reader gets the latest state, not every one. Ends with OK after the
     message whose status is ENDED. NOT_FOUND; UNAVAILABLE: draining; RESOURCE_EXHAUSTED as
     WatchMatch.
@@ -97,8 +101,11 @@ class TournamentServiceAsyncStub(TournamentServiceStub):
     draining.
     """
     GetTournament: _aio.UnaryUnaryMultiCallable[_tournament_pb2.GetTournamentRequest, _tournament_pb2.GetTournamentResponse]  # type: ignore[assignment]
-    """One tournament, with its standings (and its matches on request). No credential;
-    NOT_FOUND for an unknown id.
+    """One tournament, with its standings (and its matches on request). No credential. While
+    it runs, what a duplicate group's hands made is held back until every match of the
+    group has ended (docs/rules.md §4.10): the standings and the crosstable count the ended
+    groups only, and a match line of a group still being played has no totals, winners or
+    last_hash (the operator token shows the lines whole). NOT_FOUND for an unknown id.
     """
     ListTournaments: _aio.UnaryUnaryMultiCallable[_tournament_pb2.ListTournamentsRequest, _tournament_pb2.ListTournamentsResponse]  # type: ignore[assignment]
     """Every tournament, oldest first (by creation time, then tournament_id), a page at a time.
@@ -111,7 +118,8 @@ class TournamentServiceAsyncStub(TournamentServiceStub):
     reason; NOT_FOUND; UNAVAILABLE: draining.
     """
     WatchTournament: _aio.UnaryStreamMultiCallable[_tournament_pb2.WatchTournamentRequest, _tournament_pb2.WatchTournamentResponse]  # type: ignore[assignment]
-    """The tournament now, then again whenever a match of it ends, until it ends. No credential.
+    """The tournament now, then again whenever a match of it ends, until it ends (its standings
+    as GetTournament's: over the ended duplicate groups). No credential.
     Conflated: a slow reader gets the latest state, not every one. Ends with OK after the
     message whose status is ENDED. NOT_FOUND; UNAVAILABLE: draining; RESOURCE_EXHAUSTED as
     WatchMatch.
@@ -152,8 +160,11 @@ class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _tournament_pb2.GetTournamentRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_tournament_pb2.GetTournamentResponse, _abc.Awaitable[_tournament_pb2.GetTournamentResponse]]:
-        """One tournament, with its standings (and its matches on request). No credential;
-        NOT_FOUND for an unknown id.
+        """One tournament, with its standings (and its matches on request). No credential. While
+        it runs, what a duplicate group's hands made is held back until every match of the
+        group has ended (docs/rules.md §4.10): the standings and the crosstable count the ended
+        groups only, and a match line of a group still being played has no totals, winners or
+        last_hash (the operator token shows the lines whole). NOT_FOUND for an unknown id.
         """
 
     @_abc_1.abstractmethod
@@ -184,7 +195,8 @@ class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _tournament_pb2.WatchTournamentRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_tournament_pb2.WatchTournamentResponse], _abc.AsyncIterator[_tournament_pb2.WatchTournamentResponse]]:
-        """The tournament now, then again whenever a match of it ends, until it ends. No credential.
+        """The tournament now, then again whenever a match of it ends, until it ends (its standings
+        as GetTournament's: over the ended duplicate groups). No credential.
         Conflated: a slow reader gets the latest state, not every one. Ends with OK after the
         message whose status is ENDED. NOT_FOUND; UNAVAILABLE: draining; RESOURCE_EXHAUSTED as
         WatchMatch.

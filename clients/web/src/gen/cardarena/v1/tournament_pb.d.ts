@@ -298,7 +298,8 @@ export declare const CreateTournamentResponseSchema: GenMessage<CreateTournament
  * One entrant's line of the standings.
  * Rows come best first: by mean (lowest first when the lowest total wins), at an equal mean
  * fewer forfeits first, entrants without a finished match last, then by name. While the
- * tournament runs they may be up to a second old.
+ * tournament runs they count only the duplicate groups every match of which has ended, and
+ * may be up to a second old.
  *
  * @generated from message cardarena.v1.Standing
  */
@@ -608,7 +609,8 @@ export declare type TournamentMatch = Message<"cardarena.v1.TournamentMatch"> & 
   cancelled: boolean;
 
   /**
-   * Per seat, once it counted: the final totals ...
+   * Per seat, once it counted and its duplicate group has ended (to the operator, once it
+   * counted): the final totals ...
    *
    * @generated from field: repeated cardarena.v1.Score totals = 9;
    */
@@ -636,8 +638,9 @@ export declare type TournamentMatch = Message<"cardarena.v1.TournamentMatch"> & 
   forfeited: boolean[];
 
   /**
-   * The chained hash of the log's last entry once it ended (pins the log for an audit);
-   * updated when its seed is revealed.
+   * The chained hash of the log's last entry once it ended and its duplicate group has ended
+   * (pins the log for an audit; to the operator, once it ended); updated when its seed is
+   * revealed.
    *
    * @generated from field: bytes last_hash = 13;
    */
@@ -814,14 +817,14 @@ export declare type TournamentInfo = Message<"cardarena.v1.TournamentInfo"> & {
   failed: number;
 
   /**
-   * One row per entrant, best first.
+   * One row per entrant, best first (while the tournament runs, over the ended groups).
    *
    * @generated from field: repeated cardarena.v1.Standing standings = 23;
    */
   standings: Standing[];
 
   /**
-   * Every pair of entrants, head to head.
+   * Every pair of entrants, head to head (as the standings, over the ended groups).
    *
    * @generated from field: repeated cardarena.v1.Pairing crosstable = 24;
    */
@@ -873,6 +876,22 @@ export declare type TournamentInfo = Message<"cardarena.v1.TournamentInfo"> & {
    * @generated from field: repeated bytes contributions = 30;
    */
   contributions: Uint8Array[];
+
+  /**
+   * Of the finished matches, those in which every seat forfeited: played out by the server's
+   * defaults and won by nobody. They count in `finished` and in the standings (each seat as a
+   * forfeit), so a summary that says only "played" would hide them.
+   *
+   * @generated from field: uint32 void_matches = 31;
+   */
+  voidMatches: number;
+
+  /**
+   * Seats that forfeited, summed over the finished matches (void ones included).
+   *
+   * @generated from field: uint32 forfeits = 32;
+   */
+  forfeits: number;
 };
 
 /**
@@ -1311,8 +1330,11 @@ export declare const TournamentService: GenService<{
     output: typeof CreateTournamentResponseSchema;
   },
   /**
-   * One tournament, with its standings (and its matches on request). No credential;
-   * NOT_FOUND for an unknown id.
+   * One tournament, with its standings (and its matches on request). No credential. While
+   * it runs, what a duplicate group's hands made is held back until every match of the
+   * group has ended (docs/rules.md §4.10): the standings and the crosstable count the ended
+   * groups only, and a match line of a group still being played has no totals, winners or
+   * last_hash (the operator token shows the lines whole). NOT_FOUND for an unknown id.
    *
    * @generated from rpc cardarena.v1.TournamentService.GetTournament
    */
@@ -1346,7 +1368,8 @@ export declare const TournamentService: GenService<{
     output: typeof CancelTournamentResponseSchema;
   },
   /**
-   * The tournament now, then again whenever a match of it ends, until it ends. No credential.
+   * The tournament now, then again whenever a match of it ends, until it ends (its standings
+   * as GetTournament's: over the ended duplicate groups). No credential.
    * Conflated: a slow reader gets the latest state, not every one. Ends with OK after the
    * message whose status is ENDED. NOT_FOUND; UNAVAILABLE: draining; RESOURCE_EXHAUSTED as
    * WatchMatch.
