@@ -326,8 +326,9 @@ async def unchanged(
     api: Any, live: Live, window: list[Sent], but: frozenset[str] | set[str] = frozenset()
 ) -> None:
     """No match changed since the last look, but those in ``but``; the tournament's, never."""
-    for match_id, state in live.tourney.matches.items():
-        info = (await api.GetMatch(spb.GetMatchRequest(match_id=match_id), timeout=5)).match
+    for match_id, state in live.tourney.matches.items():  # (held back: the operator reads it)
+        asked = spb.GetMatchRequest(match_id=match_id)
+        info = (await api.GetMatch(asked, metadata=auth(live.operator), timeout=5)).match
         assert state_of(info) == state, f"tournament match {match_id} changed: " + ", ".join(
             f"{s.method.name}{s.payloads!r}"[:300] for s in window
         )

@@ -97,8 +97,9 @@ async def setup_tournament(channel: grpc.aio.Channel, api: Any, live: Live) -> l
     for entry in entries:
         tourney.tokens += [m.token for m in await entry.until_matches(3)]
         tourney.matches.update({m.match_id: () for m in entry.seats()})
-    for match_id in tourney.matches:
-        info = (await api.GetMatch(spb.GetMatchRequest(match_id=match_id), timeout=5)).match
+    for match_id in tourney.matches:  # held back from all but its seats and the operator
+        asked = spb.GetMatchRequest(match_id=match_id)
+        info = (await api.GetMatch(asked, metadata=auth(live.operator), timeout=5)).match
         tourney.matches[match_id] = state_of(info)
     return entries
 
