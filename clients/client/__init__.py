@@ -6,7 +6,7 @@ any :class:`~cardarena.clients.bots.Bot`. :mod:`.health` is the standard health 
 """
 
 from .arena import ArenaClient, Ticket, decide_with, new_secret
-from .channel import CHANNEL_OPTIONS, channel_target
+from .channel import CHANNEL_OPTIONS, Unreachable, channel_target, check_address
 from .seatplay import Abstain, Decide
 from .tournaments import Entrant, StopRule, TournamentCalls
 
@@ -19,7 +19,9 @@ __all__ = [
     "StopRule",
     "Ticket",
     "TournamentCalls",
+    "Unreachable",
     "channel_target",
+    "check_address",
     "decide_with",
     "new_secret",
 ]

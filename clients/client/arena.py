@@ -22,7 +22,13 @@ from cardarena.v1 import service_pb2 as spb
 
 from ..bots.base import Bot
 from ..bots.state import SeatState
-from .channel import CHANNEL_OPTIONS, RETRYABLE, channel_target
+from .channel import (
+    CHANNEL_OPTIONS,
+    CONNECT_WITHIN_S,
+    RETRYABLE,
+    channel_target,
+    wait_connected,
+)
 from .entropy import Contribution, contributed
 from .seatplay import Decide, Prompt, Quiet, choose, follow_play, reads_on, take
 from .tournaments import TournamentCalls
@@ -90,6 +96,15 @@ class ArenaClient:
     async def __aexit__(self, *exc: object) -> None:
         if self._channel is not None:
             await self._channel.close()
+
+    async def connected(self, within: float = CONNECT_WITHIN_S) -> None:
+        """Wait until a server answers, for at most ``within`` seconds; else
+        :class:`~.channel.Unreachable` naming the address. For a command's first call: the
+        calls themselves retry an unreachable server for ``retry_for`` seconds each, which
+        is right for a server that restarts, and far too long to say that none is there."""
+        if self._channel is None:
+            raise RuntimeError("use the client inside `async with`")
+        await wait_connected(self._channel, self.address, within)
 
     @property
     def stub(self) -> MatchServiceAsyncStub:
