@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import errno
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -93,13 +94,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(commands, chosen).parse_args(arguments)
     run: Command = args.run
     try:
-        return run(args)
+        code = run(args)
+        sys.stdout.flush()  # now, so that a full disk is this command's error, not the exit's
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # `cardarena games --json | head`: the reader has what it wanted
         quiet_stdout()
         return 0
+    except OSError as error:  # `cardarena games > /dev/full`; a file that cannot be written
+        return failed_output(f"cardarena {chosen}", error)
+    return code
+
+
+WRITING = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS})
+"""What goes wrong when an output is written (to a full disk, ``> /dev/full``)."""
+
+
+def failed_output(command: str, error: OSError) -> int:
+    """An error of the system (a full disk, a file that cannot be written) in one line, exit
+    1. Whatever the standard output still buffers, if it is what failed, is dropped, so that
+    the exit does not fail on it again."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        quiet_stdout()
+    reason = error.strerror or str(error)
+    if error.filename is not None:
+        what = f"{error.filename}: {reason}"
+    elif error.errno in WRITING:
+        what = f"cannot write the output: {reason}"
+    else:
+        what = str(error)
+    terminal = import_module("cardarena.clients.tournament.terminal")
+    terminal.print_error(command, what)
+    return 1
 
 
 def quiet_stdout() -> None:
