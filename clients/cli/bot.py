@@ -24,33 +24,60 @@ from cardarena.v1 import tournament_pb2 as tpb
 
 from ..bots.decider import Decider, PythonDecider
 from ..bots.external import ExternalDecider
-from ..client import ArenaClient
-from ..tournament.botspec import BotEntry, check_bot, make_python_bot, parse_bot
+from ..client import ArenaClient, Unreachable
+from ..tournament.botspec import BotEntry, make_python_bot
 from ..tournament.entrant import play_entrant
 from ..tournament.launcher import Limits, apply_limits
 from ..tournament.terminal import print_error
-from .argtypes import non_negative_int, seed_hex, server_address
+from .argtypes import (
+    MAX_CPU_SECONDS,
+    MAX_MEMORY_MB,
+    MAX_WAIT_S,
+    MIN_MEMORY_MB,
+    checked_bot,
+    seconds,
+    seed_hex,
+    server_address,
+    whole,
+)
 
 KEY_ENV = "CARDARENA_ENTRANT_KEY"
+GIVE_UP_AFTER_S = 60.0
 
 
 def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
     """play a server's tournament as an entrant (cardarena bot connect …)"""
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     connect = actions.add_parser(
-        "connect", help="connect as an entrant and play every match the server seats it in"
+        "connect",
+        help="connect as an entrant and play every match the server seats it in",
+        description="Connect to a server's tournament as the entrant the key belongs to, and"
+        " play every match the server seats it in with the bot, until the tournament ends."
+        " The key comes from --key-file, $CARDARENA_ENTRANT_KEY or --key (a flag shows in"
+        " the process list).",
     )
     connect.add_argument(
         "--server",
         type=server_address,
         default=os.environ.get("CARDARENA_SERVER", "127.0.0.1:50051"),
-        help="HOST:PORT of the server (default: $CARDARENA_SERVER or 127.0.0.1:50051)",
+        metavar="HOST:PORT",
+        help="the server (default: $CARDARENA_SERVER or 127.0.0.1:50051)",
     )
-    connect.add_argument("--tournament", required=True, help="the tournament's id")
+    connect.add_argument(
+        "--give-up-after",
+        type=seconds(MAX_WAIT_S),
+        default=GIVE_UP_AFTER_S,
+        metavar="S",
+        help="seconds to keep trying (with exponential back-off) when the server cannot be"
+        " reached, at the start or after the connection broke (default: %(default)g)",
+    )
+    connect.add_argument("--tournament", required=True, metavar="ID", help="the tournament's id")
     connect.add_argument(
         "--key", help=f"the entrant's key (prefer --key-file or ${KEY_ENV}: a flag is visible)"
     )
-    connect.add_argument("--key-file", type=Path, help="a file holding the entrant's key")
+    connect.add_argument(
+        "--key-file", type=Path, metavar="FILE", help="a file holding the entrant's key"
+    )
     connect.add_argument(
         "--bot-log", type=Path, help="an exec: bot's standard error goes to this file"
     )
@@ -63,12 +90,15 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     )
     connect.add_argument(
         "--cpu-seconds",
-        type=non_negative_int,
+        type=whole(1, MAX_CPU_SECONDS, zero="no limit"),
         default=0,
-        help="CPU seconds this may use (0: no limit)",
+        help="CPU seconds this may use (0: no limit, the default)",
     )
     connect.add_argument(
-        "--memory-mb", type=non_negative_int, default=0, help="address space in MiB (0: no limit)"
+        "--memory-mb",
+        type=whole(MIN_MEMORY_MB, MAX_MEMORY_MB, zero="no limit"),
+        default=0,
+        help=f"address space in MiB, {MIN_MEMORY_MB}..{MAX_MEMORY_MB} (0: no limit, the default)",
     )
     connect.add_argument(
         "bot",
@@ -82,7 +112,7 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
 def run_connect(args: argparse.Namespace) -> int:
     apply_limits(Limits(cpu_seconds=args.cpu_seconds, memory_mb=args.memory_mb))
     try:
-        entry = check_bot(parse_bot(args.bot))
+        entry = checked_bot(args.bot)
         key = _key(args)
     except (ValueError, OSError) as error:
         print_error("cardarena bot connect", str(error))
@@ -93,10 +123,24 @@ def run_connect(args: argparse.Namespace) -> int:
         # derives from it too (else it is as fresh and secret as the seed).
         contribution = hashlib.sha256(b"cardarena-entrant-entropy-v1" + seed).digest()
         final = asyncio.run(
-            _connect(args.server, args.tournament, key, entry, args.bot_log, seed, contribution)
+            _connect(
+                args.server,
+                args.tournament,
+                key,
+                entry,
+                args.bot_log,
+                seed,
+                contribution,
+                args.give_up_after,
+            )
         )
+    except Unreachable as error:
+        print_error("cardarena bot connect", f"{error}; --give-up-after S tries for longer")
+        return 1
     except grpc.aio.AioRpcError as error:
-        print_error("cardarena bot connect", f"{error.code().name}: {error.details()}")
+        print_error(
+            "cardarena bot connect", f"{args.server}: {error.code().name}: {error.details()}"
+        )
         return 1
     except KeyboardInterrupt:
         print("cardarena bot connect: stopped; connect again to go on playing", file=sys.stderr)
@@ -124,8 +168,10 @@ async def _connect(
     bot_log: Path | None,
     bots_seed: bytes,
     contribution: bytes,
+    give_up_after: float,
 ) -> tpb.TournamentInfo:
-    async with ArenaClient(address, retry_for=60) as client:
+    async with ArenaClient(address, retry_for=give_up_after) as client:
+        await client.connected(within=give_up_after)
 
         def make(assigned: tpb.MatchAssigned) -> Decider:
             if entry.kind == "exec":
@@ -133,7 +179,14 @@ async def _connect(
             seed = bot_seed(bots_seed, assigned.index, assigned.seat)
             return PythonDecider(lambda: make_python_bot(entry, seed=seed))
 
-        report = await play_entrant(client, tournament_id, key, make, contribution=contribution)
+        report = await play_entrant(
+            client,
+            tournament_id,
+            key,
+            make,
+            contribution=contribution,
+            reconnect_for=give_up_after,
+        )
         assert report.final is not None
         for line in report.summary():  # with the late answers its program wrote
             print(line, file=sys.stderr)

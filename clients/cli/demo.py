@@ -16,7 +16,9 @@ from cardarena.engine import GAMES, EngineError, new_match, replay
 from cardarena.engine.events import RoundScored, RoundStarted
 from cardarena.engine.fairdeal import SEED_SIZE
 
-from .argtypes import positive_int, seed_hex
+from .argtypes import seed_hex, whole
+
+MAX_MATCHES = 1000
 
 
 def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
@@ -25,7 +27,10 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         "--game", action="append", choices=sorted(GAMES), help="only this game (repeatable)"
     )
     parser.add_argument(
-        "--matches", type=positive_int, default=1, help="matches per game and player count"
+        "--matches",
+        type=whole(1, MAX_MATCHES),
+        default=1,
+        help=f"matches per game and player count, 1..{MAX_MATCHES} (default: %(default)s)",
     )
     parser.add_argument(
         "--seed", type=seed_hex, default=None, help="64 hex digits: the first match's seed"

@@ -14,13 +14,16 @@ import sys
 from collections.abc import Callable
 
 from ..client.health import EXIT_SERVING, MATCH_SERVICE, check
-from .argtypes import positive_seconds
+from .argtypes import seconds, server_address
+
+MAX_TIMEOUT_S = 3600.0
 
 
 def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
     """ask a server's gRPC health service whether it serves (exit 0 SERVING, 1 not, 2 unreachable)"""
     parser.add_argument(
         "--server",
+        type=server_address,
         default=os.environ.get("CARDARENA_SERVER", "127.0.0.1:50051"),
         metavar="HOST:PORT",
         help="HOST:PORT of the server (default: $CARDARENA_SERVER or 127.0.0.1:50051)",
@@ -33,10 +36,10 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     )
     parser.add_argument(
         "--timeout",
-        type=positive_seconds,
+        type=seconds(MAX_TIMEOUT_S),
         default=3.0,
         metavar="S",
-        help="give up after this many seconds (default: 3)",
+        help=f"give up after this many seconds, at most {MAX_TIMEOUT_S:g} (default: %(default)g)",
     )
 
     def run(args: argparse.Namespace) -> int:

@@ -18,15 +18,19 @@ import grpc
 
 from cardarena.v1 import tournament_pb2 as tpb
 
-from ..client import ArenaClient
+from ..client import ArenaClient, Unreachable
 from ..fields import fields_of
 from ..tournament.botspec import BotEntry
 from ..tournament.hosted_report import hosted_json, print_hosted, write_hosted_csv
 from ..tournament.launcher import BotFailedToStart, HostedConfig, Launch, Limits, follow
 from ..tournament.progress import LiveProgress
 from ..tournament.terminal import print_error
+from .argtypes import writing
 
 EXIT_OK, EXIT_FAILED_MATCHES, EXIT_USAGE, EXIT_DETACHED = 0, 1, 2, 130
+EXIT_UNREACHABLE = 1
+UNREACHABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+"""A server that is not there, or went away: a failure (1); a refusal is a usage error (2)."""
 
 
 def run_hosted(args: argparse.Namespace, bots: Sequence[BotEntry], seed: bytes) -> int:
@@ -34,31 +38,36 @@ def run_hosted(args: argparse.Namespace, bots: Sequence[BotEntry], seed: bytes) 
         **fields_of(args, "game", "players", "options", "deals", "concurrency", "bot_logs"),
         address=args.server,
         bots=bots,
-        move_ms=args.move_ms or 10_000,
+        move_ms=args.move_ms,
         forfeit_after=args.forfeit_after or None,
         seed=seed,
         operator_token=args.admin_token,
         limits=Limits(cpu_seconds=args.bot_cpu_seconds, memory_mb=args.bot_memory_mb),
     )
-    return _refusals(lambda: asyncio.run(_host(config, args)))
+    return _refusals(lambda: asyncio.run(_host(config, args)), args.server)
 
 
 def run_attached(args: argparse.Namespace) -> int:
-    return _refusals(lambda: asyncio.run(_attach(args, args.attach)))
+    return _refusals(lambda: asyncio.run(_attach(args, args.attach)), args.server)
 
 
-def _refusals(run: Callable[[], int]) -> int:
-    """The server's refusal (or absence) as one line and exit status 2, never a traceback."""
+def _refusals(run: Callable[[], int], address: str) -> int:
+    """The server's refusal as one line and exit status 2, its absence as one line naming
+    the address and exit status 1; never a traceback."""
     try:
         return run()
+    except Unreachable as error:
+        print_error("cardarena tournament", str(error))
+        return EXIT_UNREACHABLE
     except grpc.aio.AioRpcError as error:
-        print_error("cardarena tournament", f"{error.code().name}: {error.details()}")
-        return EXIT_USAGE
+        print_error("cardarena tournament", f"{address}: {error.code().name}: {error.details()}")
+        return EXIT_UNREACHABLE if error.code() in UNREACHABLE else EXIT_USAGE
 
 
 def run_cancel(args: argparse.Namespace) -> int:
     async def cancel() -> tpb.TournamentInfo:
         async with ArenaClient(args.server, operator_token=args.admin_token) as client:
+            await client.connected()
             return await client.tournaments.cancel(
                 args.cancel, reason="cancelled from the launcher"
             )
@@ -68,11 +77,12 @@ def run_cancel(args: argparse.Namespace) -> int:
         print(f"tournament {info.tournament_id}: {info.end_reason}")
         return EXIT_OK
 
-    return _refusals(cancelled)
+    return _refusals(cancelled, args.server)
 
 
 async def _host(config: HostedConfig, args: argparse.Namespace) -> int:
     async with ArenaClient(config.address, operator_token=config.operator_token) as client:
+        await client.connected()
         launch = Launch(client, config)
         try:
             created = await launch.start()
@@ -98,6 +108,7 @@ def bot_stopped(bot: BotEntry, code: int) -> None:
 
 async def _attach(args: argparse.Namespace, tournament_id: str) -> int:
     async with ArenaClient(args.server, operator_token=args.admin_token) as client:
+        await client.connected()
         return await _watch(client, args, tournament_id)
 
 
@@ -135,7 +146,9 @@ async def _write(
     """The results as the server has them now, to the files asked for."""
     info = await client.tournaments.get(tournament_id, matches=True)
     if args.json is not None:
-        args.json.write_text(json.dumps(hosted_json(info, server=args.server), indent=2) + "\n")
+        with writing(args.json):
+            args.json.write_text(json.dumps(hosted_json(info, server=args.server), indent=2) + "\n")
     if args.csv is not None:
-        write_hosted_csv(args.csv, info)
+        with writing(args.csv):
+            write_hosted_csv(args.csv, info)
     return info

@@ -2,8 +2,8 @@
 
 Shared by ``cardarena audit`` and ``cardarena replay`` so both accept the same input and
 refuse bad input the same way (usage errors exit 2, like every argparse error); and by
-``audit`` and ``cardarena log``, :func:`unavailable_as`: a log that cannot be had, or the
-server's refusal, is one line and an exit status.
+``audit`` and ``cardarena log``, :func:`unavailable_as`: a log that cannot be had, the
+server's refusal, or its absence, is one line and an exit status.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import grpc
 
 from cardarena.v1 import service_pb2 as spb
 
+from ..client import Unreachable
 from ..logs import LogUnavailable, fetch_log, load_log
 from ..tournament.terminal import print_error
 from .argtypes import server_address
@@ -56,7 +57,7 @@ def unavailable_as(command: str, status: int, run: Callable[[], int]) -> int:
     (``command: why``) and exit ``status`` instead of a traceback."""
     try:
         return run()
-    except LogUnavailable as error:
+    except (LogUnavailable, Unreachable) as error:
         print_error(command, str(error))
     except grpc.aio.AioRpcError as error:
         print_error(command, f"{error.code().name}: {error.details()}")

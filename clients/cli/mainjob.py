@@ -36,7 +36,7 @@ from ..tournament.hosted_report import HOSTED_LEGEND, print_hosted
 from ..tournament.launcher import BotFailedToStart, HostedConfig, Launch
 from ..tournament.progress import LiveProgress
 from ..tournament.terminal import print_error
-from .argtypes import positive_int, seed_hex
+from .argtypes import MAX_CONCURRENCY, MAX_DEALS, MAX_MOVE_MS, seed_hex, whole
 
 CARDARENA = Path(sys.executable).parent / "cardarena"
 PLAYERS = 3
@@ -52,10 +52,23 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "audit every match log, stop the server.",
     )
     parser.add_argument("--game", action="append", help="only this game (repeatable)")
-    parser.add_argument("--deals", type=positive_int, default=4, help="deal seeds per game")
-    parser.add_argument("--concurrency", type=positive_int, default=4, help="matches at once")
     parser.add_argument(
-        "--mc-budget-ms", type=positive_int, default=10, help="Monte Carlo time per decision"
+        "--deals",
+        type=whole(1, MAX_DEALS),
+        default=4,
+        help="deal seeds per game (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=whole(1, MAX_CONCURRENCY),
+        default=4,
+        help="matches at once (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--mc-budget-ms",
+        type=whole(1, MAX_MOVE_MS),
+        default=10,
+        help="Monte Carlo time per decision (default: %(default)s)",
     )
     parser.add_argument("--seed", type=seed_hex, default=bytes(32), help="64 hex digits")
     parser.add_argument("--data-dir", type=Path, help="keep the server's store here")

@@ -30,8 +30,17 @@ from ..bots.external import ExternalDecider
 from ..bots.local import DEFAULT_MOVE_MS, play, seat_seed
 from ..logs import save_log
 from ..replay import build_timeline, html_page
-from ..tournament.botspec import BotEntry, check_bot, make_python_bot, parse_bot
-from .argtypes import json_object, output_file, positive_int, seed_hex
+from ..tournament.botspec import BotEntry, make_python_bot
+from .argtypes import (
+    MAX_MOVE_MS,
+    MAX_SEATS,
+    checked_bot,
+    json_object,
+    output_file,
+    seed_hex,
+    whole,
+    writing,
+)
 
 
 def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
@@ -47,7 +56,9 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         "--bot", action="append", metavar="SPEC", required=True, help="a seat's bot (repeat)"
     )
     parser.add_argument(
-        "--players", type=positive_int, help="seats (default: one per bot; bots take turns)"
+        "--players",
+        type=whole(1, MAX_SEATS),
+        help="seats, as many as the game is played by (default: one per bot; bots take turns)",
     )
     parser.add_argument("--options", type=json_object, default={}, help="game options as JSON")
     parser.add_argument(
@@ -57,10 +68,10 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     )
     parser.add_argument(
         "--move-ms",
-        type=positive_int,
+        type=whole(1, MAX_MOVE_MS),
         default=DEFAULT_MOVE_MS,
-        help=f"the time per move (default {DEFAULT_MOVE_MS}): a bot over it is played by"
-        " default from then on",
+        help=f"the time per move, 1..{MAX_MOVE_MS} (default: %(default)s): a bot over it is"
+        " played by default from then on",
     )
     parser.add_argument(
         "--log", type=output_file, metavar="OUT", help="write the log (.json, else binary .pb)"
@@ -78,7 +89,7 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
 
     def run(args: argparse.Namespace) -> int:
         try:
-            entries = seated([check_bot(parse_bot(text)) for text in args.bot], args.players)
+            entries = seated([checked_bot(text) for text in args.bot], args.players)
             setup(args.game, players=len(entries), options=args.options)
         except ValueError as error:  # a bot, the game, its options or its player count
             parser.error(str(error))
@@ -173,9 +184,11 @@ def _write(resp: spb.GetMatchLogResponse, log: Path | None, page: Path | None) -
     audit = audit_log(resp)
     verdict = "clean" if audit.ok else failure_text(audit)
     if log is not None:
-        save_log(resp, log)
+        with writing(log):
+            save_log(resp, log)
         print(f"wrote {log}: {len(resp.entries)} entries; audit {verdict}")
     if page is not None:
         timeline = build_timeline(resp)
-        page.write_text(html_page(timeline, verdict), encoding="utf-8")
+        with writing(page):
+            page.write_text(html_page(timeline, verdict), encoding="utf-8")
         print(f"wrote {page}: {len(timeline.steps)} steps; audit {verdict}")

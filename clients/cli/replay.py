@@ -14,7 +14,7 @@ from ..audit import AuditReport, audit_log, failure_text
 from ..logs import LogUnavailable
 from ..replay import build_timeline, html_page, render_text
 from ..tournament.terminal import print_error
-from .argtypes import output_file
+from .argtypes import output_file, writing
 from .logsource import add_source_arguments, read_source
 
 
@@ -37,7 +37,8 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         report = audit_log(resp, match_id=match_id)
         timeline = build_timeline(resp)
         if args.html is not None:
-            args.html.write_text(html_page(timeline, verdict(report)), encoding="utf-8")
+            with writing(args.html):
+                args.html.write_text(html_page(timeline, verdict(report)), encoding="utf-8")
             print(f"wrote {args.html}: {len(timeline.steps)} steps; audit {verdict(report)}")
         else:
             print(render_text(timeline, verdict(report)))

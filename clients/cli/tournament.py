@@ -19,19 +19,23 @@ import os
 import sys
 from collections.abc import Callable
 
-from ..tournament import (
-    check_bot,
-    check_unique,
-    parse_bot,
-)
+from ..tournament import check_unique
 from .argtypes import (
+    MAX_CONCURRENCY,
+    MAX_CPU_SECONDS,
+    MAX_DEALS,
+    MAX_FORFEIT_AFTER,
+    MAX_MEMORY_MB,
+    MAX_MOVE_MS,
+    MAX_SEATS,
+    MIN_MEMORY_MB,
+    checked_bot,
     json_object,
-    non_negative_int,
     output_dir,
     output_file,
-    positive_int,
     seed_hex,
     server_address,
+    whole,
 )
 from .configfile import LoadConfig, merged
 from .hosted import run_attached, run_cancel, run_hosted
@@ -50,7 +54,8 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         "--server",
         type=server_address,
         default=os.environ.get("CARDARENA_SERVER", "127.0.0.1:50051"),
-        help="HOST:PORT of the server, or several replicas' comma-separated (calls are spread"
+        metavar="HOST:PORT",
+        help="the server, or several replicas' comma-separated (calls are spread"
         " round robin; default: $CARDARENA_SERVER or 127.0.0.1:50051)",
     )
     parser.add_argument(
@@ -68,22 +73,31 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     )
     parser.add_argument("--game", help="the game, e.g. hexathlon")
     parser.add_argument(
-        "--players", type=positive_int, default=0, help="seats per match (default: one per bot)"
+        "--players",
+        type=whole(1, MAX_SEATS, zero="one per bot"),
+        default=0,
+        help="seats per match, as many as the game is played by (default: one per bot)",
     )
     parser.add_argument("--options", type=json_object, default={}, help="game options as JSON")
     parser.add_argument("--bot", action="append", metavar="SPEC", help="a contestant (repeat)")
     parser.add_argument(
-        "--deals", type=positive_int, default=2, help="deal seeds, each in every rotation"
+        "--deals",
+        type=whole(1, MAX_DEALS),
+        default=2,
+        help=f"deal seeds, each in every rotation, 1..{MAX_DEALS} (default: %(default)s)",
     )
     parser.add_argument(
-        "--concurrency", type=positive_int, default=4, help="matches played at once (default 4)"
+        "--concurrency",
+        type=whole(1, MAX_CONCURRENCY),
+        default=4,
+        help=f"matches played at once, 1..{MAX_CONCURRENCY} (default: %(default)s)",
     )
     parser.add_argument(
         "--move-ms",
-        type=non_negative_int,
+        type=whole(1, MAX_MOVE_MS),
         default=10_000,
-        help="the time per move (default 10000): on expiry the server plays the seat's"
-        " default action and counts a fault",
+        help=f"the time per move, 1..{MAX_MOVE_MS} (default: %(default)s): on expiry the"
+        " server plays the seat's default action and counts a fault",
     )
     parser.add_argument(
         "--seed",
@@ -107,22 +121,23 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     hosted.add_argument("--cancel", metavar="ID", help="end a hosted tournament")
     hosted.add_argument(
         "--forfeit-after",
-        type=non_negative_int,
+        type=whole(1, MAX_FORFEIT_AFTER, zero="never"),
         default=3,
-        help="faults in a match after which a seat forfeits it (0: never, the fallback"
-        " policy; default 3)",
+        help=f"faults in a match after which a seat forfeits it, 1..{MAX_FORFEIT_AFTER} (0:"
+        " never, the fallback policy; default: %(default)s)",
     )
     hosted.add_argument(
         "--bot-cpu-seconds",
-        type=non_negative_int,
+        type=whole(1, MAX_CPU_SECONDS, zero="no limit"),
         default=0,
-        help="CPU seconds each bot process may use (0: no limit)",
+        help="CPU seconds each bot process may use (0: no limit, the default)",
     )
     hosted.add_argument(
         "--bot-memory-mb",
-        type=non_negative_int,
+        type=whole(MIN_MEMORY_MB, MAX_MEMORY_MB, zero="no limit"),
         default=4096,
-        help="address space of each bot process in MiB (0: no limit; default 4096)",
+        help=f"address space of each bot process in MiB, {MIN_MEMORY_MB}..{MAX_MEMORY_MB}"
+        " (0: no limit; default: %(default)s)",
     )
 
     def run(args: argparse.Namespace) -> int:
@@ -134,7 +149,7 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         if not args.game or not args.bot:
             parser.error("name the game and the bots: --game and --bot, or a --config file")
         try:
-            bots = [check_bot(parse_bot(text)) for text in args.bot]
+            bots = [checked_bot(text) for text in args.bot]
             check_unique(bots)
         except ValueError as error:
             parser.error(str(error))
