@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import os
+import socket
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -38,7 +40,58 @@ def listen_address(text: str) -> str:
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit() or int(port) > 65535:
         raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
+    if ":" in host and not (host.startswith("[") and host.endswith("]")):
+        raise argparse.ArgumentTypeError(
+            f"an IPv6 address goes in brackets, [ADDRESS]:PORT, got {text!r}"
+        )
     return text
+
+
+def unbindable(flag: str, host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on now, naming ``flag``, or ``None``: checked
+    before the server starts anything, so that a port in use (a second server on this
+    machine) is one line naming it rather than a failure half-way through starting."""
+    if port == 0:
+        return None  # any free port
+    where = f"could not listen on {host}:{port} ({flag})"
+    try:
+        found = socket.getaddrinfo(
+            host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except (socket.gaierror, UnicodeError) as error:
+        return f"{where}: {getattr(error, 'strerror', None) or error}"
+    failures: list[str] = []
+    for family, kind, proto, _, address in found:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as error:
+                if error.errno == errno.EADDRINUSE:
+                    return f"{where}: port {port} is in use (another server?)"
+                failures.append(error.strerror or str(error))
+    # One of a name's addresses is enough (localhost without IPv6, say), as for the server.
+    return f"{where}: {failures[0]}" if len(failures) == len(found) else None
+
+
+def unbindable_ports(config: ServeConfig) -> str | None:
+    """The first address of ``config`` that cannot be listened on (see :func:`unbindable`)."""
+    wanted: list[tuple[str, str]] = [(f"--listen {config.listen}", config.listen)]
+    if config.metrics_port >= 0:
+        wanted.append(
+            (
+                f"--metrics-port {config.metrics_port}; -1 for none, 0 for any",
+                f"{config.metrics_host}:{config.metrics_port}",
+            )
+        )
+    if config.web is not None:
+        wanted.append((f"--web {config.web}", config.web))
+    for flag, address in wanted:
+        host, _, port = address.rpartition(":")
+        why = unbindable(flag, host, int(port))
+        if why is not None:
+            return why
+    return None
 
 
 def ranged(cast: Callable[[str], N], low: N, high: N, unit: str, what: str) -> Callable[[str], N]:
@@ -318,6 +371,10 @@ def serve(args: argparse.Namespace) -> int:
             print(f"cardarena serve: {error}", file=sys.stderr)
             return 2
         return 0
+    unusable = unbindable_ports(config)
+    if unusable is not None:
+        print(f"cardarena serve: {unusable}", file=sys.stderr)
+        return 1
     tune_collector()
     try:
         asyncio.run(run(config))
