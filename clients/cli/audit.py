@@ -24,7 +24,7 @@ from ..logs import LogUnavailable, save_log
 from ..logs.bundle import read_logs
 from ..logs.results import load_results
 from ..tournament.terminal import print_error
-from .argtypes import hash_hex, output_dir, output_file, positive_int
+from .argtypes import MAX_WORKERS, hash_hex, output_dir, output_file, whole, writing
 from .logsource import add_source_arguments, read_source, unavailable_as
 
 EXIT_CLEAN, EXIT_DISCREPANCY, EXIT_UNREADABLE = 0, 1, 2
@@ -78,10 +78,10 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     )
     parser.add_argument(
         "--workers",
-        type=positive_int,
+        type=whole(1, MAX_WORKERS),
         default=None,
         metavar="N",
-        help="processes auditing a tournament's logs (default: one per CPU)",
+        help=f"processes auditing a tournament's logs, 1..{MAX_WORKERS} (default: one per CPU)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
@@ -116,7 +116,8 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         if args.save is not None:
             if match_id is None:
                 parser.error("--save keeps a log fetched from a server: give --server and --match")
-            save_log(resp, args.save)
+            with writing(args.save):
+                save_log(resp, args.save)
         report = audit_log(resp, match_id=match_id, head=args.head, keys=keys)
         source = args.logfile or f"{args.server} match {args.match}"
         print(
@@ -147,6 +148,7 @@ def _tournament(
     async def audit() -> TournamentAudit:
         if args.tournament is not None:
             async with ArenaClient(args.server) as client:
+                await client.connected()
                 return await audit_tournament(
                     client, args.tournament, save_dir=args.save_dir, keys=keys, workers=workers
                 )
@@ -162,6 +164,7 @@ def _tournament(
         if server is None:
             raise LogUnavailable(f"{args.results} names no server: give --server or --logs")
         async with ArenaClient(server) as client:
+            await client.connected()
             return await audit_results(results, logs, client, keys=keys, workers=workers)
 
     def audited() -> int:
