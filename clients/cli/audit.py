@@ -23,6 +23,7 @@ from ..client import ArenaClient
 from ..logs import LogUnavailable, save_log
 from ..logs.bundle import read_logs
 from ..logs.results import load_results
+from ..tournament.hosted_report import hosted_json
 from ..tournament.terminal import print_error
 from .argtypes import MAX_WORKERS, hash_hex, output_dir, output_file, whole, writing
 from .logsource import add_source_arguments, read_source, unavailable_as
@@ -160,12 +161,16 @@ def _tournament(
             logs = read_logs(args.logs, [m.match_id for m in results.info.matches if m.match_id])
         server = args.server or results.server or None
         if logs is not None and results.info is not None:
-            return await audit_results(results, logs, None, keys=keys, workers=workers)
+            return await audit_results(
+                results, logs, None, keys=keys, workers=workers, written=hosted_json
+            )
         if server is None:
             raise LogUnavailable(f"{args.results} names no server: give --server or --logs")
         async with ArenaClient(server) as client:
             await client.connected()
-            return await audit_results(results, logs, client, keys=keys, workers=workers)
+            return await audit_results(
+                results, logs, client, keys=keys, workers=workers, written=hosted_json
+            )
 
     def audited() -> int:
         report = asyncio.run(audit())
