@@ -15,7 +15,7 @@ and :mod:`.sprt`.
 
 from .crosstable import Pairing, crosstable, paired_differences
 from .ratings import Rating, rate
-from .results import Played, Scored, group_means, scored
+from .results import FaultKinds, Played, Scored, group_means, scored
 from .schedule import MatchPlan, bot_seed, group_seed, lineups, mixed_seed, rotations, schedule
 from .sprt import MAX_EFFECT, Decision, Sprt
 from .standings import Standing, standings
@@ -24,6 +24,7 @@ from .stats import mean_interval, t_quantile
 __all__ = [
     "MAX_EFFECT",
     "Decision",
+    "FaultKinds",
     "MatchPlan",
     "Pairing",
     "Played",

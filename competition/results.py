@@ -23,6 +23,23 @@ from fractions import Fraction
 
 
 @dataclass(frozen=True)
+class FaultKinds:
+    """A seat's (or an entrant's) faults by kind, as the logs show them: time-outs (not the
+    server's moves for a seat that had already forfeited), refused actions and disconnects."""
+
+    timeouts: int = 0
+    refused: int = 0
+    disconnects: int = 0
+
+    def __add__(self, other: FaultKinds) -> FaultKinds:
+        return FaultKinds(
+            self.timeouts + other.timeouts,
+            self.refused + other.refused,
+            self.disconnects + other.disconnects,
+        )
+
+
+@dataclass(frozen=True)
 class Played:
     """One finished match of a tournament, as the server reports it."""
 
@@ -39,12 +56,14 @@ class Played:
     """Faults per seat (``()``: none)."""
     forfeited: tuple[bool, ...] = ()
     """Whether each seat forfeited (``()``: none did)."""
+    kinds: tuple[FaultKinds, ...] = ()
+    """Each seat's faults by kind (``()``: not known)."""
 
     def __post_init__(self) -> None:
         seats = len(self.entrants)
         if len(self.totals) != seats:
             raise ValueError(f"match {self.index}: {len(self.totals)} totals for {seats} seats")
-        for name in ("faults", "forfeited"):
+        for name in ("faults", "forfeited", "kinds"):
             given = len(getattr(self, name))
             if given not in (0, seats):
                 raise ValueError(f"match {self.index}: {given} {name} for {seats} seats")

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .ratings import Rating, rate
-from .results import Played, group_means, known, scored
+from .results import FaultKinds, Played, group_means, known, scored
 from .stats import interval_bounds
 
 
@@ -34,6 +34,8 @@ class Standing:
     forfeits: int
     """Seats the entrant forfeited."""
     rating: Rating | None = None
+    kinds: FaultKinds = field(default_factory=FaultKinds)
+    """Its faults by kind, where the matches say (a hosted tournament's logs do)."""
 
     @property
     def win_rate(self) -> float | None:
@@ -60,6 +62,7 @@ def standings(
     wins: dict[str, list[float]] = {e: [] for e in entrants}
     faults: dict[str, int] = dict.fromkeys(entrants, 0)
     forfeits: dict[str, int] = dict.fromkeys(entrants, 0)
+    kinds: dict[str, FaultKinds] = dict.fromkeys(entrants, FaultKinds())
     for match in matches:
         for entrant in set(match.entrants):
             counted[entrant] += 1
@@ -68,6 +71,8 @@ def standings(
             forfeits[seat.entrant] += seat.forfeited
             if match.faults:
                 faults[seat.entrant] += match.faults[seat.seat]
+            if match.kinds:
+                kinds[seat.entrant] += match.kinds[seat.seat]
     means = group_means(matches, lowest_wins=lowest_wins)
     ratings = rate(matches, entrants, lowest_wins=lowest_wins)
     rows = []
@@ -86,6 +91,7 @@ def standings(
                 faults=faults[entrant],
                 forfeits=forfeits[entrant],
                 rating=ratings.get(entrant),
+                kinds=kinds[entrant],
             )
         )
     sign = 1.0 if lowest_wins else -1.0

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from cardarena.competition import Played, group_seed, mixed_seed, schedule, standings
+from cardarena.competition import FaultKinds, Played, group_seed, mixed_seed, schedule, standings
 from cardarena.engine import commitment
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
@@ -311,6 +311,7 @@ def _check_match(
         return None
     seats = sorted(log.match.seats, key=lambda s: s.seat)
     played = Played(
+        kinds=fault_kinds(log, len(seats)),
         index=line.index,
         group=line.group,
         entrants=tuple(line.entrants),
@@ -325,6 +326,28 @@ def _check_match(
     if listed != played.totals or list(line.winners) != list(played.winners):
         report.find(f"{where}: the tournament lists other totals or winners than its log")
     return played
+
+
+def fault_kinds(log: spb.GetMatchLogResponse, players: int) -> tuple[FaultKinds, ...]:
+    """Each seat's faults by kind, folded from its log as the server folds them: time-outs
+    not played for a seat that had already forfeited, refused actions, disconnects."""
+    kinds = [FaultKinds()] * players
+    for entry in log.entries:
+        event = pb.Event.FromString(entry.event)
+        kind = event.WhichOneof("kind")
+        if kind == "timed_out" and not event.timed_out.forfeited:
+            seat, found = event.timed_out.seat, FaultKinds(timeouts=1)
+        elif kind == "seat_faulted":
+            refused = event.seat_faulted.kind == pb.FAULT_KIND_REFUSED_ACTION
+            seat, found = (
+                event.seat_faulted.seat,
+                FaultKinds(refused=refused, disconnects=not refused),
+            )
+        else:
+            continue
+        if 0 <= seat < players:
+            kinds[seat] += found
+    return tuple(kinds)
 
 
 def _check_standings(
@@ -345,6 +368,9 @@ def _check_standings(
             report.find(f"standings: {row.entrant!r} is no entrant")
             continue
         pairs = {
+            "timeouts": (row.timeouts, mine.kinds.timeouts),
+            "refused_actions": (row.refused_actions, mine.kinds.refused),
+            "disconnects": (row.disconnects, mine.kinds.disconnects),
             "matches": (row.matches, mine.matches),
             "groups": (row.groups, mine.groups),
             "faults": (row.faults, mine.faults),

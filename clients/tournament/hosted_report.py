@@ -13,7 +13,7 @@ import csv
 from pathlib import Path
 from typing import IO, Any
 
-from cardarena.competition import Rating, Standing
+from cardarena.competition import FaultKinds, Rating, Standing
 from cardarena.v1 import codec
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
@@ -38,6 +38,7 @@ def standings_of(info: tpb.TournamentInfo) -> list[Standing]:
             faults=row.faults,
             forfeits=row.forfeits,
             rating=Rating(row.mu, row.sigma) if row.matches else None,
+            kinds=FaultKinds(row.timeouts, row.refused_actions, row.disconnects),
         )
         for row in info.standings
     ]
@@ -159,11 +160,22 @@ def hosted_json(info: tpb.TournamentInfo, *, server: str = "") -> dict[str, Any]
     }
 
 
+FAULT_COLUMNS = ("faults", "timeouts", "refused_actions", "disconnects", "forfeits")
+"""The server's fault columns, each filled from the logs (the kinds add up to ``faults``)."""
+
+
 def _standings(rows: list[Standing]) -> list[dict[str, Any]]:
     """The rows as the results file and the CSV have them: the rules' columns, then the
-    server's faults and forfeits (it counts them, not their kinds: no kind column)."""
+    server's faults, by kind, and forfeits."""
     return [
-        {**cells, "faults": row.faults, "forfeits": row.forfeits}
+        {
+            **cells,
+            "faults": row.faults,
+            "timeouts": row.kinds.timeouts,
+            "refused_actions": row.kinds.refused,
+            "disconnects": row.kinds.disconnects,
+            "forfeits": row.forfeits,
+        }
         for cells, row in zip(table_rows(rows), rows, strict=True)
     ]
 
@@ -171,6 +183,6 @@ def _standings(rows: list[Standing]) -> list[dict[str, Any]]:
 def write_hosted_csv(path: Path, info: tpb.TournamentInfo) -> None:
     rows = standings_of(info)
     with path.open("w", newline="") as out:
-        writer = csv.DictWriter(out, fieldnames=(*columns(rows), "faults", "forfeits"))
+        writer = csv.DictWriter(out, fieldnames=(*columns(rows), *FAULT_COLUMNS))
         writer.writeheader()
         writer.writerows(_standings(rows))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from cardarena.competition import FaultKinds
 from cardarena.v1 import game_pb2 as pb
 
 
@@ -29,12 +30,15 @@ class SeatFaults:
     """Whether refused actions and disconnects are logged as faults (tournament matches)."""
     counts: list[int] = field(default_factory=list)
     forfeited: list[bool] = field(default_factory=list)
+    kinds: list[FaultKinds] = field(default_factory=list)
+    """Each seat's faults by kind (the results' columns)."""
     faulted_this_turn: set[int] = field(default_factory=set)
     """Seats whose refused action or disconnect this turn is already logged."""
 
     def __post_init__(self) -> None:
         self.counts = [0] * self.players
         self.forfeited = [False] * self.players
+        self.kinds = [FaultKinds()] * self.players
 
     def note(self, entry: pb.Event) -> None:
         """Fold one log entry into the counts."""
@@ -42,14 +46,22 @@ class SeatFaults:
         if kind == "timed_out":
             if not entry.timed_out.forfeited:
                 self.counts[entry.timed_out.seat] += 1
+                self._add(entry.timed_out.seat, FaultKinds(timeouts=1))
             self.faulted_this_turn.clear()
         elif kind == "seat_faulted":
-            self.counts[entry.seat_faulted.seat] += 1
-            self.faulted_this_turn.add(entry.seat_faulted.seat)
+            fault = entry.seat_faulted
+            self.counts[fault.seat] += 1
+            self.faulted_this_turn.add(fault.seat)
+            refused = fault.kind == pb.FAULT_KIND_REFUSED_ACTION
+            self._add(fault.seat, FaultKinds(refused=refused, disconnects=not refused))
         elif kind == "seat_forfeited":
             self.forfeited[entry.seat_forfeited.seat] = True
         elif kind in ("card_played", "passed", "suit_excluded", "trump_chosen"):
             self.faulted_this_turn.clear()
+
+    def _add(self, seat: int, kind: FaultKinds) -> None:
+        if 0 <= seat < self.players:
+            self.kinds[seat] += kind
 
     def forfeits_with_one_more(self, seat: int) -> bool:
         """Whether one more fault makes ``seat`` forfeit."""

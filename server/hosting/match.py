@@ -176,6 +176,7 @@ class HostedMatch(Ending):
             last_hash=self.last_hash,
             revealed=self.revealed,
             last_seq=self.last_seq,
+            kinds=tuple(self.faults.kinds),
         )
 
     def seat_of(self, token: str) -> int | None:

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 from fractions import Fraction
 
+from cardarena.competition import FaultKinds
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
@@ -32,6 +33,8 @@ class Outcome:
     last_hash: bytes
     revealed: bool
     last_seq: int = 0
+    kinds: tuple[FaultKinds, ...] = ()
+    """Each seat's faults by kind."""
 
 
 async def stored_outcome(store: EventStore, record: MatchRecord) -> Outcome:
@@ -68,4 +71,5 @@ async def stored_outcome(store: EventStore, record: MatchRecord) -> Outcome:
         last_hash=stored[-1].hash if stored else b"",
         revealed=revealed,
         last_seq=stored[-1].seq if stored else 0,
+        kinds=tuple(faults.kinds),
     )

@@ -376,6 +376,7 @@ class Director:
                 winners=outcome.winners,
                 faults=outcome.faults,
                 forfeited=outcome.forfeited,
+                kinds=outcome.kinds,
             )
         self._changed_now()
 

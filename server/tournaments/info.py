@@ -194,6 +194,9 @@ def _standing(row: Standing) -> tpb.Standing:
         win_rate=row.win_rate or 0.0,
         faults=row.faults,
         forfeits=row.forfeits,
+        timeouts=row.kinds.timeouts,
+        refused_actions=row.kinds.refused,
+        disconnects=row.kinds.disconnects,
     )
     if row.mean is not None:
         out.mean, out.has_mean = row.mean, True

@@ -121,6 +121,7 @@ def hosted_info() -> tpb.TournamentInfo:
             mu=25.0 - place,
             sigma=8.0,
             faults=place,
+            timeouts=place,
             forfeits=0,
         )
     totals = [codec.score_to_pb(t) for t in (Fraction(205, 2), Fraction(99, 2), 88)]

@@ -80,6 +80,12 @@ def test_a_hanging_and_an_illegal_bot_forfeit_every_match_and_win_none(
     for bad in ("hanger", "illegal"):
         assert rows[bad].forfeits == rows[bad].matches == 9
         assert rows[bad].wins == 0
+    # The fault columns are filled from the logs, by kind (they were always empty).
+    assert rows["hanger"].timeouts == rows["hanger"].faults == 27
+    assert rows["hanger"].refused_actions == rows["hanger"].disconnects == 0
+    illegal = rows["illegal"]  # a refused action, then the clock on the same turn: both count
+    assert illegal.refused_actions > 0 and illegal.disconnects == 0
+    assert illegal.refused_actions + illegal.timeouts == illegal.faults == 27
     assert rows["random-a"].wins + rows["random-b"].wins >= final.planned
 
 

@@ -319,6 +319,9 @@ class Standing(_message.Message):
     ORDINAL_FIELD_NUMBER: _builtins.int
     FAULTS_FIELD_NUMBER: _builtins.int
     FORFEITS_FIELD_NUMBER: _builtins.int
+    TIMEOUTS_FIELD_NUMBER: _builtins.int
+    REFUSED_ACTIONS_FIELD_NUMBER: _builtins.int
+    DISCONNECTS_FIELD_NUMBER: _builtins.int
     entrant: _builtins.str
     """The entrant's name."""
     matches: _builtins.int
@@ -352,6 +355,14 @@ class Standing(_message.Message):
     """Faults over every seat the entrant held."""
     forfeits: _builtins.int
     """Seats the entrant forfeited."""
+    timeouts: _builtins.int
+    """Its faults by kind, as the logs show them (they add up to `faults`): moves its clock
+    ran out on (not the server's moves for a seat that had already forfeited) ...
+    """
+    refused_actions: _builtins.int
+    """... actions the rules refused ..."""
+    disconnects: _builtins.int
+    """... and disconnects of its tournament stream while a match of its ran."""
     def __init__(
         self,
         *,
@@ -370,10 +381,13 @@ class Standing(_message.Message):
         ordinal: _builtins.float = ...,
         faults: _builtins.int = ...,
         forfeits: _builtins.int = ...,
+        timeouts: _builtins.int = ...,
+        refused_actions: _builtins.int = ...,
+        disconnects: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ci_high", b"ci_high", "ci_low", b"ci_low", "entrant", b"entrant", "faults", b"faults", "forfeits", b"forfeits", "groups", b"groups", "has_interval", b"has_interval", "has_mean", b"has_mean", "matches", b"matches", "mean", b"mean", "mu", b"mu", "ordinal", b"ordinal", "sigma", b"sigma", "win_rate", b"win_rate", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ci_high", b"ci_high", "ci_low", b"ci_low", "disconnects", b"disconnects", "entrant", b"entrant", "faults", b"faults", "forfeits", b"forfeits", "groups", b"groups", "has_interval", b"has_interval", "has_mean", b"has_mean", "matches", b"matches", "mean", b"mean", "mu", b"mu", "ordinal", b"ordinal", "refused_actions", b"refused_actions", "sigma", b"sigma", "timeouts", b"timeouts", "win_rate", b"win_rate", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -410,6 +410,28 @@ export declare type Standing = Message<"cardarena.v1.Standing"> & {
    * @generated from field: uint32 forfeits = 15;
    */
   forfeits: number;
+
+  /**
+   * Its faults by kind, as the logs show them (they add up to `faults`): moves its clock
+   * ran out on (not the server's moves for a seat that had already forfeited) ...
+   *
+   * @generated from field: uint32 timeouts = 16;
+   */
+  timeouts: number;
+
+  /**
+   * ... actions the rules refused ...
+   *
+   * @generated from field: uint32 refused_actions = 17;
+   */
+  refusedActions: number;
+
+  /**
+   * ... and disconnects of its tournament stream while a match of its ran.
+   *
+   * @generated from field: uint32 disconnects = 18;
+   */
+  disconnects: number;
 };
 
 /**
