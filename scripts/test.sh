@@ -2,6 +2,13 @@
 # The whole test suite and every static check, exactly as CI runs them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# What pip cannot install: Node.js and npm run buf (the protocol's lint, breaking-change and
+# generated-code checks) and the web app's build check. Say so before anything runs.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    echo "the test command needs Node.js and npm (buf, the protocol checks, and the web app's" >&2
+    echo "checks); on Debian or Ubuntu: apt-get install nodejs npm" >&2
+    exit 1
+fi
 bash scripts/bootstrap.sh
 export PATH="$PWD/.venv/bin:$PATH"
 
