@@ -23,7 +23,7 @@ from cardarena.v1 import service_pb2 as spb
 from .. import metrics
 from ..errors import BadRequest
 from ..hosting import Aside, Subscriber
-from .requests import REQUEST_ID, authorize, check_seat
+from .requests import REQUEST_ID, authorize, check_seat, credential
 from .status import Context, Refused, refusal_of, refusals
 from .streams import response
 from .wire import Undecodable
@@ -104,7 +104,11 @@ class PlayCall:
         self.acting = asyncio.create_task(self._act(opening))
 
     async def _opening(self) -> spb.PlayOpen:
-        with self.service.streams.opening(self.context):
+        # A caller whose token is a seat's here proves who it is: only anonymous calls count
+        # against the places for calls that have not opened yet.
+        proven = self.service.arena.holds_seat(credential(self.context))
+        waiting = contextlib.nullcontext() if proven else self.service.streams.opening(self.context)
+        with waiting:
             try:
                 first = await asyncio.wait_for(anext(aiter(self.requests), None), OPEN_SECONDS)
             except TimeoutError:

@@ -70,7 +70,24 @@ one, a few while a reconnection overlaps the stream it replaces."""
 OPENING_CALLS = 64
 """Play calls one address may hold open before they say which seat they are for (PlayOpen):
 until then a call holds no seat's place, so without this one host could hold thousands,
-each with its memory, and never open one."""
+each with its memory, and never open one. A call whose token is a seat's of a running match
+here proves who it is and is not counted (a bot host plays hundreds of seats from one
+address)."""
+
+WATCH_STREAMS_TOTAL = 2048
+"""Spectators' streams the whole server holds open at once, from every address together: the
+per-address cap alone let 40 addresses hold 2,560 streams of one match."""
+
+OPENING_CALLS_TOTAL = 1024
+"""Anonymous Play calls without a PlayOpen yet, the whole server together."""
+
+MATCH_SPECTATORS = 256
+"""Spectators' streams of one match at once: each costs every event of that match a message,
+which its players wait for."""
+
+FAIR_FLOOR = 4
+"""What any address may hold however many others hold some: a newcomer is never shut out by
+addresses that came first."""
 
 
 class Streams:
@@ -87,24 +104,75 @@ class Streams:
         self.hosts = hosts
         self.watch_streams = watch_streams
         self.opening_calls = OPENING_CALLS
+        self.watch_total = WATCH_STREAMS_TOTAL
+        self.opening_total = OPENING_CALLS_TOTAL
         self._open: Counter[tuple[str, ...]] = Counter()
+        self._holders: dict[str, set[str]] = {"watch": set(), "opening": set()}
+        """The addresses holding places of each shared kind now (for their fair share)."""
         self._aborts: set[asyncio.Task[None]] = set()
 
     @contextlib.contextmanager
-    def watching(self, context: Context) -> Iterator[None]:
-        """Hold one of the spectator streams of the call's address (:class:`ClientHosts`)
-        while the block runs; RESOURCE_EXHAUSTED if it holds all it may."""
-        key = ("watch", self.hosts.of(context))
-        with self._holding(key, self.watch_streams, "spectator streams from this address"):
-            yield
+    def watching(self, context: Context, match_id: str | None = None) -> Iterator[None]:
+        """Hold one of the spectator streams of the call's address (:class:`ClientHosts`),
+        of the server and, watching a match, of that match while the block runs;
+        RESOURCE_EXHAUSTED if any of them is full."""
+        with self._shared(
+            "watch", context, self.watch_streams, self.watch_total, "spectator streams"
+        ):
+            if match_id is None:
+                yield
+                return
+            key = ("spectators", match_id)
+            with self._holding(key, MATCH_SPECTATORS, "spectator streams of this match"):
+                yield
 
     @contextlib.contextmanager
     def opening(self, context: Context) -> Iterator[None]:
-        """Hold one of the places of the call's address for a Play call that has not yet
-        named its seat; RESOURCE_EXHAUSTED if it holds all it may."""
-        key = ("opening", self.hosts.of(context))
-        with self._holding(key, self.opening_calls, "Play calls without a PlayOpen yet"):
+        """Hold one of the places of the call's address (and of the server) for a Play call
+        that has not yet named its seat; RESOURCE_EXHAUSTED if it holds all it may."""
+        with self._shared(
+            "opening",
+            context,
+            self.opening_calls,
+            self.opening_total,
+            "Play calls without a PlayOpen",
+        ):
             yield
+
+    @contextlib.contextmanager
+    def _shared(
+        self, kind: str, context: Context, per_address: int, total: int, what: str
+    ) -> Iterator[None]:
+        """One of ``total`` places the whole server has for ``kind``, shared fairly: an
+        address holds at most ``per_address`` and its share of the total (which leaves room
+        for one address more than hold places now); once half the total is taken, no address
+        gets more than :data:`FAIR_FLOOR`, so that the other half always has places for
+        newcomers, however many came first."""
+        address = self.hosts.of(context)
+        holders = self._holders[kind]
+        everyone = (kind, "*")
+        used = self._open[everyone]
+        # Its share leaves room for one more address than hold places now; and once half the
+        # budget is taken, the rest is for addresses holding no more than the floor.
+        share = total // (len(holders - {address}) + 2) if used < total // 2 else 0
+        cap = min(per_address, max(FAIR_FLOOR, share))
+        if used >= total:
+            raise Refused(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"the server holds {total} {what} from all addresses, the most it may:"
+                " try again later",
+            )
+        with self._holding((kind, address), cap, f"{what} from this address"):
+            holders.add(address)
+            self._open[everyone] += 1
+            try:
+                yield
+            finally:
+                self._open[everyone] -= 1
+                if not self._open[everyone]:
+                    del self._open[everyone]
+                if not self._open[(kind, address)] - 1:
+                    holders.discard(address)
 
     @contextlib.contextmanager
     def _holding(self, key: tuple[str, ...], cap: int, what: str) -> Iterator[None]:
@@ -125,7 +193,7 @@ class Streams:
         self, hosted: HostedMatch, seat: int | None, context: Context
     ) -> contextlib.AbstractContextManager[None]:
         if seat is None:
-            return self.watching(context)
+            return self.watching(context, hosted.match_id)
         key = ("seat", hosted.match_id, str(seat))
         return self._holding(key, SEAT_STREAMS, f"streams of seat {seat} of this match")
 

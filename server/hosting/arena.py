@@ -28,7 +28,7 @@ from ..errors import BadRequest, RequestReused, Unreplayable
 from ..store import EventStore, MatchLog, MatchRecord, Owner, StoreConflict, UnknownMatch, now_iso
 from .clock import WALL_TIME, Reconnection
 from .completion import cancel_and_wait, to_completion
-from .credentials import is_secret, new_match_id, secret_hash
+from .credentials import is_secret, new_match_id, secret_hash, token_hash
 from .faults import SeatFaults
 from .match import HostedMatch
 from .outcome import Outcome, stored_outcome
@@ -78,6 +78,10 @@ class Arena:
         self._sweeper: asyncio.Task[None] | None = None
         self.counts = dict.fromkeys(STATUSES, 0)
         """Hosted matches by status, kept as they change (never recounted)."""
+        self.seated: dict[bytes, int] = {}
+        """The token hashes of the seats of running matches (how many seats each holds): a
+        call that carries one proves it is a player here before it names its match."""
+        self._seated_of: dict[str, tuple[bytes, ...]] = {}
         self.reconnection = Reconnection()
         """The window after an outage in which seats not yet back are not timed: opened when
         this arena resumes matches (or its tournaments resume), shared by every match."""
@@ -243,6 +247,7 @@ class Arena:
         """A hosted match changed status: report it, and keep few ended matches in memory
         (their logs are final and in the store; ``get`` loads one again on demand)."""
         self._count(hosted.match_id, hosted.status)
+        self._index_seats(hosted)
         if hosted.ended:
             self.ended[hosted.match_id] = None
             for match_id in list(self.ended):
@@ -258,6 +263,27 @@ class Arena:
             self._report(hosted)
         except Exception:  # the change is durable already: a report must not fail its write
             log.exception("change_report_failed", match_id=hosted.match_id)
+
+    def _index_seats(self, hosted: HostedMatch) -> None:
+        """Keep :attr:`seated` to the seats of running matches (every seat is taken then)."""
+        indexed = self._seated_of.get(hosted.match_id)
+        if hosted.status == "running" and indexed is None:
+            hashes = tuple(s.token_hash for s in hosted.seats if s.token_hash is not None)
+            self._seated_of[hosted.match_id] = hashes
+            for digest in hashes:
+                self.seated[digest] = self.seated.get(digest, 0) + 1
+        elif hosted.status != "running" and indexed is not None:
+            del self._seated_of[hosted.match_id]
+            for digest in indexed:
+                left = self.seated[digest] - 1
+                if left:
+                    self.seated[digest] = left
+                else:
+                    del self.seated[digest]
+
+    def holds_seat(self, token: str | None) -> bool:
+        """Whether ``token`` is a seat's of a running match here (it proves who calls)."""
+        return token is not None and token_hash(token) in self.seated
 
     def _count(self, match_id: str, status: str | None) -> None:
         """Move one match between the status counts (``None``: no longer hosted): O(1), so

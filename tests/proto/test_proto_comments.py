@@ -22,7 +22,15 @@ from cardarena.engine.games import GAMES, ROUND_KINDS
 from cardarena.engine.triathlon import LAST, MIDDLE, MULTIPLE
 from cardarena.server.api.play import OPEN_SECONDS, PLAY_QUEUE
 from cardarena.server.api.requests import MAX_NAME, MAX_PAGE, MAX_REASON
-from cardarena.server.api.streams import OPENING_CALLS, SEAT_STREAMS, WATCH_STREAMS
+from cardarena.server.api.streams import (
+    FAIR_FLOOR,
+    MATCH_SPECTATORS,
+    OPENING_CALLS,
+    OPENING_CALLS_TOTAL,
+    SEAT_STREAMS,
+    WATCH_STREAMS,
+    WATCH_STREAMS_TOTAL,
+)
 from cardarena.server.api.tournament_requests import (
     MAX_CONCURRENCY,
     MAX_DEALS,
@@ -198,10 +206,16 @@ def test_the_limits_in_the_comments_are_the_servers() -> None:
             f"{spelled(PLAY_QUEUE)} messages",
             f"within {OPEN_SECONDS:g} s",
             f"holds {OPENING_CALLS} Play calls",
+            f"the server's {OPENING_CALLS_TOTAL})",
         ),
         "SprtRule.d0": f"-{int(MAX_EFFECT):,} to {int(MAX_EFFECT):,}",
         "MatchService.StreamEvents": f"the seat has {SEAT_STREAMS} streams open",
-        "MatchService.WatchMatch": f"{WATCH_STREAMS} unless the operator set another",
+        "MatchService.WatchMatch": (
+            f"{WATCH_STREAMS} unless the operator set another",
+            f"the server's {WATCH_STREAMS_TOTAL} while",
+            f"{FAIR_FLOOR} per address",
+            f"already has {MATCH_SPECTATORS} spectators",
+        ),
         "CreateTournamentRequest": f"At most {spelled(MAX_PLANNED)} matches",
     }
     wrong = {

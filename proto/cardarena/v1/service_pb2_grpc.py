@@ -194,7 +194,8 @@ class MatchServiceServicer:
         only for its seats' tokens and the operator token: FAILED_PRECONDITION for anyone else.
         NOT_FOUND; UNAVAILABLE as StreamEvents; RESOURCE_EXHAUSTED: this client address holds
         all the spectator streams (WatchMatch and WatchTournament) it may, 64 unless the operator
-        set another number.
+        set another number (and its fair share of the server's 2048 while others hold some: once
+        half of them are taken, 4 per address), or the match already has 256 spectators.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -220,7 +221,9 @@ class MatchServiceServicer:
         StreamEvents for the PlayOpen; ends with OK after the match's end (the ActionResult of the
         action that ended it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
         DEADLINE_EXCEEDED when no PlayOpen comes within 10 s; RESOURCE_EXHAUSTED when the client's
-        address already holds 64 Play calls that have not sent their PlayOpen.
+        address already holds 64 Play calls that have not sent their PlayOpen (or its fair share
+        of the server's 1024), unless the call's token is a seat's of a running match: a call
+        that proves it is a player is never counted.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

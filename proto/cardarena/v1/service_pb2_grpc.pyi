@@ -112,7 +112,8 @@ class MatchServiceStub:
     only for its seats' tokens and the operator token: FAILED_PRECONDITION for anyone else.
     NOT_FOUND; UNAVAILABLE as StreamEvents; RESOURCE_EXHAUSTED: this client address holds
     all the spectator streams (WatchMatch and WatchTournament) it may, 64 unless the operator
-    set another number.
+    set another number (and its fair share of the server's 2048 while others hold some: once
+    half of them are taken, 4 per address), or the match already has 256 spectators.
     """
     GetMatchLog: _grpc.UnaryUnaryMultiCallable[_service_pb2.GetMatchLogRequest, _service_pb2.GetMatchLogResponse]
     """The full log of an ended match: exact stored bytes, hash chain and the revealed seed.
@@ -130,7 +131,9 @@ class MatchServiceStub:
     StreamEvents for the PlayOpen; ends with OK after the match's end (the ActionResult of the
     action that ended it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
     DEADLINE_EXCEEDED when no PlayOpen comes within 10 s; RESOURCE_EXHAUSTED when the client's
-    address already holds 64 Play calls that have not sent their PlayOpen.
+    address already holds 64 Play calls that have not sent their PlayOpen (or its fair share
+    of the server's 1024), unless the call's token is a seat's of a running match: a call
+    that proves it is a player is never counted.
     """
     CancelMatch: _grpc.UnaryUnaryMultiCallable[_service_pb2.CancelMatchRequest, _service_pb2.CancelMatchResponse]
     """End a match that has not ended: logged as MatchCancelled, then the seed is revealed.
@@ -215,7 +218,8 @@ class MatchServiceAsyncStub(MatchServiceStub):
     only for its seats' tokens and the operator token: FAILED_PRECONDITION for anyone else.
     NOT_FOUND; UNAVAILABLE as StreamEvents; RESOURCE_EXHAUSTED: this client address holds
     all the spectator streams (WatchMatch and WatchTournament) it may, 64 unless the operator
-    set another number.
+    set another number (and its fair share of the server's 2048 while others hold some: once
+    half of them are taken, 4 per address), or the match already has 256 spectators.
     """
     GetMatchLog: _aio.UnaryUnaryMultiCallable[_service_pb2.GetMatchLogRequest, _service_pb2.GetMatchLogResponse]  # type: ignore[assignment]
     """The full log of an ended match: exact stored bytes, hash chain and the revealed seed.
@@ -233,7 +237,9 @@ class MatchServiceAsyncStub(MatchServiceStub):
     StreamEvents for the PlayOpen; ends with OK after the match's end (the ActionResult of the
     action that ended it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
     DEADLINE_EXCEEDED when no PlayOpen comes within 10 s; RESOURCE_EXHAUSTED when the client's
-    address already holds 64 Play calls that have not sent their PlayOpen.
+    address already holds 64 Play calls that have not sent their PlayOpen (or its fair share
+    of the server's 1024), unless the call's token is a seat's of a running match: a call
+    that proves it is a player is never counted.
     """
     CancelMatch: _aio.UnaryUnaryMultiCallable[_service_pb2.CancelMatchRequest, _service_pb2.CancelMatchResponse]  # type: ignore[assignment]
     """End a match that has not ended: logged as MatchCancelled, then the seed is revealed.
@@ -363,7 +369,8 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         only for its seats' tokens and the operator token: FAILED_PRECONDITION for anyone else.
         NOT_FOUND; UNAVAILABLE as StreamEvents; RESOURCE_EXHAUSTED: this client address holds
         all the spectator streams (WatchMatch and WatchTournament) it may, 64 unless the operator
-        set another number.
+        set another number (and its fair share of the server's 2048 while others hold some: once
+        half of them are taken, 4 per address), or the match already has 256 spectators.
         """
 
     @_abc_1.abstractmethod
@@ -393,7 +400,9 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         StreamEvents for the PlayOpen; ends with OK after the match's end (the ActionResult of the
         action that ended it first), with UNAVAILABLE as StreamEvents (a queue of 2048 messages).
         DEADLINE_EXCEEDED when no PlayOpen comes within 10 s; RESOURCE_EXHAUSTED when the client's
-        address already holds 64 Play calls that have not sent their PlayOpen.
+        address already holds 64 Play calls that have not sent their PlayOpen (or its fair share
+        of the server's 1024), unless the call's token is a seat's of a running match: a call
+        that proves it is a player is never counted.
         """
 
     @_abc_1.abstractmethod
