@@ -35,17 +35,27 @@ def match_info(hosted: HostedMatch) -> spb.MatchInfo:
     return _info(hosted.record, hosted.status, seats, hosted.outcome())
 
 
-async def listed_info(arena: Arena, record: MatchRecord) -> spb.MatchInfo:
-    """A listed match: from memory if hosted here, an ended one from its stored record, its
-    seats and one read of its log (no replay, nothing hosted), anything else loaded."""
-    hosted = arena.matches.get(record.match_id)
-    if hosted is not None or record.status != ENDED:
-        return await settled_info(hosted or await arena.get(record.match_id))
-    taken = await arena.seat_names(record.match_id)
-    seats = [
-        spb.SeatInfo(seat=i, taken=i in taken, name=taken.get(i, "")) for i in range(record.players)
-    ]
-    return _info(record, "ended", seats, await arena.stored_outcome(record))
+async def listed_infos(arena: Arena, records: list[MatchRecord]) -> list[spb.MatchInfo]:
+    """A page of listed matches: from memory those hosted here; an ended one from its stored
+    outcome and seats, read for the whole page at once (rows, no log read once its outcome is
+    kept, nothing hosted); anything else loaded."""
+    stored = [r for r in records if r.match_id not in arena.matches and r.status == ENDED]
+    outcomes = await arena.stored_outcomes(stored)
+    seated = await arena.stored_seat_names([r.match_id for r in stored])
+    infos = []
+    for record in records:
+        outcome = outcomes.get(record.match_id)
+        if outcome is None:
+            hosted = arena.matches.get(record.match_id) or await arena.get(record.match_id)
+            infos.append(await settled_info(hosted))
+            continue
+        taken = seated.get(record.match_id, {})
+        seats = [
+            spb.SeatInfo(seat=i, taken=i in taken, name=taken.get(i, ""))
+            for i in range(record.players)
+        ]
+        infos.append(_info(record, "ended", seats, outcome))
+    return infos
 
 
 def _info(

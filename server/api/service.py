@@ -23,7 +23,7 @@ from ..errors import BadRequest, NotRunning
 from ..hosting import Arena, HostedMatch, PbProjector, Submitted, project_for
 from .access import Access, Guard
 from .embargo import Embargo, GroupOf
-from .info import STATUS_OF, listed_info, match_info, settled_info
+from .info import STATUS_OF, listed_infos, match_info, settled_info
 from .limits import ClientHosts
 from .peers import Peers
 from .play import PlayCall
@@ -108,12 +108,10 @@ class MatchService:
         records, token = await self.arena.list_records(
             status=store_status, game=game, page_size=size, page_token=request.page_token or None
         )
-        infos = []
-        for record in records:
-            info = await listed_info(self.arena, record)  # loads one not ended in the store
-            infos.append(
-                self.embargo.listed(self.arena.matches.get(record.match_id), info, context)
-            )
+        infos = [
+            self.embargo.listed(self.arena.matches.get(info.match_id), info, context)
+            for info in await listed_infos(self.arena, records)
+        ]
         if status in ("waiting", "running"):
             infos = [i for i in infos if i.status == STATUS_OF[status]]
         return spb.ListMatchesResponse(matches=infos, next_page_token=token or "")

@@ -31,7 +31,7 @@ from .completion import cancel_and_wait, to_completion
 from .credentials import is_secret, new_match_id, secret_hash, token_hash
 from .faults import SeatFaults
 from .match import HostedMatch
-from .outcome import Outcome, stored_outcome
+from .outcome import Outcome, stored_outcome, stored_outcomes
 from .rebuild import rebuild
 from .replication import Replicas, Replication
 from .seating import Seat
@@ -367,13 +367,19 @@ class Arena:
             status=status, game=game, page_size=page_size, page_token=page_token
         )
 
-    async def seat_names(self, match_id: str) -> dict[int, str]:
-        """The taken seats of a stored match and their names, without hosting it."""
-        return {seat.seat: seat.name for seat in await self.store.get_seats(match_id)}
-
     async def stored_outcome(self, record: MatchRecord) -> Outcome:
-        """What a stored match's log says it produced, in one read (no replay)."""
+        """What a stored match's log says it produced (its kept row, or one read of its log;
+        no replay)."""
         return await stored_outcome(self.store, record)
+
+    async def stored_outcomes(self, records: list[MatchRecord]) -> dict[str, Outcome]:
+        """:meth:`stored_outcome` of each, their kept rows read a batch at a time."""
+        return await stored_outcomes(self.store, records)
+
+    async def stored_seat_names(self, match_ids: list[str]) -> dict[str, dict[int, str]]:
+        """The taken seats of stored matches and their names, in one read, hosting none."""
+        seats = await self.store.seats_of(match_ids)
+        return {match_id: {s.seat: s.name for s in taken} for match_id, taken in seats.items()}
 
     async def log_checkpoint(self, match_id: str) -> spb.Checkpoint | None:
         """The signed checkpoint of an ended match's final log (see :mod:`.signing`)."""

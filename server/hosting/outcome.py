@@ -11,6 +11,7 @@ gives everything.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -38,7 +39,74 @@ class Outcome:
 
 
 async def stored_outcome(store: EventStore, record: MatchRecord) -> Outcome:
-    """The outcome of a match whose log is final (``record.status`` ended), from its log."""
+    """The outcome of a match whose log is final (``record.status`` ended): its row if a
+    reader kept one, else folded from its log (and kept, once the seed is revealed)."""
+    return (await stored_outcomes(store, [record]))[record.match_id]
+
+
+STORED_BATCH = 500
+"""Matches whose rows one read asks for."""
+
+
+async def stored_outcomes(store: EventStore, records: Sequence[MatchRecord]) -> dict[str, Outcome]:
+    """:func:`stored_outcome` of each of ``records``, their rows read a batch at a time: a
+    page of ended matches costs a read of rows, not of every log (a log is folded only the
+    first time, and its outcome kept once its seed is revealed, since nothing follows)."""
+    found: dict[str, Outcome] = {}
+    for start in range(0, len(records), STORED_BATCH):
+        batch = records[start : start + STORED_BATCH]
+        rows = await store.get_outcomes([r.match_id for r in batch])
+        fresh: dict[str, bytes] = {}
+        for record in batch:
+            row = rows.get(record.match_id)
+            if row is not None:
+                found[record.match_id] = outcome_of_summary(record.match_id, row)
+                continue
+            outcome = await _folded(store, record)
+            found[record.match_id] = outcome
+            if outcome.revealed:
+                fresh[record.match_id] = summary_of(outcome)
+        await store.save_outcomes(fresh)
+    return found
+
+
+def summary_of(outcome: Outcome) -> bytes:
+    """An outcome as its row keeps it (JSON: exact totals as "p/q", hashes as hex)."""
+    return json.dumps(
+        {
+            "totals": [str(t) for t in outcome.totals],
+            "winners": list(outcome.winners),
+            "cancelled": outcome.cancelled,
+            "faults": list(outcome.faults),
+            "forfeited": list(outcome.forfeited),
+            "last_hash": outcome.last_hash.hex(),
+            "revealed": outcome.revealed,
+            "last_seq": outcome.last_seq,
+            "kinds": [[k.timeouts, k.refused, k.disconnects] for k in outcome.kinds],
+        },
+        separators=(",", ":"),
+    ).encode()
+
+
+def outcome_of_summary(match_id: str, raw: bytes) -> Outcome:
+    data = json.loads(raw)
+    totals = tuple(Fraction(t) if "/" in t else int(t) for t in data["totals"])
+    return Outcome(
+        match_id=match_id,
+        totals=totals,
+        winners=tuple(data["winners"]),
+        cancelled=bool(data["cancelled"]),
+        faults=tuple(data["faults"]),
+        forfeited=tuple(bool(f) for f in data["forfeited"]),
+        last_hash=bytes.fromhex(data["last_hash"]),
+        revealed=bool(data["revealed"]),
+        last_seq=int(data["last_seq"]),
+        kinds=tuple(FaultKinds(*k) for k in data["kinds"]),
+    )
+
+
+async def _folded(store: EventStore, record: MatchRecord) -> Outcome:
+    """The outcome of an ended match, folded from its whole log."""
     config = json.loads(record.config)
     faults = SeatFaults(
         record.players,

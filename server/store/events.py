@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Final, TypeVar
 
 from cardarena.v1.chain import chain_hash, genesis_hash
@@ -11,6 +11,7 @@ from cardarena.v1.chain import chain_hash, genesis_hash
 from .entropy import EntropyQueries
 from .errors import DuplicateRequest, LeaseLost, StoreConflict, UnknownMatch
 from .leases import LeaseQueries
+from .outcomes import OutcomeQueries
 from .records import Answered, Fence, MatchLog, MatchRecord, Owner, SeatRecord, StoredEvent
 from .rows import MATCHES
 from .schema import ENDED, Connection, check_fence, check_page, match_row
@@ -24,7 +25,7 @@ RESUME_BATCH: Final = 256
 thousands of matches, and one page of raw logs in memory at a time."""
 
 
-class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueries):
+class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueries, OutcomeQueries):
     """The event store. Open it once per process; share it across tasks; every write returns
     once it is durable."""
 
@@ -323,6 +324,25 @@ class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueri
                 return
             last = page[-1].record
             after = (last.created_at, last.match_id)
+
+    async def seats_of(self, match_ids: Sequence[str]) -> dict[str, list[SeatRecord]]:
+        """The taken seats of each of ``match_ids``, by seat number, in one read."""
+        if not match_ids:
+            return {}
+
+        def work(conn: Connection) -> dict[str, list[SeatRecord]]:
+            marks = ", ".join("?" for _ in match_ids)
+            rows = conn.execute(
+                "SELECT match_id, seat, token_hash, name FROM seats"
+                f" WHERE match_id IN ({marks}) ORDER BY match_id, seat",
+                tuple(match_ids),
+            ).fetchall()
+            found: dict[str, list[SeatRecord]] = {match_id: [] for match_id in match_ids}
+            for r in rows:
+                found[r[0]].append(SeatRecord(r[0], r[1], bytes(r[2]), r[3]))
+            return found
+
+        return await self._read(work)
 
     async def get_seats(self, match_id: str) -> list[SeatRecord]:
         """The taken seats of a match, by seat number (empty for an unknown match)."""
