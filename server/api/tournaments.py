@@ -78,7 +78,7 @@ class TournamentService:
         records, token = await self.tournaments.list_records(
             page_size=size, page_token=request.page_token or None
         )
-        infos = [tournament_info(await self.tournaments.get(r.tournament_id)) for r in records]
+        infos = await self.tournaments.listed(records)
         return tpb.ListTournamentsResponse(tournaments=infos, next_page_token=token or "")
 
     @unary

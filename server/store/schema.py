@@ -109,6 +109,10 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     key_id    TEXT    NOT NULL,
     signature {bytes} NOT NULL
 );
+CREATE TABLE IF NOT EXISTS tournament_summaries (
+    tournament_id TEXT    PRIMARY KEY,
+    summary       {bytes} NOT NULL
+);
 CREATE TABLE IF NOT EXISTS outcomes (
     match_id TEXT    PRIMARY KEY,
     summary  {bytes} NOT NULL

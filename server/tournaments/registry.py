@@ -19,6 +19,8 @@ from collections.abc import Sequence
 
 import structlog
 
+from cardarena.v1 import tournament_pb2 as tpb
+
 from ..errors import RequestReused, UnknownTournament
 from ..hosting import Arena, HostedMatch
 from ..hosting.clock import WALL_TIME
@@ -27,6 +29,7 @@ from ..store import StoreConflict, StoreError, TournamentRecord, now_iso
 from .director import Director
 from .entrants import drawn_key, key_hash
 from .groups import GroupProgress, group_progress
+from .info import tournament_info
 from .seating import JoinElsewhere
 from .spec import TournamentSpec
 
@@ -197,6 +200,28 @@ class Tournaments:
         if director.ended:
             await director.load_results()
         return self._publish(director)
+
+    async def listed(self, records: Sequence[TournamentRecord]) -> list[tpb.TournamentInfo]:
+        """A page of ListTournaments: a running tournament as its director has it now; an
+        ended one from its kept summary (it never changes), so that a page of ended ones
+        reads rows rather than every match of each (a tournament of 100,000 matches took
+        seconds to read back); the first to list an ended one without a summary keeps it."""
+        ended = [r.tournament_id for r in records if r.status != "running"]
+        kept = await self.arena.store.get_tournament_summaries(ended)
+        fresh: dict[str, bytes] = {}
+        infos = []
+        for record in records:
+            summary = kept.get(record.tournament_id)
+            if summary is not None:
+                infos.append(tpb.TournamentInfo.FromString(summary))
+                continue
+            director = await self.get(record.tournament_id)
+            info = tournament_info(director)
+            if director.ended:
+                fresh[record.tournament_id] = info.SerializeToString(deterministic=True)
+            infos.append(info)
+        await self.arena.store.save_tournament_summaries(fresh)
+        return infos
 
     async def group_of(self, hosted: HostedMatch) -> GroupProgress | None:
         """Where the duplicate group of ``hosted`` (a tournament's match) stands, as its
