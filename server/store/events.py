@@ -201,6 +201,14 @@ class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueri
 
         return await self._read(work)
 
+    async def get_matches(self, match_ids: Sequence[str]) -> dict[str, MatchRecord]:
+        """The stored matches among ``match_ids``, in one read, by id."""
+
+        def work(conn: Connection) -> dict[str, MatchRecord]:
+            return MATCHES.get_many(conn, match_ids)
+
+        return await self._read(work)
+
     async def list_matches(
         self,
         *,

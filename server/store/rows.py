@@ -52,6 +52,17 @@ class RecordTable(Generic[R]):
         ).fetchone()
         return None if row is None else self.from_row(row)
 
+    def get_many(self, conn: Connection, keys: Sequence[str]) -> dict[str, R]:
+        """The rows whose keys are among ``keys`` (one query), by key."""
+        if not keys:
+            return {}
+        marks = ", ".join("?" for _ in keys)
+        rows = conn.execute(
+            f"SELECT {self.columns} FROM {self.name} WHERE {self.key} IN ({marks})", tuple(keys)
+        ).fetchall()
+        found = [self.from_row(row) for row in rows]
+        return {getattr(record, self.key): record for record in found}
+
     def page(
         self, conn: Connection, *, filters: Filters, page_size: int, page_token: str | None
     ) -> tuple[list[R], str | None]:

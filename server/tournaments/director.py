@@ -27,7 +27,7 @@ from ..hosting import Arena, HostedMatch
 from ..hosting.arena import match_id_for
 from ..hosting.completion import Background
 from ..hosting.credentials import is_secret
-from ..hosting.outcome import Outcome, stored_outcome
+from ..hosting.outcome import Outcome, stored_outcomes
 from ..store import ENDED, StoreError, TournamentRecord, UnknownMatch, now_iso
 from .entrants import Link, Links, derive
 from .entry import Entry, plan_matches
@@ -45,6 +45,10 @@ PLANNED = "every planned match was played"
 CANCEL_WAIT_SECONDS = 10.0
 FOLLOW_SECONDS = 0.5
 """How often a replica that does not direct a tournament looks for its new matches."""
+
+
+RECOVER_BATCH = 500
+"""Planned matches whose rows one read of a restart asks for."""
 
 
 class Director:
@@ -245,20 +249,31 @@ class Director:
         await self._recover()
 
     async def _recover(self) -> None:
-        """Find the matches a previous process started (a prefix of the plan): an ended one
-        read from its log (not hosted again), an unfinished one hosted and seated."""
-        for plan in self.plans:
-            match_id = match_id_for(self.request_id(plan.index))
-            record = await self.arena.store.get_match(match_id)
-            if record is None:
+        """Find the matches a previous process started (a prefix of the plan), a batch of
+        rows at a time: an ended one from its kept outcome (not hosted again), an unfinished
+        one hosted and seated."""
+        for start in range(0, len(self.plans), RECOVER_BATCH):
+            plans = self.plans[start : start + RECOVER_BATCH]
+            ids = [match_id_for(self.request_id(plan.index)) for plan in plans]
+            records = await self.arena.store.get_matches(ids)
+            ended = [
+                records[i]
+                for i in ids
+                if i in records and records[i].status == ENDED and i not in self.arena.matches
+            ]
+            outcomes = await stored_outcomes(self.arena.store, ended)
+            for plan, match_id in zip(plans, ids, strict=True):
+                if match_id not in records:
+                    break
+                self.next_index = plan.index + 1
+                if match_id in outcomes:
+                    self.match_ids[plan.index] = match_id
+                    self.by_match[match_id] = plan.index
+                    self._collect(plan.index, outcomes[match_id])
+                    continue
+                await self._seat(plan, await self.arena.get(match_id))
+            if self.next_index < start + len(plans):
                 break
-            self.next_index = plan.index + 1
-            if record.status == ENDED and match_id not in self.arena.matches:
-                self.match_ids[plan.index] = match_id
-                self.by_match[match_id] = plan.index
-                self._collect(plan.index, await stored_outcome(self.arena.store, record))
-                continue
-            await self._seat(plan, await self.arena.get(match_id))
         if self.next_index:
             self.log.info("tournament_resumed", started=self.next_index)
 

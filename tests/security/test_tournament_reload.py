@@ -164,3 +164,41 @@ def test_listing_ended_tournaments_reads_their_summaries_not_their_matches(
     again, read_back = run(listed(), 60)
     assert again == first
     assert read_back == 0, "a listed ended tournament was read back instead of its summary"
+
+
+def test_reading_an_ended_tournament_back_costs_batches_not_a_read_per_match(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GetTournament needs no credential, and reading back a tournament of 100,000 planned
+    matches after a restart took 2.9 s: one read of its row and one of its log per match.
+    Its matches' rows and kept outcomes are read a batch at a time."""
+    from cardarena.server.store import EventStore
+
+    async def before_restart() -> str:
+        async with served(data_dir) as server, apis(server) as (_, _api, tapi):
+            hosted = await host(tapi, deals=2, concurrency=3)
+            await settled(server, hosted.tournament_id)
+            await tapi.CancelTournament(
+                tpb.CancelTournamentRequest(tournament_id=hosted.tournament_id, reason="r"),
+                metadata=auth(hosted.creator),
+                timeout=RPC,
+            )
+            return hosted.tournament_id
+
+    singles: list[str] = []
+    real = EventStore.get_match
+
+    async def counted(self: EventStore, match_id: str) -> Any:
+        singles.append(match_id)
+        return await real(self, match_id)
+
+    async def after_restart(tournament_id: str) -> tpb.TournamentInfo:
+        monkeypatch.setattr(EventStore, "get_match", counted)
+        async with served(data_dir) as server, apis(server) as (_, _api, tapi):
+            whole = tpb.GetTournamentRequest(tournament_id=tournament_id, include_matches=True)
+            return (await tapi.GetTournament(whole, timeout=RPC)).tournament
+
+    info = run(after_restart(run(before_restart(), 60)), 60)
+    assert info.started > 0 and info.status == tpb.TOURNAMENT_STATUS_ENDED
+    # One read of its first match's row (whether the entry was sealed), none per match.
+    assert len(singles) <= 1 < info.started, singles
