@@ -24,6 +24,7 @@ seed, card for card (a logged match can be reproduced and studied).
 
 from __future__ import annotations
 
+from operator import index
 from typing import Any
 
 from cardarena.engine import CardSet, Match, MatchSetup, RandomStream
@@ -48,7 +49,7 @@ DEAL = "deal"
 class ChanceMatch:
     """An engine match plus the deal in progress; chance outcomes in, engine events out."""
 
-    __slots__ = ("_order", "dealt", "history", "match", "seed", "setup")
+    __slots__ = ("_left", "_order", "dealt", "history", "match", "seed", "setup")
 
     def __init__(self, match_setup: MatchSetup, *, seed: bytes | None = None) -> None:
         started = MatchStarted(match_setup.game, match_setup.players, match_setup.options, "")
@@ -60,6 +61,8 @@ class ChanceMatch:
         self.history: list[int] = []
         """Every chance outcome and action taken, in order: what a pickled copy replays."""
         self._order: list[int] | None = None
+        self._left: list[int] | None = None
+        """The cards of the pending deal not drawn yet, sorted (drawn without a seed)."""
 
     def __getstate__(self) -> tuple[MatchSetup, bytes | None, list[int]]:
         """Pickled as its setup and history (OpenSpiel serialises a state by pickling its
@@ -74,14 +77,15 @@ class ChanceMatch:
 
     def step(self, value: int) -> None:
         """Take ``value``: the pending chance node's outcome, or the seat to act's action."""
-        if self.is_chance:
-            self.apply(value)
-        else:
-            match = self.match
-            if match.to_act is None:
-                raise ValueError("the match is over")
-            match.apply(match.to_act, value)
+        match = self.match
+        to_act = match.to_act
+        if to_act is not None:
+            match.apply(to_act, value)
             self.history.append(value)
+        elif match.over:
+            raise ValueError("the match is over")
+        else:
+            self.apply(value)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ChanceMatch:
         """OpenSpiel copies a state by deep-copying its attributes at every step of a search. A
@@ -95,6 +99,7 @@ class ChanceMatch:
         other.seed = self.seed
         other.dealt = list(self.dealt)
         other._order = None if self._order is None else list(self._order)
+        other._left = None if self._left is None else list(self._left)
         return other
 
     @property
@@ -109,16 +114,21 @@ class ChanceMatch:
             return []
         if self.seed is not None:
             return [(self._seeded(), 1.0)]
-        if pending == DEALER:
-            choices = list(range(match.players))
-        elif pending == TRUMP:
-            choices = [0, 1, 2, 3]
-        else:
-            assert match.plan is not None
-            taken = set(self.dealt)
-            choices = [card for card in sorted(match.plan.deck) if card not in taken]
+        choices = self._choices()
         p = 1.0 / len(choices)
         return [(c, p) for c in choices]
+
+    def _choices(self) -> list[int]:
+        """The pending node's outcomes (without a seed), in increasing order."""
+        match = self.match
+        if match.pending == DEALER:
+            return list(range(match.players))
+        if match.pending == TRUMP:
+            return [0, 1, 2, 3]
+        if self._left is None:
+            assert match.plan is not None
+            self._left = sorted(match.plan.deck)
+        return self._left
 
     def _seeded(self) -> int:
         """The outcome the fair-deal stream gives the pending node (the engine's own draws)."""
@@ -136,9 +146,23 @@ class ChanceMatch:
 
     def apply(self, outcome: int) -> None:
         """Take ``outcome`` at the pending node; raises ``ValueError`` if it is not one of its."""
-        if outcome not in {o for o, _ in self.outcomes()}:
-            raise ValueError(f"{outcome!r} is not an outcome of this chance node")
         match = self.match
+        if match.over or match.pending is None:
+            raise ValueError("no chance node is pending")
+        try:
+            value = -1 if isinstance(outcome, bool) else index(outcome)
+        except TypeError:
+            value = -1
+        if self.seed is not None:
+            known = value == self._seeded()
+        else:
+            choices = self._choices()
+            known = value in choices
+            if known and match.pending == DEAL:
+                choices.remove(value)
+        if not known:
+            raise ValueError(f"{outcome!r} is not an outcome of this chance node")
+        outcome = value
         self.history.append(outcome)
         if match.pending == DEALER:
             match.resolve(DealerDrawn(outcome))
@@ -159,6 +183,7 @@ class ChanceMatch:
         sizes = hand_sizes(len(self.dealt), match.dealer, players)
         self.dealt = []
         self._order = None
+        self._left = None
         match.resolve(Dealt(match.round_index, tuple(map(CardSet, hands)), sizes))
 
     def deal_target(self) -> int:

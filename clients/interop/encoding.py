@@ -1,9 +1,12 @@
 """What a seat may see, as strings and flat tensors: built from the engine's views only.
 
 Every value here comes from :func:`cardarena.engine.view` (the seat's view: its own hand and
-the public table) or from the log as :class:`cardarena.engine.Projector` shows it to that seat,
-the engine's only ways for hidden cards to leave it. So no tensor or string can show another
-seat's hidden cards; ``tests/interop`` checks it by changing them and comparing.
+the public table) or from the log as :class:`cardarena.engine.Projector` shows it to that seat
+(the round's memory reads the plays, which every projection shows as they are, and of a deal
+only the seat's own hand, which is what its projection keeps), the engine's only ways for
+hidden cards to leave it. So no tensor or string can show another seat's hidden cards;
+``tests/interop`` checks it by changing them and comparing, and by checking every card a
+tensor shows against what the seat can see, over random play.
 
 The observation tensor (fixed size per game and player count; ``C`` cards, ``n`` seats, ``K``
 round kinds), each piece in this order:
@@ -36,12 +39,21 @@ its position in the round's plays / C) and ``dealt`` (C: the viewer's hand as de
 rounds are summed up by the totals; the information-state *string* is the seat's whole
 projected log, so it has perfect recall.
 
+The **public** tensors (OpenSpiel's ``private_info=NONE``) are what a spectator sees
+(``view(match, SPECTATOR)``, the log as ``Projector(SPECTATOR)`` shows it): the same pieces
+without ``viewer``, ``hand`` and ``dealt``, so every seat's public tensor is the same.
+
 Cards index ``C`` slots from the game's lowest card id: French games (Jokers included) use ids
 0..54, the Spanish deck 64..111.
+
+Every tensor is written whole into a new array (nothing of an earlier one can survive in it)
+and kept by :class:`Tensors`, one per match being played, until the match changes: OpenSpiel
+asks for every seat's tensor at every step, and PettingZoo's wrappers observe twice a turn.
 """
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -49,13 +61,21 @@ import numpy.typing as npt
 
 from cardarena.engine import AUDITOR, GAMES, Match, MatchSetup, Projector, view
 from cardarena.engine.events import CardPlayed, Dealt, Event, RoundStarted
-from cardarena.engine.views import Viewer
+from cardarena.engine.views import Viewer, can_see
 
 from .bounds import bounds
 
 Floats = npt.NDArray[np.float32]
 
 SPANISH_BASE = 64
+PRIVATE = frozenset({"viewer", "hand", "dealt"})
+"""The pieces only the seat itself may see (left out of the public tensors)."""
+WIDE = frozenset({"trick", "taken", "dead", "played"})
+"""The pieces with a row of cards per seat or position."""
+_MASK_BYTES = 16
+"""Card masks are read as 128 bits: every card id is below 112."""
+ROWS_KEPT = 4096
+"""How many card masks an encoding keeps as rows before it starts again."""
 
 
 class Layout:
@@ -90,103 +110,256 @@ class Layout:
             ("totals", n),
         ]
         self.recall: list[tuple[str, int]] = [("played", n * c), ("order", c), ("dealt", c)]
-        self.observation_size = sum(size for _, size in self.pieces)
-        self.information_size = self.observation_size + sum(size for _, size in self.recall)
+        self.encodings = {
+            (recall, private): Encoding(self, recall=recall, private=private)
+            for recall in (False, True)
+            for private in (True, False)
+        }
+        self.observation_size = self.encodings[False, True].size
+        self.information_size = self.encodings[True, True].size
 
-    def shapes(self, *, recall: bool) -> dict[str, tuple[int, ...]]:
+    def encoding(self, *, recall: bool, private: bool = True) -> Encoding:
+        """The tensor with (``recall``) or without the round's memory, for one seat
+        (``private``) or for anyone (the public tensor)."""
+        return self.encodings[recall, private]
+
+    def shapes(self, *, recall: bool, private: bool = True) -> dict[str, tuple[int, ...]]:
         """Each piece's shape (for OpenSpiel's observer ``dict``)."""
-        n, c = self.players, self.cards
-        wide = {"trick", "taken", "dead", "played"}
-        pieces = self.pieces + (self.recall if recall else [])
-        return {name: (n, c) if name in wide else (size,) for name, size in pieces}
-
-    def _cards(self, out: Floats, mask: int) -> None:
-        base = self.base
-        while mask:
-            low = mask & -mask
-            out[low.bit_length() - 1 - base] = 1.0
-            mask ^= low
+        return self.encoding(recall=recall, private=private).shapes
 
     def observation(self, match: Match, seat: int, out: Floats) -> None:
-        """Write ``seat``'s observation into ``out`` (zeroed here; ``observation_size`` long)."""
-        out[:] = 0.0
-        v = view(match, seat)
-        n, c = self.players, self.cards
-        parts = _Parts(out, self.pieces)
-        parts["viewer"][seat] = 1.0
-        if v.to_act is not None:
-            parts["to_act"][v.to_act] = 1.0
-        parts["dealer"][v.dealer] = 1.0
-        if v.kind is not None and v.kind in self.kinds:
-            parts["kind"][self.kinds.index(v.kind)] = 1.0
-        parts["trump"][4 if v.trump is None else v.trump] = 1.0
-        hand = v.hands[seat]
-        self._cards(parts["hand"], 0 if hand is None else hand.mask)
-        parts["hand_sizes"][:] = np.asarray(v.hand_sizes, dtype=np.float32) / c
-        trick = parts["trick"].reshape(n, c)
-        for position, card in enumerate(v.trick):
-            trick[position, card - self.base] = 1.0
-        if v.trick_leader is not None:
-            parts["leader"][v.trick_leader] = 1.0
-        if v.tricks_won:
-            parts["tricks_won"][:] = np.asarray(v.tricks_won, dtype=np.float32) / c
-        taken = parts["taken"].reshape(n, c)
-        for s, cards in enumerate(v.taken):
-            self._cards(taken[s], cards.mask)
-        for suit in v.excluded_suits:
-            parts["excluded"][suit] = 1.0
-        self._cards(parts["table"], v.table.mask)
-        if v.passes:
-            parts["passes"][:] = np.asarray(v.passes, dtype=np.float32) / c
-        dead = parts["dead"].reshape(n, c)
-        for s, cards in enumerate(v.dead):
-            self._cards(dead[s], cards.mask)
-        if v.placed:
-            parts["placed"][:] = np.asarray(v.placed, dtype=np.float32) / c
-        parts["totals"][:] = np.asarray([float(t) for t in v.totals], dtype=np.float32) / (
-            self.scale
-        )
+        """Write ``seat``'s observation into ``out`` (all of it; ``observation_size`` long)."""
+        out[:] = self.encodings[False, True].encode(match, seat, RoundMemory())
 
     def information(self, match: Match, seat: int, out: Floats) -> None:
-        """Write ``seat``'s information-state tensor into ``out`` (``information_size`` long)."""
-        size = self.observation_size
-        self.observation(match, seat, out[:size])
-        n, c = self.players, self.cards
-        rest = _Parts(out[size:], self.recall)
-        played = rest["played"].reshape(n, c)
-        plays = 0
-        for event in round_events(match, seat):
-            if isinstance(event, CardPlayed):
-                plays += 1
-                played[event.seat, event.card - self.base] = 1.0
-                rest["order"][event.card - self.base] = plays / c
-            elif isinstance(event, Dealt):
-                hand = event.hands[seat]
-                self._cards(rest["dealt"], 0 if hand is None else hand.mask)
+        """Write ``seat``'s information-state tensor into ``out`` (all of it;
+        ``information_size`` long)."""
+        out[:] = self.encodings[True, True].encode(match, seat, RoundMemory())
 
 
-class _Parts:
-    """Named views into one flat tensor."""
+class Encoding:
+    """One kind of tensor (with or without the round's memory, a seat's or the public one):
+    its pieces, their offsets, and how to write it from the engine's view."""
 
-    def __init__(self, out: Floats, pieces: list[tuple[str, int]]) -> None:
-        self._views: dict[str, Floats] = {}
+    def __init__(self, layout: Layout, *, recall: bool, private: bool) -> None:
+        self.layout = layout
+        self.recall = recall
+        self.private = private
+        n, c = layout.players, layout.cards
+        pieces = layout.pieces + (layout.recall if recall else [])
+        self.pieces = [(name, size) for name, size in pieces if private or name not in PRIVATE]
+        self.shapes: dict[str, tuple[int, ...]] = {
+            name: (n, c) if name in WIDE else (size,) for name, size in self.pieces
+        }
+        self.offset: dict[str, int] = {}
         offset = 0
-        for name, size in pieces:
-            self._views[name] = out[offset : offset + size]
+        for name, size in self.pieces:
+            self.offset[name] = offset
             offset += size
+        self.size = offset
+        self._rows: dict[int, Floats] = {}
 
-    def __getitem__(self, name: str) -> Floats:
-        return self._views[name]
+    def cards(self, mask: int) -> Floats:
+        """A card mask as a row of ``C`` zeros and ones (kept: a hand or the cards a seat has
+        taken stay the same for many turns; read-only)."""
+        row = self._rows.get(mask)
+        if row is None:
+            if len(self._rows) >= ROWS_KEPT:
+                self._rows.clear()
+            layout = self.layout
+            raw = np.frombuffer(mask.to_bytes(_MASK_BYTES, "little"), np.uint8)
+            bits = np.unpackbits(raw, bitorder="little")[layout.base : layout.base + layout.cards]
+            row = self._rows[mask] = bits.astype(np.float32)
+            row.flags.writeable = False
+        return row
+
+    def encode(self, match: Match, seat: int, memory: RoundMemory) -> Floats:
+        """A new array: ``seat``'s tensor (the public one if this encoding is not private).
+
+        It reads what :func:`~cardarena.engine.view` reads, the same way (the public table
+        from the round's ``table()``, the hand sizes, and a hand only where the engine's
+        :func:`~cardarena.engine.views.can_see` lets the viewer see it), without building the
+        whole view, which costs more than the rest of the tensor; ``tests/interop`` holds the
+        two to each other and checks every card shown against what the seat may see.
+        """
+        layout = self.layout
+        n, c, base = layout.players, layout.cards, layout.base
+        at = self.offset
+        out = np.zeros(self.size, np.float32)
+        rnd = match.round
+        if self.private:
+            out[at["viewer"] + seat] = 1.0
+        to_act = match.to_act
+        if to_act is not None:
+            out[at["to_act"] + to_act] = 1.0
+        out[at["dealer"] + match.dealer] = 1.0
+        plan = match.plan
+        if plan is not None and plan.kind in layout.kinds:
+            out[at["kind"] + layout.kinds.index(plan.kind)] = 1.0
+        trump = match.trump
+        out[at["trump"] + (4 if trump < 0 else trump)] = 1.0
+        totals = match.totals
+        scale = layout.scale
+        start = at["totals"]
+        for k, total in enumerate(totals):
+            if total:
+                out[start + k] = float(total) / scale
+        rows = self._rows
+        if rnd is not None:
+            hands = rnd.hands
+            if self.private and can_see(seat, seat):
+                _row(self, out, at["hand"], hands[seat], rows)
+            start = at["hand_sizes"]
+            for k, hand in enumerate(hands):
+                if hand:
+                    out[start + k] = hand.bit_count() / c
+            table = rnd.table()
+            trick = table.get("trick")
+            if trick:
+                start = at["trick"] - base
+                for position, card in enumerate(trick):
+                    out[start + position * c + card] = 1.0
+            leader = table.get("trick_leader")
+            if leader is not None:
+                out[at["leader"] + leader] = 1.0
+            _counts(out, at["tricks_won"], table.get("tricks_won", ()), c)
+            for k, cards in enumerate(table.get("taken", ())):
+                _row(self, out, at["taken"] + k * c, cards.mask, rows)
+            for suit in table.get("excluded_suits", ()):
+                out[at["excluded"] + suit] = 1.0
+            cards = table.get("table")
+            if cards is not None:
+                _row(self, out, at["table"], cards.mask, rows)
+            _counts(out, at["passes"], table.get("passes", ()), c)
+            for k, cards in enumerate(table.get("dead", ())):
+                _row(self, out, at["dead"] + k * c, cards.mask, rows)
+            _counts(out, at["placed"], table.get("placed", ()), c)
+        if self.recall:
+            memory.follow(match, layout)
+            start = at["played"]  # ``played`` and ``order``, side by side
+            out[start : start + (n + 1) * c] = memory.block
+            if self.private:
+                out[at["dealt"] : at["dealt"] + c] = memory.dealt[seat]
+        return out
 
 
-def round_events(match: Match, seat: int) -> list[Event]:
-    """The current round's events as ``seat`` sees them (from its ``RoundStarted`` on)."""
-    log = match.log
-    start = len(log)
-    while start > 0 and not isinstance(log[start - 1], RoundStarted):
-        start -= 1
-    projector = Projector(seat)
-    return [projector.project(e) for e in log[max(start - 1, 0) :]]
+def _row(encoding: Encoding, out: Floats, start: int, mask: int, rows: dict[int, Floats]) -> None:
+    """Write a card mask as a row of ``C`` at ``start`` (``out`` is zero there)."""
+    if mask:
+        row = rows.get(mask)
+        out[start : start + encoding.layout.cards] = encoding.cards(mask) if row is None else row
+
+
+def _counts(out: Floats, offset: int, values: Any, scale: float) -> None:
+    for k, value in enumerate(values):  # a few seats: item by item beats numpy's slicing
+        if value:
+            out[offset + k] = value / scale
+
+
+class RoundMemory:
+    """What every seat may remember of the round in play, followed along a match's log, as the
+    tensors show it: the cards each seat played and when (``block``: the ``played`` rows, then
+    ``order``; public) and each seat's hand as dealt (``dealt``, a row a seat), of which a
+    seat's tensor shows only its own row (as ``Projector(seat)`` shows the deal to it).
+
+    It reads only the log's new events each time; another match (a copy, a resampled world),
+    a shorter log or another layout makes it start again from the round's beginning.
+    """
+
+    __slots__ = ("block", "dealt", "layout", "match", "plays", "seen")
+
+    def __init__(self) -> None:
+        self.layout: Layout | None = None
+        self.match: Match | None = None
+        self.seen = 0
+        self.plays = 0
+        self.block: Floats = np.zeros(0, np.float32)
+        self.dealt: Floats = np.zeros((0, 0), np.float32)
+
+    def _forget(self, layout: Layout) -> None:
+        n, c = layout.players, layout.cards
+        self.plays = 0
+        self.block = np.zeros((n + 1) * c, np.float32)
+        self.dealt = np.zeros((n, c), np.float32)
+
+    def follow(self, match: Match, layout: Layout) -> None:
+        log = match.log
+        if match is not self.match or len(log) < self.seen or layout is not self.layout:
+            self.match = match
+            self.layout = layout
+            start = len(log)
+            while start > 0 and not isinstance(log[start - 1], RoundStarted):
+                start -= 1
+            self.seen = start
+            self._forget(layout)
+        c, base = layout.cards, layout.base
+        for event in islice(log, self.seen, None):
+            if isinstance(event, CardPlayed):
+                self.plays += 1
+                self.block[event.seat * c + event.card - base] = 1.0
+                self.block[layout.players * c + event.card - base] = self.plays / c
+            elif isinstance(event, RoundStarted):
+                self._forget(layout)
+            elif isinstance(event, Dealt):
+                masks = [0 if hand is None else hand.mask for hand in event.hands]
+                raw = b"".join([mask.to_bytes(_MASK_BYTES, "little") for mask in masks])
+                bits = np.unpackbits(np.frombuffer(raw, np.uint8), bitorder="little")
+                self.dealt[:] = bits.reshape(len(masks), 8 * _MASK_BYTES)[:, base : base + c]
+        self.seen = len(log)
+
+
+class Tensors:
+    """One match's tensors and strings, each made once per position and seat.
+
+    A position is the match object and the length of its log (every action and every deal
+    adds events to it, and nothing else changes what a seat sees). What is kept is returned
+    as it is, read-only: callers copy it. It is only a cache: a copy of the state gets a new,
+    empty one (the copy is another match object anyway), and it pickles empty.
+    """
+
+    __slots__ = ("_length", "_made", "_match", "memory")
+
+    def __init__(self) -> None:
+        self.memory = RoundMemory()
+        self._match: Match | None = None
+        self._length = -1
+        self._made: dict[tuple[Any, ...], Any] = {}
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensors:
+        return Tensors()
+
+    def __reduce__(self) -> tuple[type[Tensors], tuple[()]]:
+        return Tensors, ()
+
+    def _kept(self, match: Match) -> dict[tuple[Any, ...], Any]:
+        if match is not self._match or len(match.log) != self._length:
+            self._match = match
+            self._length = len(match.log)
+            self._made = {}
+        return self._made
+
+    def tensor(self, match: Match, seat: int, encoding: Encoding) -> Floats:
+        """``seat``'s tensor in ``encoding`` (read-only; a public encoding ignores the seat)."""
+        made = self._kept(match)
+        key = (encoding, seat if encoding.private else -1)
+        out: Floats | None = made.get(key)
+        if out is None:
+            out = encoding.encode(match, seat, self.memory)
+            out.flags.writeable = False
+            made[key] = out
+        return out
+
+    def string(
+        self, match: Match, viewer: Viewer, *, recall: bool, strings: InformationStrings
+    ) -> str:
+        """``viewer``'s information-state string (``recall``: its projected log, through the
+        game's ``strings``) or observation string."""
+        made = self._kept(match)
+        key = ("string", recall, viewer)
+        text: str | None = made.get(key)
+        if text is None:
+            text = made[key] = strings(match, viewer) if recall else _view_string(match, viewer)
+        return text
 
 
 def observation_string(match: Match, seat: int) -> str:
@@ -201,7 +374,11 @@ def auditor_string(match: Match) -> str:
 
 def _view_string(match: Match, viewer: Viewer) -> str:
     v = view(match, viewer)
-    hands = v.hands[viewer] if isinstance(viewer, int) else " | ".join(map(str, v.hands))
+    hands: Any = None  # a spectator sees no hand
+    if isinstance(viewer, int):
+        hands = v.hands[viewer]
+    elif viewer == AUDITOR:
+        hands = " | ".join(map(str, v.hands))
     fields: dict[str, Any] = {
         "viewer": viewer,
         "round": v.round,
@@ -239,10 +416,11 @@ class InformationStrings:
 
     def __init__(self, limit: int = 200_000) -> None:
         self.limit = limit
-        self._texts: dict[tuple[int, int, bool], tuple[Event, str]] = {}
+        self._texts: dict[tuple[int, Viewer, bool], tuple[Event, str]] = {}
 
-    def __call__(self, match: Match, seat: int) -> str:
-        """Everything ``seat`` has seen, one projected log event a line: perfect recall."""
+    def __call__(self, match: Match, seat: Viewer) -> str:
+        """Everything ``seat`` (or a spectator) has seen, one projected log event a line:
+        perfect recall."""
         texts = self._texts
         if len(texts) > self.limit:
             texts.clear()

@@ -33,14 +33,14 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cardarena.engine import GAMES, MatchSetup, describe, project_log
+from cardarena.engine import GAMES, SPECTATOR, MatchSetup, describe, project_log
 from cardarena.engine.actions import MAX_ACTION
 from cardarena.engine.cards import MAX_CARD, card_code
 from cardarena.engine.determinize import determinize
 
 from .bounds import bounds, signed
 from .chance import DEAL, DEALER, TRUMP, ChanceMatch, steps_of
-from .encoding import InformationStrings, Layout, auditor_string, observation_string
+from .encoding import Encoding, InformationStrings, Layout, Tensors, auditor_string
 from .params import SEED, ParameterError, defaults, setup_of
 
 PREFIX = "cardarena_"
@@ -113,13 +113,26 @@ class CardGame(pyspiel.Game):  # type: ignore[misc]
     def make_py_observer(
         self, iig_obs_type: pyspiel.IIGObservationType | None = None, params: Any = None
     ) -> CardObserver:
+        """A seat's observer (``private_info=SINGLE_PLAYER``, OpenSpiel's default) or the
+        public one (``private_info=NONE``: what a spectator sees, the same for every seat);
+        with ``perfect_recall`` the information state, else the observation."""
         recall = iig_obs_type is not None and iig_obs_type.perfect_recall
-        if iig_obs_type is not None and (
-            iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER
-            or not iig_obs_type.public_info
-        ):
-            raise ValueError("cardarena games observe for one seat: its hand and the table")
-        return CardObserver(self.layout, recall=recall, strings=self.strings)
+        private = True
+        if iig_obs_type is not None:
+            kind = iig_obs_type.private_info
+            if not iig_obs_type.public_info or kind == pyspiel.PrivateInfoType.ALL_PLAYERS:
+                raise ValueError(
+                    "cardarena games observe for one seat (private_info=SINGLE_PLAYER: its hand"
+                    " and the table) or for nobody in particular (private_info=NONE: the"
+                    " table); public_info must be true"
+                )
+            private = kind == pyspiel.PrivateInfoType.SINGLE_PLAYER
+        return CardObserver(self.layout, recall=recall, private=private, strings=self.strings)
+
+    def __reduce__(self) -> tuple[Any, tuple[str, dict[str, Any]]]:
+        """Pickled as its name and parameters, loaded again through OpenSpiel's registry (so
+        a game can go to another process: multiprocessing, Ray)."""
+        return load_game, (self.name, self.get_parameters())
 
 
 class CardState(pyspiel.State):  # type: ignore[misc]
@@ -129,15 +142,17 @@ class CardState(pyspiel.State):  # type: ignore[misc]
         super().__init__(game)
         self.table = ChanceMatch(game.setup, seed=game.seed)
         self.lowest_wins = GAMES[game.name].lowest_wins
+        self.tensors = Tensors()
+        """This state's tensors and strings, each made once per position (a cache)."""
 
     def current_player(self) -> int:
         match = self.table.match
+        to_act = match.to_act
+        if to_act is not None:
+            return to_act
         if match.over:
             return int(pyspiel.PlayerId.TERMINAL)
-        if self.table.is_chance:
-            return int(pyspiel.PlayerId.CHANCE)
-        assert match.to_act is not None
-        return match.to_act
+        return int(pyspiel.PlayerId.CHANCE)
 
     def _legal_actions(self, player: int) -> list[int]:
         match = self.table.match
@@ -209,40 +224,58 @@ def card_name(card: int) -> str:
 
 
 class CardObserver:
-    """OpenSpiel's observer interface (``tensor``, ``dict``, ``set_from``, ``string_from``)."""
+    """OpenSpiel's observer interface (``tensor``, ``dict``, ``set_from``, ``string_from``).
 
-    def __init__(self, layout: Layout, *, recall: bool, strings: InformationStrings) -> None:
+    ``set_from`` writes the whole ``tensor`` each time (from the state's kept copy), so
+    nothing of another seat or state survives in it.
+    """
+
+    def __init__(
+        self,
+        layout: Layout,
+        *,
+        recall: bool,
+        strings: InformationStrings,
+        private: bool = True,
+    ) -> None:
         self.layout = layout
         self.strings = strings
         self.recall = recall
-        size = layout.information_size if recall else layout.observation_size
-        self.tensor = np.zeros(size, np.float32)
+        self.private = private
+        self.encoding: Encoding = layout.encoding(recall=recall, private=private)
+        self.tensor = np.zeros(self.encoding.size, np.float32)
         self.dict: dict[str, Any] = {}
         offset = 0
-        for name, shape in layout.shapes(recall=recall).items():
+        for name, shape in self.encoding.shapes.items():
             count = int(np.prod(shape))
             self.dict[name] = self.tensor[offset : offset + count].reshape(shape)
             offset += count
 
     def set_from(self, state: CardState, player: int) -> None:
-        match = state.table.match
-        if self.recall:
-            self.layout.information(match, player, self.tensor)
-        else:
-            self.layout.observation(match, player, self.tensor)
+        self.tensor[:] = state.tensors.tensor(state.table.match, player, self.encoding)
 
     def string_from(self, state: CardState, player: int) -> str:
-        match = state.table.match
-        if self.recall:
-            return self.strings(match, player)
-        return observation_string(match, player)
+        viewer = player if self.private else SPECTATOR
+        return state.tensors.string(
+            state.table.match, viewer, recall=self.recall, strings=self.strings
+        )
 
 
 def _factory(game: str) -> type[CardGame]:
+    """The game's class, named ``CardGame_<game>`` and set as an attribute of this module (so
+    that pickle, which finds a class by its module and name, can find it)."""
+
     def init(self: CardGame, params: dict[str, Any] | None = None) -> None:
         CardGame.__init__(self, params, game=game)
 
-    return type(f"CardGame_{game}", (CardGame,), {"__init__": init})
+    name = f"CardGame_{game}"
+    made = globals().get(name)
+    if made is None:
+        made = type(name, (CardGame,), {"__init__": init, "__module__": __name__})
+        made.__qualname__ = name
+        globals()[name] = made
+    assert isinstance(made, type) and issubclass(made, CardGame)
+    return made
 
 
 _registered: set[str] = set()
@@ -256,3 +289,12 @@ def register() -> list[str]:
             pyspiel.register_game(game_type(game), _factory(game))
             _registered.add(game)
     return [short_name(g) for g in GAMES]
+
+
+def load_game(game: str, params: dict[str, Any] | None = None) -> CardGame:
+    """``pyspiel.load_game("cardarena_<game>", params)``, registering the games first: what an
+    unpickled game calls in a process that has not registered them."""
+    register()
+    loaded = pyspiel.load_game(short_name(game), dict(params or {}))
+    assert isinstance(loaded, CardGame)
+    return loaded

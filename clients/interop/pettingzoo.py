@@ -8,6 +8,10 @@
 ...     mask = observation["action_mask"]
 ...     e.step(None if termination or truncation else int(mask.nonzero()[0][0]))
 
+* :func:`env` is the environment with PettingZoo's standard wrappers, as its classic games
+  are: stepping or observing before ``reset`` is an error that says so, an action outside the
+  space is refused, and an illegal action ends the match with that agent's reward the worst
+  total the game allows (``illegal_reward``). :func:`raw_env` is the bare environment.
 * **Agents** are ``seat_0 … seat_{n-1}``; ``agent_selection`` is the seat the engine asks.
 * **Actions** are the engine's action ids (``Discrete(132)``, as in :mod:`.openspiel`);
   ``observation["action_mask"]`` marks the legal ones for the seat to act (zeros otherwise).
@@ -16,10 +20,14 @@
   views only: another seat's hidden cards never reach it.
 * **Deals** come from the engine's fair-deal stream, seeded from ``reset(seed=…)``: the 32-byte
   seed is drawn from the environment's seeded generator, so a seed gives the same deals every
-  time (``info["seed"]`` holds it in hex: a server would deal that match from it).
+  time. The deal seed decides every hand, so it is never in ``info``; ``reveal_deal_seed=True``
+  (a debugging mode, never for agents being trained or evaluated) puts it in every agent's
+  ``info["deal_seed"]`` (hex: a server would deal that match from it).
 * **Rewards** are the round scores as they are scored (the last action of a round), signed as
   in :mod:`.openspiel` (negated where the lowest total wins), so an agent's rewards add up to
   its signed final total.
+* ``render_mode="ansi"``: ``render()`` returns the observation string of the seat to act (its
+  hand and the table, no other seat's cards); ``"human"`` prints it.
 """
 
 from __future__ import annotations
@@ -30,22 +38,24 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
 
 from cardarena.engine import GAMES, Match, MatchSetup
 from cardarena.engine.actions import MAX_ACTION
 
-from .bounds import signed
-from .encoding import Layout, observation_string
+from .bounds import bounds, signed
+from .encoding import InformationStrings, Layout, Tensors
 from .params import setup_of
 
 NUM_ACTIONS = MAX_ACTION + 1
+MASKS_KEPT = 4096
 
 
 class CardArenaEnv(AECEnv):  # type: ignore[misc]
     """One game, one player count, one set of options; a new match at every ``reset``."""
 
     metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["ansi"],
+        "render_modes": ["ansi", "human"],
         "name": "cardarena_v0",
         "is_parallelizable": False,
     }
@@ -57,6 +67,7 @@ class CardArenaEnv(AECEnv):  # type: ignore[misc]
         players: int | None = None,
         options: dict[str, Any] | None = None,
         render_mode: str | None = None,
+        reveal_deal_seed: bool = False,
     ) -> None:
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -66,10 +77,19 @@ class CardArenaEnv(AECEnv):  # type: ignore[misc]
             given["players"] = players
         self.setup: MatchSetup = setup_of(game, given)
         self.render_mode = render_mode
+        self.reveal_deal_seed = reveal_deal_seed
         self.lowest_wins = GAMES[game].lowest_wins
+        limits = bounds(self.setup)
+        self.worst_total = min(signed((limits.low, limits.high), lowest_wins=self.lowest_wins))
+        """The worst signed total a seat can end with (the default reward for an illegal
+        action under :func:`env`'s wrappers)."""
         self.layout = Layout(self.setup)
+        self._encoding = self.layout.encoding(recall=True)
+        self._strings = InformationStrings()
+        self._tensors = Tensors()
         n = self.setup.players
         self.possible_agents = [f"seat_{s}" for s in range(n)]
+        self._seats = {a: s for s, a in enumerate(self.possible_agents)}
         self.agents: list[str] = []
         size = self.layout.information_size
         self.observation_spaces = {
@@ -83,6 +103,9 @@ class CardArenaEnv(AECEnv):  # type: ignore[misc]
         }
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self.match: Match | None = None
+        self._no_mask = np.zeros(NUM_ACTIONS, np.int8)
+        self._masks: dict[int, np.ndarray[Any, np.dtype[np.int8]]] = {}
+        """Action masks by the engine's legal-action bitmask (the same few recur)."""
         self.np_random, _ = seeding.np_random(None)
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
@@ -96,12 +119,14 @@ class CardArenaEnv(AECEnv):  # type: ignore[misc]
             self.np_random, _ = seeding.np_random(seed)
         deal_seed = self.np_random.bytes(32)
         self.match = self.setup.start(deal_seed)
+        self._tensors = Tensors()
         self.agents = list(self.possible_agents)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos: dict[str, dict[str, Any]] = {a: {"seed": deal_seed.hex()} for a in self.agents}
+        debug = {"deal_seed": deal_seed.hex()} if self.reveal_deal_seed else {}
+        self.infos: dict[str, dict[str, Any]] = {a: dict(debug) for a in self.agents}
         self._select()
 
     def _select(self) -> None:
@@ -115,13 +140,18 @@ class CardArenaEnv(AECEnv):  # type: ignore[misc]
     def observe(self, agent: str) -> dict[str, Any]:
         match = self.match
         assert match is not None
-        seat = self.possible_agents.index(agent)
-        observation = np.zeros(self.layout.information_size, np.float32)
-        self.layout.information(match, seat, observation)
-        mask = np.zeros(NUM_ACTIONS, np.int8)
-        if match.to_act == seat:
+        seat = self._seats[agent]
+        observation = self._tensors.tensor(match, seat, self._encoding).copy()
+        if match.to_act != seat:
+            return {"observation": observation, "action_mask": self._no_mask.copy()}
+        legal = match.legal_mask()
+        mask = self._masks.get(legal)
+        if mask is None:
+            if len(self._masks) >= MASKS_KEPT:
+                self._masks.clear()
+            mask = self._masks[legal] = np.zeros(NUM_ACTIONS, np.int8)
             mask[match.legal_actions()] = 1
-        return {"observation": observation, "action_mask": mask}
+        return {"observation": observation, "action_mask": mask.copy()}
 
     def step(self, action: int | None) -> None:
         agent = self.agent_selection
@@ -130,13 +160,15 @@ class CardArenaEnv(AECEnv):  # type: ignore[misc]
             return
         match = self.match
         assert match is not None and action is not None
-        seat = self.possible_agents.index(agent)
-        before = signed(tuple(map(float, match.totals)), lowest_wins=self.lowest_wins)
-        match.apply(seat, int(action))
-        after = signed(tuple(map(float, match.totals)), lowest_wins=self.lowest_wins)
+        totals = match.totals
+        match.apply(self._seats[agent], int(action))
         self._cumulative_rewards[agent] = 0.0
-        for s, name in enumerate(self.possible_agents):
-            self.rewards[name] = after[s] - before[s]
+        if match.totals is totals:  # no round was scored: nobody's total moved
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+        else:
+            before = signed(tuple(map(float, totals)), lowest_wins=self.lowest_wins)
+            after = signed(tuple(map(float, match.totals)), lowest_wins=self.lowest_wins)
+            self.rewards = {a: after[s] - before[s] for s, a in enumerate(self.possible_agents)}
         if match.over:
             for name in self.agents:
                 self.terminations[name] = True
@@ -144,16 +176,36 @@ class CardArenaEnv(AECEnv):  # type: ignore[misc]
         self._accumulate_rewards()
 
     def render(self) -> str | None:
-        """``ansi``: the observation string of the seat to act (no other seat's cards)."""
+        """``ansi``: the observation string of the seat to act (no other seat's cards);
+        ``human``: the same, printed."""
         if self.render_mode is None or self.match is None:
             return None
-        seat = self.match.to_act if self.match.to_act is not None else 0
-        return observation_string(self.match, seat)
+        match = self.match
+        seat = match.to_act if match.to_act is not None else 0
+        text = self._tensors.string(match, seat, recall=False, strings=self._strings)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
 
     def close(self) -> None:
         pass
 
 
-def env(game: str = "hexathlon", **kwargs: Any) -> CardArenaEnv:
-    """The environment (PettingZoo's usual entry point)."""
+def raw_env(game: str = "hexathlon", **kwargs: Any) -> CardArenaEnv:
+    """The bare environment, without PettingZoo's wrappers (``kwargs`` as
+    :class:`CardArenaEnv` takes them)."""
     return CardArenaEnv(game, **kwargs)
+
+
+def env(game: str = "hexathlon", *, illegal_reward: float | None = None, **kwargs: Any) -> AECEnv:
+    """The environment with PettingZoo's standard wrappers, as its classic games have them
+    (PettingZoo's usual entry point): ``TerminateIllegalWrapper`` (an illegal action ends the
+    match; its agent's reward is ``illegal_reward``, by default the worst total the game
+    allows), ``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper`` (nothing before
+    ``reset``). ``env(...).unwrapped`` is the :class:`CardArenaEnv`."""
+    bare = raw_env(game, **kwargs)
+    worst = bare.worst_total if illegal_reward is None else illegal_reward
+    wrapped: AECEnv = wrappers.TerminateIllegalWrapper(bare, illegal_reward=worst)
+    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    return wrappers.OrderEnforcingWrapper(wrapped)

@@ -4,12 +4,16 @@ and player count, and what those checks cannot see (the seed, hidden cards, the 
 from __future__ import annotations
 
 import json
+import pickle
 import random
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
 import pyspiel
 import pytest
+from open_spiel.python.observation import make_observation
 
 from cardarena.clients.interop import openspiel
 from cardarena.clients.interop.params import ParameterError, setup_of
@@ -293,3 +297,70 @@ def test_information_strings_hide_forced_passes_in_a_voluntary_round_after_a_pla
         voluntary = text.split("voluntary_pass=True")[1]
         assert "Passed(" in voluntary
         assert "forced=True" not in voluntary and "forced=False" not in voluntary
+
+
+@pytest.mark.parametrize("game", list(GAMES))
+def test_games_and_states_pickle_even_into_a_fresh_process(game: str) -> None:
+    """A game pickles as its name and parameters (multiprocessing and Ray send games so); a
+    process that never called ``register()`` unpickles it and plays it; a state pickles too."""
+    pygame = load(game, {"first_dealer": -1})
+    again = pickle.loads(pickle.dumps(pygame))
+    assert str(again) == str(pygame)
+    assert again.setup == pygame.setup
+    state = _random_to_first_decision(pygame)
+    copy = pickle.loads(pickle.dumps(state))
+    assert copy.history() == state.history()
+    assert copy.information_state_tensor(1) == state.information_state_tensor(1)
+    code = (
+        "import pickle, random, sys\n"
+        "game = pickle.loads(sys.stdin.buffer.read())\n"
+        "state, rng = game.new_initial_state(), random.Random(1)\n"
+        "while not state.is_terminal():\n"
+        "    if state.is_chance_node():\n"
+        "        state.apply_action(rng.choice([o for o, _ in state.chance_outcomes()]))\n"
+        "    else:\n"
+        "        state.apply_action(rng.choice(state.legal_actions()))\n"
+        "print(type(game).__name__, len(state.returns()))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input=pickle.dumps(pygame),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode().split() == [f"CardGame_{game}", str(pygame.num_players())]
+
+
+def test_the_public_observer_shows_the_table_the_same_to_every_seat() -> None:
+    """``private_info=NONE``: a spectator's view (no hand, no deal, no viewer), the same tensor
+    and string for every seat; one for everybody (``ALL_PLAYERS``) is refused."""
+    pygame = load("hexathlon", {"players": 3})
+    state = _random_to_first_decision(pygame)
+    for _ in range(20):
+        state.apply_action(state.legal_actions()[0])
+    for recall in (False, True):
+        observer = make_observation(
+            pygame,
+            pyspiel.IIGObservationType(
+                perfect_recall=recall, public_info=True, private_info=pyspiel.PrivateInfoType.NONE
+            ),
+        )
+        assert not {"viewer", "hand", "dealt"} & set(observer.dict)
+        seen = set()
+        for seat in range(3):
+            observer.set_from(state, seat)
+            seen.add((observer.tensor.tobytes(), observer.string_from(state, seat)))
+        ((_, text),) = seen
+        assert "viewer=spectator" in text if not recall else "hands=(None, None, None)" in text
+        assert observer.dict["trick"].any() or observer.dict["taken"].any()
+    with pytest.raises(ValueError, match="private_info"):
+        make_observation(
+            pygame,
+            pyspiel.IIGObservationType(
+                perfect_recall=False,
+                public_info=True,
+                private_info=pyspiel.PrivateInfoType.ALL_PLAYERS,
+            ),
+        )
