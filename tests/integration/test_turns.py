@@ -84,6 +84,10 @@ async def watched_match(
     info = await create(api, game, players, seed=SEED, move_ms=MOVE_MS, **options)
     match_id = info.match_id
     spectator = api.WatchMatch(spb.WatchMatchRequest(match_id=match_id), timeout=STREAM_TIMEOUT)
+    # Each stream's snapshot is read before the next join: only then is its reader surely
+    # subscribed (a call merely started may reach the server after the deal, and its
+    # snapshot then stands where the first Turn would have been).
+    firsts = [await spectator.read()]
     tokens = []
     for seat in range(players):
         joined = await api.JoinMatch(
@@ -97,15 +101,18 @@ async def watched_match(
                 metadata=auth(tokens[0]),
                 timeout=STREAM_TIMEOUT,
             )
+            firsts.append(await seat0.read())
         if seat == 1:
             bot = api.Play(metadata=auth(tokens[1]), timeout=STREAM_TIMEOUT)
             await bot.write(spb.PlayRequest(open=spb.PlayOpen(match_id=match_id, seat=1)))
+            firsts.append(await bot.read())
     readers = asyncio.gather(read_to_end(spectator), read_to_end(seat0), read_to_end(bot))
     await asyncio.gather(
         *(seat_player(api, match_id, seat, tokens[seat]) for seat in range(players))
     )
     streams = await readers
-    return await full_log(api, match_id), [inner(s) for s in streams]
+    whole = [[first, *rest] for first, rest in zip(firsts, streams, strict=True)]
+    return await full_log(api, match_id), [inner(s) for s in whole]
 
 
 @pytest.mark.parametrize("config", list(CONFIGS), ids=list(CONFIGS))
