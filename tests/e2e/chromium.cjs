@@ -19,4 +19,8 @@ function collectErrors(page, errors) {
   page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
 }
 
-module.exports = { launch, collectErrors };
+// Where to click a card of a hand: its top left corner, which shows however tightly the
+// hand's cards overlap (their middle is under the next card).
+const CORNER = { x: 6, y: 10 };
+
+module.exports = { launch, collectErrors, CORNER };

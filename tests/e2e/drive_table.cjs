@@ -9,7 +9,7 @@
 const path = require("path");
 const [playwrightDir, executablePath, base, shots, planJson] = process.argv.slice(2);
 const { chromium } = require(playwrightDir);
-const { launch, collectErrors } = require("./chromium.cjs");
+const { launch, collectErrors, CORNER } = require("./chromium.cjs");
 const plan = JSON.parse(planJson);
 
 const WAIT = { timeout: 30000 };
@@ -109,7 +109,7 @@ async function playOut(page, entry, record, hooks) {
       head.writeUInt32BE(trailer.length, 1);
       const route = "**/cardarena.v1.MatchService/SubmitAction";
       await page.route(route, (r) => r.fulfill({ status: 200, contentType: "application/grpc-web+proto", body: Buffer.concat([head, trailer]) }), { times: 1 });
-      await page.click("#my-hand button.legal >> nth=0");
+      await page.click("#my-hand button.legal >> nth=0", { position: CORNER });
       await page.waitForFunction(() => document.querySelector("#refused").textContent !== "", null, POLL);
       record.refused = await page.evaluate(() => ({ text: document.querySelector("#refused").textContent, legal: document.querySelectorAll("#my-hand button.legal").length }));
       await page.unroute(route);
@@ -123,7 +123,7 @@ async function playOut(page, entry, record, hooks) {
         await page.keyboard.press("Enter");
         keys += 1;
       } else {
-        await page.click("#my-hand button.legal >> nth=0", { timeout: 2000 });
+        await page.click("#my-hand button.legal >> nth=0", { timeout: 2000, position: CORNER });
         clicks += 1;
       }
     } catch (error) {
@@ -147,7 +147,8 @@ async function main() {
   const watch = (page) => collectErrors(page, errors);
   const out = { games: [], errors };
   try {
-    const context = await browser.newContext({ viewport: { width: 1400, height: 950 } });
+    // Reduced motion: the table shows each event at once (no pacing, no animation).
+    const context = await browser.newContext({ viewport: { width: 1400, height: 950 }, reducedMotion: "reduce" });
     // A bad option is named next to its field, and no match is created.
     const form = await context.newPage();
     watch(form);

@@ -4,7 +4,7 @@
 // FAILED_PRECONDITION in words that name the group. The pages say so plainly rather than fail.
 import { h } from "./dom.js";
 import { ConnectError, Code, errorText } from "./rpc.js";
-import { view, ready, flag } from "./ui.js";
+import { view, ready, flag, crumbs, link } from "./ui.js";
 
 export const HELD_BACK = "held back until its group ends";
 const MATCH_ENDED = 3; // MatchStatus.MATCH_STATUS_ENDED
@@ -32,15 +32,17 @@ export function heldGroups(lines, tournamentEnded) {
 export function heldBackView(matchId, error) {
   const words = errorText(error);
   const tournament = /of tournament ([0-9a-f]+)/.exec(words);
+  crumbs(link("./", "Matches"), ` › match ${matchId}`);
   view().replaceChildren(
-    h("p", { className: "crumbs" }, h("a", { href: "./" }, "Matches"), ` › match ${matchId}`),
     h("section", { id: "held-back", className: "card-panel" },
       h("h2", {}, `This match is ${HELD_BACK}`),
       h("p", { className: "notice" }, "It is one rotation of a tournament's duplicate group: every rotation is dealt the same cards, " +
         "so nobody outside the match may see its table or its log until every match of its group has ended. " +
         "Then it can be watched and replayed like any other."),
       h("p", { id: "held-words" }, `The server: ${words}`),
-      tournament ? h("p", {}, h("a", { href: `?tournament=${encodeURIComponent(tournament[1])}` }, "Follow its tournament")) : ""));
+      h("p", { className: "next" },
+        tournament ? h("a", { href: `?tournament=${encodeURIComponent(tournament[1])}`, className: "button primary" }, "Follow its tournament") : "",
+        " ", h("a", { href: "./", className: "button" }, "Back to the lobby"))));
   flag("held", "true");
   ready();
 }

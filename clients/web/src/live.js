@@ -1,54 +1,92 @@
 // The live table: a spectator's (WatchMatch: hidden hands as backs) or a seat's
 // (StreamEvents: its own hand face up, playable), resumed after a break from the last seq.
-import { h } from "./dom.js";
+//
+// The view is updated in place after each message (dom.js morph), not rebuilt, so a played
+// card flies in from its seat and a won trick is gathered to its winner. Bots answer at once,
+// so live events are shown at a person's pace: a short pause after each card, a longer one
+// after a trick, none under prefers-reduced-motion or while catching up on history.
+import { h, morph } from "./dom.js";
 import { matches, withToken, ConnectError, Code } from "./rpc.js";
-import { newState, applyEvent, applySnapshot, applyTurn } from "./model.js";
+import { newState, applyEvent, applySnapshot, applyTurn, tricksRound, seatName, scoreText, scoreValue } from "./model.js";
 import { tableView, tickClock } from "./table.js";
 import { handView, submit, refusal, runBot } from "./play.js";
-import { remember, recall } from "./session.js";
+import { recall } from "./session.js";
+import { takeSeat, startPractice } from "./practice.js";
 import { games, gameContext } from "./games.js";
-import { view, showError, ready, flag } from "./ui.js";
+import { view, showError, ready, flag, crumbs, link, fitTable, motion, go } from "./ui.js";
 import { isHeldBack, heldBackView } from "./held.js";
+import { matchError } from "./errors.js";
 
-// Take `seat` of `matchId` (or the lowest free one) and keep its token for this tab.
-export async function takeSeat(matchId, seat, name) {
-  const joined = await matches.joinMatch({ matchId, seat, name });
-  const kept = recall(matchId).seats || {};
-  remember(matchId, { seats: { ...kept, [joined.seat]: joined.token } });
-  return joined;
+const sleep = (ms, signal) => new Promise((resolve) => {
+  const t = setTimeout(resolve, ms);
+  if (signal) signal.addEventListener("abort", () => { clearTimeout(t); resolve(); }, { once: true });
+});
+
+// How long to leave a live event on screen before the next (ms).
+function pauseAfter(msg, state) {
+  if (msg.kind.case !== "event") return 0;
+  const kind = msg.kind.value.kind.case;
+  if (kind === "trickWon") return 1300;
+  if (kind === "cardPlayed") return tricksRound(state) ? 420 : 260;
+  if (kind === "passed") return 300;
+  if (kind === "roundScored") return 900;
+  return 0;
 }
 
-export async function liveView(matchId, seatParam) {
+// Places by total (ties share a place), for the ending.
+export function placings(state, lowestWins) {
+  const seats = state.totals.map((t, seat) => ({ seat, value: scoreValue(t), total: t }));
+  seats.sort((a, b) => (lowestWins ? a.value - b.value : b.value - a.value) || a.seat - b.seat);
+  let place = 0;
+  return seats.map((s, i) => {
+    if (i === 0 || s.value !== seats[i - 1].value) place = i + 1;
+    return { ...s, place };
+  });
+}
+
+export async function liveView(params, signal) {
+  const matchId = params.get("match");
+  const seatParam = params.get("seat");
+  const kept = recall(matchId);
   // A seat's token reads its own match even while its duplicate group is held back.
-  const kept = seatParam === null ? null : (recall(matchId).seats || {})[Number(seatParam)];
+  const keptToken = seatParam === null ? null : (kept.seats || {})[Number(seatParam)];
   let info;
   try {
-    info = (await matches.getMatch({ matchId }, kept ? withToken(kept) : {})).match;
+    info = (await matches.getMatch({ matchId }, keptToken ? withToken(keptToken) : {})).match;
   } catch (error) {
     if (isHeldBack(error)) return heldBackView(matchId, error);
-    throw error;
+    return matchError(matchId, error, "match");
   }
   const game = (await games()).find((g) => g.name === info.game);
   const ctx = gameContext(game, info);
-  ctx.names = info.seats.map((s) => s.name);
-  let seat = seatParam === null ? null : Number(seatParam);
-  let token = seat === null ? null : (recall(matchId).seats || {})[seat];
+  const state = newState(info.players);
+  state.names = info.seats.map((s) => s.name);
+  state.joined = info.seats.map((s) => s.taken);
+  let seat = seatParam === null ? null : seatParam === "any" ? -1 : Number(seatParam);
+  let token = seat === null || seat < 0 ? null : (kept.seats || {})[seat];
   let notice = "";
   if (seat !== null && !token) {
-    const free = info.seats[seat] && !info.seats[seat].taken && !info.seats[seat].reserved;
-    if (free) token = (await takeSeat(matchId, seat, "guest")).token;
-    else { notice = `Seat ${seat} is taken and this tab holds no token for it: you are watching.`; seat = null; }
+    const free = seat < 0 ? info.seats.some((s) => !s.taken && !s.reserved) : info.seats[seat] && !info.seats[seat].taken && !info.seats[seat].reserved;
+    if (free) {
+      const joined = await takeSeat(matchId, seat < 0 ? null : seat);
+      token = joined.token;
+      seat = joined.seat;
+      state.names[seat] = joined.name || state.names[seat];
+      history.replaceState(null, "", `?match=${encodeURIComponent(matchId)}&seat=${seat}`);
+    } else {
+      notice = seat < 0 ? "Every seat of this match is taken: you are watching."
+        : `Seat ${seat} is taken and this tab holds no token for it: you are watching.`;
+      seat = null;
+    }
   }
   flag("match", matchId);
   if (seat !== null) flag("seat", seat);
   const controller = new AbortController();
-  for (const bot of recall(matchId).bots || []) {
-    runBot(matchId, bot.seat, bot.token, controller.signal, showError);
-  }
+  signal.addEventListener("abort", () => controller.abort(), { once: true });
+  for (const bot of kept.bots || []) runBot(matchId, bot.seat, bot.token, controller.signal, showError);
 
-  let state = newState(info.players);
   state.told = true; // whose turn: the snapshot's, then each Turn's
-  let pending = null, turnSeq = 0n, refused = "", root = null, queued = false, focusCode = null;
+  let pending = null, turnSeq = 0n, refused = "", caughtUp = 0n, showLast = false, keyboard = false;
   const act = (action) => {
     const legal = state.legal;
     state.legal = [];
@@ -60,39 +98,88 @@ export async function liveView(matchId, seatParam) {
       draw();
     });
   };
+  const toggleLast = () => { showLast = !showLast; draw(); };
+  const title = ctx.title || info.game;
+  const shareUrl = () => `${location.origin}${location.pathname}?match=${encodeURIComponent(matchId)}&seat=any`;
+  const waiting = () => {
+    const open = state.joined.map((j, s) => (j ? null : s)).filter((s) => s !== null);
+    if (state.round >= 0 || state.over || !open.length) return null;
+    const input = h("input", { id: "share-link", readOnly: true, value: shareUrl(), "aria-label": "link to this match" });
+    const copy = h("button", { type: "button", id: "copy-link" }, "Copy");
+    copy.onclick = () => { input.select(); navigator.clipboard?.writeText(input.value).then(() => { copy.textContent = "Copied"; }, () => {}); };
+    return h("div", { className: "waiting", "data-key": "waiting" },
+      h("p", {}, h("b", { id: "open-seats", "data-open": open.length }, `${open.length} of ${state.players} seats open`),
+        ` (${open.map((s) => `seat ${s}`).join(", ")}): the match starts when every seat is taken.`),
+      h("p", {}, "Share this link: whoever opens it takes the next open seat."),
+      h("p", { className: "share" }, input, " ", copy));
+  };
+  const ending = () => {
+    if (!state.over) return null;
+    const places = state.cancelled ? [] : placings(state, ctx.lowestWins);
+    const practice = seat !== null && kept.practice;
+    const buttons = [];
+    if (practice) {
+      const again = h("button", { type: "button", id: "rematch", className: "primary" }, "Rematch");
+      again.onclick = () => {
+        again.disabled = true;
+        const p = kept.practice;
+        startPractice(p.game, p.players, p.options, p.moveMs, p.name)
+          .then((id) => go(`?match=${encodeURIComponent(id)}&seat=0`)).catch((e) => { again.disabled = false; showError(e); });
+      };
+      buttons.push(again);
+    }
+    buttons.push(link(`./?game=${encodeURIComponent(info.game)}#create`, "New match", { id: "new-match-link" }),
+      link(`?log=${encodeURIComponent(matchId)}`, "Replay", { id: "replay-link", className: practice ? "" : "primary" }),
+      link("./", "Lobby"));
+    return h("section", { id: "ending", "data-key": "ending" },
+      h("h3", {}, state.cancelled ? "The match was cancelled" : "The match is over"),
+      state.cancelled ? h("p", {}, state.cancelled) : h("ol", { id: "placings" }, ...places.map((p) => h("li", {
+        className: p.place === 1 ? "first" : "", value: p.place, "data-seat": p.seat,
+      }, `${seatName(state, p.seat)}${p.seat === seat && seatName(state, p.seat) !== "you" ? " (you)" : ""}: ${scoreText(p.total)}${p.place === 1 ? (places.filter((q) => q.place === 1).length > 1 ? " — shared win" : " — wins") : ""}`))),
+      h("div", { className: "buttons" }, ...buttons));
+  };
+
   const draw = () => {
     const active = document.activeElement;
-    focusCode = active && active.dataset ? active.dataset.card || active.dataset.suit || null : null;
-    ctx.hand = seat === null ? null : handView(state, refused, act);
-    root = tableView(state, ctx);
-    view().replaceChildren(
-      h("p", { className: "crumbs" }, h("a", { href: "./" }, "Matches"), ` › ${ctx.title || info.game} · match ${matchId}`,
-        seat === null ? " · watching" : ` · playing seat ${seat}`,
-        state.over ? [" · ", h("a", { href: `?log=${matchId}`, id: "replay-link" }, "replay")] : null),
-      notice ? h("p", { className: "notice" }, notice) : "",
-      root);
-    if (focusCode) {
-      const again = root.querySelector(`#my-hand button.legal[data-card="${focusCode}"], #my-hand button.legal[data-suit="${focusCode}"]`);
-      if (again) again.focus();
+    const inHand = active && active.closest && active.closest("#my-hand");
+    const toAct = state.toAct;
+    const waitingFor = toAct !== null && toAct !== seat && !state.over ? `${seatName(state, toAct)} to play…` : "";
+    ctx.hand = seat === null ? null : handView(state, refused, act, waitingFor);
+    ctx.showLast = showLast;
+    ctx.onToggleLast = toggleLast;
+    ctx.waiting = waiting();
+    ctx.open = state.joined.map((j) => !j);
+    ctx.ending = ending();
+    ctx.notice = notice ? h("p", { className: "notice", "data-key": "notice" }, notice) : null;
+    crumbs(link("./", "Matches"), ` › ${title}`, h("span", { className: "match-id" }, ` · match ${matchId}`), seat === null ? " · watching" : ` · playing seat ${seat}`,
+      state.over ? [" · ", link(`?log=${encodeURIComponent(matchId)}`, "replay")] : null);
+    const next = h("main", { id: "view" }, tableView(state, ctx));
+    morph(view(), next);
+    fitTable();
+    // The focus stays in the hand: on the next legal card, else on the hand itself.
+    if (inHand && !document.activeElement.closest("#my-hand")) {
+      const target = document.querySelector("#my-hand button.legal") || document.getElementById("hand");
+      if (target) target.focus({ preventScroll: true });
+    } else if (keyboard && state.legal.length && document.activeElement && document.activeElement.id === "hand") {
+      const first = document.querySelector("#my-hand button.legal");
+      if (first) first.focus({ preventScroll: true });
     }
     flag("over", state.over);
     flag("legal", state.legal.length);
     flag("seq", state.seq);
     flag("toAct", state.toAct === null || state.over ? "" : state.toAct);
   };
-  const schedule = () => {
-    if (queued) return;
-    queued = true;
-    // A timer, not requestAnimationFrame: a table in a background tab or window (a
-    // spectator's second page) must keep up too. The events of one action arrive together
-    // and are drawn once.
-    setTimeout(() => { queued = false; draw(); }, 0);
+  const onKey = (e) => {
+    if (e.key === "Tab" || e.key.startsWith("Arrow")) keyboard = true;
+    if ((e.key === "l" || e.key === "L") && !(e.target && /INPUT|SELECT|TEXTAREA/.test(e.target.tagName))) toggleLast();
   };
-  const clock = setInterval(() => { if (root) tickClock(root, state); }, 250);
+  document.addEventListener("keydown", onKey);
+  signal.addEventListener("abort", () => document.removeEventListener("keydown", onKey), { once: true });
 
-  const onMessage = (msg) => {
+  const apply = (msg) => {
     const v = msg.kind.value;
     if (msg.kind.case === "snapshot") {
+      if (caughtUp === 0n) caughtUp = v.seq;
       if (v.seq <= state.seq) applySnapshot(state, v);
       else pending = v;
       if (state.legal.length) turnSeq = v.seq;
@@ -112,29 +199,66 @@ export async function liveView(matchId, seatParam) {
     }
     // Whose turn it is once the message's event is applied (alone: it changed with no event).
     if (msg.turn) applyTurn(state, msg.turn);
-    schedule();
   };
+
+  // Messages wait in a queue and are shown in order, paced (see pauseAfter).
+  const queue = [];
+  let pumping = null, queued = false;
+  const schedule = () => {
+    if (queued) return;
+    queued = true;
+    // A timer, not requestAnimationFrame: a table in a background tab or window (a
+    // spectator's second page) must keep up too. The events of one action arrive together
+    // and are drawn once.
+    setTimeout(() => { queued = false; if (!signal.aborted) draw(); }, 0);
+  };
+  const pump = async () => {
+    await null; // `pumping` is set before the first message is shown
+    while (queue.length && !signal.aborted) {
+      const msg = queue.shift();
+      apply(msg);
+      const live = msg.kind.case === "event" && caughtUp > 0n && msg.kind.value.seq > caughtUp;
+      const pause = live && motion() && queue.length < 24 ? pauseAfter(msg, state) : 0;
+      if (pause) {
+        draw();
+        await sleep(pause, signal);
+      } else schedule();
+    }
+    pumping = null;
+  };
+  const onMessage = (msg) => {
+    queue.push(msg);
+    if (!pumping) pumping = pump();
+  };
+  const drained = async () => { while (pumping) await pumping; };
+
+  const clock = setInterval(() => { const root = document.querySelector(".table-view"); if (root) tickClock(root, state); }, 250);
+  signal.addEventListener("abort", () => clearInterval(clock), { once: true });
 
   draw();
   ready();
   let held = null;
-  for (let attempt = 0; attempt < 30 && !state.over; attempt += 1) {
+  for (let attempt = 0; attempt < 30 && !state.over && !signal.aborted; attempt += 1) {
     try {
       const options = seat === null ? { signal: controller.signal } : withToken(token, { signal: controller.signal });
       const request = { matchId, afterSeq: state.seq };
       const stream = seat === null ? matches.watchMatch(request, options) : matches.streamEvents({ ...request, seat }, options);
       for await (const msg of stream) onMessage(msg);
+      await drained();
       if (state.over) break;
     } catch (error) {
+      await drained();
+      if (signal.aborted) return;
       if (isHeldBack(error)) { held = error; break; }
       if (error instanceof ConnectError && [Code.NotFound, Code.Unauthenticated, Code.PermissionDenied].includes(error.code)) {
         showError(error);
         break;
       }
-      await new Promise((r) => setTimeout(r, 1000));
+      await sleep(1000, signal);
     }
   }
   clearInterval(clock);
+  if (signal.aborted) return;
   if (held) {
     controller.abort();
     heldBackView(matchId, held);

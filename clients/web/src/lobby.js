@@ -1,27 +1,33 @@
 // The front page: a new match against in-page bots, from a form generated from ListGames'
-// options schema, and the list of matches (filter by game and status, paging, refreshed
-// every few seconds) with links to watch, take a free seat, or replay.
+// options schema, and the list of matches, newest first (filter by game and by state, open
+// seats among them; pages of 20; refreshed every few seconds), each with its date, a link
+// to watch or replay it, a button for each open seat and a link to share; and the
+// tournaments.
 import { h } from "./dom.js";
 import { matches, ConnectError, Code, errorText } from "./rpc.js";
 import { games } from "./games.js";
 import { optionFields, readOptions, showErrors, namedOption } from "./forms.js";
-import { remember } from "./session.js";
-import { takeSeat } from "./live.js";
+import { takeSeat, startPractice, playerName, keepName } from "./practice.js";
 import { scoreText } from "./model.js";
 import { tournamentList } from "./tournament.js";
-import { view, showError, ready, STATUS } from "./ui.js";
+import { view, showError, ready, STATUS, crumbs, go, ago, fullDate } from "./ui.js";
 import { HELD_BACK, listedHeldBack } from "./held.js";
 
 const CLOCKS = [[0, "no clock"], [10000, "10 s a move"], [30000, "30 s a move"], [60000, "1 min a move"], [300000, "5 min a move"]];
 const PAGE = 20;
+// ListMatches answers oldest first, so the lobby reads every page of the filter (up to this
+// many matches) and shows the newest first.
+const MOST = 5000;
 
-async function newMatchForm() {
+async function newMatchForm(params) {
   const all = await games();
-  const gameSelect = h("select", { id: "game", name: "game" }, ...all.map((g) => h("option", { value: g.name }, g.title)));
+  const wanted = params.get("game");
+  const gameSelect = h("select", { id: "game", name: "game" }, ...all.map((g) => h("option", { value: g.name, selected: g.name === wanted }, g.title)));
   const playersSelect = h("select", { id: "players", name: "players" });
   const fields = h("div", { id: "options", className: "fields" });
   const clock = h("select", { id: "clock", name: "clock" }, ...CLOCKS.map(([ms, words]) => h("option", { value: ms, selected: ms === 30000 }, words)));
-  const name = h("input", { id: "name", name: "name", value: "you", maxLength: 40 });
+  const name = h("input", { id: "name", name: "name", value: playerName() || "you", maxLength: 40 });
+  name.onchange = () => keepName(name.value.trim());
   const formError = h("p", { id: "form-error", className: "field-error", role: "alert" });
   const refill = (keepPlayers) => {
     const game = all.find((g) => g.name === gameSelect.value);
@@ -33,6 +39,7 @@ async function newMatchForm() {
   gameSelect.onchange = () => refill(false);
   playersSelect.onchange = () => refill(true);
   refill(false);
+  const button = h("button", { id: "new-match", type: "submit" }, "Deal me in");
   // The form's own checks name a bad option next to its field (the browser's would stop the
   // submit with a bubble, on a field a folded group may hide).
   const form = h("form", { id: "create", className: "card-panel", noValidate: true },
@@ -42,16 +49,18 @@ async function newMatchForm() {
       h("div", { className: "field" }, h("label", { for: "players" }, "players"), playersSelect),
       h("div", { className: "field" }, h("label", { for: "name" }, "your name"), name),
       h("div", { className: "field" }, h("label", { for: "clock" }, "move clock"), clock)),
-    fields, formError,
-    h("button", { id: "new-match", type: "submit" }, "Deal me in"));
+    fields, formError, button);
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const { options, errors } = readOptions(fields);
     showErrors(fields, errors);
     formError.textContent = "";
     if (Object.keys(errors).length) return;
-    start(gameSelect.value, Number(playersSelect.value), options, Number(clock.value), name.value || "you")
+    button.disabled = true;
+    startPractice(gameSelect.value, Number(playersSelect.value), options, Number(clock.value), name.value.trim() || "you")
+      .then((matchId) => go(`?match=${encodeURIComponent(matchId)}&seat=0`))
       .catch((error) => {
+        button.disabled = false;
         // The server names a bad option: put its words next to that field when it can.
         const text = errorText(error);
         const named = namedOption(fields, text) || Object.keys(options).find((k) => text.includes(k));
@@ -62,82 +71,103 @@ async function newMatchForm() {
   return form;
 }
 
-// Create the match, take seat 0, seat a bot in every other seat, and go to the table.
-async function start(game, players, options, moveMs, name) {
-  const created = (await matches.createMatch({ game, players, options, timeControl: { moveMs } })).match;
-  const matchId = created.matchId;
-  await takeSeat(matchId, 0, name);
-  const bots = [];
-  for (let seat = 1; seat < created.players; seat += 1) {
-    const joined = await matches.joinMatch({ matchId, seat, name: `bot ${seat}` });
-    bots.push({ seat, token: joined.token });
-  }
-  remember(matchId, { bots });
-  location.assign(`?match=${encodeURIComponent(matchId)}&seat=0`);
-}
+const shareUrl = (m) => `${location.origin}${location.pathname}?match=${encodeURIComponent(m.matchId)}&seat=any`;
 
 function matchRow(m, all) {
   const status = STATUS[m.status] || "?";
   const game = all.find((g) => g.name === m.game);
+  const open = m.seats.filter((s) => !s.taken && !s.reserved && status === "waiting");
   const seats = m.seats.map((s) => {
     if (s.taken) return h("span", { className: "seat-name" }, s.name || `seat ${s.seat}`);
     if (s.reserved || status !== "waiting") return h("span", { className: "seat-name free" }, "(reserved)");
-    const sit = h("button", { type: "button", className: "sit", "data-seat": s.seat }, `sit at ${s.seat}`);
-    sit.onclick = () => takeSeat(m.matchId, s.seat, "guest")
-      .then((j) => location.assign(`?match=${encodeURIComponent(m.matchId)}&seat=${j.seat}`)).catch(showError);
+    const sit = h("button", { type: "button", className: "sit", "data-seat": s.seat, title: `take seat ${s.seat}` }, `sit at ${s.seat}`);
+    sit.onclick = () => takeSeat(m.matchId, s.seat)
+      .then((j) => go(`?match=${encodeURIComponent(m.matchId)}&seat=${j.seat}`)).catch(showError);
     return sit;
   });
   const link = listedHeldBack(m) ? h("span", { className: "held-back" }, HELD_BACK)
     : status === "ended"
       ? h("a", { href: `?log=${encodeURIComponent(m.matchId)}`, className: "replay" }, "replay")
       : h("a", { href: `?match=${encodeURIComponent(m.matchId)}`, className: "watch" }, "watch");
-  return h("tr", { className: "match", "data-id": m.matchId, "data-status": status, "data-game": m.game },
-    h("td", {}, link), h("td", {}, game ? game.title : m.game), h("td", { className: `status ${status}` }, m.cancelled ? "cancelled" : status),
-    h("td", { className: "seats" }, ...seats.flatMap((s, i) => (i ? [", ", s] : [s]))),
-    h("td", {}, m.totals.map(scoreText).join(" · ")), h("td", { className: "id" }, m.matchId));
+  let share = null;
+  if (open.length) {
+    share = h("button", { type: "button", className: "share", title: "copy a link that takes the next open seat" }, "share link");
+    share.onclick = () => {
+      const url = shareUrl(m);
+      (navigator.clipboard ? navigator.clipboard.writeText(url) : Promise.reject(new Error("no clipboard")))
+        .then(() => { share.textContent = "link copied"; }, () => { window.prompt("Share this link:", url); });
+    };
+  }
+  const created = Number(m.createdUnixMs);
+  return h("tr", { className: "match", "data-id": m.matchId, "data-status": status, "data-game": m.game, "data-created": created },
+    h("td", { className: "go" }, link),
+    h("td", { className: "game" }, game ? game.title : m.game),
+    h("td", { className: `status ${status}` }, m.cancelled ? "cancelled" : status === "waiting" ? `${open.length} open seat${open.length === 1 ? "" : "s"}` : status),
+    h("td", { className: "when" }, h("time", { dateTime: new Date(created).toISOString(), title: fullDate(created) }, ago(created))),
+    h("td", { className: "seats" }, ...seats.flatMap((s, i) => (i ? [", ", s] : [s])), share ? [" ", share] : null),
+    h("td", { className: "totals" }, m.totals.map(scoreText).join(" · ")),
+    h("td", { className: "id" }, m.matchId));
 }
 
-async function matchList() {
+// Every match of the filter, newest first.
+async function listAll(status, game) {
+  const out = [];
+  let pageToken = "";
+  do {
+    const resp = await matches.listMatches({ pageSize: 1000, pageToken, status, game });
+    out.push(...resp.matches);
+    pageToken = resp.nextPageToken;
+  } while (pageToken && out.length < MOST);
+  out.sort((a, b) => Number(b.createdUnixMs - a.createdUnixMs) || (a.matchId < b.matchId ? 1 : -1));
+  return out;
+}
+
+async function matchList(signal) {
   const all = await games();
-  const gameFilter = h("select", { id: "filter-game" }, h("option", { value: "" }, "every game"), ...all.map((g) => h("option", { value: g.name }, g.title)));
-  const statusFilter = h("select", { id: "filter-status" }, h("option", { value: "0" }, "every status"),
-    ...[1, 2, 3].map((s) => h("option", { value: s }, STATUS[s])));
+  const gameFilter = h("select", { id: "filter-game", "aria-label": "game" }, h("option", { value: "" }, "every game"), ...all.map((g) => h("option", { value: g.name }, g.title)));
+  const statusFilter = h("select", { id: "filter-status", "aria-label": "state" }, h("option", { value: "0" }, "every state"),
+    h("option", { value: "1" }, "open seats"), h("option", { value: "2" }, "running"), h("option", { value: "3" }, "ended"));
   const rows = h("tbody");
-  // ListMatches pages oldest first.
-  const prev = h("button", { id: "page-prev", type: "button", disabled: true }, "◀ previous");
-  const next = h("button", { id: "page-next", type: "button", disabled: true }, "next ▶");
+  const prev = h("button", { id: "page-prev", type: "button", disabled: true }, "◀ newer");
+  const next = h("button", { id: "page-next", type: "button", disabled: true }, "older ▶");
   const pageLabel = h("span", { id: "page" });
-  const tokens = [""]; // the page tokens of the pages seen, the first page's ""
-  let page = 0;
-  const load = async () => {
-    // The server filters, by game and by status, so every page is a full one of the filter.
-    const resp = await matches.listMatches({
-      pageSize: PAGE, pageToken: tokens[page], status: Number(statusFilter.value), game: gameFilter.value,
-    });
-    const shown = resp.matches;
+  let page = 0, listed = [];
+  const show = () => {
+    const pages = Math.max(1, Math.ceil(listed.length / PAGE));
+    page = Math.min(page, pages - 1);
+    const shown = listed.slice(page * PAGE, (page + 1) * PAGE);
     rows.replaceChildren(...shown.map((m) => matchRow(m, all)));
-    if (!shown.length) rows.append(h("tr", {}, h("td", { colSpan: 6, className: "empty" }, "No matches here yet.")));
-    tokens[page + 1] = resp.nextPageToken;
+    if (!shown.length) rows.append(h("tr", {}, h("td", { colSpan: 7, className: "empty" }, "No matches here yet.")));
     prev.disabled = page === 0;
-    next.disabled = !resp.nextPageToken;
-    pageLabel.textContent = `page ${page + 1}`;
+    next.disabled = page >= pages - 1;
+    pageLabel.textContent = `page ${page + 1} of ${pages} · ${listed.length} match${listed.length === 1 ? "" : "es"}`;
     document.body.dataset.listed = String(shown.length);
   };
+  const load = async () => {
+    // The server filters by game and by state; the lobby orders.
+    listed = await listAll(Number(statusFilter.value), gameFilter.value);
+    if (!signal.aborted) show();
+  };
   const reload = () => load().catch(showError);
-  gameFilter.onchange = statusFilter.onchange = () => { page = 0; tokens.length = 1; reload(); };
-  prev.onclick = () => { page -= 1; reload(); };
-  next.onclick = () => { page += 1; reload(); };
+  gameFilter.onchange = statusFilter.onchange = () => { page = 0; reload(); };
+  prev.onclick = () => { page -= 1; show(); };
+  next.onclick = () => { page += 1; show(); };
   await load();
-  setInterval(reload, 3000); // live: statuses, seats and totals as they change
+  // Live: statuses, seats and totals as they change, while the page is in view.
+  const timer = setInterval(() => { if (document.visibilityState === "visible") reload(); }, 4000);
+  signal.addEventListener("abort", () => clearInterval(timer), { once: true });
   return h("section", { id: "list", className: "card-panel" },
     h("h2", {}, "Matches"),
-    h("div", { className: "filters" }, gameFilter, statusFilter, prev, pageLabel, next),
-    h("table", { id: "matches" },
-      h("thead", {}, h("tr", {}, ...["", "game", "status", "seats", "totals", "match"].map((t) => h("th", {}, t)))), rows));
+    h("div", { className: "filters" }, gameFilter, statusFilter, h("span", { className: "pager" }, prev, pageLabel, next)),
+    h("table", { id: "matches", className: "stack" },
+      h("thead", {}, h("tr", {}, ...["", "game", "state", "created", "seats", "totals", "match"].map((t) => h("th", {}, t)))), rows));
 }
 
-export async function lobbyView() {
-  const [form, list, cups] = await Promise.all([newMatchForm(), matchList(), tournamentList()]);
+export async function lobbyView(params, signal) {
+  crumbs(h("span", {}, "card games for people and bots"));
+  const [form, list, cups] = await Promise.all([newMatchForm(params), matchList(signal), tournamentList()]);
+  if (signal.aborted) return;
   view().replaceChildren(h("div", { className: "lobby" }, form, list, cups));
+  if (location.hash === "#create") form.scrollIntoView();
   ready();
 }

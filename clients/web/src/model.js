@@ -23,7 +23,7 @@ export function newState(players = 0) {
     multiplier: 1, hands: [], legal: [], toAct: null, deadline: 0,
     trick: null, trickNumber: 0, tricksWon: [], table: [], dead: [], passes: [],
     rounds: [], totals: [], over: false, winners: [], cancelled: "", spanish: false,
-    lines: [], started: false, told: false,
+    lines: [], started: false, told: false, lastTrick: null, lastPass: null, joined: [],
   };
 }
 
@@ -63,7 +63,24 @@ function say(state, line) {
   if (state.lines.length > 8) state.lines.shift();
 }
 
-const name = (state, seat) => state.names[seat] || `seat ${seat}`;
+// A seat's name as its name plate shows it (the one the seat joined with, else "seat N").
+export const seatName = (state, seat) => state.names[seat] || `seat ${seat}`;
+const name = seatName;
+// A card in words for the event lines: "Q♣", "10♥", "6 of oros" (no codes).
+const PIPS = { C: "\u2663", D: "\u2666", H: "\u2665", S: "\u2660" };
+const SPANISH_NAMES = { O: "oros", C: "copas", E: "espadas", B: "bastos" };
+const RANK_WORDS = { 11: "J", 12: "Q", 13: "K", 14: "A" };
+export function cardWords(card, spanish) {
+  if (!card) return "";
+  if (card.code === "JK") return "the Joker";
+  const suit = card.code.slice(-1), rank = card.code.slice(0, -1);
+  if (spanish) return `${rank} of ${SPANISH_NAMES[suit] || suit}`;
+  return `${RANK_WORDS[Number(rank)] || rank}${PIPS[suit] || suit}`;
+}
+const suitWords = (state, suit) => {
+  const letter = SUIT_LETTERS[suit];
+  return state.spanish || suit >= 5 ? SPANISH_NAMES[letter] || letter : `${PIPS[letter] || letter}`;
+};
 
 // Apply one Event (a protobuf-es cardarena.v1.Event) to the state.
 export function applyEvent(state, event) {
@@ -74,11 +91,12 @@ export function applyEvent(state, event) {
   switch (event.kind.case) {
     case "matchStarted":
       Object.assign(state, { matchId: v.matchId, game: v.game, players: v.players, options: v.options || {}, moveMs: v.moveMs, started: true });
-      state.names = seats(state, "");
+      state.names = seats(state, "").map((_, s) => state.names[s] || "");
       state.totals = seats(state, null);
       break;
     case "seatJoined":
       state.names[v.seat] = v.name;
+      state.joined[v.seat] = true;
       say(state, `${v.name || "someone"} takes seat ${v.seat}`);
       break;
     case "dealerDrawn":
@@ -89,17 +107,17 @@ export function applyEvent(state, event) {
       Object.assign(state, {
         round: v.round, kind: v.kind, dealer: v.dealer, trump: v.trump, multiplier: v.multiplier || 1,
         trumpHow: v.trump ? "fixed by the options" : "", excluded: [], trick: null, trickNumber: 0,
-        table: [], toAct: null, legal: [],
+        table: [], toAct: null, legal: [], lastTrick: null, lastPass: null,
       });
       state.tricksWon = seats(state, 0);
       state.passes = seats(state, 0);
       state.dead = seats(state, []);
-      say(state, `Round ${v.round + 1}: ${v.kind}, ${name(state, v.dealer)} deals`);
+      say(state, `Round ${v.round + 1}: ${v.kind.replace(/_/g, " ")}, ${name(state, v.dealer)} deals`);
       break;
     case "trumpDrawn":
       state.trump = v.suit;
       state.trumpHow = "drawn at random";
-      say(state, `Trump drawn: ${SUIT_LETTERS[v.suit]}`);
+      say(state, `Trump drawn: ${suitWords(state, v.suit)}`);
       break;
     case "dealt":
       state.hands = v.hands.map((h) => ({ hidden: h.hidden, size: h.size, cards: [...h.cards] }));
@@ -114,18 +132,19 @@ export function applyEvent(state, event) {
     case "suitExcluded":
       state.excluded.push({ seat: v.seat, suit: v.suit });
       state.toAct = state.excluded.length === 1 ? (v.seat + 1) % state.players : state.dealer;
-      say(state, `${name(state, v.seat)} excludes ${SUIT_LETTERS[v.suit]}`);
+      say(state, `${name(state, v.seat)} excludes ${suitWords(state, v.suit)}`);
       break;
     case "trumpChosen":
       state.trump = v.suit;
       state.trumpHow = `chosen by ${name(state, v.seat)}`;
       state.toAct = (state.dealer + 1) % state.players;
-      say(state, `${name(state, v.seat)} chooses trump ${SUIT_LETTERS[v.suit]}`);
+      say(state, `${name(state, v.seat)} chooses trump ${suitWords(state, v.suit)}`);
       break;
     case "cardPlayed": {
       removeCards(state, v.seat, [v.card]);
       if (tricksRound(state)) {
         if (!state.trick || state.trick.winner !== null) {
+          if (state.trick && state.trick.winner !== null) state.lastTrick = state.trick;
           state.trick = { leader: v.seat, plays: [], winner: null, number: state.trickNumber + 1 };
         }
         state.trick.plays.push({ seat: v.seat, card: v.card });
@@ -139,7 +158,9 @@ export function applyEvent(state, event) {
     }
     case "passed":
       state.passes[v.seat] = (state.passes[v.seat] || 0) + 1;
-      state.trick = { leader: null, plays: [{ seat: v.seat, card: null }], winner: null, number: 0 };
+      state.trick = { leader: null, plays: [{ seat: v.seat, card: null, forced: v.reason === 1 }], winner: null, number: 0 };
+      state.lastPass = { seat: v.seat, forced: v.reason === 1, n: state.passes[v.seat], seq: event.seq };
+      say(state, `${name(state, v.seat)} passes${v.reason === 1 ? " (no card to play)" : ""}`);
       state.toAct = nextHolding(state, v.seat);
       break;
     case "trickWon":
@@ -152,7 +173,7 @@ export function applyEvent(state, event) {
     case "cardsDead":
       removeCards(state, v.seat, v.cards);
       state.dead[v.seat] = [...(state.dead[v.seat] || []), ...v.cards];
-      say(state, `Dead in the hand of ${name(state, v.seat)}: ${v.cards.map((c) => c.code).join(" ")}`);
+      say(state, `Dead in the hand of ${name(state, v.seat)}: ${v.cards.map((c) => cardWords(c, state.spanish)).join(" ")}`);
       break;
     case "roundScored":
       state.rounds.push({ round: v.round, kind: state.kind, scores: v.scores, totals: v.totals, seq: event.seq });
@@ -162,6 +183,7 @@ export function applyEvent(state, event) {
       break;
     case "matchEnded":
       Object.assign(state, { totals: v.totals, winners: v.winners, over: true, toAct: null, legal: [] });
+      if (state.trick && state.trick.winner !== null) state.lastTrick = state.trick;
       say(state, `The match is over: ${v.winners.map((w) => name(state, w)).join(", ")} won`);
       break;
     case "matchCancelled":

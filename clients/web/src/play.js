@@ -20,14 +20,19 @@ export function submit(matchId, seat, token, seq, action) {
 
 const ACTION_WORDS = { excludeSuit: "Exclude", chooseTrump: "Trump" };
 
-// The reader's hand and action buttons. `onAct(action)` sends one.
-export function handView(state, refused, onAct) {
+// The reader's hand and action buttons. `onAct(action)` sends one. `waitingFor`: the words
+// for whose turn it is when it is not the reader's.
+export function handView(state, refused, onAct, waitingFor = "") {
   const legal = state.legal || [];
   const byCode = new Map(legal.filter((a) => a.kind.case === "play").map((a) => [a.kind.value.code, a]));
   const hand = state.viewer === null ? null : state.hands[state.viewer];
+  const seen = new Map();
   const cards = (hand ? hand.cards : []).map((card) => {
     const action = byCode.get(card.code);
     const el = cardFace(card.code, state.spanish, "button");
+    const n = seen.get(card.code) || 0; // two Jokers are two cards
+    seen.set(card.code, n + 1);
+    el.dataset.key = n ? `${card.code}.${n}` : card.code;
     el.type = "button";
     if (action) {
       el.classList.add("legal");
@@ -35,7 +40,7 @@ export function handView(state, refused, onAct) {
     } else {
       el.disabled = true;
     }
-    return el;
+    return h("span", { className: "slot", "data-key": el.dataset.key }, el);
   });
   const others = legal.filter((a) => a.kind.case !== "play").map((a) => {
     let label;
@@ -44,19 +49,21 @@ export function handView(state, refused, onAct) {
       const letter = SUIT_LETTERS[a.kind.value];
       label = [`${ACTION_WORDS[a.kind.case]} `, suitSymbol(letter, state.spanish), ` ${suitName(letter, state.spanish)}`];
     }
-    const button = h("button", { type: "button", className: `action legal ${a.kind.case}`, "data-action": a.kind.case, "data-suit": a.kind.case === "pass" ? "" : SUIT_LETTERS[a.kind.value] }, ...label);
+    const suit = a.kind.case === "pass" ? "" : SUIT_LETTERS[a.kind.value];
+    const button = h("button", { type: "button", className: `action legal ${a.kind.case}`, "data-action": a.kind.case, "data-suit": suit, "data-key": `${a.kind.case}${suit}` }, ...label);
     button.onclick = () => onAct(a);
     return button;
   });
   const prompt = state.over ? "The match is over."
     : legal.length ? (others.length && !byCode.size ? choosePrompt(legal) : "Your turn: play a highlighted card")
-    : "Waiting for the others…";
-  const area = h("section", { id: "my-hand", className: legal.length ? "my-turn" : "" },
-    h("p", { id: "turn" }, prompt),
-    h("div", { id: "hand", className: "hand", role: "group", "aria-label": "your hand" }, ...cards),
-    others.length ? h("div", { id: "actions" }, ...others) : null,
-    h("p", { id: "refused", role: "alert" }, refused || ""));
-  area.addEventListener("keydown", (e) => arrowKeys(area, e));
+    : waitingFor || "Waiting for the others…";
+  const area = h("section", { id: "my-hand", className: legal.length ? "my-turn" : "", "data-key": "my-hand" },
+    h("div", { className: "prompt" },
+      h("p", { id: "turn", "aria-live": "polite" }, prompt),
+      others.length ? h("div", { id: "actions" }, ...others) : null,
+      h("p", { id: "refused", role: "alert" }, refused || "")),
+    h("div", { id: "hand", className: "fan hand", role: "group", "aria-label": "your hand", tabIndex: -1, "data-count": cards.length }, ...cards));
+  area.onkeydown = (e) => arrowKeys(area, e);
   return area;
 }
 

@@ -3,13 +3,14 @@
 // from the score sheet; and what this browser can check of the log itself, the hash chain
 // and the revealed seed against its commitment (the full audit recomputes every deal:
 // `cardarena audit`).
-import { h } from "./dom.js";
+import { h, morph } from "./dom.js";
 import { matches, decodeEvent } from "./rpc.js";
 import { newState, applyEvent, LAYOUT_KINDS } from "./model.js";
 import { tableView } from "./table.js";
 import { games, gameContext } from "./games.js";
-import { view, ready, flag } from "./ui.js";
+import { view, ready, flag, crumbs, link, fitTable } from "./ui.js";
 import { isHeldBack, heldBackView } from "./held.js";
+import { matchError } from "./errors.js";
 
 const enc = new TextEncoder();
 const hex = (bytes) => Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
@@ -48,13 +49,14 @@ function stops(events) {
   return { trick, round };
 }
 
-export async function replayView(matchId) {
+export async function replayView(params, signal) {
+  const matchId = params.get("log");
   let resp;
   try {
     resp = await matches.getMatchLog({ matchId });
   } catch (error) {
     if (isHeldBack(error)) return heldBackView(matchId, error);
-    throw error;
+    return matchError(matchId, error, "log");
   }
   const info = resp.match;
   const game = (await games()).find((g) => g.name === info.game);
@@ -75,6 +77,7 @@ export async function replayView(matchId) {
     if (at >= events.length - 1) at = 0;
     play.textContent = "❚❚ Pause";
     timer = setInterval(() => { go(nextOf(trick)); if (at >= events.length - 1) play.click(); }, Number(speed.value));
+    signal.addEventListener("abort", () => clearInterval(timer), { once: true });
   });
   const step = h("span", { id: "step" });
   const slider = h("input", { id: "slider", type: "range", min: 1, max: Math.max(events.length, 1), value: events.length, "aria-label": "event" });
@@ -92,23 +95,28 @@ export async function replayView(matchId) {
   const board = h("div", { id: "board" });
   const show = () => {
     const state = newState(info.players);
+    state.names = info.seats.map((s) => s.name);
     for (const e of events.slice(0, at + 1)) applyEvent(state, e);
     state.deadline = 0;
     step.dataset.step = String(at + 1);
     step.dataset.steps = String(events.length);
     step.textContent = `event ${at + 1} of ${events.length}`;
     slider.value = String(at + 1);
-    board.replaceChildren(tableView(state, ctx));
+    const table = tableView(state, ctx);
+    if (board.firstChild) morph(board.firstChild, table);
+    else board.append(table);
+    fitTable();
     flag("step", at + 1);
   };
-  document.addEventListener("keydown", (e) => {
-    if (e.target && e.target.id === "slider") return;
+  const onKey = (e) => {
+    if (e.target && /INPUT|SELECT|TEXTAREA/.test(e.target.tagName)) return;
     const moves = { ArrowRight: () => go(nextOf(trick)), ArrowLeft: () => go(prevOf(trick)), Home: () => go(0), End: () => go(events.length - 1) };
     if (moves[e.key]) { e.preventDefault(); moves[e.key](); }
-  });
-  view().replaceChildren(
-    h("p", { className: "crumbs" }, h("a", { href: "./" }, "Matches"), ` › replay of ${ctx.title || info.game} · match ${matchId}`),
-    verdict, nav, board);
+  };
+  document.addEventListener("keydown", onKey);
+  signal.addEventListener("abort", () => document.removeEventListener("keydown", onKey), { once: true });
+  crumbs(link("./", "Matches"), ` › replay of ${ctx.title || info.game} · match ${matchId}`);
+  view().replaceChildren(verdict, nav, board);
   const asked = Number(new URLSearchParams(location.search).get("step"));
   go(asked ? asked - 1 : events.length - 1);
   flag("match", matchId);

@@ -1,22 +1,61 @@
 // The table view: seats around a felt, the trick or the layout in the middle, the round and
-// its trump above, the score sheet beside it, the reader's own hand below. Drawn from the
-// state of model.js, for a spectator, a seat or a replay alike.
+// its trump above, the reader's own hand below, the score sheet beside (or, on a phone,
+// under) it. Drawn from the state of model.js, for a spectator, a seat or a replay alike.
+//
+// The felt is a size container: cards, seats and rows are sized from its width and height
+// (cqw, cqh), so the trick, the table and the hand fit the screen from a phone to a big
+// screen. On a wide felt the seats sit around an oval; on a tall one (a phone) the others sit
+// in a row along the top and the middle is left to the trick or the layout. Every element
+// that stays from one event to the next carries a data-key, so that live.js can update the
+// view in place (dom.js morph) and a played card, alone, animates in.
 import { h } from "./dom.js";
-import { cardFace, cardBack, suitSymbol, suitName } from "./cards.js";
-import { SUIT_LETTERS, tricksRound, scoreText, scoreValue } from "./model.js";
+import { cardFace, cardBack, suitSymbol, suitName, parseCode } from "./cards.js";
+import { SUIT_LETTERS, tricksRound, scoreText, scoreValue, seatName } from "./model.js";
 
-const face = (card, spanish) => cardFace(card.code, spanish);
+const pct = (x) => `${x.toFixed(2)}%`;
 
-// Where seat `seat` sits, in percent of the felt: the viewer (or seat 0) at the bottom.
-function place(seat, players, viewer) {
+// A card face keyed by its code (a Joker by its place: there may be two).
+function face(card, spanish, key = card.code) {
+  const el = cardFace(card.code, spanish);
+  el.dataset.key = key;
+  return el;
+}
+
+// Where seat `seat` sits, in percent of the felt, for a wide felt (an oval, the viewer at the
+// bottom) and a tall one (the viewer at the bottom, the others in a row along the top), and
+// where its card lands in the trick. `side` anchors a seat at the oval's left or right edge.
+export function place(seat, players, viewer) {
   const p = (seat - (viewer ?? 0) + players) % players;
   const angle = Math.PI / 2 + (2 * Math.PI * p) / players;
-  return { x: 50 + 41 * Math.cos(angle), y: 50 + 41 * Math.sin(angle), dx: Math.cos(angle), dy: Math.sin(angle) };
+  const dx = Math.cos(angle), dy = Math.sin(angle);
+  const wide = { x: 50 + 42 * dx, y: 50 + 40 * dy, tx: 50 + 21 * dx, ty: 50 + 24 * dy };
+  let tall;
+  if (p === 0) tall = { x: 50, y: 93, tx: 50, ty: 66 };
+  else {
+    const others = players - 1, k = p - 1;
+    const x = others === 1 ? 50 : 8 + 84 * (k + 0.5) / others;
+    const arc = others > 2 ? 3 * Math.abs(k - (others - 1) / 2) / ((others - 1) / 2) : 0;
+    tall = { x, y: 1.5 + arc, tx: 50 + (x - 50) * 0.62, ty: 38 + arc / 2 };
+  }
+  const side = dx < -0.35 ? "west" : dx > 0.35 ? "east" : "";
+  return { wide, tall, side, dx, dy, p, width: players > 1 ? 84 / (players - 1) : 84 };
 }
+
+const placeStyle = (pos) =>
+  `--x:${pct(pos.wide.x)};--y:${pct(pos.wide.y)};--px:${pct(pos.tall.x)};--py:${pct(pos.tall.y)};--pw:${pos.width.toFixed(2)}cqw`;
 
 function suitBadge(suit, spanish) {
   const letter = SUIT_LETTERS[suit];
   return h("span", { className: `suit-badge s-${letter}`, "data-suit": letter }, suitSymbol(letter, spanish), " ", suitName(letter, spanish));
+}
+
+// A card in a line of text: its rank and its suit's symbol, coloured as on the card.
+export function cardInline(card, spanish) {
+  if (!card) return "";
+  const { rank, suit } = parseCode(card.code);
+  const shown = suit === "J" ? "Joker" : spanish ? rank : ({ 11: "J", 12: "Q", 13: "K", 14: "A" }[rank] || rank);
+  return h("span", { className: `inline-card s-${suit}${spanish ? " spanish" : ""}`, title: suit === "J" ? "Joker" : `${shown} of ${suitName(suit, spanish)}` },
+    shown, suit === "J" ? null : suitSymbol(suit, spanish));
 }
 
 // Who is winning the trick so far: the highest trump, else the highest card of the led suit
@@ -42,89 +81,145 @@ function clockText(state) {
   return `${left}s`;
 }
 
+const nameOf = (state, ctx, seat) => (ctx.names && ctx.names[seat]) || seatName(state, seat);
+
+// A hand as a fan: each card a slot that narrows as the hand grows, so that the fan never
+// passes its box; the rank in each card's corner stays readable ("10" as well).
+function fan(className, cards, label) {
+  return h("div", { className: `fan ${className}`, role: label ? "group" : null, "aria-label": label || null, "data-count": cards.length },
+    ...cards.map((c) => h("span", { className: "slot", "data-key": c.dataset.key || "" }, c)));
+}
+
 function seatBox(state, seat, ctx) {
   const pos = place(seat, state.players, state.viewer);
   const hand = state.hands[seat];
   const mine = state.viewer === seat;
   const toAct = state.toAct === seat && !state.over;
-  const winner = state.over && state.winners.includes(seat);
+  const winner = state.over && !state.cancelled && state.winners.includes(seat);
+  const open = ctx.open && ctx.open[seat];
   const facts = [];
   if (tricksRound(state)) facts.push(h("span", { className: "fact tricks", "data-tricks": state.tricksWon[seat] || 0 }, `tricks ${state.tricksWon[seat] || 0}`));
   if (state.kind && !tricksRound(state) && state.round >= 0) facts.push(h("span", { className: "fact passes" }, `passes ${state.passes[seat] || 0}`));
   const total = state.totals[seat];
   const size = hand ? (hand.hidden ? hand.size : hand.cards.length) : 0;
+  if (size) facts.push(h("span", { className: "fact count" }, `${size} card${size === 1 ? "" : "s"}`));
   let cards = null;
-  if (hand && !mine) {
+  if (hand && !mine && size) {
     cards = hand.hidden
-      ? h("div", { className: "backs" }, ...Array.from({ length: Math.min(size, 13) }, cardBack))
-      : h("div", { className: "mini" }, ...hand.cards.map((c) => face(c, state.spanish)));
+      ? h("div", { className: "fan backs", "data-count": size }, ...Array.from({ length: Math.min(size, 13) }, (_, i) => {
+        const back = cardBack();
+        return h("span", { className: "slot", "data-key": `b${i}` }, back);
+      }))
+      : fan("mini", hand.cards.map((c, i) => face(c, state.spanish, `${c.code}.${i}`)));
   }
-  const dead = (state.dead[seat] || []).length
-    ? h("div", { className: "dead", title: "dead cards" }, h("small", {}, "dead"), ...state.dead[seat].map((c) => face(c, state.spanish)))
+  const deadCards = state.dead[seat] || [];
+  const dead = deadCards.length
+    ? h("div", { className: "dead", title: `dead cards of ${nameOf(state, ctx, seat)}`, "data-count": deadCards.length },
+      h("small", {}, `dead ${deadCards.length}`), fan("mini", deadCards.map((c, i) => face(c, state.spanish, `d${c.code}.${i}`))))
+    : null;
+  // A pass shows at the seat for a moment (a forced one says so).
+  const pass = state.lastPass && state.lastPass.seat === seat && state.trick && state.trick.plays[0] && state.trick.plays[0].card === null
+    ? h("span", { className: `bubble${state.lastPass.forced ? " forced" : ""}`, "data-key": `pass${state.lastPass.seq}` },
+      state.lastPass.forced ? "pass: no card to play" : "pass")
     : null;
   return h("div", {
-    className: `seat${toAct ? " to-act" : ""}${mine ? " mine" : ""}${winner ? " winner" : ""}${pos.dy > 0.3 ? " lower" : ""}`,
-    style: `left:${pos.x}%;top:${pos.y}%`,
+    className: `seat${toAct ? " to-act" : ""}${mine ? " mine" : ""}${winner ? " winner" : ""}${pos.p === 0 ? " me lower" : pos.dy > 0.3 ? " lower" : ""}${pos.side ? ` ${pos.side}` : ""}${open ? " open" : ""}`,
+    style: placeStyle(pos), "data-key": `seat${seat}`,
     "data-seat": seat, "data-size": size, "data-hidden": hand ? hand.hidden : true,
   },
     h("div", { className: "nameplate" },
-      state.dealer === seat ? h("span", { className: "dealer-button", title: "dealer" }, "D") : null,
-      h("b", { className: "name" }, ctx.names[seat] || state.names[seat] || `seat ${seat}`),
-      total ? h("span", { className: "total" }, scoreText(total)) : null,
+      state.dealer === seat && state.round >= 0 ? h("span", { className: "dealer-button", title: "dealer" }, "D") : null,
+      h("b", { className: "name", title: nameOf(state, ctx, seat) }, open ? "open seat" : nameOf(state, ctx, seat)),
+      total ? h("span", { className: "total", title: "total" }, scoreText(total)) : null,
       toAct ? h("span", { className: "clock", "data-clock": "" }, clockText(state) || "to play") : null),
-    h("div", { className: "facts" }, ...facts, size ? h("span", { className: "fact count" }, `${size} card${size === 1 ? "" : "s"}`) : null),
-    cards, dead);
+    facts.length ? h("div", { className: "facts" }, ...facts) : null,
+    cards, dead, pass);
+}
+
+// The cards of a trick on the felt: each at its seat's side of the middle; a closed trick is
+// gathered towards its winner (the CSS animation, which prefers-reduced-motion turns off).
+function trickCards(state, trick, winning, keyPrefix) {
+  const win = trick.winner === null ? null : place(trick.winner, state.players, state.viewer);
+  return trick.plays.map((play) => {
+    const pos = place(play.seat, state.players, state.viewer);
+    const vars = [
+      `--x:${pct(pos.wide.tx)}`, `--y:${pct(pos.wide.ty)}`, `--px:${pct(pos.tall.tx)}`, `--py:${pct(pos.tall.ty)}`,
+      // whence it came (its seat) and, once the trick is won, where it goes
+      `--fx:${(pos.wide.x - pos.wide.tx).toFixed(1)}cqw`, `--fy:${(pos.wide.y - pos.wide.ty).toFixed(1)}cqh`,
+      `--pfx:${(pos.tall.x - pos.tall.tx).toFixed(1)}cqw`, `--pfy:${(pos.tall.y - pos.tall.ty).toFixed(1)}cqh`,
+    ];
+    if (win) {
+      vars.push(`--gx:${(win.wide.x - pos.wide.tx).toFixed(1)}cqw`, `--gy:${(win.wide.y - pos.wide.ty).toFixed(1)}cqh`,
+        `--pgx:${(win.tall.x - pos.tall.tx).toFixed(1)}cqw`, `--pgy:${(win.tall.y - pos.tall.ty).toFixed(1)}cqh`);
+    }
+    return h("div", {
+      className: `played${trick.winner === play.seat ? " won" : ""}${trick.winner !== null ? " closed" : ""}${winning === play.seat ? " winning" : ""}`,
+      style: vars.join(";"), "data-seat": play.seat, "data-key": `${keyPrefix}${trick.number}.${play.seat}`,
+    }, face(play.card, state.spanish));
+  });
 }
 
 function centre(state, ctx) {
   const parts = [];
+  const names = (s) => nameOf(state, ctx, s);
   if (tricksRound(state) && state.trick) {
     const t = state.trick;
     const winning = winningSoFar(state);
-    for (const play of t.plays) {
-      const pos = place(play.seat, state.players, state.viewer);
-      const card = face(play.card, state.spanish);
-      const slot = h("div", {
-        className: `played${t.winner === play.seat ? " won" : ""}${winning === play.seat ? " winning" : ""}`,
-        style: `left:${50 + 20 * pos.dx}%;top:${50 + 23 * pos.dy}%`, "data-seat": play.seat,
-      }, card);
-      parts.push(slot);
-    }
-    const names = (s) => ctx.names[s] || state.names[s] || `seat ${s}`;
-    const caption = [`Trick ${t.number}`, `led by ${names(t.leader)}`];
-    if (t.winner !== null) caption.push(`won by ${names(t.winner)}`);
-    else if (winning !== null) caption.push(`${names(winning)} winning`);
-    parts.push(h("div", { id: "trick", className: "caption", "data-leader": t.leader, "data-winner": t.winner ?? "", "data-number": t.number }, caption.join(" · ")));
+    parts.push(...trickCards(state, t, winning, "t"));
+    const caption = [`Trick ${t.number}`, ` · led by ${names(t.leader)}`];
+    if (t.winner !== null) caption.push(` · won by ${names(t.winner)}`);
+    else if (winning !== null) caption.push(` · ${names(winning)} winning`);
+    parts.push(h("div", { id: "trick", className: "caption", "data-leader": t.leader, "data-winner": t.winner ?? "", "data-number": t.number }, ...caption));
   } else if (!tricksRound(state) && state.round >= 0) {
     parts.push(layoutRows(state));
     const last = state.trick && state.trick.plays[0];
     if (last) {
-      const who = ctx.names[last.seat] || state.names[last.seat] || `seat ${last.seat}`;
-      parts.push(h("div", { className: "caption last-play" }, last.card ? `${who} played ${last.card.code}` : `${who} passed`));
+      const who = names(last.seat);
+      parts.push(h("div", { className: "caption last-play" },
+        last.card ? [`${who} played `, cardInline(last.card, state.spanish)] : `${who} passed${last.forced ? ": no card to play" : ""}`));
     }
+  } else if (state.round < 0 && ctx.waiting) {
+    parts.push(ctx.waiting);
   }
-  return h("div", { className: "centre-area" }, ...parts);
+  // The last trick, on demand (the button, or the L key).
+  const last = state.trick && state.trick.winner !== null ? state.trick : state.lastTrick;
+  if (ctx.showLast && last && tricksRound(state)) {
+    parts.push(h("div", { id: "last-trick", className: "last-trick", role: "dialog", "aria-label": "the last trick" },
+      h("div", { className: "last-cards" }, ...last.plays.map((play) => h("figure", { className: `last-play${last.winner === play.seat ? " won" : ""}`, "data-seat": play.seat },
+        face(play.card, state.spanish), h("figcaption", {}, names(play.seat))))),
+      h("p", {}, `Trick ${last.number}, led by ${names(last.leader)}, won by ${names(last.winner)}`)));
+  }
+  return h("div", { className: "centre-area", "data-key": "centre" }, ...parts);
 }
 
-// Fan Tan's rows (one per suit, both stacks of six-and-seven in rank order) and Crazy Sixes'.
+// Fan Tan's rows (one per suit, in rank order, each rank in its own column so that the rows
+// line up) and Crazy Sixes' (ranks 1 to 12).
 function layoutRows(state) {
   const bySuit = new Map();
   for (const card of state.table) {
     if (!bySuit.has(card.suit)) bySuit.set(card.suit, []);
     bySuit.get(card.suit).push(card);
   }
+  // The columns: 2..A (French), 1..12 (Spanish).
+  const spanish = state.spanish;
+  const column = (card) => (card.code === "JK" ? 1 : spanish ? card.rank : card.rank - 1);
+  const columns = spanish ? 12 : 13;
   const rows = [...bySuit.keys()].sort((a, b) => a - b).map((suit) => {
-    const cards = bySuit.get(suit).sort((a, b) => (a.rank % 14) - (b.rank % 14) || a.rank - b.rank);
+    const cards = bySuit.get(suit).sort((a, b) => column(a) - column(b));
     const letter = SUIT_LETTERS[suit];
-    return h("div", { className: "row", "data-suit": letter },
-      h("span", { className: "row-suit" }, suitSymbol(letter, state.spanish)),
-      ...cards.map((c) => face(c, state.spanish)));
+    return h("div", { className: "row", "data-suit": letter, "data-key": `row${letter}` },
+      h("span", { className: "row-suit", "data-key": "suit" }, suitSymbol(letter, spanish)),
+      ...cards.map((c) => {
+        const el = face(c, spanish);
+        el.style.gridColumn = String(column(c) + 1);
+        return el;
+      }));
   });
-  return h("div", { id: "table", className: "layout" }, ...rows);
+  return h("div", { id: "table", className: `layout cols-${columns}`, "data-key": "layout" }, ...rows);
 }
 
 function roundInfo(state, ctx) {
-  if (state.round < 0) return h("div", { id: "round", className: "round-info" }, state.started ? "Waiting for the first deal" : "");
+  if (state.round < 0) return h("div", { id: "round", className: "round-info" }, h("h2", { id: "round-title" }, state.started ? "Waiting for the first deal" : ctx.title || ""));
   const described = ctx.describe(state.kind);
   const count = ctx.roundCount ? ` of ${ctx.roundCount}` : "";
   const title = state.kind === "hand" || state.kind === "deal"
@@ -135,14 +230,20 @@ function roundInfo(state, ctx) {
   else if (tricksRound(state) && state.game !== "triathlon") bits.push(h("p", { id: "trump" }, "No trump"));
   if (state.excluded.length) {
     bits.push(h("p", { id: "excluded" }, "Excluded: ", ...state.excluded.map((e) =>
-      h("span", { className: "excl" }, suitBadge(e.suit, state.spanish), ` by ${ctx.names[e.seat] || state.names[e.seat] || `seat ${e.seat}`} `))));
+      h("span", { className: "excl" }, suitBadge(e.suit, state.spanish), ` by ${nameOf(state, ctx, e.seat)} `))));
+  }
+  if (ctx.onToggleLast && tricksRound(state)) {
+    const last = (state.trick && state.trick.winner !== null) || state.lastTrick;
+    const b = h("button", { type: "button", id: "show-last", className: ctx.showLast ? "on" : "", disabled: !last, title: "the last trick (L)", "aria-pressed": String(Boolean(ctx.showLast)) }, "Last trick");
+    b.onclick = ctx.onToggleLast;
+    bits.push(b);
   }
   return h("div", { id: "round", className: "round-info" }, ...bits);
 }
 
 // The score sheet: one row per round, the totals, the leader and the game's winner rule.
 export function scoreSheet(state, ctx) {
-  const names = Array.from({ length: state.players }, (_, s) => ctx.names[s] || state.names[s] || `seat ${s}`);
+  const names = Array.from({ length: state.players }, (_, s) => nameOf(state, ctx, s));
   const totals = state.totals.map(scoreValue);
   const best = totals.length && state.totals.some(Boolean)
     ? (ctx.lowestWins ? Math.min(...totals) : Math.max(...totals)) : null;
@@ -157,13 +258,13 @@ export function scoreSheet(state, ctx) {
     return tr;
   });
   const rule = ctx.rule || (ctx.lowestWins ? "Lowest total wins." : "Highest total wins.");
-  return h("section", { id: "score-sheet" },
+  return h("section", { id: "score-sheet", "data-key": "score-sheet" },
     h("h3", {}, "Score sheet"),
-    h("table", { id: "scores" },
-      h("thead", {}, h("tr", {}, h("th", {}, "Round"), ...names.map((n, s) => h("th", { "data-seat": s }, n)))),
+    h("div", { className: "scroll" }, h("table", { id: "scores" },
+      h("thead", {}, h("tr", {}, h("th", {}, "Round"), ...names.map((n, s) => h("th", { "data-seat": s, title: n }, n)))),
       h("tbody", {}, ...rows),
       h("tfoot", {}, h("tr", { id: "totals" }, h("th", {}, "Total"),
-        ...state.totals.map((t, s) => h("td", { "data-seat": s, className: best !== null && scoreValue(t) === best ? "leader" : "" }, scoreText(t)))))),
+        ...state.totals.map((t, s) => h("td", { "data-seat": s, className: best !== null && scoreValue(t) === best ? "leader" : "" }, scoreText(t))))))),
     h("p", { className: "rule" }, rule),
     h("p", { id: "winners" }, state.over
       ? (state.cancelled ? `Cancelled: ${state.cancelled}` : `Won by ${state.winners.map((w) => names[w]).join(", ")}`)
@@ -171,15 +272,17 @@ export function scoreSheet(state, ctx) {
 }
 
 // The whole table. `ctx`: names, describe(kind), kindTitle(kind), lowestWins, rule,
-// roundCount, and optionally hand (the reader's own hand element) and onRound.
+// roundCount, and optionally hand (the reader's own hand element), ending (the panel shown
+// once the match is over), notice, waiting, open (seats not taken), showLast and
+// onToggleLast (the last trick), onRound (a replay's jump to a round).
 export function tableView(state, ctx) {
-  const felt = h("div", { className: `felt players-${state.players}${state.spanish ? " spanish" : ""}` },
+  const felt = h("div", { className: `felt players-${state.players}${state.spanish ? " spanish" : ""}${state.round >= 0 && !tricksRound(state) ? " layout-round" : ""}`, "data-key": "felt" },
     centre(state, ctx),
     ...Array.from({ length: state.players }, (_, seat) => seatBox(state, seat, ctx)));
-  return h("div", { className: "table-view", "data-over": state.over, "data-seq": String(state.seq) },
-    h("div", { className: "table-main" }, roundInfo(state, ctx), felt, ctx.hand || null,
-      h("ol", { id: "lines" }, ...state.lines.map((l) => h("li", {}, l)))),
-    scoreSheet(state, ctx));
+  return h("div", { className: `table-view${ctx.hand ? " seated" : ""}`, "data-over": state.over, "data-seq": String(state.seq), "data-key": "table-view" },
+    h("div", { className: "table-main", "data-key": "main" }, roundInfo(state, ctx), ctx.notice || null, felt, ctx.ending || ctx.hand || null),
+    h("aside", { className: "table-side", "data-key": "side" }, scoreSheet(state, ctx),
+      h("ol", { id: "lines" }, ...state.lines.map((l) => h("li", {}, l)))));
 }
 
 // Refresh only the clock of the seat to act (called a few times a second).

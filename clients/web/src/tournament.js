@@ -6,7 +6,8 @@ import { h } from "./dom.js";
 import { tournaments } from "./rpc.js";
 import { games } from "./games.js";
 import { scoreText } from "./model.js";
-import { view, ready, flag, showError } from "./ui.js";
+import { view, ready, flag, showError, crumbs, link } from "./ui.js";
+import { tournamentError } from "./errors.js";
 import { HELD_BACK, heldGroups } from "./held.js";
 
 const num = (x, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : "");
@@ -69,14 +70,16 @@ function matchList(info, list) {
       h("tbody", {}, ...rows)));
 }
 
-export async function tournamentView(id) {
+export async function tournamentView(params, signal) {
+  const id = params.get("tournament");
   const all = await games();
   let info = null, list = [], fetching = false, last = 0;
   const draw = () => {
     const game = all.find((g) => g.name === info.game);
     const status = info.status === ENDED ? (info.cancelled ? "cancelled" : "ended") : "running";
+    if (signal.aborted) return;
+    crumbs(link("./", "Matches"), ` › tournament ${id}`);
     view().replaceChildren(
-      h("p", { className: "crumbs" }, h("a", { href: "./" }, "Matches"), ` › tournament ${id}`),
       h("h2", { id: "tournament-title" }, `${info.name || "Tournament"}: ${game ? game.title : info.game}, ${info.players} seats`),
       h("p", { id: "progress", "data-status": status },
         `${status} · ${info.finished} of ${info.planned} matches finished, ${info.started} started` +
@@ -88,27 +91,36 @@ export async function tournamentView(id) {
     if (fetching || Date.now() - last < 1000) return;
     fetching = true;
     try {
-      list = (await tournaments.getTournament({ tournamentId: id, includeMatches: true })).tournament.matches;
+      const fresh = (await tournaments.getTournament({ tournamentId: id, includeMatches: true })).tournament;
+      list = fresh.matches;
+      // The header from the same answer as the list, unless the stream has told more since.
+      if (fresh.finished >= info.finished && fresh.started >= info.started) info = fresh;
       last = Date.now();
     } finally { fetching = false; }
     draw();
   };
-  info = (await tournaments.getTournament({ tournamentId: id, includeMatches: true })).tournament;
+  try {
+    info = (await tournaments.getTournament({ tournamentId: id, includeMatches: true })).tournament;
+  } catch (error) {
+    return tournamentError(id, error);
+  }
   list = info.matches;
   draw();
   ready();
-  for (let attempt = 0; attempt < 30 && info.status !== ENDED; attempt += 1) {
+  for (let attempt = 0; attempt < 30 && info.status !== ENDED && !signal.aborted; attempt += 1) {
     try {
-      for await (const update of tournaments.watchTournament({ tournamentId: id })) {
+      for await (const update of tournaments.watchTournament({ tournamentId: id }, { signal })) {
         info = update.tournament;
         draw();
         refreshMatches().catch(showError);
         if (info.status === ENDED) break;
       }
     } catch (error) {
+      if (signal.aborted) return;
       await new Promise((r) => setTimeout(r, 1000));
     }
   }
+  if (signal.aborted) return;
   last = 0;
   await refreshMatches();
 }
@@ -122,7 +134,9 @@ export async function tournamentList() {
     return h("tr", { className: "tournament", "data-id": t.tournamentId },
       h("td", {}, h("a", { href: `?tournament=${encodeURIComponent(t.tournamentId)}` }, t.name || t.tournamentId)),
       h("td", {}, game ? game.title : t.game), h("td", {}, t.status === ENDED ? "ended" : "running"),
-      h("td", {}, `${t.finished} / ${t.planned}`), h("td", {}, t.standings.length ? t.standings[0].entrant : ""));
+      h("td", {}, `${t.finished} / ${t.planned}`),
+      // Nobody leads before a result counts.
+      h("td", { className: "leading" }, t.standings.length && t.standings[0].matches > 0 ? t.standings[0].entrant : "—"));
   });
   return h("section", { id: "tournaments", className: "card-panel" },
     h("h2", {}, "Tournaments"),

@@ -1,0 +1,140 @@
+// The table's layout at each screen size of the plan: for each stage (a trick, a Fan Tan
+// layout, a Crazy Sixes hand with dead piles), start a practice match from the lobby, play
+// the first highlighted card until the stage is reached on this seat's turn, then measure
+// where everything is (the hand's and the trick's boxes, the seats, the rows, the page's
+// width) and take a screenshot. Then the ending, the lobby and an error page at that size.
+// Prints what it measured as JSON.
+//
+// Usage: node drive_layout.cjs PLAYWRIGHT_CORE_DIR CHROMIUM BASE_URL SHOTS_DIR PLAN_JSON
+"use strict";
+
+const path = require("path");
+const [playwrightDir, executablePath, base, shots, planJson] = process.argv.slice(2);
+const { chromium } = require(playwrightDir);
+const { launch, collectErrors, CORNER } = require("./chromium.cjs");
+const plan = JSON.parse(planJson);
+const WAIT = { timeout: 30000 };
+const POLL = { timeout: 30000, polling: 50 };
+
+// Runs in the page: every box that matters, in CSS pixels of the viewport.
+function measure() {
+  const box = (el) => { const r = el.getBoundingClientRect(); return { left: r.left, top: r.top, right: r.right, bottom: r.bottom }; };
+  const all = (s) => [...document.querySelectorAll(s)];
+  const felt = document.querySelector(".felt");
+  return {
+    viewport: { width: window.innerWidth, height: window.innerHeight },
+    page: { scrollWidth: document.documentElement.scrollWidth, scrollY: window.scrollY },
+    felt: felt ? box(felt) : null,
+    hand: all("#hand .card").map(box),
+    handArea: document.querySelector("#my-hand") ? box(document.querySelector("#my-hand")) : null,
+    trick: all(".felt .played .card").map(box),
+    rows: all("#table .row .card").map(box),
+    seats: all(".felt .seat").map((s) => ({ seat: Number(s.dataset.seat), box: box(s), plate: box(s.querySelector(".nameplate")) })),
+    dead: all(".felt .seat .dead .card").map(box),
+    deadCount: all(".felt .seat .dead .card").length,
+    ranks: all("#hand .card .corner.tl b").map((b) => {
+      // what of the rank shows: its box, less what the next card covers
+      const card = b.closest(".slot"), next = card.nextElementSibling;
+      const r = b.getBoundingClientRect();
+      const visible = next ? Math.min(r.right, next.getBoundingClientRect().left) - r.left : r.width;
+      return { text: b.textContent, width: r.width, visible };
+    }),
+    legal: all("#my-hand button.legal").length,
+    round: (document.querySelector("#round-title") || {}).textContent || "",
+  };
+}
+
+async function newMatch(page, entry) {
+  await page.goto(base + "/");
+  await page.waitForSelector('body[data-ready="true"]', WAIT);
+  await page.selectOption("#game", entry.game);
+  if (entry.players) await page.selectOption("#players", String(entry.players));
+  for (const [name, value] of Object.entries(entry.fields || {})) await page.fill(`[id="opt-${name}"]`, String(value));
+  await page.click("#new-match");
+  await page.waitForURL(/seat=0/, WAIT);
+  await page.waitForSelector('body[data-ready="true"]', WAIT);
+}
+
+// Is the stage reached? (run in the page, on this seat's turn)
+function reached(stage) {
+  const n = (s) => document.querySelectorAll(s).length;
+  if (stage === "trick") return n(".felt .played .card") >= 2;
+  if (stage === "fantan") return n("#table .row .card") >= 14 && n("#table .row") >= 3;
+  if (stage === "sixes") return n(".felt .seat .dead .card") >= 3 && n("#table .row .card") >= 8;
+  return true;
+}
+
+async function playTo(page, entry) {
+  for (let moves = 0; moves < 400; moves += 1) {
+    await page.waitForFunction(() => document.body.dataset.over === "true" || Number(document.body.dataset.legal) > 0, null, POLL);
+    if (await page.evaluate(() => document.body.dataset.over === "true")) return false;
+    if (moves >= (entry.minMoves || 0) && await page.evaluate(reached, entry.stage)) return true;
+    try {
+      await page.click("#my-hand button.legal >> nth=0", { timeout: 2000, position: CORNER });
+    } catch (error) { /* redrawn under the pointer: look again */ }
+  }
+  return false;
+}
+
+async function main() {
+  const browser = await launch(chromium, executablePath);
+  const errors = [];
+  const out = { sizes: [], errors };
+  try {
+    for (const size of plan.sizes) {
+      const context = await browser.newContext({ viewport: { width: size.width, height: size.height }, reducedMotion: "reduce" });
+      const page = await context.newPage();
+      collectErrors(page, errors);
+      const record = { name: size.name, stages: [] };
+      for (const entry of plan.stages) {
+        let ok = false, tries = 0;
+        for (; !ok && tries < 4; tries += 1) {
+          await newMatch(page, entry);
+          ok = await playTo(page, entry);
+        }
+        // A click may have scrolled the page (the driver's, to reach a card): measure from the
+        // top, where a person's table starts.
+        await page.evaluate(() => window.scrollTo(0, 0));
+        const seen = await page.evaluate(measure);
+        const shot = path.join(shots, `layout-${size.name}-${entry.stage}.png`);
+        await page.screenshot({ path: shot });
+        record.stages.push({ stage: entry.stage, reached: ok, tries, shot, ...seen });
+        if (entry.stage === plan.stages[plan.stages.length - 1].stage) {
+          // Play this one out: the ending.
+          for (;;) {
+            await page.waitForFunction(() => document.body.dataset.over === "true" || Number(document.body.dataset.legal) > 0, null, POLL);
+            if (await page.evaluate(() => document.body.dataset.over === "true")) break;
+            try { await page.click("#my-hand button.legal >> nth=0", { timeout: 2000, position: CORNER }); } catch (error) { /* again */ }
+          }
+          await page.waitForSelector("#ending", WAIT);
+          record.ending = await page.evaluate(() => ({
+            placings: [...document.querySelectorAll("#placings li")].map((li) => li.textContent),
+            buttons: [...document.querySelectorAll("#ending .buttons > *")].map((b) => b.id || b.textContent),
+            scrollWidth: document.documentElement.scrollWidth, width: window.innerWidth,
+          }));
+          await page.screenshot({ path: path.join(shots, `layout-${size.name}-ending.png`) });
+        }
+      }
+      await page.goto(base + "/");
+      await page.waitForSelector('body[data-ready="true"]', WAIT);
+      record.lobby = await page.evaluate(() => ({
+        scrollWidth: document.documentElement.scrollWidth, width: window.innerWidth,
+        rows: [...document.querySelectorAll("#matches tr.match")].map((r) => Number(r.dataset.created)),
+      }));
+      await page.screenshot({ path: path.join(shots, `layout-${size.name}-lobby.png`) });
+      await page.goto(base + "/?match=nosuchmatch");
+      await page.waitForSelector('body[data-ready="true"]', WAIT);
+      record.unknown = await page.evaluate(() => ({
+        kind: document.body.dataset.errorPage || "", text: (document.querySelector("#error-page") || {}).textContent || "",
+        links: [...document.querySelectorAll("#error-page a")].map((a) => a.getAttribute("href")),
+      }));
+      out.sizes.push(record);
+      await context.close();
+    }
+  } finally {
+    await browser.close();
+  }
+  process.stdout.write(JSON.stringify(out));
+}
+
+main().catch((error) => { console.error(error); process.exit(1); });
