@@ -31,6 +31,7 @@ from .throttle import LogThrottle
 REASONS = {
     200: "OK",
     204: "No Content",
+    304: "Not Modified",
     400: "Bad Request",
     404: "Not Found",
     405: "Method Not Allowed",
@@ -143,9 +144,15 @@ class Connection:
         *,
         extra: tuple[tuple[str, str], ...] = (),
         close: bool = False,
+        length: int | bool = True,
     ) -> None:
+        """Answer with ``body``. ``length``: the Content-Length to state (an int: a HEAD
+        answer's, whose body is not sent), True for ``len(body)``, False for none (a 304)."""
         head = [f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}"]
-        headers = [*CORS_HEADERS, *extra, ("Content-Length", str(len(body)))]
+        headers = [*CORS_HEADERS, *extra]
+        if length is not False:
+            stated = len(body) if length is True else length
+            headers.append(("Content-Length", str(stated)))
         if content_type:
             headers.append(("Content-Type", content_type))
         if close:

@@ -20,6 +20,7 @@ import grpc
 import structlog
 
 from ..limits import FORWARDED_FOR, TrustedProxies, ip_address
+from .assets import IMMUTABLE, REVALIDATE, AssetCache, matches_etag, split_version
 from .connection import Connection
 from .frames import MAX_MESSAGE_BYTES
 from .http import MAX_HEAD_BYTES, BadRequest, Request, TooLarge
@@ -40,7 +41,12 @@ PREFLIGHT_HEADERS = (
     ),
     ("Access-Control-Max-Age", "600"),
 )
-STATIC_TYPES = {".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css"}
+STATIC_TYPES = {
+    ".js": "text/javascript",
+    ".mjs": "text/javascript",
+    ".css": "text/css",
+    ".html": "text/html; charset=utf-8",
+}
 # Written straight to a connection beyond the cap, which is never read.
 BUSY = (
     b"HTTP/1.1 503 Service Unavailable\r\nAccess-Control-Allow-Origin: *\r\n"
@@ -100,6 +106,7 @@ class GrpcWebGateway:
         self._socket: socket.socket | None = None
         self._acceptor: asyncio.Task[None] | None = None
         self._connections: set[asyncio.Task[None]] = set()
+        self._assets = AssetCache()
 
     async def start(self, host: str, port: int) -> int:
         self._channel = grpc.aio.insecure_channel(self.target)
@@ -259,6 +266,14 @@ class GrpcWebGateway:
             await conn.respond(404, "text/plain", b"no web app configured\n")
             return
         candidate = self._static_file(request.path)
+        version = None
+        if candidate is None:
+            # dist/app.<hash>.js, as the page names dist/app.js (see assets.py)
+            parts = [p for p in request.path.split("/") if p]
+            hashed = split_version(Path(*parts)) if parts else None
+            if hashed is not None:
+                candidate = self._static_file("/".join(hashed[0].parts))
+                version = hashed[1]
         if candidate is None:
             # The reason names server paths: it goes to the log, not to a stranger.
             why = b"; the web app is not installed on this server (see its log)"
@@ -267,10 +282,28 @@ class GrpcWebGateway:
             )
             return
         kind = STATIC_TYPES.get(candidate.suffix) or mimetypes.guess_type(candidate.name)[0]
-        body = candidate.read_bytes()
+        assert self.static_dir is not None
+        if candidate.suffix == ".html":
+            asset = self._assets.page(candidate, self.static_dir)
+        else:
+            asset = self._assets.get(candidate)
+        # A hashed name is the file's for ever; a stale one (an old page) gets today's bytes
+        # without being kept.
+        immutable = version is not None and version == asset.version
+        body, encoding = asset.variant(request.headers.get("accept-encoding", ""))
+        etag = asset.tag(encoding)
+        extra = [("Cache-Control", IMMUTABLE if immutable else REVALIDATE), ("ETag", etag)]
+        if asset.compressible:
+            extra.append(("Vary", "Accept-Encoding"))
+        if matches_etag(request.headers.get("if-none-match", ""), etag):
+            await conn.respond(304, "", b"", extra=tuple(extra), length=False)
+            return
+        if encoding is not None:
+            extra.append(("Content-Encoding", encoding))
         await conn.respond(
             200,
             kind or "application/octet-stream",
             b"" if request.method == "HEAD" else body,
-            extra=(("Cache-Control", "no-cache"),),
+            extra=tuple(extra),
+            length=len(body),
         )
