@@ -28,8 +28,9 @@ from operator import index
 from typing import Any
 
 from cardarena.engine import CardSet, Match, MatchSetup, RandomStream
+from cardarena.engine.cards import cards_of
 from cardarena.engine.copies import fork
-from cardarena.engine.decks import hand_sizes
+from cardarena.engine.decks import deck_mask, hand_sizes
 from cardarena.engine.events import (
     DealerDrawn,
     Dealt,
@@ -61,8 +62,8 @@ class ChanceMatch:
         self.history: list[int] = []
         """Every chance outcome and action taken, in order: what a pickled copy replays."""
         self._order: list[int] | None = None
-        self._left: list[int] | None = None
-        """The cards of the pending deal not drawn yet, sorted (drawn without a seed)."""
+        self._left = -1
+        """The cards of the pending deal not drawn yet, as a mask (-1: not worked out yet)."""
 
     def __getstate__(self) -> tuple[MatchSetup, bytes | None, list[int]]:
         """Pickled as its setup and history (OpenSpiel serialises a state by pickling its
@@ -99,7 +100,7 @@ class ChanceMatch:
         other.seed = self.seed
         other.dealt = list(self.dealt)
         other._order = None if self._order is None else list(self._order)
-        other._left = None if self._left is None else list(self._left)
+        other._left = self._left
         return other
 
     @property
@@ -114,20 +115,22 @@ class ChanceMatch:
             return []
         if self.seed is not None:
             return [(self._seeded(), 1.0)]
-        choices = self._choices()
+        if pending == DEALER:
+            choices = list(range(match.players))
+        elif pending == TRUMP:
+            choices = [0, 1, 2, 3]
+        else:
+            choices = cards_of(self._undealt())
         p = 1.0 / len(choices)
         return [(c, p) for c in choices]
 
-    def _choices(self) -> list[int]:
-        """The pending node's outcomes (without a seed), in increasing order."""
-        match = self.match
-        if match.pending == DEALER:
-            return list(range(match.players))
-        if match.pending == TRUMP:
-            return [0, 1, 2, 3]
-        if self._left is None:
-            assert match.plan is not None
-            self._left = sorted(match.plan.deck)
+    def _undealt(self) -> int:
+        """The cards of the pending deal not drawn yet (a mask)."""
+        if self._left < 0:
+            assert self.match.plan is not None
+            self._left = deck_mask(self.match.plan.deck)
+            for card in self.dealt:
+                self._left &= ~(1 << card)
         return self._left
 
     def _seeded(self) -> int:
@@ -153,13 +156,16 @@ class ChanceMatch:
             value = -1 if isinstance(outcome, bool) else index(outcome)
         except TypeError:
             value = -1
+        pending = match.pending
         if self.seed is not None:
             known = value == self._seeded()
+        elif pending == DEAL:
+            left = self._undealt()
+            known = value >= 0 and bool(left >> value & 1)
+            if known:
+                self._left = left ^ 1 << value
         else:
-            choices = self._choices()
-            known = value in choices
-            if known and match.pending == DEAL:
-                choices.remove(value)
+            known = 0 <= value < (match.players if pending == DEALER else 4)
         if not known:
             raise ValueError(f"{outcome!r} is not an outcome of this chance node")
         outcome = value
@@ -183,7 +189,7 @@ class ChanceMatch:
         sizes = hand_sizes(len(self.dealt), match.dealer, players)
         self.dealt = []
         self._order = None
-        self._left = None
+        self._left = -1
         match.resolve(Dealt(match.round_index, tuple(map(CardSet, hands)), sizes))
 
     def deal_target(self) -> int:

@@ -60,6 +60,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cardarena.engine import AUDITOR, GAMES, Match, MatchSetup, Projector, view
+from cardarena.engine.cards import cards_of
 from cardarena.engine.events import CardPlayed, Dealt, Event, RoundStarted
 from cardarena.engine.views import Viewer, can_see
 
@@ -76,6 +77,8 @@ _MASK_BYTES = 16
 """Card masks are read as 128 bits: every card id is below 112."""
 ROWS_KEPT = 4096
 """How many card masks an encoding keeps as rows before it starts again."""
+FEW_CARDS = 30
+"""Up to this many cards, a mask not kept is written card by card rather than made a row."""
 
 
 class Layout:
@@ -88,6 +91,7 @@ class Layout:
         self.base = SPANISH_BASE if min(first) >= SPANISH_BASE else 0
         c = self.cards = 48 if self.base else 55
         self.kinds = spec.kinds
+        self.kind_index = {kind: k for k, kind in enumerate(self.kinds)}
         limits = bounds(match_setup)
         self.scale = float(max(abs(limits.low), abs(limits.high), 1))
         self.pieces: list[tuple[str, int]] = [
@@ -158,6 +162,7 @@ class Encoding:
             offset += size
         self.size = offset
         self._rows: dict[int, Floats] = {}
+        self._kept_totals: tuple[Any, list[float]] = ((), [])
 
     def cards(self, mask: int) -> Floats:
         """A card mask as a row of ``C`` zeros and ones (kept: a hand or the cards a seat has
@@ -183,10 +188,9 @@ class Encoding:
         two to each other and checks every card shown against what the seat may see.
         """
         layout = self.layout
-        n, c, base = layout.players, layout.cards, layout.base
+        c = layout.cards
         at = self.offset
         out = np.zeros(self.size, np.float32)
-        rnd = match.round
         if self.private:
             out[at["viewer"] + seat] = 1.0
         to_act = match.to_act
@@ -194,18 +198,19 @@ class Encoding:
             out[at["to_act"] + to_act] = 1.0
         out[at["dealer"] + match.dealer] = 1.0
         plan = match.plan
-        if plan is not None and plan.kind in layout.kinds:
-            out[at["kind"] + layout.kinds.index(plan.kind)] = 1.0
+        if plan is not None:
+            kind = layout.kind_index.get(plan.traits.kind)
+            if kind is not None:
+                out[at["kind"] + kind] = 1.0
         trump = match.trump
         out[at["trump"] + (4 if trump < 0 else trump)] = 1.0
-        totals = match.totals
-        scale = layout.scale
         start = at["totals"]
-        for k, total in enumerate(totals):
+        for k, total in enumerate(self._totals(match.totals)):
             if total:
-                out[start + k] = float(total) / scale
-        rows = self._rows
+                out[start + k] = total
+        rnd = match.round
         if rnd is not None:
+            rows = self._rows
             hands = rnd.hands
             if self.private and can_see(seat, seat):
                 _row(self, out, at["hand"], hands[seat], rows)
@@ -216,38 +221,61 @@ class Encoding:
             table = rnd.table()
             trick = table.get("trick")
             if trick:
-                start = at["trick"] - base
+                start = at["trick"] - layout.base
                 for position, card in enumerate(trick):
                     out[start + position * c + card] = 1.0
             leader = table.get("trick_leader")
             if leader is not None:
                 out[at["leader"] + leader] = 1.0
             _counts(out, at["tricks_won"], table.get("tricks_won", ()), c)
+            start = at["taken"]
             for k, cards in enumerate(table.get("taken", ())):
-                _row(self, out, at["taken"] + k * c, cards.mask, rows)
+                if cards.mask:
+                    _row(self, out, start + k * c, cards.mask, rows)
             for suit in table.get("excluded_suits", ()):
                 out[at["excluded"] + suit] = 1.0
             cards = table.get("table")
             if cards is not None:
                 _row(self, out, at["table"], cards.mask, rows)
             _counts(out, at["passes"], table.get("passes", ()), c)
+            start = at["dead"]
             for k, cards in enumerate(table.get("dead", ())):
-                _row(self, out, at["dead"] + k * c, cards.mask, rows)
+                if cards.mask:
+                    _row(self, out, start + k * c, cards.mask, rows)
             _counts(out, at["placed"], table.get("placed", ()), c)
         if self.recall:
             memory.follow(match, layout)
             start = at["played"]  # ``played`` and ``order``, side by side
-            out[start : start + (n + 1) * c] = memory.block
+            out[start : start + len(memory.block)] = memory.block
             if self.private:
                 out[at["dealt"] : at["dealt"] + c] = memory.dealt[seat]
         return out
 
+    def _totals(self, totals: tuple[Any, ...]) -> list[float]:
+        """The totals as the tensor shows them (/ the bound), worked out once per tuple: they
+        change only when a round is scored, and Crazy Sixes' are fractions, slow to divide."""
+        kept, values = self._kept_totals
+        if totals is not kept:
+            scale = self.layout.scale
+            values = [float(t) / scale for t in totals]
+            self._kept_totals = (totals, values)
+        return values
+
 
 def _row(encoding: Encoding, out: Floats, start: int, mask: int, rows: dict[int, Floats]) -> None:
-    """Write a card mask as a row of ``C`` at ``start`` (``out`` is zero there)."""
+    """Write a card mask as a row of ``C`` at ``start`` (``out`` is zero there): a row kept
+    from before, else card by card for a hand's few cards (a hand changes whenever its seat
+    plays, so it is seldom seen twice), else a row made and kept."""
     if mask:
         row = rows.get(mask)
-        out[start : start + encoding.layout.cards] = encoding.cards(mask) if row is None else row
+        if row is not None:
+            out[start : start + encoding.layout.cards] = row
+        elif mask.bit_count() <= FEW_CARDS:
+            start -= encoding.layout.base
+            for card in cards_of(mask):
+                out[start + card] = 1.0
+        else:
+            out[start : start + encoding.layout.cards] = encoding.cards(mask)
 
 
 def _counts(out: Floats, offset: int, values: Any, scale: float) -> None:

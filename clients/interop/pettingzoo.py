@@ -164,16 +164,17 @@ class CardArenaEnv(AECEnv):  # type: ignore[misc]
         match.apply(self._seats[agent], int(action))
         self._cumulative_rewards[agent] = 0.0
         if match.totals is totals:  # no round was scored: nobody's total moved
-            self.rewards = dict.fromkeys(self.agents, 0.0)
+            if any(self.rewards.values()):
+                self.rewards = dict.fromkeys(self.agents, 0.0)
         else:
             before = signed(tuple(map(float, totals)), lowest_wins=self.lowest_wins)
             after = signed(tuple(map(float, match.totals)), lowest_wins=self.lowest_wins)
             self.rewards = {a: after[s] - before[s] for s, a in enumerate(self.possible_agents)}
+            self._accumulate_rewards()
         if match.over:
             for name in self.agents:
                 self.terminations[name] = True
         self._select()
-        self._accumulate_rewards()
 
     def render(self) -> str | None:
         """``ansi``: the observation string of the seat to act (no other seat's cards);
