@@ -11,13 +11,14 @@ import socket
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import grpc
 import structlog
 import structlog.tracebacks
+from google.protobuf import descriptor_pb2, descriptor_pool
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2
 from prometheus_client import start_http_server
 
 from cardarena.v1 import service_pb2, tournament_pb2
@@ -52,6 +53,92 @@ and every one beyond it is, at once: a bound on what a flood of calls can make t
 hold. Core also cancels a call that waited 30 s in its queue
 (``grpc.server_max_unrequested_time_in_server``), left as it is: a server that far behind is
 overloaded whatever the bound."""
+
+
+class HealthService(health.aio.HealthServicer):
+    """gRPC's health service: grpcio-health-checking's servicer (Check, Watch) and ``List``,
+    which its 1.85.1 answers UNIMPLEMENTED although the service (and so reflection) has it.
+    ``List`` answers every service's status, as ``Check`` would, from what was ``set``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.statuses: dict[str, int] = {"": health_pb2.HealthCheckResponse.SERVING}
+        """Every service's status, as the servicer holds it (it starts with "" serving)."""
+        self._draining = False
+
+    async def set(self, service: str, status: int) -> None:
+        await super().set(service, status)
+        if not self._draining:  # the servicer ignores a set once it is shutting down
+            self.statuses[service] = status
+
+    async def enter_graceful_shutdown(self) -> None:
+        await super().enter_graceful_shutdown()
+        self._draining = True
+        for name in self.statuses:
+            self.statuses[name] = health_pb2.HealthCheckResponse.NOT_SERVING
+
+    async def List(  # noqa: N802 (gRPC's method name)
+        self, request: Any, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> Any:
+        messages: Any = health_pb2  # HealthList* are newer than the lock's type stubs
+        return messages.HealthListResponse(
+            statuses={
+                name: health_pb2.HealthCheckResponse(status=status)
+                for name, status in self.statuses.items()
+            }
+        )
+
+
+REFLECTION_V1 = "grpc.reflection.v1.ServerReflection"
+"""Server reflection's stable name. grpcio-reflection (1.85.1, the lock's) serves only
+``grpc.reflection.v1alpha`` (grpc/grpc#38576); v1's messages are v1alpha's field for field
+under another package, so the v1alpha servicer answers v1 calls as they are on the wire."""
+
+
+def _reflection_v1_file() -> None:
+    """Put ``grpc/reflection/v1/reflection.proto`` in the default descriptor pool (made from
+    v1alpha's, the package renamed), so that reflection can describe the v1 service too."""
+    pool = descriptor_pool.Default()
+    name = "grpc/reflection/v1/reflection.proto"
+    try:
+        pool.FindFileByName(name)
+        return  # already there (a grpcio-reflection with v1, or a second server)
+    except KeyError:
+        pass
+    proto = descriptor_pb2.FileDescriptorProto()
+    reflection_pb2.DESCRIPTOR.CopyToProto(proto)
+    proto.name = name
+    proto.package = "grpc.reflection.v1"
+    proto.ClearField("options")
+    old, new = ".grpc.reflection.v1alpha.", ".grpc.reflection.v1."
+    for message in proto.message_type:
+        for message_field in message.field:
+            if message_field.type_name:
+                message_field.type_name = message_field.type_name.replace(old, new)
+    for service in proto.service:
+        for method in service.method:
+            method.input_type = method.input_type.replace(old, new)
+            method.output_type = method.output_type.replace(old, new)
+    pool.Add(proto)
+
+
+def add_reflection(server: grpc.aio.Server, services: tuple[str, ...]) -> None:
+    """Server reflection, v1alpha and v1, listing ``services`` and both reflection services."""
+    _reflection_v1_file()
+    names = (*services, reflection.SERVICE_NAME, REFLECTION_V1)
+    reflection.enable_server_reflection(names, server)  # v1alpha
+    servicer = reflection.aio.ReflectionServicer(names)
+    v1 = grpc.method_handlers_generic_handler(
+        REFLECTION_V1,
+        {
+            "ServerReflectionInfo": grpc.stream_stream_rpc_method_handler(
+                servicer.ServerReflectionInfo,
+                request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
+                response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString,
+            )
+        },
+    )
+    server.add_generic_rpc_handlers((v1,))
 
 
 def grpc_options(max_pending_calls: int = MAX_PENDING_CALLS) -> list[tuple[str, int]]:
@@ -186,7 +273,7 @@ class Server:
         self.tournament_service = TournamentService(
             self.tournaments, self.service.guard, self.service.streams
         )
-        self.health = health.aio.HealthServicer()
+        self.health = HealthService()
         self.grpc = grpc.aio.server(options=grpc_options(config.max_pending_calls))
         self.port = 0
         self.metrics_port = 0
@@ -255,9 +342,8 @@ class Server:
             SERVICE_NAME,
             TOURNAMENT_SERVICE.full_name,
             health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-            reflection.SERVICE_NAME,
         )
-        reflection.enable_server_reflection(names, self.grpc)
+        add_reflection(self.grpc, names)
         await self.grpc.start()
         for name in ("", SERVICE_NAME):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)

@@ -8,11 +8,13 @@ import base64
 import hashlib
 import secrets
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import pytest
+from google.protobuf import descriptor_pb2
 from grpc_health.v1 import health_pb2
+from grpc_reflection.v1alpha import reflection_pb2
 
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
@@ -81,6 +83,78 @@ def test_health_serves_both_names_and_reflection_lists_the_service(server: Serve
             assert "grpc.health.v1.Health" in services
 
     run(scenario())
+
+
+def test_health_list_answers_every_service_as_check_does(server: ServerProcess) -> None:
+    """``List``, which reflection shows as a method of the health service, answers (it was
+    UNIMPLEMENTED): every service's status, the same as ``Check``'s."""
+    messages: Any = health_pb2  # HealthList* are newer than the lock's type stubs
+
+    async def scenario() -> None:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            listing = channel.unary_unary(
+                "/grpc.health.v1.Health/List",
+                request_serializer=messages.HealthListRequest.SerializeToString,
+                response_deserializer=messages.HealthListResponse.FromString,
+            )
+            answer = await listing(messages.HealthListRequest(), timeout=RPC_TIMEOUT)
+            statuses = {name: s.status for name, s in answer.statuses.items()}
+            assert statuses == {"": SERVING, SERVICE: SERVING}
+            check = health_check(channel)
+            for name, status in statuses.items():
+                one = await check(health_pb2.HealthCheckRequest(service=name), timeout=10)
+                assert one.status == status
+
+    run(scenario())
+
+
+@pytest.mark.parametrize("version", ["v1", "v1alpha"])
+def test_reflection_is_served_as_v1_beside_v1alpha(server: ServerProcess, version: str) -> None:
+    """Reflection answers on both names (grpcurl and grpc_cli try v1 first): it lists both,
+    and describes the v1 service and the match service from either."""
+
+    async def scenario() -> list[reflection_pb2.ServerReflectionResponse]:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            info = channel.stream_stream(
+                f"/grpc.reflection.{version}.ServerReflection/ServerReflectionInfo",
+                request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+                response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+            )
+            call = info(timeout=RPC_TIMEOUT)
+            answers = []
+            for ask in (
+                reflection_pb2.ServerReflectionRequest(list_services=""),
+                reflection_pb2.ServerReflectionRequest(file_containing_symbol=REFLECTION_V1),
+                reflection_pb2.ServerReflectionRequest(file_containing_symbol=SERVICE),
+            ):
+                await call.write(ask)
+                answer = await asyncio.wait_for(call.read(), RPC_TIMEOUT)
+                assert isinstance(answer, reflection_pb2.ServerReflectionResponse), answer
+                answers.append(answer)
+            await call.done_writing()
+            return answers
+
+    listing, v1_file, service_file = run(scenario())
+    listed = {s.name for s in listing.list_services_response.service}
+    assert {REFLECTION_V1, "grpc.reflection.v1alpha.ServerReflection", SERVICE} <= listed
+    assert "grpc.health.v1.Health" in listed
+    (v1,) = (f for f in files_of(v1_file) if f.package == "grpc.reflection.v1")
+    assert v1.name == "grpc/reflection/v1/reflection.proto"
+    assert v1.service[0].method[0].input_type == ".grpc.reflection.v1.ServerReflectionRequest"
+    assert "cardarena.v1" in {f.package for f in files_of(service_file)}
+
+
+REFLECTION_V1 = "grpc.reflection.v1.ServerReflection"
+
+
+def files_of(
+    answer: reflection_pb2.ServerReflectionResponse,
+) -> list[descriptor_pb2.FileDescriptorProto]:
+    assert answer.WhichOneof("message_response") == "file_descriptor_response", answer
+    return [
+        descriptor_pb2.FileDescriptorProto.FromString(raw)
+        for raw in answer.file_descriptor_response.file_descriptor_proto
+    ]
 
 
 def test_sigterm_drains_streams_with_unavailable_then_exits_0_and_streams_resume(
