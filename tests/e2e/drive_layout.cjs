@@ -76,6 +76,52 @@ async function playTo(page, entry) {
   return false;
 }
 
+// Updated in place: the cards still in the hand are the same elements after a move, and
+// so is everything on the table when the view is redrawn. The last trick on demand.
+async function extras(page, size) {
+  const out = {};
+  await page.evaluate(() => {
+    for (const el of document.querySelectorAll("#hand .card, .felt .played")) el.__kept = true;
+  });
+  await page.click("#my-hand button.legal >> nth=0", { position: CORNER });
+  await page.waitForFunction(() => document.body.dataset.over === "true" || Number(document.body.dataset.legal) > 0, null, POLL);
+  out.handKept = await page.evaluate(() => [...document.querySelectorAll("#hand .card")].map((c) => Boolean(c.__kept)));
+  // On to a turn after a trick has been won.
+  for (let i = 0; i < 40; i += 1) {
+    if (await page.evaluate(() => !document.querySelector("#show-last").disabled && Number(document.body.dataset.legal) > 0)) break;
+    try { await page.click("#my-hand button.legal >> nth=0", { timeout: 2000, position: CORNER }); } catch (error) { /* again */ }
+    await page.waitForFunction(() => document.body.dataset.over === "true" || Number(document.body.dataset.legal) > 0, null, POLL);
+  }
+  await page.evaluate(() => { for (const el of document.querySelectorAll("#hand .card, .felt .played, .felt .seat")) el.__kept = true; });
+  await page.click("#show-last");
+  await page.waitForSelector("#last-trick", WAIT);
+  out.last = await page.evaluate(() => ({
+    cards: document.querySelectorAll("#last-trick .card").length,
+    text: document.querySelector("#last-trick p").textContent,
+    kept: [...document.querySelectorAll("#hand .card, .felt .played, .felt .seat")].every((el) => el.__kept),
+  }));
+  await page.screenshot({ path: path.join(shots, `layout-${size.name}-last-trick.png`) });
+  await page.keyboard.press("l");
+  out.closed = await page.evaluate(() => !document.querySelector("#last-trick"));
+  return out;
+}
+
+// The log of a match still being played: a page that says so, and a link to watch it live.
+async function runningLog(context, page) {
+  const match = await page.evaluate(() => document.body.dataset.match);
+  const other = await context.newPage();
+  await other.goto(`${base}/?log=${match}`);
+  await other.waitForSelector('body[data-ready="true"]', WAIT);
+  const out = await other.evaluate(() => ({ kind: document.body.dataset.errorPage || "", title: (document.querySelector("#error-page h2") || {}).textContent || "" }));
+  await other.screenshot({ path: path.join(shots, "layout-running-log.png") });
+  await other.click("#watch-live");
+  await other.waitForSelector('body[data-ready="true"]', WAIT);
+  await other.waitForSelector(".felt .seat", WAIT);
+  out.watching = await other.evaluate(() => ({ url: location.search, seats: document.querySelectorAll(".felt .seat").length }));
+  await other.close();
+  return out;
+}
+
 async function main() {
   const browser = await launch(chromium, executablePath);
   const errors = [];
@@ -99,6 +145,8 @@ async function main() {
         const shot = path.join(shots, `layout-${size.name}-${entry.stage}.png`);
         await page.screenshot({ path: shot });
         record.stages.push({ stage: entry.stage, reached: ok, tries, shot, ...seen });
+        if (size.extras && entry.stage === "trick") record.extras = await extras(page, size);
+        if (size.extras && entry.stage === "fantan") record.runningLog = await runningLog(context, page);
         if (entry.stage === plan.stages[plan.stages.length - 1].stage) {
           // Play this one out: the ending.
           for (;;) {

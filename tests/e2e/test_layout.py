@@ -32,7 +32,7 @@ pytestmark = pytest.mark.e2e
 
 DRIVER = Path(__file__).with_name("drive_layout.cjs")
 SIZES = [
-    {"name": "laptop", "width": 1366, "height": 768},
+    {"name": "laptop", "width": 1366, "height": 768, "extras": True},
     {"name": "phone", "width": 390, "height": 844},
     {"name": "big", "width": 1920, "height": 1080},
 ]
@@ -48,6 +48,7 @@ DOCS = {
     "layout-big-fantan.png": "web-table-fantan.png",
     "layout-phone-sixes.png": "web-table-sixes-phone.png",
     "layout-laptop-ending.png": "web-table-ending.png",
+    "layout-laptop-last-trick.png": "web-table-last-trick.png",
 }
 SLACK = 0.5  # CSS pixels of rounding
 
@@ -164,3 +165,24 @@ def test_an_unknown_match_says_what_to_do(seen: dict[str, Any]) -> None:
         assert unknown["kind"] == "not-found"
         assert "no match nosuchmatch" in unknown["text"]
         assert "./" in unknown["links"]
+
+
+def test_the_view_is_updated_in_place(seen: dict[str, Any]) -> None:
+    """A move keeps the other cards of the hand as they were (the same elements, so their
+    transitions run), and a redraw keeps the table's."""
+    extras = seen["sizes"][0]["extras"]
+    assert extras["handKept"] and all(extras["handKept"])
+    assert extras["last"]["kept"]
+
+
+def test_the_last_trick_on_demand(seen: dict[str, Any]) -> None:
+    last = seen["sizes"][0]["extras"]["last"]
+    assert last["cards"] == 5  # Hexathlon, five seats
+    assert last["text"].startswith("Trick ") and "won by" in last["text"]
+    assert seen["sizes"][0]["extras"]["closed"]
+
+
+def test_the_log_of_a_running_match_offers_to_watch_it(seen: dict[str, Any]) -> None:
+    running = seen["sizes"][0]["runningLog"]
+    assert running["kind"] == "not-ended" and running["title"] == "This match is still being played"
+    assert running["watching"]["url"].startswith("?match=") and running["watching"]["seats"] == 4

@@ -10,6 +10,7 @@ where the app is served. About half a minute, most of it pip.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -76,8 +77,9 @@ def test_the_installed_wheel_serves_the_web_app(tmp_path: Path) -> None:
         base = f"http://{server.web_address}"
         status, kind, page = fetch(base + "/")
         assert status == 200 and kind.startswith("text/html")
-        assert b'src="dist/app.js"' in page
-        status, kind, bundle = fetch(base + "/dist/app.js")
+        script = re.search(rb'src="(dist/app\.[0-9a-f]{12}\.js)"', page)  # by its hash
+        assert script is not None, page
+        status, kind, bundle = fetch(f"{base}/{script[1].decode()}")
         assert status == 200 and kind == "text/javascript"
         assert bundle == (REPO / "clients" / "web" / "dist" / "app.js").read_bytes()
         served = [r for r in log_records(server.stderr_path) if r.get("event") == "web_app_served"]

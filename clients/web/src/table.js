@@ -41,8 +41,10 @@ export function place(seat, players, viewer) {
   return { wide, tall, side, dx, dy, p, width: players > 1 ? 84 / (players - 1) : 84 };
 }
 
+// A seat at a side is kept clear of the felt's rounded corners: the further from the middle
+// of the side, the further in.
 const placeStyle = (pos) =>
-  `--x:${pct(pos.wide.x)};--y:${pct(pos.wide.y)};--px:${pct(pos.tall.x)};--py:${pct(pos.tall.y)};--pw:${pos.width.toFixed(2)}cqw`;
+  `--x:${pct(pos.wide.x)};--y:${pct(pos.wide.y)};--px:${pct(pos.tall.x)};--py:${pct(pos.tall.y)};--pw:${pos.width.toFixed(2)}cqw;--in:${(2.5 + 6 * pos.dy * pos.dy).toFixed(2)}cqw`;
 
 function suitBadge(suit, spanish) {
   const letter = SUIT_LETTERS[suit];
