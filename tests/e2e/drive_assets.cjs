@@ -51,14 +51,22 @@ async function main() {
     await page.click("#matches a.watch");
     await page.waitForSelector('body[data-ready="true"]', WAIT);
     out.linked = { same: await page.evaluate(() => window.__sameDocument === true), url: page.url(), requests: first().length - out.first.length };
-    // A second page load, in a new tab: the page again, nothing else over the network.
+    // The match waits for its players: how many seats are open, and the link to share.
+    await page.waitForSelector("#open-seats", WAIT);
+    out.waiting = await page.evaluate(() => ({ open: Number(document.querySelector("#open-seats").dataset.open), link: document.querySelector("#share-link").value }));
+    // A second page load, in a new tab, from the shared link: the page again, nothing else
+    // over the network; the link took the next open seat.
     const second = await context.newPage();
     collectErrors(second, errors);
     const again = await track(context, second);
-    await second.goto(base + "/?tournament=none");
+    await second.goto(out.waiting.link);
     await second.waitForSelector('body[data-ready="true"]', WAIT);
+    await second.waitForFunction(() => document.querySelector("#open-seats") && Number(document.querySelector("#open-seats").dataset.open) === 3, null, WAIT);
     await second.waitForTimeout(300);
     out.second = again();
+    out.joined = await second.evaluate(() => ({ url: location.search, seat: document.body.dataset.seat, open: Number(document.querySelector("#open-seats").dataset.open) }));
+    // The first page sees the seat taken.
+    await page.waitForFunction(() => Number(document.querySelector("#open-seats").dataset.open) === 3, null, WAIT);
   } finally {
     await browser.close();
   }

@@ -139,3 +139,16 @@ def test_a_browser_fetches_little_once_and_nothing_again(server: ServerProcess) 
     assert seen["linked"]["same"] and "match=" in seen["linked"]["url"]
     second = [r for r in seen["second"] if "/dist/" in r["url"]]
     assert second and all(r["cached"] for r in second), second
+
+
+def test_a_waiting_match_shares_a_link_that_takes_the_next_open_seat(
+    server: ServerProcess,
+) -> None:
+    browser, node = tools()
+    library = playwright_core()
+    asyncio.run(a_match(server.address))
+    seen = run_driver([node, str(DRIVER), str(library), browser, f"http://{server.web_address}"])
+    assert seen["errors"] == []
+    assert seen["waiting"]["open"] == 4 and seen["waiting"]["link"].endswith("&seat=any")
+    assert seen["joined"] == {"url": seen["joined"]["url"], "seat": "0", "open": 3}
+    assert seen["joined"]["url"].endswith("&seat=0")

@@ -103,7 +103,8 @@ export async function liveView(params, signal) {
   const shareUrl = () => `${location.origin}${location.pathname}?match=${encodeURIComponent(matchId)}&seat=any`;
   const waiting = () => {
     const open = state.joined.map((j, s) => (j ? null : s)).filter((s) => s !== null);
-    if (state.round >= 0 || state.over || !open.length) return null;
+    // The first round may be started already: its cards come with the last join.
+    if (state.over || !open.length || state.hands.some((hand) => hand.size || hand.cards.length)) return null;
     const input = h("input", { id: "share-link", readOnly: true, value: shareUrl(), "aria-label": "link to this match" });
     const copy = h("button", { type: "button", id: "copy-link" }, "Copy");
     copy.onclick = () => { input.select(); navigator.clipboard?.writeText(input.value).then(() => { copy.textContent = "Copied"; }, () => {}); };
@@ -143,7 +144,9 @@ export async function liveView(params, signal) {
     const active = document.activeElement;
     const inHand = active && active.closest && active.closest("#my-hand");
     const toAct = state.toAct;
-    const waitingFor = toAct !== null && toAct !== seat && !state.over ? `${seatName(state, toAct)} to play…` : "";
+    const missing = state.joined.filter((j) => !j).length;
+    const waitingFor = toAct !== null && toAct !== seat && !state.over ? `${seatName(state, toAct)} to play…`
+      : missing && !state.over ? `Waiting for ${missing} more player${missing === 1 ? "" : "s"}: share the link above` : "";
     ctx.hand = seat === null ? null : handView(state, refused, act, waitingFor);
     ctx.showLast = showLast;
     ctx.onToggleLast = toggleLast;

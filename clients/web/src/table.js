@@ -164,7 +164,9 @@ function trickCards(state, trick, winning, keyPrefix) {
 function centre(state, ctx) {
   const parts = [];
   const names = (s) => nameOf(state, ctx, s);
-  if (tricksRound(state) && state.trick) {
+  if (ctx.waiting) {
+    parts.push(ctx.waiting);
+  } else if (tricksRound(state) && state.trick) {
     const t = state.trick;
     const winning = winningSoFar(state);
     parts.push(...trickCards(state, t, winning, "t"));
@@ -180,8 +182,6 @@ function centre(state, ctx) {
       parts.push(h("div", { className: "caption last-play" },
         last.card ? [`${who} played `, cardInline(last.card, state.spanish)] : `${who} passed${last.forced ? ": no card to play" : ""}`));
     }
-  } else if (state.round < 0 && ctx.waiting) {
-    parts.push(ctx.waiting);
   }
   // The last trick, on demand (the button, or the L key).
   const last = state.trick && state.trick.winner !== null ? state.trick : state.lastTrick;
