@@ -44,6 +44,20 @@ export function placings(state, lowestWins) {
   });
 }
 
+// The page's bots of a practice match play on while this page is open, whatever view it
+// shows (a view change is no page load): they stop when their match ends.
+const botsRunning = new Map();
+function startBots(matchId, bots) {
+  let controller = botsRunning.get(matchId);
+  if (controller && !controller.signal.aborted) return controller;
+  controller = new AbortController();
+  botsRunning.set(matchId, controller);
+  for (const bot of bots) runBot(matchId, bot.seat, bot.token, controller.signal, showError);
+  const stop = controller;
+  stop.signal.addEventListener("abort", () => { if (botsRunning.get(matchId) === stop) botsRunning.delete(matchId); }, { once: true });
+  return controller;
+}
+
 export async function liveView(params, signal) {
   const matchId = params.get("match");
   const seatParam = params.get("seat");
@@ -81,9 +95,9 @@ export async function liveView(params, signal) {
   }
   flag("match", matchId);
   if (seat !== null) flag("seat", seat);
-  const controller = new AbortController();
+  const controller = new AbortController(); // this view's stream
   signal.addEventListener("abort", () => controller.abort(), { once: true });
-  for (const bot of kept.bots || []) runBot(matchId, bot.seat, bot.token, controller.signal, showError);
+  const bots = startBots(matchId, kept.bots || []);
 
   state.told = true; // whose turn: the snapshot's, then each Turn's
   let pending = null, turnSeq = 0n, refused = "", caughtUp = 0n, showLast = false, keyboard = false;
@@ -264,9 +278,10 @@ export async function liveView(params, signal) {
   if (signal.aborted) return;
   if (held) {
     controller.abort();
+    bots.abort();
     heldBackView(matchId, held);
     return;
   }
   draw();
-  setTimeout(() => controller.abort(), 2000); // let the bots see the end
+  setTimeout(() => { controller.abort(); if (state.over) bots.abort(); }, 2000); // let the bots see the end
 }
