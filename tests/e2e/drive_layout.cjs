@@ -161,6 +161,16 @@ async function main() {
             scrollWidth: document.documentElement.scrollWidth, width: window.innerWidth,
           }));
           await page.screenshot({ path: path.join(shots, `layout-${size.name}-ending.png`) });
+          // Its replay, a few plays in: every hand face up in its seat.
+          await page.click("#replay-link");
+          await page.waitForSelector('body[data-ready="true"]', WAIT);
+          await page.click("#first");
+          for (let i = 0; i < 6; i += 1) await page.click("#next-trick");
+          await page.evaluate(() => window.scrollTo(0, 0));
+          record.replay = await page.evaluate(measure);
+          record.replay.faces = await page.evaluate(() => document.querySelectorAll(".felt .seat .fan.mini .card").length);
+          record.replay.url = page.url();
+          await page.screenshot({ path: path.join(shots, `layout-${size.name}-replay.png`) });
         }
       }
       await page.goto(base + "/");

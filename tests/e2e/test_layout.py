@@ -7,7 +7,8 @@ seat's turn, the page is measured: the hand and the trick must be inside the win
 scrolling, nothing may pass the page's width, the seats, the rows and the dead piles must stay
 on the felt, no two seats may overlap, and the rank in the corner of each card of the hand
 must show whole ("10" too). Crazy Sixes is then played out for the ending (placings, rematch,
-new match, replay). The lobby must list the newest match first and fit the width; an unknown
+new match, replay) and its replay opened, whose face-up hands must stay in their seats on the
+felt. The lobby must list the newest match first and fit the width; an unknown
 match's page must say what to do next. Screenshots go to test-artifacts/screenshots/
 (``layout-SIZE-STAGE.png``); with ``CARDARENA_DOCS_SCREENSHOTS=1`` the ones the docs show are
 copied to docs/. Skipped without Chromium or Node, unless ``CARDARENA_REQUIRE_E2E=1``.
@@ -150,6 +151,21 @@ def test_the_ending_shows_placings_and_what_next(seen: dict[str, Any]) -> None:
         assert any("win" in line for line in ending["placings"])
         assert ending["buttons"][:3] == ["rematch", "new-match-link", "replay-link"]
         assert ending["scrollWidth"] <= ending["width"]
+
+
+def test_a_replays_hands_stay_on_the_felt(seen: dict[str, Any]) -> None:
+    """A replay shows every hand face up in its seat: wrapped within it, never past the felt,
+    never over another seat."""
+    for record in seen["sizes"]:
+        replay = record["replay"]
+        assert "log=" in replay["url"] and replay["faces"] > 10
+        assert replay["page"]["scrollWidth"] <= replay["viewport"]["width"]
+        for seat in replay["seats"]:
+            assert inside(seat["box"], replay["felt"]), (record["name"], seat)
+        for a in replay["seats"]:
+            for b in replay["seats"]:
+                if a["seat"] < b["seat"]:
+                    assert not overlap(a["box"], b["box"]), (record["name"], a, b)
 
 
 def test_the_lobby_lists_the_newest_first_and_fits(seen: dict[str, Any]) -> None:

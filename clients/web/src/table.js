@@ -37,7 +37,7 @@ export function place(seat, players, viewer) {
     const arc = others > 2 ? 3 * Math.abs(k - (others - 1) / 2) / ((others - 1) / 2) : 0;
     tall = { x, y: 1.5 + arc, tx: 50 + (x - 50) * 0.62, ty: 38 + arc / 2 };
   }
-  const side = dx < -0.35 ? "west" : dx > 0.35 ? "east" : "";
+  const side = dx < -0.35 ? "west" : dx > 0.35 ? "east" : dy < 0 ? "north" : "south";
   return { wide, tall, side, dx, dy, p, width: players > 1 ? 84 / (players - 1) : 84 };
 }
 
@@ -175,13 +175,14 @@ function centre(state, ctx) {
     else if (winning !== null) caption.push(` · ${names(winning)} winning`);
     parts.push(h("div", { id: "trick", className: "caption", "data-leader": t.leader, "data-winner": t.winner ?? "", "data-number": t.number }, ...caption));
   } else if (!tricksRound(state) && state.round >= 0) {
-    parts.push(layoutRows(state));
     const last = state.trick && state.trick.plays[0];
+    let caption = null;
     if (last) {
       const who = names(last.seat);
-      parts.push(h("div", { className: "caption last-play" },
-        last.card ? [`${who} played `, cardInline(last.card, state.spanish)] : `${who} passed${last.forced ? ": no card to play" : ""}`));
+      caption = h("div", { className: "caption last-play", "data-key": "last-play" },
+        last.card ? [`${who} played `, cardInline(last.card, state.spanish)] : `${who} passed${last.forced ? ": no card to play" : ""}`);
     }
+    parts.push(layoutRows(state, caption));
   }
   // The last trick, on demand (the button, or the L key).
   const last = state.trick && state.trick.winner !== null ? state.trick : state.lastTrick;
@@ -196,7 +197,7 @@ function centre(state, ctx) {
 
 // Fan Tan's rows (one per suit, in rank order, each rank in its own column so that the rows
 // line up) and Crazy Sixes' (ranks 1 to 12).
-function layoutRows(state) {
+function layoutRows(state, caption) {
   const bySuit = new Map();
   for (const card of state.table) {
     if (!bySuit.has(card.suit)) bySuit.set(card.suit, []);
@@ -217,7 +218,8 @@ function layoutRows(state) {
         return el;
       }));
   });
-  return h("div", { id: "table", className: `layout cols-${columns}`, "data-key": "layout" }, ...rows);
+  return h("div", { className: "layout-area", "data-key": "layout-area" },
+    h("div", { id: "table", className: `layout cols-${columns}`, "data-key": "layout" }, ...rows), caption);
 }
 
 function roundInfo(state, ctx) {
