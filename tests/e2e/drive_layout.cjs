@@ -28,6 +28,7 @@ function measure() {
     hand: all("#hand .card").map(box),
     handArea: document.querySelector("#my-hand") ? box(document.querySelector("#my-hand")) : null,
     trick: all(".felt .played .card").map(box),
+    actions: all("#actions button").map(box),
     rows: all("#table .row .card").map(box),
     seats: all(".felt .seat").map((s) => ({ seat: Number(s.dataset.seat), box: box(s), plate: box(s.querySelector(".nameplate")) })),
     dead: all(".felt .seat .dead .card").map(box),
@@ -49,7 +50,11 @@ async function newMatch(page, entry) {
   await page.waitForSelector('body[data-ready="true"]', WAIT);
   await page.selectOption("#game", entry.game);
   if (entry.players) await page.selectOption("#players", String(entry.players));
-  for (const [name, value] of Object.entries(entry.fields || {})) await page.fill(`[id="opt-${name}"]`, String(value));
+  for (const [name, value] of Object.entries(entry.fields || {})) {
+    const selector = `[id="opt-${name}"]`;
+    if (await page.$eval(selector, (el) => el.tagName === "SELECT")) await page.selectOption(selector, String(value));
+    else await page.fill(selector, String(value));
+  }
   await page.click("#new-match");
   await page.waitForURL(/seat=0/, WAIT);
   await page.waitForSelector('body[data-ready="true"]', WAIT);
@@ -61,6 +66,7 @@ function reached(stage) {
   if (stage === "trick") return n(".felt .played .card") >= 2;
   if (stage === "fantan") return n("#table .row .card") >= 14 && n("#table .row") >= 3;
   if (stage === "sixes") return n(".felt .seat .dead .card") >= 3 && n("#table .row .card") >= 8;
+  if (stage === "call") return n("#actions button.legal") >= 2; // Triathlon: exclude a suit, or choose trump
   return true;
 }
 
@@ -186,6 +192,9 @@ async function main() {
         kind: document.body.dataset.errorPage || "", text: (document.querySelector("#error-page") || {}).textContent || "",
         links: [...document.querySelectorAll("#error-page a")].map((a) => a.getAttribute("href")),
       }));
+      await page.goto(base + "/?tournament=nosuchtournament");
+      await page.waitForSelector('body[data-ready="true"]', WAIT);
+      record.unknownTournament = await page.evaluate(() => document.body.dataset.errorPage || "");
       out.sizes.push(record);
       await context.close();
     }

@@ -1,8 +1,9 @@
 """The table fits the screen: a laptop (1366x768), a phone (390x844) and a big screen
 (1920x1080), in headless Chromium.
 
-At each size a practice match of three games is played from the lobby to a stage (a trick of
-Hexathlon with five seats, a Fan Tan layout, a Crazy Sixes hand with dead piles) and, on the
+At each size a practice match of four games is played from the lobby to a stage (a trick of
+Hexathlon with five seats, a Fan Tan layout, Triathlon's trump call, a Crazy Sixes hand with
+dead piles) and, on the
 seat's turn, the page is measured: the hand and the trick must be inside the window with no
 scrolling, nothing may pass the page's width, the seats, the rows and the dead piles must stay
 on the felt, no two seats may overlap, and the rank in the corner of each card of the hand
@@ -40,6 +41,7 @@ SIZES = [
 STAGES = [
     {"game": "hexathlon", "players": 5, "fields": {"rounds": "pass"}, "stage": "trick"},
     {"game": "pentathlon", "players": 4, "fields": {"rounds": "fan_tan"}, "stage": "fantan"},
+    {"game": "triathlon", "players": 3, "fields": {"first_dealer": 0}, "stage": "call"},
     {"game": "crazy_sixes", "players": 3, "fields": {"target_score": 1}, "stage": "sixes"},
 ]
 # The screenshots docs/web.md and the README show.
@@ -116,8 +118,10 @@ def test_the_hand_and_the_trick_fit_the_window(seen: dict[str, Any], size: str, 
     assert got["page"]["scrollWidth"] <= got["viewport"]["width"], "the page scrolls sideways"
     assert got["hand"], "no hand"
     assert got["legal"] > 0, "not this seat's turn"
-    for card in got["hand"]:
-        assert inside(card, view), f"a card of the hand is outside the window: {card}"
+    for card in got["hand"] + got["actions"]:
+        assert inside(card, view), f"a card or button of the hand is outside the window: {card}"
+    if stage == "call":
+        assert len(got["actions"]) >= 2
     felt = got["felt"]
     assert inside(felt, view), f"the felt is outside the window: {felt}"
     if stage == "trick":
@@ -181,6 +185,7 @@ def test_an_unknown_match_says_what_to_do(seen: dict[str, Any]) -> None:
         assert unknown["kind"] == "not-found"
         assert "no match nosuchmatch" in unknown["text"]
         assert "./" in unknown["links"]
+        assert record["unknownTournament"] == "not-found"
 
 
 def test_the_view_is_updated_in_place(seen: dict[str, Any]) -> None:
