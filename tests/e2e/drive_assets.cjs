@@ -67,6 +67,12 @@ async function main() {
     out.joined = await second.evaluate(() => ({ url: location.search, seat: document.body.dataset.seat, open: Number(document.querySelector("#open-seats").dataset.open) }));
     // The first page sees the seat taken.
     await page.waitForFunction(() => Number(document.querySelector("#open-seats").dataset.open) === 3, null, WAIT);
+    // The seat's link in yet another tab: the same seat, not a spectator.
+    const third = await context.newPage();
+    collectErrors(third, errors);
+    await third.goto(`${base}/${out.joined.url}`);
+    await third.waitForSelector('body[data-ready="true"]', WAIT);
+    out.again = await third.evaluate(() => ({ seat: document.body.dataset.seat || "", notice: (document.querySelector(".notice") || {}).textContent || "" }));
   } finally {
     await browser.close();
   }

@@ -152,3 +152,5 @@ def test_a_waiting_match_shares_a_link_that_takes_the_next_open_seat(
     assert seen["waiting"]["open"] == 4 and seen["waiting"]["link"].endswith("&seat=any")
     assert seen["joined"] == {"url": seen["joined"]["url"], "seat": "0", "open": 3}
     assert seen["joined"]["url"].endswith("&seat=0")
+    # Kept in localStorage: the seat's link opened in a new tab is the same seat again.
+    assert seen["again"] == {"seat": "0", "notice": ""}
