@@ -1,7 +1,8 @@
 // The cardarena web app. Views by URL: / the lobby (new match, match list);
 // ?match=ID a live table as a spectator; ?match=ID&seat=N the table as seat N (its token
-// kept in this tab's sessionStorage, so a reload carries on; seat=any takes the next open
-// seat); ?log=ID the replay; ?tournament=ID a tournament's standings, crosstable and matches.
+// kept in this browser's localStorage, so a reload or another tab carries on; seat=any
+// takes the next open seat); ?log=ID the replay; ?tournament=ID a tournament's standings,
+// crosstable and matches.
 //
 // Moving between views is not a page load: a click on a link of the app (or go() in ui.js)
 // changes the URL with history.pushState and shows the new view; the script and the style
