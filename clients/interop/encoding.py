@@ -79,6 +79,8 @@ ROWS_KEPT = 4096
 """How many card masks an encoding keeps as rows before it starts again."""
 FEW_CARDS = 30
 """Up to this many cards, a mask not kept is written card by card rather than made a row."""
+FEW_CHANGES = 4
+"""A row differing by up to this many cards from the last one made there is made from it."""
 
 
 class Layout:
@@ -163,6 +165,22 @@ class Encoding:
         self.size = offset
         self._rows: dict[int, Floats] = {}
         self._kept_totals: tuple[Any, list[float]] = ((), [])
+        self.last_rows: dict[int, tuple[int, Floats]] = {}
+        """The last row made for each place of the tensor, with its mask."""
+
+    def changed(self, row: Floats, mask: int, new: int) -> Floats:
+        """``row`` (of ``mask``) made the row of ``new`` (kept as :meth:`cards` keeps it)."""
+        out = row.copy()
+        base = self.layout.base
+        for card in cards_of(new & ~mask):
+            out[card - base] = 1.0
+        for card in cards_of(mask & ~new):
+            out[card - base] = 0.0
+        out.flags.writeable = False
+        if len(self._rows) >= ROWS_KEPT:
+            self._rows.clear()
+        self._rows[new] = out
+        return out
 
     def cards(self, mask: int) -> Floats:
         """A card mask as a row of ``C`` zeros and ones (kept: a hand or the cards a seat has
@@ -264,18 +282,26 @@ class Encoding:
 
 def _row(encoding: Encoding, out: Floats, start: int, mask: int, rows: dict[int, Floats]) -> None:
     """Write a card mask as a row of ``C`` at ``start`` (``out`` is zero there): a row kept
-    from before, else card by card for a hand's few cards (a hand changes whenever its seat
-    plays, so it is seldom seen twice), else a row made and kept."""
-    if mask:
-        row = rows.get(mask)
-        if row is not None:
-            out[start : start + encoding.layout.cards] = row
+    from before; else the last row made for this place, if it differs by a few cards (a table
+    grows a card a turn); else card by card for a hand's few cards (a hand changes whenever
+    its seat plays, so it is seldom seen twice); else a row made and kept."""
+    if not mask:
+        return
+    c = encoding.layout.cards
+    row = rows.get(mask)
+    if row is None:
+        last = encoding.last_rows.get(start)
+        if last is not None and (last[0] ^ mask).bit_count() <= FEW_CHANGES:
+            row = encoding.changed(last[1], last[0], mask)
         elif mask.bit_count() <= FEW_CARDS:
             start -= encoding.layout.base
             for card in cards_of(mask):
                 out[start + card] = 1.0
+            return
         else:
-            out[start : start + encoding.layout.cards] = encoding.cards(mask)
+            row = encoding.cards(mask)
+        encoding.last_rows[start] = (mask, row)
+    out[start : start + c] = row
 
 
 def _counts(out: Floats, offset: int, values: Any, scale: float) -> None:
