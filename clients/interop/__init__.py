@@ -9,7 +9,9 @@ so nothing here is imported by the rest of cardarena and the core install stays 
 * :mod:`.bounds` says how long a match can last and how far its scores can go;
 * :mod:`.encoding` turns what a seat may see (the engine's views, nothing else) into tensors;
 * :mod:`.openspiel` registers every game with ``pyspiel``; :mod:`.pettingzoo` is the AEC
-  environment.
+  environment;
+* :mod:`.learner` is docs/research.md's worked example: a small masked learner trained
+  through the PettingZoo environment against the reference bots.
 
 See docs/research.md.
 """
