@@ -44,17 +44,24 @@ export function placings(state, lowestWins) {
   });
 }
 
-// The page's bots of a practice match play on while this page is open, whatever view it
-// shows (a view change is no page load): they stop when their match ends.
+// The bots of a practice match play in one page of this browser, whatever view it shows (a
+// view change is no page load), until their match ends. Another tab on the same seat waits
+// for that page's lock (Web Locks) and takes the bots up if it closes.
 const botsRunning = new Map();
 function startBots(matchId, bots) {
+  if (!bots.length) return new AbortController();
   let controller = botsRunning.get(matchId);
   if (controller && !controller.signal.aborted) return controller;
   controller = new AbortController();
   botsRunning.set(matchId, controller);
-  for (const bot of bots) runBot(matchId, bot.seat, bot.token, controller.signal, showError);
   const stop = controller;
   stop.signal.addEventListener("abort", () => { if (botsRunning.get(matchId) === stop) botsRunning.delete(matchId); }, { once: true });
+  const run = () => Promise.all(bots.map((bot) => runBot(matchId, bot.seat, bot.token, stop.signal, showError)));
+  if (navigator.locks) {
+    navigator.locks.request(`cardarena.bots.${matchId}`, { signal: stop.signal }, run).catch(() => {});
+  } else {
+    run(); // no Web Locks (a page over plain http): this page plays them
+  }
   return controller;
 }
 
@@ -97,7 +104,8 @@ export async function liveView(params, signal) {
   if (seat !== null) flag("seat", seat);
   const controller = new AbortController(); // this view's stream
   signal.addEventListener("abort", () => controller.abort(), { once: true });
-  const bots = startBots(matchId, kept.bots || []);
+  // Only a seat's page plays its practice match's bots: a spectator's never does.
+  const bots = startBots(matchId, seat === null ? [] : kept.bots || []);
 
   state.told = true; // whose turn: the snapshot's, then each Turn's
   let pending = null, turnSeq = 0n, refused = "", caughtUp = 0n, showLast = false, keyboard = false;
