@@ -46,9 +46,11 @@ without ``viewer``, ``hand`` and ``dealt``, so every seat's public tensor is the
 Cards index ``C`` slots from the game's lowest card id: French games (Jokers included) use ids
 0..54, the Spanish deck 64..111.
 
-Every tensor is written whole into a new array (nothing of an earlier one can survive in it)
-and kept by :class:`Tensors`, one per match being played, until the match changes: OpenSpiel
-asks for every seat's tensor at every step, and PettingZoo's wrappers observe twice a turn.
+Every tensor is written whole into a new array (nothing of an earlier one can survive in it).
+An OpenSpiel state keeps its tensors (:class:`Tensors`) until its match changes, since OpenSpiel
+asks for them through several observers at once; the PettingZoo environment makes each
+observation anew (a turn observes once). The round's memory (:class:`RoundMemory`) is followed
+along the log, never rebuilt from it.
 """
 
 from __future__ import annotations

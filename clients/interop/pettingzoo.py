@@ -44,7 +44,7 @@ from cardarena.engine import GAMES, Match, MatchSetup
 from cardarena.engine.actions import MAX_ACTION
 
 from .bounds import bounds, signed
-from .encoding import InformationStrings, Layout, Tensors
+from .encoding import Layout, RoundMemory, observation_string
 from .params import setup_of
 
 NUM_ACTIONS = MAX_ACTION + 1
@@ -85,8 +85,9 @@ class CardArenaEnv(AECEnv):  # type: ignore[misc]
         action under :func:`env`'s wrappers)."""
         self.layout = Layout(self.setup)
         self._encoding = self.layout.encoding(recall=True)
-        self._strings = InformationStrings()
-        self._tensors = Tensors()
+        self._memory = RoundMemory()
+        """The round's memory, followed along the match (every observation is made anew: a
+        turn observes once, so keeping observations would cost more than it saves)."""
         n = self.setup.players
         self.possible_agents = [f"seat_{s}" for s in range(n)]
         self._seats = {a: s for s, a in enumerate(self.possible_agents)}
@@ -119,7 +120,7 @@ class CardArenaEnv(AECEnv):  # type: ignore[misc]
             self.np_random, _ = seeding.np_random(seed)
         deal_seed = self.np_random.bytes(32)
         self.match = self.setup.start(deal_seed)
-        self._tensors = Tensors()
+        self._memory = RoundMemory()
         self.agents = list(self.possible_agents)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -141,7 +142,7 @@ class CardArenaEnv(AECEnv):  # type: ignore[misc]
         match = self.match
         assert match is not None
         seat = self._seats[agent]
-        observation = self._tensors.tensor(match, seat, self._encoding).copy()
+        observation = self._encoding.encode(match, seat, self._memory)
         if match.to_act != seat:
             return {"observation": observation, "action_mask": self._no_mask.copy()}
         legal = match.legal_mask()
@@ -183,7 +184,7 @@ class CardArenaEnv(AECEnv):  # type: ignore[misc]
             return None
         match = self.match
         seat = match.to_act if match.to_act is not None else 0
-        text = self._tensors.string(match, seat, recall=False, strings=self._strings)
+        text = observation_string(match, seat)
         if self.render_mode == "human":
             print(text)
             return None
