@@ -128,6 +128,30 @@ async function runningLog(context, page) {
   return out;
 }
 
+// A practice match goes on in a new tab on its link once the first is closed: the seat is
+// the same (its token kept), and the bots play on from the new tab.
+async function takeOver(context) {
+  const first = await context.newPage();
+  await newMatch(first, { game: "pentathlon", players: 4, fields: { rounds: "pass" } });
+  const url = first.url();
+  const turn = (page) => page.waitForFunction(() => Number(document.body.dataset.legal) > 0, null, POLL);
+  await turn(first);
+  await first.click("#my-hand button.legal >> nth=0", { position: CORNER });
+  await turn(first);
+  const second = await context.newPage();
+  await second.goto(url);
+  await second.waitForSelector('body[data-ready="true"]', WAIT);
+  await first.close();
+  const out = { seat: await second.evaluate(() => document.body.dataset.seat || "") };
+  await turn(second);
+  const before = await second.evaluate(() => Number(document.body.dataset.seq));
+  await second.click("#my-hand button.legal >> nth=0", { position: CORNER });
+  await turn(second); // the bots played: this seat's turn again
+  out.moved = (await second.evaluate(() => Number(document.body.dataset.seq))) - before;
+  await second.close();
+  return out;
+}
+
 async function main() {
   const browser = await launch(chromium, executablePath);
   const errors = [];
@@ -192,6 +216,7 @@ async function main() {
         kind: document.body.dataset.errorPage || "", text: (document.querySelector("#error-page") || {}).textContent || "",
         links: [...document.querySelectorAll("#error-page a")].map((a) => a.getAttribute("href")),
       }));
+      if (size.extras) record.takeOver = await takeOver(context);
       await page.goto(base + "/?tournament=nosuchtournament");
       await page.waitForSelector('body[data-ready="true"]', WAIT);
       record.unknownTournament = await page.evaluate(() => document.body.dataset.errorPage || "");

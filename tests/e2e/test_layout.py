@@ -207,3 +207,11 @@ def test_the_log_of_a_running_match_offers_to_watch_it(seen: dict[str, Any]) -> 
     running = seen["sizes"][0]["runningLog"]
     assert running["kind"] == "not-ended" and running["title"] == "This match is still being played"
     assert running["watching"]["url"].startswith("?match=") and running["watching"]["seats"] == 4
+
+
+def test_a_practice_match_goes_on_in_a_new_tab(seen: dict[str, Any]) -> None:
+    """The seat's link opened in a new tab, the first one closed: the same seat, and the
+    bots (their tokens kept in localStorage) play on from the new tab."""
+    taken = seen["sizes"][0]["takeOver"]
+    assert taken["seat"] == "0"
+    assert taken["moved"] >= 4  # this seat's card and the three bots' at least
