@@ -18,7 +18,7 @@ from ``reset(seed=…)``.
   weights move by Adam after every match.
 * **Evaluation**: on deals kept apart from training, the learner playing its most likely
   action beside the untrained learner (all weights 0: it plays its first legal action, the
-  lowest card), a uniformly random player and the rules bot, each in the same seat against
+  lowest card id), a uniformly random player and the rules bot, each in the same seat against
   the same opponents on the same deals (duplicate: the differences cancel the luck of the
   cards), with 95% confidence intervals.
 
