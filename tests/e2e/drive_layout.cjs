@@ -33,11 +33,13 @@ function measure() {
     seats: all(".felt .seat").map((s) => ({ seat: Number(s.dataset.seat), box: box(s), plate: box(s.querySelector(".nameplate")) })),
     dead: all(".felt .seat .dead .card").map(box),
     deadCount: all(".felt .seat .dead .card").length,
-    ranks: all("#hand .card .corner.tl b").map((b) => {
-      // what of the rank shows: its box, less what the next card covers
+    ranks: all("#hand .card .corner.tl b, .felt .seat .fan.mini .card .corner.tl b").map((b) => {
+      // what of the rank shows: its box, less what the next card in its row covers
       const card = b.closest(".slot"), next = card.nextElementSibling;
       const r = b.getBoundingClientRect();
-      const visible = next ? Math.min(r.right, next.getBoundingClientRect().left) - r.left : r.width;
+      const n = next && next.firstElementChild.getBoundingClientRect();
+      const sameRow = n && Math.abs(n.top - card.firstElementChild.getBoundingClientRect().top) < 2;
+      const visible = sameRow ? Math.min(r.right, n.left) - r.left : r.width;
       return { text: b.textContent, width: r.width, visible };
     }),
     legal: all("#my-hand button.legal").length,

@@ -163,6 +163,8 @@ def test_a_replays_hands_stay_on_the_felt(seen: dict[str, Any]) -> None:
     for record in seen["sizes"]:
         replay = record["replay"]
         assert "log=" in replay["url"] and replay["faces"] > 10
+        for rank in replay["ranks"]:
+            assert rank["visible"] >= rank["width"] - SLACK, (record["name"], rank)
         assert replay["page"]["scrollWidth"] <= replay["viewport"]["width"]
         for seat in replay["seats"]:
             assert inside(seat["box"], replay["felt"]), (record["name"], seat)
