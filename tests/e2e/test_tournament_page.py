@@ -84,6 +84,9 @@ def test_a_tournament_page_follows_standings_crosstable_and_matches(tmp_path: Pa
         m["link"] == "replay" for m in end["matches"]
     )
     assert f"{info.finished} of {info.planned} matches finished" in end["progress"]
+    # The summary counts what happened, forfeits and cancellations too, as the terminal does.
+    assert f"{info.forfeits} seat forfeit" in end["progress"]
+    assert f"{info.failed} cancelled or failed" in end["progress"]
     if "live" in seen:
         assert seen["live"]["seats"] == 3
     assert seen["replay"]["ok"] == "true" and seen["replay"]["steps"] > 0

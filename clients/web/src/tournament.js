@@ -83,6 +83,8 @@ export async function tournamentView(params, signal) {
       h("h2", { id: "tournament-title" }, `${info.name || "Tournament"}: ${game ? game.title : info.game}, ${info.players} seats`),
       h("p", { id: "progress", "data-status": status },
         `${status} · ${info.finished} of ${info.planned} matches finished, ${info.started} started` +
+        (info.voidMatches ? `, ${info.voidMatches} of them void (every seat forfeited)` : "") +
+        `, ${info.forfeits} seat forfeit${info.forfeits === 1 ? "" : "s"}, ${info.failed} cancelled or failed` +
         (info.endReason ? ` · ${info.endReason}` : "")),
       standingsTable(info), crosstable(info), matchList(info, list));
     flag("tournament", status);
