@@ -115,10 +115,6 @@ async def audit_results(
     ``written`` (how the results writer turns the message into the file's readable part),
     every readable field must be what it makes of the signed message: an edit of any of them
     is a finding that names the field."""
-    if written is not None and results.info is not None:
-        readable = _readable_findings(results, written)
-    else:
-        readable = []
     info = results.info
     if info is None:
         if client is None:
@@ -132,8 +128,9 @@ async def audit_results(
             raise LogUnavailable("no logs: give --server, or --logs DIR of fetched logs")
         logs = await fetch_logs(client, [m.match_id for m in info.matches if m.match_id])
     report = audit_fetched(info, logs, keys=keys, workers=workers)
-    for finding in readable:
-        report.find(finding)
+    if written is not None:  # against the message audited: the file's own, or the server's
+        for finding in _readable_findings(results, info, written):
+            report.find(finding)
     if info.tournament_id != results.tournament_id:
         report.find(
             f"the file names tournament {results.tournament_id}, its info {info.tournament_id}"
@@ -148,6 +145,13 @@ async def audit_results(
     return report
 
 
+ADDED_LATER = frozenset(
+    {"void_matches", "forfeits", "status", "timeouts", "refused_actions", "disconnects"}
+)
+"""Readable fields today's results writer adds that a file written before them lacks: their
+absence is no edit (every value they show is in the signed message, and checked there)."""
+
+
 class WriteResults(Protocol):
     """How a results file's readable part is written from the signed message and the server's
     address (``hosted_report.hosted_json``; the audit room cannot import the tournament room)."""
@@ -155,19 +159,20 @@ class WriteResults(Protocol):
     def __call__(self, info: tpb.TournamentInfo, *, server: str) -> dict[str, Any]: ...
 
 
-def _readable_findings(results: ResultsFile, written: WriteResults) -> list[str]:
+def _readable_findings(
+    results: ResultsFile, info: tpb.TournamentInfo, written: WriteResults
+) -> list[str]:
     """The readable fields that are not what the signed message gives. The one field no
     signature covers is ``tournament.server``: where the host's server was, a hint for
     fetching the logs (each log is pinned to the hash the signed results record, so a wrong
     address can only fail the fetch, never pass another log off)."""
-    assert results.info is not None
     head = results.readable.get("tournament")
     server = head.get("server", "") if isinstance(head, dict) else ""
-    expected = json.loads(json.dumps(written(results.info, server=str(server))))
+    expected = json.loads(json.dumps(written(info, server=str(server))))
     expected.pop(INFO_FIELD, None)
     return [
         f"{results.path.name}: {difference}"
-        for difference in readable_differences(expected, results.readable)
+        for difference in readable_differences(expected, results.readable, optional=ADDED_LATER)
     ]
 
 
@@ -306,6 +311,11 @@ def _check_match(
     if names != list(line.entrants):
         report.find(
             f"{where}: its seats are held by {names}, the schedule says {list(line.entrants)}"
+        )
+    if line.cancelled != log.match.cancelled:
+        report.find(
+            f"{where}: the tournament lists it as {'cancelled' if line.cancelled else 'counted'},"
+            f" its log {'ends cancelled' if log.match.cancelled else 'ends by the rules'}"
         )
     if log.match.cancelled:
         return None

@@ -73,23 +73,27 @@ def load_results(path: Path) -> ResultsFile:
     return ResultsFile(path, tournament_id, str(head.get("server", "")), pins, info, readable)
 
 
-def readable_differences(expected: Any, found: Any, where: str = "") -> Iterator[str]:
+def readable_differences(
+    expected: Any, found: Any, where: str = "", *, optional: frozenset[str] = frozenset()
+) -> Iterator[str]:
     """Where ``found`` (a results file's readable part) differs from ``expected`` (what the
-    writer makes of the signed message): one line per differing field, named by its path."""
+    writer makes of the signed message): one line per differing field, named by its path.
+    A key in ``optional`` may be missing (an older writer did not write it)."""
     if isinstance(expected, dict) and isinstance(found, dict):
         for key in expected.keys() | found.keys():
             path = f"{where}.{key}" if where else str(key)
             if key not in found:
-                yield f"{path} is missing"
+                if key not in optional:
+                    yield f"{path} is missing"
             elif key not in expected:
                 yield f"{path} is no field of a results file"
             else:
-                yield from readable_differences(expected[key], found[key], path)
+                yield from readable_differences(expected[key], found[key], path, optional=optional)
     elif isinstance(expected, list) and isinstance(found, list):
         if len(expected) != len(found):
             yield f"{where} has {len(found)} entries, the signed results {len(expected)}"
         for index, (mine, theirs) in enumerate(zip(expected, found, strict=False)):
-            yield from readable_differences(mine, theirs, f"{where}[{index}]")
+            yield from readable_differences(mine, theirs, f"{where}[{index}]", optional=optional)
     elif type(expected) is not type(found) or expected != found:
         yield f"{where} is {_shown(found)}, the signed results say {_shown(expected)}"
 

@@ -67,9 +67,10 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             cwd=work,
         )  # fmt: skip
         cardarena("log", "fetch", "--results", "results.json", "--out", "logs", cwd=work)
-    key = cardarena("serve", "--data-dir", str(work / "data"), "--print-public-key", cwd=work)
-    (work / "key.txt").write_text(key)
-    yield work
+        key = cardarena("serve", "--data-dir", str(work / "data"), "--print-public-key", cwd=work)
+        (work / "key.txt").write_text(key)
+        (work / "server.txt").write_text(server.address)
+        yield work
 
 
 def audit(work: Path, results: dict[str, Any]) -> tuple[int, str]:
@@ -223,3 +224,40 @@ def test_an_edit_of_any_signed_field_fails_the_signature(played: Path) -> None:
         if code != 1 or not caught:
             passed.append((path, code, out.splitlines()[0]))
     assert not passed, passed
+
+
+def test_a_file_without_its_signed_message_is_held_to_the_servers(played: Path) -> None:
+    """Deleting the signed message must not let the readable part go unchecked: the auditor
+    then fetches the tournament from the server and holds every readable field to that."""
+    results = json.loads((played / "results.json").read_text())
+    del results[INFO_FIELD]
+    results["standings"][0]["mean"] += 1
+    results["tournament"]["finished"] = 999
+    path = played / "stripped.json"
+    path.write_text(json.dumps(results))
+    server = (played / "server.txt").read_text()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["audit", "--results", str(path), "--server", server, "--key", str(played / "key.txt")])  # fmt: skip
+    assert code == 1, out.getvalue()
+    assert "standings[0].mean" in out.getvalue() and "tournament.finished" in out.getvalue()
+
+
+def test_a_counted_match_cannot_be_listed_as_cancelled(played: Path) -> None:
+    """A match the tournament lists as cancelled (so not counted) must have a log that ends
+    cancelled: a signed lie about which matches count is caught without the key too."""
+    original = json.loads((played / "results.json").read_text())
+    info = tpb.TournamentInfo.FromString(base64.b64decode(original[INFO_FIELD]))
+    info.matches[0].cancelled = True
+    info.ClearField("results_signature")
+    results = {
+        **hosted_json(info, server=original["tournament"]["server"]),
+        INFO_FIELD: info_field(info),
+    }
+    path = played / "lying.json"
+    path.write_text(json.dumps(results))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["audit", "--results", str(path), "--logs", str(played / "logs")])
+    assert code == 1
+    assert "lists it as cancelled, its log ends by the rules" in out.getvalue()
