@@ -106,9 +106,10 @@ class PlayCall:
     async def _opening(self) -> spb.PlayOpen:
         # A caller whose token is a seat's here proves who it is: only anonymous calls count
         # against the places for calls that have not opened yet.
-        proven = self.service.arena.holds_seat(credential(self.context))
-        waiting = contextlib.nullcontext() if proven else self.service.streams.opening(self.context)
-        with waiting:
+        token = credential(self.context)
+        proven = self.service.arena.holds_seat(token)
+        streams = self.service.streams
+        with streams.opening_seat(token) if proven and token else streams.opening(self.context):
             try:
                 first = await asyncio.wait_for(anext(aiter(self.requests), None), OPEN_SECONDS)
             except TimeoutError:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 from collections import Counter, deque
 from collections.abc import AsyncGenerator, Callable, Iterator
 from typing import Any, TypeVar
@@ -85,6 +86,10 @@ MATCH_SPECTATORS = 256
 """Spectators' streams of one match at once: each costs every event of that match a message,
 which its players wait for."""
 
+MATCH_SPECTATORS_PER_ADDRESS = 8
+"""Spectators' streams of one match from one address: a person watches a match once or twice;
+without this, four addresses at 64 each held every place of a match."""
+
 FAIR_FLOOR = 4
 """What any address may hold however many others hold some: a newcomer is never shut out by
 addresses that came first."""
@@ -123,7 +128,14 @@ class Streams:
                 yield
                 return
             key = ("spectators", match_id)
-            with self._holding(key, MATCH_SPECTATORS, "spectator streams of this match"):
+            with (
+                self._holding(key, MATCH_SPECTATORS, "spectator streams of this match"),
+                self._holding(
+                    (*key, self.hosts.of(context)),
+                    MATCH_SPECTATORS_PER_ADDRESS,
+                    "spectator streams of this match from this address",
+                ),
+            ):
                 yield
 
     @contextlib.contextmanager
@@ -138,6 +150,17 @@ class Streams:
             "Play calls without a PlayOpen",
         ):
             yield
+
+    def opening_seat(self, token: str) -> contextlib.AbstractContextManager[None]:
+        """One of the few places of a seat's token for its Play calls not yet open: a proven
+        caller is not counted against its address, but one token may not hold many either
+        (anyone may make a match and hold a seat's token)."""
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        return self._holding(
+            ("opening-seat", digest),
+            SEAT_STREAMS,
+            "Play calls of this seat's token without a PlayOpen yet",
+        )
 
     @contextlib.contextmanager
     def _shared(

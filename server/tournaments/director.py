@@ -244,9 +244,12 @@ class Director:
             await asyncio.sleep(FOLLOW_SECONDS)
 
     async def load_results(self) -> None:
-        """An ended tournament, loaded again: its matches' results, from the store."""
+        """An ended tournament, loaded again: its matches' results, from the store, and its
+        stop rule's verdict frozen again at the sample that reached it (the groups finished
+        after it must not move the test a second reading shows, nor what is signed)."""
         await self._sealed(directing=False)
         await self._recover()
+        self._check_stop_rule()
 
     async def _recover(self) -> None:
         """Find the matches a previous process started (a prefix of the plan), a batch of

@@ -217,7 +217,7 @@ class Tournaments:
                 continue
             director = await self.get(record.tournament_id)
             info = tournament_info(director)
-            if director.ended:
+            if director.ended and not director.running:  # final: every match it began is in
                 fresh[record.tournament_id] = info.SerializeToString(deterministic=True)
             infos.append(info)
         await self.arena.store.save_tournament_summaries(fresh)

@@ -241,6 +241,48 @@ def test_the_stop_rule_ends_a_tournament_once_it_decides(server: ServerProcess) 
     assert set(rotations.values()) == {3}, rotations
 
 
+def test_a_stopped_tournament_reads_back_the_same_after_a_restart(tmp_path: Path) -> None:
+    """The stop rule's verdict is frozen at the sample that reached it, and the groups
+    finished after it are more samples: a restart that read the tournament back showed the
+    test over all of them (another llr, another signed content, two valid "final"
+    signatures). Read back, it is the same message, signed the same."""
+    from cardarena.clients.bots.rules_bot import RuleBot
+    from cardarena.clients.client import StopRule
+
+    data = tmp_path / "data"
+    bots: dict[str, Callable[[], Bot]] = {
+        "rules": RuleBot,
+        "random-a": RandomBot,
+        "random-b": RandomBot,
+    }
+
+    async def played() -> tpb.TournamentInfo:
+        with ServerProcess(data) as server:
+            async with ArenaClient(server.address) as client:
+                created = await create(
+                    client,
+                    bots,
+                    deals=60,
+                    move_ms=60_000,
+                    concurrency=6,
+                    stop=StopRule(a="rules", b="random-a", d0=0.0, d1=5.0),
+                )
+                await play_all(client, created, bots)
+                tid = created.tournament.tournament_id
+                return await client.tournaments.get(tid, matches=True)
+
+    async def read_back(tid: str) -> tpb.TournamentInfo:
+        with ServerProcess(data) as server:
+            async with ArenaClient(server.address) as client:
+                return await client.tournaments.get(tid, matches=True)
+
+    before = run(played(), seconds=180)
+    assert before.sprt.verdict == "H1" and before.finished < before.planned
+    after = run(read_back(before.tournament_id), seconds=60)
+    assert after.sprt == before.sprt
+    assert after == before
+
+
 def test_a_duplicate_groups_seed_stays_secret_until_its_last_rotation_ends(
     server: ServerProcess,
 ) -> None:

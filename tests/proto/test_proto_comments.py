@@ -25,6 +25,7 @@ from cardarena.server.api.requests import MAX_NAME, MAX_PAGE, MAX_REASON
 from cardarena.server.api.streams import (
     FAIR_FLOOR,
     MATCH_SPECTATORS,
+    MATCH_SPECTATORS_PER_ADDRESS,
     OPENING_CALLS,
     OPENING_CALLS_TOTAL,
     SEAT_STREAMS,
@@ -207,6 +208,7 @@ def test_the_limits_in_the_comments_are_the_servers() -> None:
             f"within {OPEN_SECONDS:g} s",
             f"holds {OPENING_CALLS} Play calls",
             f"the server's {OPENING_CALLS_TOTAL})",
+            f"holds at most {SEAT_STREAMS} such calls",
         ),
         "SprtRule.d0": f"-{int(MAX_EFFECT):,} to {int(MAX_EFFECT):,}",
         "MatchService.StreamEvents": f"the seat has {SEAT_STREAMS} streams open",
@@ -215,6 +217,7 @@ def test_the_limits_in_the_comments_are_the_servers() -> None:
             f"the server's {WATCH_STREAMS_TOTAL} while",
             f"{FAIR_FLOOR} per address",
             f"already has {MATCH_SPECTATORS} spectators",
+            f"({MATCH_SPECTATORS_PER_ADDRESS} of",
         ),
         "CreateTournamentRequest": f"At most {spelled(MAX_PLANNED)} matches",
     }

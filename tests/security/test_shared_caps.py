@@ -19,7 +19,7 @@ import pytest
 from cardarena.server.api import streams as streams_module
 from cardarena.server.api.limits import ClientHosts
 from cardarena.server.api.status import Refused
-from cardarena.server.api.streams import FAIR_FLOOR, Streams
+from cardarena.server.api.streams import FAIR_FLOOR, SEAT_STREAMS, Streams
 from cardarena.v1 import service_pb2 as spb
 
 from ..calls import RPC_TIMEOUT as RPC
@@ -75,6 +75,16 @@ def test_a_crowd_of_addresses_never_shuts_one_out_below_the_floor() -> None:
         assert sum(got) <= 1000
 
 
+def test_a_few_addresses_cannot_take_every_place_of_a_match() -> None:
+    streams = Streams(lambda: None, ClientHosts(), watch_streams=64)
+    with contextlib.ExitStack() as stack:
+        for _ in range(streams_module.MATCH_SPECTATORS_PER_ADDRESS):
+            stack.enter_context(streams.watching(Caller("10.0.0.1"), "m1"))  # type: ignore[arg-type]
+        with pytest.raises(Refused, match="spectator streams of this match from this address"):
+            stack.enter_context(streams.watching(Caller("10.0.0.1"), "m1"))  # type: ignore[arg-type]
+        stack.enter_context(streams.watching(Caller("10.0.0.1"), "m2"))  # type: ignore[arg-type]
+
+
 def test_one_match_has_at_most_so_many_spectators(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(streams_module, "MATCH_SPECTATORS", 2)
     streams = Streams(lambda: None, ClientHosts())
@@ -90,17 +100,27 @@ def test_play_calls_with_a_seats_token_are_never_counted_as_unopened(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A bot host opens many Play calls at once, from one address, each with a seat's token:
-    none is refused, however many have not sent their PlayOpen yet; anonymous ones are."""
+    none is refused for its address, however many have not sent their PlayOpen yet (each
+    token holds a few); anonymous ones are."""
     monkeypatch.setattr(streams_module, "OPENING_CALLS", 2)
 
     async def scenario() -> None:
         async with served(tmp_path) as server, channel_to(address_of(server)) as (_, api):
             table = await create_table(api)
             token = table.tokens[0]
-            proven = [api.Play(metadata=auth(token), timeout=RPC) for _ in range(6)]
+            proven = [api.Play(metadata=auth(token), timeout=RPC) for _ in range(SEAT_STREAMS)]
             for call in proven:
                 await call.wait_for_connection()
             held = server.service.streams._open
+            await eventually(
+                lambda: sum(n for k, n in held.items() if k[0] == "opening-seat") == SEAT_STREAMS,
+                what="the proven calls' places",
+            )
+            # Anyone may make a match and hold a seat's token: one token holds a few at most.
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await api.Play(metadata=auth(token), timeout=RPC).read()
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "this seat's token" in (refused.value.details() or "")
             anonymous = [api.Play(timeout=RPC) for _ in range(2)]
             await eventually(
                 lambda: held[("opening", "*")] == 2, what="the anonymous calls' places"

@@ -113,7 +113,8 @@ class MatchServiceStub:
     NOT_FOUND; UNAVAILABLE as StreamEvents; RESOURCE_EXHAUSTED: this client address holds
     all the spectator streams (WatchMatch and WatchTournament) it may, 64 unless the operator
     set another number (and its fair share of the server's 2048 while others hold some: once
-    half of them are taken, 4 per address), or the match already has 256 spectators.
+    half of them are taken, 4 per address), or the match already has 256 spectators (8 of
+    them from this address).
     """
     GetMatchLog: _grpc.UnaryUnaryMultiCallable[_service_pb2.GetMatchLogRequest, _service_pb2.GetMatchLogResponse]
     """The full log of an ended match: exact stored bytes, hash chain and the revealed seed.
@@ -133,7 +134,7 @@ class MatchServiceStub:
     DEADLINE_EXCEEDED when no PlayOpen comes within 10 s; RESOURCE_EXHAUSTED when the client's
     address already holds 64 Play calls that have not sent their PlayOpen (or its fair share
     of the server's 1024), unless the call's token is a seat's of a running match: a call
-    that proves it is a player is never counted.
+    that proves it is a player is not counted so, but one token holds at most 8 such calls.
     """
     CancelMatch: _grpc.UnaryUnaryMultiCallable[_service_pb2.CancelMatchRequest, _service_pb2.CancelMatchResponse]
     """End a match that has not ended: logged as MatchCancelled, then the seed is revealed.
@@ -219,7 +220,8 @@ class MatchServiceAsyncStub(MatchServiceStub):
     NOT_FOUND; UNAVAILABLE as StreamEvents; RESOURCE_EXHAUSTED: this client address holds
     all the spectator streams (WatchMatch and WatchTournament) it may, 64 unless the operator
     set another number (and its fair share of the server's 2048 while others hold some: once
-    half of them are taken, 4 per address), or the match already has 256 spectators.
+    half of them are taken, 4 per address), or the match already has 256 spectators (8 of
+    them from this address).
     """
     GetMatchLog: _aio.UnaryUnaryMultiCallable[_service_pb2.GetMatchLogRequest, _service_pb2.GetMatchLogResponse]  # type: ignore[assignment]
     """The full log of an ended match: exact stored bytes, hash chain and the revealed seed.
@@ -239,7 +241,7 @@ class MatchServiceAsyncStub(MatchServiceStub):
     DEADLINE_EXCEEDED when no PlayOpen comes within 10 s; RESOURCE_EXHAUSTED when the client's
     address already holds 64 Play calls that have not sent their PlayOpen (or its fair share
     of the server's 1024), unless the call's token is a seat's of a running match: a call
-    that proves it is a player is never counted.
+    that proves it is a player is not counted so, but one token holds at most 8 such calls.
     """
     CancelMatch: _aio.UnaryUnaryMultiCallable[_service_pb2.CancelMatchRequest, _service_pb2.CancelMatchResponse]  # type: ignore[assignment]
     """End a match that has not ended: logged as MatchCancelled, then the seed is revealed.
@@ -370,7 +372,8 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         NOT_FOUND; UNAVAILABLE as StreamEvents; RESOURCE_EXHAUSTED: this client address holds
         all the spectator streams (WatchMatch and WatchTournament) it may, 64 unless the operator
         set another number (and its fair share of the server's 2048 while others hold some: once
-        half of them are taken, 4 per address), or the match already has 256 spectators.
+        half of them are taken, 4 per address), or the match already has 256 spectators (8 of
+        them from this address).
         """
 
     @_abc_1.abstractmethod
@@ -402,7 +405,7 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         DEADLINE_EXCEEDED when no PlayOpen comes within 10 s; RESOURCE_EXHAUSTED when the client's
         address already holds 64 Play calls that have not sent their PlayOpen (or its fair share
         of the server's 1024), unless the call's token is a seat's of a running match: a call
-        that proves it is a player is never counted.
+        that proves it is a player is not counted so, but one token holds at most 8 such calls.
         """
 
     @_abc_1.abstractmethod

@@ -1593,7 +1593,8 @@ export declare const MatchService: GenService<{
    * NOT_FOUND; UNAVAILABLE as StreamEvents; RESOURCE_EXHAUSTED: this client address holds
    * all the spectator streams (WatchMatch and WatchTournament) it may, 64 unless the operator
    * set another number (and its fair share of the server's 2048 while others hold some: once
-   * half of them are taken, 4 per address), or the match already has 256 spectators.
+   * half of them are taken, 4 per address), or the match already has 256 spectators (8 of
+   * them from this address).
    *
    * @generated from rpc cardarena.v1.MatchService.WatchMatch
    */
@@ -1627,7 +1628,7 @@ export declare const MatchService: GenService<{
    * DEADLINE_EXCEEDED when no PlayOpen comes within 10 s; RESOURCE_EXHAUSTED when the client's
    * address already holds 64 Play calls that have not sent their PlayOpen (or its fair share
    * of the server's 1024), unless the call's token is a seat's of a running match: a call
-   * that proves it is a player is never counted.
+   * that proves it is a player is not counted so, but one token holds at most 8 such calls.
    *
    * @generated from rpc cardarena.v1.MatchService.Play
    */
