@@ -31,6 +31,7 @@ from cardarena.v1.signed import (
     checkpoint_message,
     key_id,
     results_message,
+    unknown_fields_in,
 )
 
 from .errors import Discrepancy
@@ -158,6 +159,11 @@ def results_finding(info: tpb.TournamentInfo, keys: list[TrustedKey]) -> str | N
     """Why ``info``'s results are not signed by a key of ``keys``, or ``None`` if they are."""
     if not info.HasField("results_signature"):
         return "the results carry no signature"
+    if unknown_fields_in(info):
+        return (
+            "the results hold fields this auditor does not know (a newer server wrote them):"
+            " their signature cannot be checked here; use a newer cardarena"
+        )
     signed = info.results_signature
     message = results_message(info, signed.key_id)
     return _signed_by(keys, signed.key_id, bytes(signed.signature), message, "the results:")

@@ -19,6 +19,7 @@ from typing import Final, cast
 
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
+from google.protobuf.unknown_fields import UnknownFieldSet
 
 from . import service_pb2 as spb
 from . import tournament_pb2 as tpb
@@ -105,12 +106,13 @@ def canonical(message: Message, *, skip: frozenset[str] = frozenset()) -> bytes:
     """A message as one byte string that any language rebuilds from the values alone (not
     protobuf's wire form, which is not canonical): its set fields in field-number order, each
     as its number (u32) and its value; a repeated field as its count and items; a map as its
-    count and its entries sorted by key; a message field (or a field with presence) as 1 and
-    its value, or 0 where it is absent. Scalars: integers and enums as 8 bytes big-endian
-    (signed where the type is), bool as one byte, float and double as an IEEE-754 double,
-    strings (UTF-8) and bytes with a u32 length. A field at its default (0, "", false, empty)
-    that has no presence is left out, so a field added to the schema changes no old message's
-    bytes (docs/signatures.md)."""
+    count and its entries sorted by key (a string key by its UTF-8 bytes); a message field
+    (or a field with presence) as 1 and its value when it is set, and left out when it is not.
+    Scalars: integers and enums as 8 bytes big-endian (signed where the type is), bool as one
+    byte, float and double as an IEEE-754 double, strings (UTF-8) and bytes with a u32
+    length. A field without presence at its default (0 with the sign bit clear, "", false,
+    empty) is left out, so a field added to the schema changes no old message's bytes; -0.0
+    is not the default, as on the wire (docs/signatures.md)."""
     parts = []
     fields = cast("Sequence[FieldDescriptor]", message.DESCRIPTOR.fields)
     for field in sorted(fields, key=lambda f: f.number):
@@ -134,9 +136,33 @@ def canonical(message: Message, *, skip: frozenset[str] = frozenset()) -> bytes:
         elif field.has_presence:
             if message.HasField(field.name):
                 parts += [_u32(field.number), b"\x01", _value(field, value)]
-        elif value != field.default_value:
+        elif not _is_default(field, value):
             parts += [_u32(field.number), _value(field, value)]
     return b"".join(parts)
+
+
+def _is_default(field: FieldDescriptor, value: object) -> bool:
+    """Whether a field without presence holds its default: for a float, all 64 bits zero, so
+    that -0.0, which protobuf writes on the wire, is kept apart from 0.0 here too."""
+    if field.type in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT):
+        assert isinstance(value, float)
+        return _f64(value) == _f64(0.0)
+    return bool(value == field.default_value)
+
+
+def unknown_fields_in(message: Message) -> bool:
+    """Whether ``message`` (or any message in it) holds fields this schema does not know: a
+    newer server's. They are dropped from :func:`canonical`, so its signature cannot be
+    checked here; say so rather than call it doctored."""
+    if len(UnknownFieldSet(message)):
+        return True
+    for field, value in message.ListFields():
+        if field.message_type is None:
+            continue
+        items = value.values() if _is_map(field) else value if field.is_repeated else [value]
+        if any(isinstance(item, Message) and unknown_fields_in(item) for item in items):
+            return True
+    return False
 
 
 def _is_map(field: FieldDescriptor) -> bool:
