@@ -33,6 +33,7 @@ from .api.streams import WATCH_STREAMS
 from .errors import NotRunning
 from .hosting import Arena, HostedMatch
 from .hosting.arena import WAITING_EXPIRY_SECONDS
+from .hosting.clock import RECONNECT_GRACE_S
 from .hosting.signing import Signer, load_signer, signer_in
 from .store import Owner, SqliteStore, StoreError, open_store
 from .tournaments import Tournaments
@@ -191,6 +192,8 @@ class ServeConfig:
     max_pending_calls: int = MAX_PENDING_CALLS
     # Spectator streams (WatchMatch, WatchTournament) one client address may hold open.
     watch_streams: int = WATCH_STREAMS
+    # After an outage, how long seats not yet back are not timed (hosting.clock.Reconnection).
+    reconnect_grace_seconds: float = RECONNECT_GRACE_S
     # The proxies in front of the server or its gateway whose X-Forwarded-For names the client
     # its per-address limits count; none: every call counts against its own peer.
     trusted_proxies: TrustedProxies = field(default_factory=TrustedProxies)
@@ -257,6 +260,7 @@ class Server:
         """This process's identity as a lease holder: new at every start."""
         self.peers = Peers(self.replica) if self.store.shared else None
         self.arena = Arena(self.store, on_change=self._changed)
+        self.arena.reconnection.grace_s = self.config.reconnect_grace_seconds
         self.web_secret = secrets.token_urlsafe(32) if config.web is not None else None
         """What the gateway vouches for a browser's address with (:class:`ClientHosts`)."""
         self.tournaments = Tournaments(

@@ -18,6 +18,7 @@ from .api.limits import Rate, TrustedProxies
 from .api.requests import SECRET, SECRET_RULE
 from .api.streams import WATCH_STREAMS
 from .app import MAX_PENDING_CALLS, ServeConfig, run, server_signer, tune_collector
+from .hosting.clock import RECONNECT_GRACE_S
 from .hosting.signing import SigningKeyError
 from .store import StoreError, open_store
 
@@ -131,6 +132,7 @@ def trusted_proxies(text: str) -> TrustedProxies:
 
 
 stream_count = ranged(int, 1, 1_000_000, "streams", "the streams an address may hold are")
+grace_seconds = ranged(float, 0.0, 3600.0, "seconds", "the reconnection grace is")
 
 
 def admin_token(text: str) -> str:
@@ -287,6 +289,16 @@ FLAGS = (
         "3600",
         "cancel a match whose seats are still free this many seconds after its creation,"
         " 0 for never (env CARDARENA_WAITING_EXPIRY; default 3600)",
+    ),
+    Flag(
+        "--reconnect-grace",
+        "reconnect_grace_seconds",
+        grace_seconds,
+        _plain(RECONNECT_GRACE_S),
+        "after a restart with matches or tournaments under way, how long seats not yet back"
+        " are not timed: each of their turns lasts what is left of it plus a full move, and a"
+        " seat back gets a full move from then (env CARDARENA_RECONNECT_GRACE; default"
+        f" {_plain(RECONNECT_GRACE_S)}; 0: the plain move clock at once)",
     ),
     Flag(
         "--max-pending-calls",

@@ -477,11 +477,13 @@ class HostedMatch(Ending):
 
     def seat_back(self, seat: int) -> None:
         """``seat`` opened a stream: from now its clock runs as usual, and a turn of its that
-        was waiting out the reconnection window gets a full move from now."""
+        was waiting out the reconnection window gets a full move from now (never more time
+        than it had: a seat back after the window closed keeps its deadline)."""
         if seat not in self.returning:
             return
         self.returning.discard(seat)
-        if seat == self.engine.to_act and self.owned and self.running and self.clock.deadline:
+        sooner = self.clock.keeper.now() + self.move_ms / 1000 < self.clock.deadline
+        if seat == self.engine.to_act and self.owned and self.running and sooner:
             self._rearm_clock()
             self.readers.publish([], turn_after(self))  # the nearer deadline, no event
 

@@ -105,3 +105,27 @@ def test_a_restart_awaits_every_seat_of_every_resumed_match(tmp_path: Path) -> N
             await arena.shutdown()
 
     asyncio.run(asyncio.wait_for(main(), 30))
+
+
+def test_a_seat_back_after_the_window_closed_gets_no_more_time_than_it_had(
+    tmp_path: Path,
+) -> None:
+    async def main() -> None:
+        async with SqliteStore(tmp_path / "store.db") as store:
+            hosted = await Arena(store).create("triathlon", 3, None, move_ms=MOVE_MS)
+            stepped = SteppedTime()
+            hosted.clock = MoveClock(MOVE_MS, stepped)
+            await seat_everyone(hosted)
+            hosted.reconnection = Reconnection(GRACE_S)
+            hosted.reconnection.open(stepped.now())
+            hosted.await_seats()
+            hosted._rearm_clock()
+            first = hosted.engine.to_act
+            assert first is not None
+            deadline = hosted.clock.deadline  # the window's end plus a full move
+            await stepped.advance(GRACE_S + MOVE_MS / 2000)  # the window closed, the move runs
+            hosted.seat_back(first)
+            assert hosted.clock.deadline == deadline
+            hosted.clock.stop()
+
+    asyncio.run(asyncio.wait_for(main(), 30))
