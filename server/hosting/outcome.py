@@ -55,7 +55,7 @@ async def stored_outcomes(store: EventStore, records: Sequence[MatchRecord]) -> 
     found: dict[str, Outcome] = {}
     for start in range(0, len(records), STORED_BATCH):
         batch = records[start : start + STORED_BATCH]
-        rows = await store.get_outcomes([r.match_id for r in batch])
+        rows = await store.kept_summaries("match", [r.match_id for r in batch])
         fresh: dict[str, bytes] = {}
         for record in batch:
             row = rows.get(record.match_id)
@@ -66,7 +66,7 @@ async def stored_outcomes(store: EventStore, records: Sequence[MatchRecord]) -> 
             found[record.match_id] = outcome
             if outcome.revealed:
                 fresh[record.match_id] = summary_of(outcome)
-        await store.save_outcomes(fresh)
+        await store.keep_summaries("match", fresh)
     return found
 
 

@@ -11,11 +11,11 @@ from cardarena.v1.chain import chain_hash, genesis_hash
 from .entropy import EntropyQueries
 from .errors import DuplicateRequest, LeaseLost, StoreConflict, UnknownMatch
 from .leases import LeaseQueries
-from .outcomes import OutcomeQueries
 from .records import Answered, Fence, MatchLog, MatchRecord, Owner, SeatRecord, StoredEvent
 from .rows import MATCHES
 from .schema import ENDED, Connection, check_fence, check_page, match_row
 from .signatures import SignatureQueries
+from .summaries import SummaryQueries, marks
 from .tournaments import TournamentQueries
 
 T = TypeVar("T")
@@ -25,7 +25,7 @@ RESUME_BATCH: Final = 256
 thousands of matches, and one page of raw logs in memory at a time."""
 
 
-class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueries, OutcomeQueries):
+class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueries, SummaryQueries):
     """The event store. Open it once per process; share it across tasks; every write returns
     once it is durable."""
 
@@ -339,10 +339,9 @@ class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueri
             return {}
 
         def work(conn: Connection) -> dict[str, list[SeatRecord]]:
-            marks = ", ".join("?" for _ in match_ids)
             rows = conn.execute(
                 "SELECT match_id, seat, token_hash, name FROM seats"
-                f" WHERE match_id IN ({marks}) ORDER BY match_id, seat",
+                f" WHERE match_id IN ({marks(len(match_ids))}) ORDER BY match_id, seat",
                 tuple(match_ids),
             ).fetchall()
             found: dict[str, list[SeatRecord]] = {match_id: [] for match_id in match_ids}

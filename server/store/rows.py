@@ -12,6 +12,7 @@ from typing import Any, Generic, TypeVar
 
 from .records import MatchRecord, TournamentRecord
 from .schema import Connection, keyset_page
+from .summaries import marks
 
 R = TypeVar("R", MatchRecord, TournamentRecord)
 
@@ -56,9 +57,9 @@ class RecordTable(Generic[R]):
         """The rows whose keys are among ``keys`` (one query), by key."""
         if not keys:
             return {}
-        marks = ", ".join("?" for _ in keys)
         rows = conn.execute(
-            f"SELECT {self.columns} FROM {self.name} WHERE {self.key} IN ({marks})", tuple(keys)
+            f"SELECT {self.columns} FROM {self.name} WHERE {self.key} IN ({marks(len(keys))})",
+            tuple(keys),
         ).fetchall()
         found = [self.from_row(row) for row in rows]
         return {getattr(record, self.key): record for record in found}

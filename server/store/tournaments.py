@@ -4,8 +4,6 @@ table and a restart finds everything it had scheduled."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
 from .errors import StoreConflict
 from .records import TournamentRecord
 from .rows import TOURNAMENTS
@@ -115,37 +113,5 @@ class TournamentQueries(StoreThreads):
                 page_size=page_size,
                 page_token=page_token,
             )
-
-        return await self._read(work)
-
-    async def save_tournament_summaries(self, summaries: Mapping[str, bytes]) -> None:
-        """Keep each ended tournament's summary (its listing, serialised) unless it has one:
-        an ended tournament never changes, so a second writer would write the same."""
-        if not summaries:
-            return
-
-        def work(conn: Connection) -> None:
-            for tournament_id, summary in summaries.items():
-                conn.execute(
-                    "INSERT INTO tournament_summaries (tournament_id, summary) VALUES (?, ?)"
-                    " ON CONFLICT DO NOTHING",
-                    (tournament_id, summary),
-                )
-
-        await self._submit(work)
-
-    async def get_tournament_summaries(self, tournament_ids: Sequence[str]) -> dict[str, bytes]:
-        """The kept summaries of those of ``tournament_ids`` that have one."""
-        if not tournament_ids:
-            return {}
-
-        def work(conn: Connection) -> dict[str, bytes]:
-            marks = ", ".join("?" for _ in tournament_ids)
-            rows = conn.execute(
-                "SELECT tournament_id, summary FROM tournament_summaries"
-                f" WHERE tournament_id IN ({marks})",
-                tuple(tournament_ids),
-            ).fetchall()
-            return {r[0]: bytes(r[1]) for r in rows}
 
         return await self._read(work)

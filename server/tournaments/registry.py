@@ -207,7 +207,7 @@ class Tournaments:
         reads rows rather than every match of each (a tournament of 100,000 matches took
         seconds to read back); the first to list an ended one without a summary keeps it."""
         ended = [r.tournament_id for r in records if r.status != "running"]
-        kept = await self.arena.store.get_tournament_summaries(ended)
+        kept = await self.arena.store.kept_summaries("tournament", ended)
         fresh: dict[str, bytes] = {}
         infos = []
         for record in records:
@@ -220,7 +220,7 @@ class Tournaments:
             if director.ended and not director.running:  # final: every match it began is in
                 fresh[record.tournament_id] = info.SerializeToString(deterministic=True)
             infos.append(info)
-        await self.arena.store.save_tournament_summaries(fresh)
+        await self.arena.store.keep_summaries("tournament", fresh)
         return infos
 
     async def group_of(self, hosted: HostedMatch) -> GroupProgress | None:

@@ -54,7 +54,8 @@ def test_listing_ended_matches_reads_their_logs_once(tmp_path: Path) -> None:
                 status="ended", game=None, page_size=10, page_token=None
             )
             first = await listed_infos(arena, records)
-            assert len(await store.get_outcomes([r.match_id for r in records])) == 3
+            kept = await store.kept_summaries("match", [r.match_id for r in records])
+            assert len(kept) == 3
             reads: list[Any] = []
             real = store.read_events
 
