@@ -28,6 +28,23 @@ from .tournaments import apis, host, settled
 CALLS = 8
 
 
+async def ended_tournaments(data_dir: Path, count: int = 1) -> list[str]:
+    """``count`` tournaments hosted, under way, then cancelled (ended) on a server that stops."""
+    async with served(data_dir) as server, apis(server) as (_, _api, tapi):
+        ids = []
+        for _ in range(count):
+            hosted = await host(tapi, deals=2, concurrency=3)
+            await settled(server, hosted.tournament_id)
+            cancelled = await tapi.CancelTournament(
+                tpb.CancelTournamentRequest(tournament_id=hosted.tournament_id, reason="r"),
+                metadata=auth(hosted.creator),
+                timeout=RPC,
+            )
+            assert cancelled.tournament.status == tpb.TOURNAMENT_STATUS_ENDED
+            ids.append(hosted.tournament_id)
+        return ids
+
+
 def test_concurrent_reads_of_a_reloaded_tournament_all_see_it_whole(data_dir: Path) -> None:
     async def before_restart() -> tpb.TournamentInfo:
         async with served(data_dir) as server, apis(server) as (_, _api, tapi):
@@ -139,26 +156,12 @@ def test_listing_ended_tournaments_reads_their_summaries_not_their_matches(
     a row the first time it is listed, and every later listing reads the row: no director is
     read back, and the answer is the same."""
 
-    async def before_restart() -> list[str]:
-        async with served(data_dir) as server, apis(server) as (_, _api, tapi):
-            ids = []
-            for _ in range(2):
-                hosted = await host(tapi, deals=2, concurrency=3)
-                await settled(server, hosted.tournament_id)
-                await tapi.CancelTournament(
-                    tpb.CancelTournamentRequest(tournament_id=hosted.tournament_id, reason="r"),
-                    metadata=auth(hosted.creator),
-                    timeout=RPC,
-                )
-                ids.append(hosted.tournament_id)
-            return ids
-
     async def listed() -> tuple[list[tpb.TournamentInfo], int]:
         async with served(data_dir) as server, apis(server) as (_, _api, tapi):
             page = await tapi.ListTournaments(tpb.ListTournamentsRequest(), timeout=RPC)
             return list(page.tournaments), len(server.tournaments.directors)
 
-    ids = run(before_restart(), 60)
+    ids = run(ended_tournaments(data_dir, 2), 60)
     first, read_back = run(listed(), 60)
     assert [i.tournament_id for i in first] == ids and read_back == 2  # folded once, kept
     again, read_back = run(listed(), 60)
@@ -174,17 +177,6 @@ def test_reading_an_ended_tournament_back_costs_batches_not_a_read_per_match(
     Its matches' rows and kept outcomes are read a batch at a time."""
     from cardarena.server.store import EventStore
 
-    async def before_restart() -> str:
-        async with served(data_dir) as server, apis(server) as (_, _api, tapi):
-            hosted = await host(tapi, deals=2, concurrency=3)
-            await settled(server, hosted.tournament_id)
-            await tapi.CancelTournament(
-                tpb.CancelTournamentRequest(tournament_id=hosted.tournament_id, reason="r"),
-                metadata=auth(hosted.creator),
-                timeout=RPC,
-            )
-            return hosted.tournament_id
-
     singles: list[str] = []
     real = EventStore.get_match
 
@@ -198,7 +190,8 @@ def test_reading_an_ended_tournament_back_costs_batches_not_a_read_per_match(
             whole = tpb.GetTournamentRequest(tournament_id=tournament_id, include_matches=True)
             return (await tapi.GetTournament(whole, timeout=RPC)).tournament
 
-    info = run(after_restart(run(before_restart(), 60)), 60)
+    (tournament_id,) = run(ended_tournaments(data_dir), 60)
+    info = run(after_restart(tournament_id), 60)
     assert info.started > 0 and info.status == tpb.TOURNAMENT_STATUS_ENDED
     # One read of its first match's row (whether the entry was sealed), none per match.
     assert len(singles) <= 1 < info.started, singles

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from cardarena.server.hosting import Arena
+from cardarena.server.hosting import Arena, HostedMatch
 from cardarena.server.hosting.clock import MoveClock, Reconnection
 from cardarena.server.store import SqliteStore
 from cardarena.v1 import game_pb2 as pb
@@ -27,22 +27,28 @@ MOVE_MS = 500
 GRACE_S = 10.0
 
 
+async def back_from_an_outage(store: SqliteStore) -> tuple[HostedMatch, SteppedTime]:
+    """A seated match on a stepped clock, as the server finds it on coming back: what
+    load_unfinished does for each match it resumes (the window opens, every seat awaited)."""
+    hosted = await Arena(store).create("triathlon", 3, None, move_ms=MOVE_MS)
+    stepped = SteppedTime()
+    hosted.clock = MoveClock(MOVE_MS, stepped)
+    await seat_everyone(hosted)
+    hosted.reconnection = Reconnection(GRACE_S)
+    hosted.reconnection.open(stepped.now())
+    hosted.await_seats()
+    hosted._rearm_clock()
+    return hosted, stepped
+
+
 def test_awaited_seats_wait_out_the_window_and_a_seat_back_gets_a_full_move(
     tmp_path: Path,
 ) -> None:
     async def main() -> None:
 
         async with SqliteStore(tmp_path / "store.db") as store:
-            hosted = await Arena(store).create("triathlon", 3, None, move_ms=MOVE_MS)
-            stepped = SteppedTime()
-            hosted.clock = MoveClock(MOVE_MS, stepped)
-            await seat_everyone(hosted)
+            hosted, stepped = await back_from_an_outage(store)
             watcher = hosted.readers.subscribe(None)
-            # The server comes back: what load_unfinished does for each match it resumes.
-            hosted.reconnection = Reconnection(GRACE_S)
-            hosted.reconnection.open(stepped.now())
-            hosted.await_seats()
-            hosted._rearm_clock()
             first = hosted.engine.to_act
             assert first is not None
             back_at = stepped.now()
@@ -112,14 +118,7 @@ def test_a_seat_back_after_the_window_closed_gets_no_more_time_than_it_had(
 ) -> None:
     async def main() -> None:
         async with SqliteStore(tmp_path / "store.db") as store:
-            hosted = await Arena(store).create("triathlon", 3, None, move_ms=MOVE_MS)
-            stepped = SteppedTime()
-            hosted.clock = MoveClock(MOVE_MS, stepped)
-            await seat_everyone(hosted)
-            hosted.reconnection = Reconnection(GRACE_S)
-            hosted.reconnection.open(stepped.now())
-            hosted.await_seats()
-            hosted._rearm_clock()
+            hosted, stepped = await back_from_an_outage(store)
             first = hosted.engine.to_act
             assert first is not None
             deadline = hosted.clock.deadline  # the window's end plus a full move
