@@ -201,33 +201,36 @@ def test_kill_9_in_the_middle_of_a_tournament_loses_nothing_and_charges_no_bot(
     assert results(final) == results(expected), final.matches
 
 
+async def stopped_tournament(address: str) -> tpb.TournamentInfo:
+    """An SPRT of the rule bot against a random one (H1: the rule bot scores 5 points a match
+    more), played by in-process entrants to its end, with its matches."""
+    from cardarena.clients.bots.rules_bot import RuleBot
+    from cardarena.clients.client import StopRule
+
+    bots: dict[str, Callable[[], Bot]] = {
+        "rules": RuleBot,
+        "random-a": RandomBot,
+        "random-b": RandomBot,
+    }
+    async with ArenaClient(address) as client:
+        created = await create(
+            client,
+            bots,
+            deals=60,
+            move_ms=60_000,
+            concurrency=6,
+            stop=StopRule(a="rules", b="random-a", d0=0.0, d1=5.0),
+        )
+        await play_all(client, created, bots)
+        return await client.tournaments.get(created.tournament.tournament_id, matches=True)
+
+
 def test_the_stop_rule_ends_a_tournament_once_it_decides(server: ServerProcess) -> None:
     """An SPRT of the rule bot against a random one (H1: the rule bot scores 5 points a
     match more): the tournament stops long before its 60 planned groups, says which
     hypothesis it accepted, every match it started was played to its end, and every
     duplicate group it began was played whole."""
-    from cardarena.clients.bots.rules_bot import RuleBot
-    from cardarena.clients.client import StopRule
-
-    async def scenario() -> tpb.TournamentInfo:
-        async with ArenaClient(server.address) as client:
-            bots: dict[str, Callable[[], Bot]] = {
-                "rules": RuleBot,
-                "random-a": RandomBot,
-                "random-b": RandomBot,
-            }
-            created = await create(
-                client,
-                bots,
-                deals=60,
-                move_ms=60_000,
-                concurrency=6,
-                stop=StopRule(a="rules", b="random-a", d0=0.0, d1=5.0),
-            )
-            await play_all(client, created, bots)
-            return await client.tournaments.get(created.tournament.tournament_id, matches=True)
-
-    final = run(scenario(), seconds=180)
+    final = run(stopped_tournament(server.address), seconds=180)
     assert final.status == tpb.TOURNAMENT_STATUS_ENDED
     assert final.end_reason.startswith("the stop rule accepted H1"), final.end_reason
     assert final.sprt.verdict == "H1" and final.sprt.llr >= final.sprt.upper
@@ -246,30 +249,11 @@ def test_a_stopped_tournament_reads_back_the_same_after_a_restart(tmp_path: Path
     finished after it are more samples: a restart that read the tournament back showed the
     test over all of them (another llr, another signed content, two valid "final"
     signatures). Read back, it is the same message, signed the same."""
-    from cardarena.clients.bots.rules_bot import RuleBot
-    from cardarena.clients.client import StopRule
-
     data = tmp_path / "data"
-    bots: dict[str, Callable[[], Bot]] = {
-        "rules": RuleBot,
-        "random-a": RandomBot,
-        "random-b": RandomBot,
-    }
 
     async def played() -> tpb.TournamentInfo:
         with ServerProcess(data) as server:
-            async with ArenaClient(server.address) as client:
-                created = await create(
-                    client,
-                    bots,
-                    deals=60,
-                    move_ms=60_000,
-                    concurrency=6,
-                    stop=StopRule(a="rules", b="random-a", d0=0.0, d1=5.0),
-                )
-                await play_all(client, created, bots)
-                tid = created.tournament.tournament_id
-                return await client.tournaments.get(tid, matches=True)
+            return await stopped_tournament(server.address)
 
     async def read_back(tid: str) -> tpb.TournamentInfo:
         with ServerProcess(data) as server:
