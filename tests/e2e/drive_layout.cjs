@@ -148,7 +148,10 @@ async function takeOver(context) {
   await turn(second);
   const before = await second.evaluate(() => Number(document.body.dataset.seq));
   await second.click("#my-hand button.legal >> nth=0", { position: CORNER });
-  await turn(second); // the bots played: this seat's turn again
+  // This seat's card and the three bots' (the hand may still show the old turn for a moment,
+  // so wait for the log to move on, bounded, rather than for the hand).
+  await second.waitForFunction((b) => Number(document.body.dataset.seq) >= b + 4, before, POLL)
+    .catch(() => {});
   out.moved = (await second.evaluate(() => Number(document.body.dataset.seq))) - before;
   await second.close();
   return out;
