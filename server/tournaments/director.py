@@ -84,6 +84,9 @@ class Director:
         """Running matches whose every seat is joined: those an entrant may be told of (a
         seat's token works only once its join is durable)."""
         self.played: dict[int, Played] = {}
+        self.void_matches = self.forfeits = 0
+        """Of the matches played, those every seat forfeited, and the seats that forfeited:
+        counted as each is collected, not summed over every match at each read."""
         self.failed: set[int] = set()
         self.ended_matches: dict[int, bytes] = {}
         """Plan index -> the hash of its log's last entry, for every match that ended."""
@@ -386,6 +389,9 @@ class Director:
         if outcome.cancelled:
             self.failed.add(index)
         else:
+            if index not in self.played:
+                self.forfeits += sum(outcome.forfeited)
+                self.void_matches += bool(outcome.forfeited) and all(outcome.forfeited)
             self.played[index] = Played(
                 index=index,
                 group=plan.group,

@@ -129,8 +129,8 @@ def tournament_info(
         started=len(director.match_ids),
         finished=len(director.played),
         failed=len(director.failed),
-        void_matches=sum(1 for p in director.played.values() if p.forfeited and all(p.forfeited)),
-        forfeits=sum(sum(p.forfeited) for p in director.played.values()),
+        void_matches=director.void_matches,
+        forfeits=director.forfeits,
         standings=[_standing(s) for s in now.standings],
         crosstable=[_pairing(p) for p in now.crosstable],
     )
