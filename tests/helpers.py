@@ -75,6 +75,22 @@ def fenced(text: str, language: str) -> list[str]:
     return blocks
 
 
+def run_as_newcomer(script: str, cwd: Path, home: Path) -> list[str]:
+    """A doc's shell lines run as a newcomer's shell would: a bare PATH and an empty HOME;
+    what they printed, a line each (they must succeed)."""
+    done = subprocess.run(
+        ["bash", "-c", script],
+        cwd=cwd,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
 def run_python(
     *args: str, cwd: Path, env: Mapping[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:

@@ -24,7 +24,7 @@ from cardarena.clients.tournament import check_bot, parse_bot
 from cardarena.engine.actions import MAX_ACTION, describe, is_action, parse
 from cardarena.engine.cards import is_card
 
-from ..helpers import fenced, run_python
+from ..helpers import fenced, run_as_newcomer, run_python
 from ..serverproc import CARDARENA, ServerProcess
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,17 +107,7 @@ def test_the_set_up_puts_the_clones_venv_first_and_leaves_the_clone(tmp_path: Pa
     install, *rest = [line for line in setup.splitlines() if line.strip()]
     assert install.split("#")[0].split() == ["bash", "scripts/bootstrap.sh"]
     script = "\n".join([*rest, 'echo "$PATH"', "pwd", "command -v cardarena || true"])
-    done = subprocess.run(
-        ["bash", "-c", script],
-        cwd=ROOT,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    path, folder, *found = done.stdout.splitlines()
+    path, folder, *found = run_as_newcomer(script, ROOT, tmp_path)
     assert path.split(":")[0] == str(ROOT / ".venv" / "bin")
     assert Path(folder) == tmp_path / "bots"
     if (ROOT / ".venv" / "bin" / "cardarena").exists():

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from ..helpers import run_as_newcomer
 from ..serverproc import CARDARENA, ServerProcess
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,17 +49,7 @@ def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_the_path_line_puts_the_clones_venv_first(tmp_path: Path) -> None:
     (setup, *_) = re.findall(r"```sh\n(.*?)```", section(), re.S)
     script = f'{setup}\necho "$PATH"\npwd\n'
-    done = subprocess.run(
-        ["bash", "-c", script],
-        cwd=ROOT,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    path, folder = done.stdout.splitlines()
+    path, folder = run_as_newcomer(script, ROOT, tmp_path)
     assert path.split(":")[0] == str(ROOT / ".venv" / "bin")
     assert Path(folder) == tmp_path / "bots"
 
