@@ -12,9 +12,13 @@ The gateway forwards raw bytes through a ``grpc.aio`` channel with generic metho
 CORS preflights and serves the static web app from a directory.
 
 It faces strangers, so it bounds what any client can hold, as a mature HTTP server does: at
-most ``max_connections`` at once (beyond that a connection gets a 503 and is closed unread,
-keeping the process well below its file descriptor limit), the whole request head within
-``header_timeout``, the body and every write within ``read_timeout``, a request line of
+most ``max_connections`` at once (keeping the process well below its file descriptor limit),
+admitted fairly: at the cap an idle connection (waiting for a request head) of the address
+holding the most makes room for a newcomer, and only when every connection is busy, or the
+newcomer's address holds its share (``max(4, cap // 8)`` once the gateway is half full), does
+a connection get a 503 and close unread. The first request head must arrive within
+``header_timeout``, a kept-alive connection's next one within ``idle_timeout``, the body and
+every write within ``read_timeout``, a request line of
 ``MAX_REQUEST_LINE`` bytes (414) and a head of ``MAX_HEAD_BYTES`` or ``MAX_HEADER_LINES`` lines
 (431). A body may hold one message of at most ``MAX_MESSAGE_BYTES``: a larger Content-Length or
 chunk size is refused with RESOURCE_EXHAUSTED before any of it is read. Conditions a flood
@@ -23,12 +27,13 @@ repeats (the cap, failing accepts, refused requests) log one line per ``log_inte
 One concern a module, each importing only those before it::
 
     throttle    LogThrottle: one log line per condition and interval
+    admission   fair admission: who holds the connections, which are idle, who is shed
     http        reading and checking a request head and body, within limits
     frames      gRPC-Web framing, base64 text mode, the Reply written to a browser
     connection  one connection: timeouts on every read and write, the error answers
     proxy       forwarding one call to the gRPC server and relaying its answer
     webapp      where the browser app is installed, and whether it can be served
-    gateway     the accept loop, the connection cap, routing and static files
+    gateway     the accept loop, admitting and shedding, routing and static files
 """
 
 from __future__ import annotations

@@ -2,16 +2,21 @@
 the gateway gives when it will not serve a request.
 
 A stranger may send slowly, never finish, or stop reading what it is sent; each of these
-would hold a connection (and a file descriptor) for ever. So the request head must arrive
-within ``header_timeout``, the body and every write within ``read_timeout``. After an answer
-sent before the request was read to its end, the connection lingers discarding input, so that
-closing does not reset it before the client reads the answer.
+would hold a connection (and a file descriptor) for ever. So the first request head must
+arrive within ``header_timeout``, each later one on a kept-alive connection within
+``idle_timeout`` (no longer than the header timeout: an idle connection is worth the least),
+the body and every write within ``read_timeout``. While it waits for a head the connection
+tells the gateway it is idle (``waiting(True)``), and may be shed to make room for a newcomer
+(:mod:`.admission`); from the moment its head is read it is busy (``waiting(False)``). After
+an answer sent before the request was read to its end, the connection lingers discarding
+input, so that closing does not reset it before the client reads the answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 
 import grpc
 
@@ -60,6 +65,8 @@ class Connection:
         read_timeout: float,
         max_message_bytes: int,
         log: LogThrottle,
+        idle_timeout: float | None = None,
+        waiting: Callable[[bool], None] = lambda idle: None,
     ) -> None:
         self.reader = reader
         self.writer = writer
@@ -67,15 +74,21 @@ class Connection:
         self.peer_host = str(peer[0]) if isinstance(peer, tuple) and peer else "unknown"
         """The client's address, which the gateway vouches for on each call it forwards."""
         self.header_timeout = header_timeout
+        self.idle_timeout = header_timeout if idle_timeout is None else idle_timeout
+        """How long a kept-alive connection may wait for its next request head."""
+        self.waiting = waiting
+        """Told True while the connection waits for a request head, False once one is read."""
         self.read_timeout = read_timeout
         self.max_message_bytes = max_message_bytes
         self._log = log
 
     async def receive(self, first: bool) -> Request | None:
         """The next request with its body, each within its timeout; None when the client
-        closed, or let a kept-alive connection idle past the header timeout."""
+        closed, or let a kept-alive connection idle past the idle timeout."""
+        self.waiting(True)
+        timeout = self.header_timeout if first else min(self.idle_timeout, self.header_timeout)
         try:
-            async with asyncio.timeout(self.header_timeout):
+            async with asyncio.timeout(timeout):
                 request = await read_head(self.reader)
         except TimeoutError:
             if not first:
@@ -83,6 +96,7 @@ class Connection:
             raise BadRequest("request head not received in time", 408) from None
         if request is None:
             return None
+        self.waiting(False)
         try:
             async with asyncio.timeout(self.read_timeout):
                 request.body = await self._read_body(request)

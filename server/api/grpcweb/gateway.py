@@ -1,9 +1,12 @@
-"""The gateway's listening side: accept, cap the connections, route each request.
+"""The gateway's listening side: accept, admit fairly, route each request.
 
 Whatever a flood of clients does, the process must keep its file descriptors and its event
-loop: at most ``max_connections`` are served at once (beyond that a connection gets a 503 and
-is closed unread), and a failing accept (EMFILE) backs off instead of spinning. Each request
-is a CORS preflight, a gRPC-Web call (:mod:`.proxy`) or a file of the static web app.
+loop, and a newcomer must still get in: at most ``max_connections`` are served at once; at the
+cap an idle connection (one waiting for a request head) of the address holding the most is
+shed to make room, and a newcomer is refused (a 503, closed unread) only when every connection
+is busy or its own address already holds its share (:mod:`.admission`). A failing accept
+(EMFILE) backs off instead of spinning. Each request is a CORS preflight, a gRPC-Web call
+(:mod:`.proxy`) or a file of the static web app.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import grpc
 import structlog
 
 from ..limits import FORWARDED_FOR, TrustedProxies, ip_address
+from .admission import Admission, Slot
 from .assets import IMMUTABLE, REVALIDATE, AssetCache, matches_etag, split_version
 from .connection import Connection
 from .frames import MAX_MESSAGE_BYTES
@@ -30,6 +34,9 @@ from .webapp import missing
 
 MAX_CONNECTIONS = 256
 HEADER_TIMEOUT = 10.0
+IDLE_TIMEOUT = 5.0
+"""How long a kept-alive connection may wait for its next request (a browser opens a new one
+when it needs one; Apache's default KeepAliveTimeout, too)."""
 READ_TIMEOUT = 30.0
 LOG_INTERVAL = 10.0
 ACCEPT_BACKOFF = (0.05, 1.0)
@@ -47,7 +54,7 @@ STATIC_TYPES = {
     ".css": "text/css",
     ".html": "text/html; charset=utf-8",
 }
-# Written straight to a connection beyond the cap, which is never read.
+# Written straight to a connection refused admission, which is never read.
 BUSY = (
     b"HTTP/1.1 503 Service Unavailable\r\nAccess-Control-Allow-Origin: *\r\n"
     b"Retry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
@@ -81,6 +88,7 @@ class GrpcWebGateway:
         *,
         max_connections: int = MAX_CONNECTIONS,
         header_timeout: float = HEADER_TIMEOUT,
+        idle_timeout: float = IDLE_TIMEOUT,
         read_timeout: float = READ_TIMEOUT,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
         log_interval: float = LOG_INTERVAL,
@@ -98,6 +106,7 @@ class GrpcWebGateway:
         self.app_missing = "no web app configured" if static_dir is None else missing(static_dir)
         self.max_connections = max_connections
         self.header_timeout = header_timeout
+        self.idle_timeout = min(idle_timeout, header_timeout)
         self.read_timeout = read_timeout
         self.max_message_bytes = max_message_bytes
         self.port = 0
@@ -106,6 +115,8 @@ class GrpcWebGateway:
         self._socket: socket.socket | None = None
         self._acceptor: asyncio.Task[None] | None = None
         self._connections: set[asyncio.Task[None]] = set()
+        self.admission = Admission(max_connections, self.proxies)
+        """Who holds the connections, which of them are idle, and who is refused."""
         self._assets = AssetCache()
 
     async def start(self, host: str, port: int) -> int:
@@ -156,19 +167,42 @@ class GrpcWebGateway:
             self._admit(conn)
 
     def _admit(self, conn: socket.socket) -> None:
-        """Serve ``conn``, or, beyond the cap, answer 503 and close it without reading."""
-        if len(self._connections) >= self.max_connections:
-            self._log.log("warning", "web_connection_limit", limit=self.max_connections)
+        """Serve ``conn`` (having shed an idle connection if the cap was reached), or answer
+        503 and close it without reading: every connection is busy, or its address holds its
+        share (:mod:`.admission`)."""
+        try:
+            host = str(conn.getpeername()[0])
+        except OSError:  # gone already
+            conn.close()
+            return
+        shed = self.admission.shed_count
+        slot = self.admission.admit(host)
+        if self.admission.shed_count != shed:
+            self._log.log("info", "web_connection_shed", shed=self.admission.shed_count)
+        if isinstance(slot, str):
+            self._log.log(
+                "warning",
+                "web_connection_limit",
+                limit=self.max_connections,
+                share=self.admission.share,
+                reason=slot,
+            )
             with contextlib.suppress(OSError):
                 conn.setblocking(False)
                 conn.send(BUSY)
             conn.close()
             return
-        task = asyncio.create_task(self._open(conn))
+        task = asyncio.create_task(self._open(conn, slot))
+        slot.shed = task.cancel
         self._connections.add(task)
-        task.add_done_callback(self._connections.discard)
 
-    async def _open(self, conn: socket.socket) -> None:
+        def done(task: asyncio.Task[None]) -> None:
+            self._connections.discard(task)
+            self.admission.release(slot)
+
+        task.add_done_callback(done)
+
+    async def _open(self, conn: socket.socket, slot: Slot) -> None:
         try:
             reader, writer = await asyncio.open_connection(sock=conn, limit=MAX_HEAD_BYTES)
         except OSError:
@@ -177,14 +211,23 @@ class GrpcWebGateway:
         except asyncio.CancelledError:
             conn.close()
             raise
+
+        def waiting(idle: bool) -> None:
+            if idle:
+                self.admission.idle(slot)
+            else:
+                self.admission.busy(slot)
+
         await self._serve_connection(
             Connection(
                 reader,
                 writer,
                 header_timeout=self.header_timeout,
+                idle_timeout=self.idle_timeout,
                 read_timeout=self.read_timeout,
                 max_message_bytes=self.max_message_bytes,
                 log=self._log,
+                waiting=waiting,
             )
         )
 

@@ -1,0 +1,273 @@
+"""Fair admission at the gRPC-Web gateway (issue 29, part 4): idle connections cannot lock
+new browsers out.
+
+A cap on connections alone let one stranger holding every place (idle connections, opened
+again as they timed out) shut every newcomer out: 1,100 idle connections and a new gRPC-Web
+request was reset. Now, at the cap, an idle connection of the address holding the most makes
+room; an address holding its share once the gateway is half full is refused with 503; a
+connection with a request in flight is never shed; a kept-alive connection is closed after
+the idle timeout. Distinct clients are distinct loopback addresses (Linux routes all of
+127/8 to lo); every wait is bounded, nothing is timed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from cardarena.server.api.grpcweb import GrpcWebGateway
+from cardarena.server.api.grpcweb.admission import Admission, Slot, address_share
+from cardarena.server.api.limits import TrustedProxies
+
+from ..waiting import wait_until
+from .test_gateway import (
+    WAIT,
+    WATCH_MATCH,
+    Backend,
+    backend,
+    grpc_answer,
+    grpc_web,
+    head,
+    http_status,
+    read_to_end,
+)
+
+__all__ = ["backend"]  # the module's fixture, shared
+
+LONG = 60.0  # a timeout no test waits for: the connections it guards stay open throughout
+
+
+# --- the policy alone -----------------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1.0  # every slot idle since a later moment than the one before
+        return self.now
+
+
+def admitted(admission: Admission, host: str) -> Slot:
+    slot = admission.admit(host)
+    assert isinstance(slot, Slot), f"{host} refused: {slot}"
+    return slot
+
+
+def test_the_share_is_a_floor_of_four_or_an_eighth_of_the_cap() -> None:
+    assert address_share(8) == 4 and address_share(256) == 32 and address_share(1000) == 125
+
+
+def test_alone_an_address_takes_half_the_cap_then_is_refused_for_its_share() -> None:
+    admission = Admission(16, clock=Clock())
+    got = 0
+    while isinstance(admission.admit("10.0.0.1"), Slot):
+        got += 1
+    assert got == 8 and admission.refused == {"share": 1}
+    # The other half is for others, each up to its share.
+    assert [isinstance(admission.admit("10.0.0.2"), Slot) for _ in range(5)] == [True] * 4 + [False]
+
+
+def test_at_the_cap_the_longest_idle_of_the_biggest_holder_makes_room() -> None:
+    shed: list[str] = []
+    admission = Admission(16, clock=Clock())
+    for host, count in (("10.0.0.1", 8), ("10.0.0.2", 4), ("10.0.0.3", 4)):
+        for n in range(count):
+            slot = admitted(admission, host)
+            slot.shed = functools.partial(shed.append, f"{host}#{n}")
+            if host == "10.0.0.1":
+                admission.busy(slot)  # the biggest holder's connections are all in flight
+    newcomer = admitted(admission, "10.0.0.9")
+    assert shed == ["10.0.0.2#0"], "the oldest idle one of the biggest holder that has one"
+    assert len(admission) == 16 and admission.held["10.0.0.9"] == 1
+    assert admission.shed_count == 1
+    admission.busy(newcomer)
+    for n in range(7):  # every idle connection gives way, one newcomer (then busy) each
+        admission.busy(admitted(admission, f"10.0.1.{n}"))
+    assert len(shed) == 8 and not any(name.startswith("10.0.0.1") for name in shed)
+    assert admission.admit("10.0.2.1") == "full"
+
+
+def test_with_every_connection_busy_a_newcomer_is_refused() -> None:
+    admission = Admission(8, clock=Clock())
+    for host in ("10.0.0.1", "10.0.0.2"):
+        for _ in range(4):
+            admission.busy(admitted(admission, host))
+    assert admission.admit("10.0.0.3") == "full"
+    assert admission.shed_count == 0
+
+
+def test_a_trusted_proxy_is_held_to_the_cap_not_to_one_address_share() -> None:
+    admission = Admission(8, TrustedProxies.parse("10.9.0.0/16"), clock=Clock())
+    for _ in range(8):
+        admission.busy(admitted(admission, "10.9.0.1"))
+    assert admission.admit("10.9.0.1") == "full"
+    assert admission.admit("10.0.0.1") == "full"
+
+
+def test_a_released_place_is_free_again_once() -> None:
+    admission = Admission(8, clock=Clock())
+    slot = admitted(admission, "10.0.0.1")
+    admission.release(slot)
+    admission.release(slot)
+    assert len(admission) == 0 and not admission.held
+
+
+# --- the gateway, over loopback addresses ---------------------------------------------------
+
+
+@contextlib.contextmanager
+def gateway(backend: Backend, **limits: Any) -> Iterator[GrpcWebGateway]:
+    """A gateway in front of the stand-in server, with these limits."""
+
+    async def start() -> GrpcWebGateway:
+        gateway = GrpcWebGateway(f"127.0.0.1:{backend.port}", None, **limits)
+        await gateway.start("127.0.0.1", 0)
+        return gateway
+
+    running = backend.run(start())
+    try:
+        yield running
+    finally:
+        backend.run(running.close())
+
+
+def client(port: int, host: str) -> socket.socket:
+    """A connection to the gateway from loopback address ``host`` (127.0.0.2, ...)."""
+    return socket.create_connection(("127.0.0.1", port), timeout=WAIT, source_address=(host, 0))
+
+
+def holding(backend: Backend, gateway: GrpcWebGateway, count: int, idle: int) -> None:
+    """Wait until the gateway holds ``count`` connections, ``idle`` of them idle."""
+
+    async def counts() -> tuple[int, int]:
+        slots = gateway.admission.slots
+        return len(slots), sum(slot.idle for slot in slots)
+
+    wait_until(
+        lambda: backend.run(counts()) == (count, idle),
+        within=WAIT,
+        what=f"the gateway to hold {count} connections, {idle} idle",
+    )
+
+
+def idle_clients(port: int, host: str, count: int) -> list[socket.socket]:
+    return [client(port, host) for _ in range(count)]
+
+
+def streaming_clients(port: int, host: str, count: int) -> list[socket.socket]:
+    """Connections each with a WatchMatch stream in flight (its first bytes received)."""
+    sockets = []
+    for _ in range(count):
+        sock = client(port, host)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.sendall(grpc_web(b"", path=WATCH_MATCH))
+        assert sock.recv(12) == b"HTTP/1.1 200"
+        sockets.append(sock)
+    return sockets
+
+
+def closed_by_gateway(sock: socket.socket) -> bool:
+    """Whether the gateway closed ``sock`` (an end of file or a reset, within WAIT)."""
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def served(port: int, host: str) -> tuple[int, list[bytes]]:
+    with client(port, host) as sock:
+        sock.sendall(grpc_web(b"newcomer"))
+        return grpc_answer(read_to_end(sock))
+
+
+def test_a_newcomer_is_served_when_idle_connections_fill_the_cap(backend: Backend) -> None:
+    """Three addresses fill a cap of 8 with connections that send nothing; a browser from a
+    fourth is served, and one idle connection made room for it: the oldest of the address
+    holding the most, not the oldest of all."""
+    with gateway(backend, max_connections=8, header_timeout=LONG) as running:
+        port = running.port
+        older = idle_clients(port, "127.0.0.3", 3)
+        most = idle_clients(port, "127.0.0.2", 4)
+        one = idle_clients(port, "127.0.0.4", 1)
+        holding(backend, running, 8, 8)
+        try:
+            assert served(port, "127.0.0.5") == (0, [b"newcomer"])
+            assert running.admission.shed_count == 1
+            assert closed_by_gateway(most[0])
+            assert running.admission.held["127.0.0.3"] == 3
+            assert running.admission.held["127.0.0.4"] == 1
+        finally:
+            for sock in older + most + one:
+                sock.close()
+
+
+def test_a_flooder_beyond_its_share_is_refused_with_503(backend: Backend) -> None:
+    with gateway(backend, max_connections=8, header_timeout=LONG) as running:
+        port = running.port
+        flood = idle_clients(port, "127.0.0.2", 4)
+        holding(backend, running, 4, 4)
+        try:
+            with client(port, "127.0.0.2") as beyond:
+                answer = read_to_end(beyond)
+            assert http_status(answer) == 503
+            assert running.admission.refused["share"] == 1
+            assert served(port, "127.0.0.3") == (0, [b"newcomer"])  # others still get in
+        finally:
+            for sock in flood:
+                sock.close()
+
+
+def test_a_connection_with_a_request_in_flight_is_never_shed(backend: Backend) -> None:
+    """Cap 16: one address holds 8 streams (the most of anyone), two others 4 idle each.
+    Newcomers take the idle places, never a stream's; once every place is a stream or a
+    newcomer's call in flight, the next newcomer is refused with 503 and the streams go on."""
+    backend.stream_ended.clear()
+    with gateway(backend, max_connections=16, header_timeout=LONG, read_timeout=LONG) as running:
+        port = running.port
+        streams = streaming_clients(port, "127.0.0.2", 8)
+        idle = idle_clients(port, "127.0.0.3", 4) + idle_clients(port, "127.0.0.4", 4)
+        holding(backend, running, 16, 8)
+        newcomers: list[socket.socket] = []
+        try:
+            for n in range(8):
+                newcomers += streaming_clients(port, f"127.0.1.{n + 1}", 1)
+            assert running.admission.shed_count == 8
+            assert all(closed_by_gateway(sock) for sock in idle)
+            holding(backend, running, 16, 0)
+            with client(port, "127.0.2.1") as refused:
+                assert http_status(read_to_end(refused)) == 503
+            assert running.admission.refused["full"] == 1
+            assert running.admission.held["127.0.0.2"] == 8
+            for sock in streams:  # each stream still sends
+                assert sock.recv(4096)
+            assert not backend.stream_ended.is_set()
+        finally:
+            for sock in streams + idle + newcomers:
+                sock.close()
+
+
+def test_a_kept_alive_connection_is_closed_after_the_idle_timeout(backend: Backend) -> None:
+    """The header timeout (60 s) is far beyond the wait: the idle timeout closes it."""
+    with gateway(backend, header_timeout=LONG, idle_timeout=0.2) as running:
+        assert running.idle_timeout == 0.2
+        with client(running.port, "127.0.0.2") as sock:
+            sock.sendall(head("/", method=b"GET"))
+            answer = sock.recv(4096)
+            assert http_status(answer) == 404  # no web app here; the connection is kept
+            assert b"connection: close" not in answer.lower()
+            assert closed_by_gateway(sock)
+
+
+@pytest.mark.parametrize("idle", [5.0, 100.0])
+def test_the_idle_timeout_is_never_longer_than_the_header_timeout(idle: float) -> None:
+    gateway = GrpcWebGateway("127.0.0.1:1", None, header_timeout=10.0, idle_timeout=idle)
+    assert gateway.idle_timeout == min(idle, 10.0)
