@@ -12,8 +12,9 @@ from fractions import Fraction
 from typing import Any, ClassVar, Final
 
 from .actions import PASS
-from .cards import OROS, SPANISH_BASE, SUIT_MASKS, CardSet, spanish
-from .events import CARD_PLAYED, PASSED, Event, cards_dead
+from .cards import OROS, SPANISH_BASE, SUIT_MASKS, CardSet, cards_of, mask_of, spanish
+from .decks import spanish_deck
+from .events import CARD_PLAYED, PASSED, CardsDead, Event, cards_dead
 from .exact import fraction
 from .traits import Layout, LayoutRound
 
@@ -76,6 +77,72 @@ CARD_RANK: Final = tuple((c - SPANISH_BASE) % 12 + 1 for c in range(SPANISH_BASE
 OTHER_SUITS: Final = tuple(~SUIT_MASKS[OROS + s] for s in range(4))
 """Every card but those of row ``s``: clears a row's playable cards before they are redone."""
 
+Transition = tuple[int, int, int, int, int]
+"""What a card does to its row: the row's new ends ``low, high``, the cards it kills, every
+card but its row's (:data:`OTHER_SUITS`) and its row's playable cards, of the deck in play."""
+
+DECK_SPAN: Final = 1 << 15
+"""Above every ``card * 169 + low * 13 + high``: each deck's transitions start at a multiple."""
+
+
+def _transitions(deck_mask: int, offset: int) -> dict[int, Transition]:
+    """The :data:`Transition` of each card onto each row it may go down on, at
+    ``offset + card * 169 + low * 13 + high`` (the row's ends before it), for ``deck_mask``.
+
+    The cards killed are those strictly between the card and the end it went past: the new
+    part of the dead zone (:func:`dead_zone`) but that end, which is on the table.
+    """
+    table: dict[int, Transition] = {}
+    for suit in range(4):
+        # The rows a card can go down on: unopened, or around the six (low <= 6 <= high).
+        for low, high in ((0, 0), *((lo, hi) for lo in range(1, 7) for hi in range(6, 13))):
+            at = suit * 169 + low * 13 + high
+            for card in cards_of(PLAYABLE_BY_ENDS[at]):
+                rank = CARD_RANK[card]
+                new_low, new_high = row_ends(low, high, rank)
+                after = suit * 169 + new_low * 13 + new_high
+                if not low:
+                    killed = 0
+                elif rank < low:
+                    killed = _ranks_mask(suit, rank + 1, low - 1)
+                else:
+                    killed = _ranks_mask(suit, high + 1, rank - 1)
+                table[offset + card * 169 + low * 13 + high] = (
+                    new_low,
+                    new_high,
+                    killed & deck_mask,
+                    OTHER_SUITS[suit],
+                    PLAYABLE_BY_ENDS[after] & deck_mask,
+                )
+    return table
+
+
+DECK_OFFSETS: Final = {
+    mask_of(spanish_deck(size)): number * DECK_SPAN for number, size in enumerate((48, 40))
+}
+"""Where each deck of the rules (48 or 40 cards) starts in :data:`TRANSITIONS`, by its mask."""
+TRANSITIONS: Final = {
+    key: change
+    for deck_mask, offset in DECK_OFFSETS.items()
+    for key, change in _transitions(deck_mask, offset).items()
+}
+"""What each card does to its row, at ``DECK_OFFSETS[deck] + card * 169 + low * 13 + high``.
+
+Why: every card of every hand moves its row's ends, kills what it jumped over and changes
+what may go down next; one lookup, made here from the rule functions above, gives all of it.
+One table for both decks, rather than one per hand, so that a copied hand copies none of it.
+"""
+
+DEAD_EVENTS: Final[dict[int, CardsDead]] = {}
+"""Every ``CardsDead`` made so far, at ``cards | seat``: Spanish cards are bits 64 and up and
+seats fewer than 8 (:func:`.events.check_players`), so the two never overlap.
+
+Why: about every other card kills, often several cards of a hand at once, and building the
+event costs several times a look-up; an event is immutable and compared by value, so one
+shared instance is as good as a fresh one (as :data:`.events.CARD_PLAYED`). The cards killed
+at once are of one suit, so there are at most ``8 * 4 * 2**12`` of them.
+"""
+
 
 class SixesLayout(Layout):
     """The Crazy Sixes table as a :class:`Layout`: the rules of this module; one,
@@ -103,7 +170,10 @@ class SixesLayout(Layout):
 SIXES_LAYOUT: Final = SixesLayout()
 
 
-SIXES_SHARED = ("deck_mask", "split", "pool", "must_open_oros", "starter", "to_act", "legal")
+SIXES_SHARED = (
+    *("deck_mask", "split", "pool", "must_open_oros", "starter", "to_act", "legal"),
+    "offset",
+)
 """What :meth:`SixesHand.copy` shares besides the table (its ``dead`` and ``placed`` it copies)."""
 
 
@@ -119,6 +189,7 @@ class SixesHand(LayoutRound):
         "deck_mask",
         "legal",
         "must_open_oros",
+        "offset",
         "placed",
         "pool",
         "split",
@@ -138,6 +209,7 @@ class SixesHand(LayoutRound):
     ) -> None:
         self._lay_out(players, hands, SIXES)
         self.deck_mask = deck_mask
+        self.offset = DECK_OFFSETS[deck_mask]
         self.split = split
         self.pool = pool
         self.dead = [0] * players
@@ -181,45 +253,52 @@ class SixesHand(LayoutRound):
 
     def play(self, action: int, out: list[Event]) -> None:
         """Put the card down, move its suit's ends, kill what it jumped over, then find the
-        next seat to act. Every card of every hand passes here, so :meth:`_place` is written
-        out in it (tests/engine/test_engine_fastpaths.py plays both ways and compares); the
-        next seat is :meth:`_settle`'s: a copy of it here saved no time one could measure
-        (the same Crazy Sixes matches replayed either way differ by less than 1%)."""
+        next seat to act. Every card of every hand passes here, so :meth:`_place`,
+        :meth:`_kill` and :meth:`_settle` are written out in it, and the change a card makes
+        to its row is looked up (:data:`TRANSITIONS`), not worked out
+        (tests/engine/test_engine_fastpaths.py plays both ways and compares)."""
         seat: int = self.to_act  # type: ignore[assignment]  # a round that is played has a seat to act
         self.must_open_oros = False
-        # _place(seat, action, out)
-        bit = 1 << action
         hands = self.hands
-        hands[seat] ^= bit
+        hands[seat] ^= 1 << action
         self.placed[seat] += 1
-        table = self.table_mask = self.table_mask | bit
+        self.table_mask |= 1 << action
         out.append(CARD_PLAYED[seat][action])
         suit = CARD_SUIT[action]
-        rank = CARD_RANK[action]
         low_ends, high_ends = self.low, self.high
-        old_low, old_high = low_ends[suit], high_ends[suit]
-        if old_low == 0:
-            low_ends[suit] = high_ends[suit] = rank
-            at = suit * 169 + rank * 14
-        elif rank < old_low:
-            low_ends[suit] = rank
-            at = suit * 169 + rank * 13 + old_high
-        else:
-            high_ends[suit] = rank
-            at = suit * 169 + old_low * 13 + rank
-        # Only the part of the dead zone that is new can still be in someone's hand.
-        grown = DEAD_ZONE_BY_ENDS[at] & ~DEAD_ZONE_BY_ENDS[suit * 169 + old_low * 13 + old_high]
-        if grown & ~table:
-            self._kill(grown & ~table, out)
-        self.playable = (self.playable & OTHER_SUITS[suit]) | (
-            PLAYABLE_BY_ENDS[at] & self.deck_mask
-        )
-        if table & ACES_AND_KINGS == ACES_AND_KINGS:
+        low_ends[suit], high_ends[suit], killed, others, row = TRANSITIONS[
+            self.offset + action * 169 + low_ends[suit] * 13 + high_ends[suit]
+        ]
+        players = self.players
+        if killed:
+            # Every card it jumped over is in a hand: it was neither on the table nor dead.
+            dead = self.dead
+            for holder in range(players):
+                newly_dead = hands[holder] & killed
+                if newly_dead:
+                    hands[holder] ^= newly_dead
+                    dead[holder] |= newly_dead
+                    event = DEAD_EVENTS.get(newly_dead | holder)
+                    if event is None:
+                        event = DEAD_EVENTS[newly_dead | holder] = cards_dead(holder, newly_dead)
+                    out.append(event)
+                    killed ^= newly_dead
+                    if not killed:
+                        break
+        playable = self.playable = (self.playable & others) | row
+        if not playable:  # every ace and king is down: nothing can go down any more
             self.finished = True
             self.to_act = None
             self.legal = 0
             return
-        self._settle((seat + 1) % self.players, out)
+        # _settle(seat + 1, out)
+        seat = (seat + 1) % players
+        while not hands[seat] & playable:
+            if hands[seat]:
+                out.append(PASSED[True][seat])
+            seat = (seat + 1) % players
+        self.to_act = seat
+        self.legal = hands[seat] & playable
 
     def _place(self, seat: int, card: int, out: list[Event]) -> None:
         """Put ``card`` on the table, move its suit's end and kill what it jumped over.

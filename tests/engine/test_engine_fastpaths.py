@@ -44,11 +44,16 @@ from cardarena.engine.fantan import (
 from cardarena.engine.sixes import (
     CARD_RANK,
     CARD_SUIT,
+    DEAD_EVENTS,
     DEAD_ZONE_BY_ENDS,
+    DECK_OFFSETS,
+    OTHER_SUITS,
     PLAYABLE_BY_ENDS,
     SIXES_LAYOUT,
+    TRANSITIONS,
     SixesHand,
     dead_zone,
+    row_ends,
     score_hand,
 )
 from cardarena.engine.sixes import suit_playable as sixes_playable
@@ -178,6 +183,44 @@ def test_crazy_sixes_tables_are_the_rule() -> None:
                 at = (suit * 13 + low) * 13 + high
                 assert PLAYABLE_BY_ENDS[at] == sixes_playable(suit, low, high)
                 assert DEAD_ZONE_BY_ENDS[at] == dead_zone(suit, low, high)
+
+
+def test_crazy_sixes_transitions_are_the_rule() -> None:
+    """Each card onto each row it may go down on, in each deck: the row's new ends, the cards
+    it kills (the dead zone's new part, but the end it went past, which is on the table) and
+    what may go down next, from the rule functions; and nothing else is in the table. A row is
+    unopened (0, 0) or holds its six (low <= 6 <= high)."""
+    expected = {}
+    for size in (48, 40):
+        deck = sum(1 << c for c in spanish_deck(size))
+        offset = DECK_OFFSETS[deck]
+        for card in spanish_deck(48):
+            suit, rank = CARD_SUIT[card], CARD_RANK[card]
+            for low in range(13):
+                for high in range(13):
+                    opened = 1 <= low <= 6 <= high
+                    if not (opened or low == high == 0) or not (
+                        sixes_playable(suit, low, high) >> card & 1
+                    ):
+                        continue
+                    new_low, new_high = row_ends(low, high, rank)
+                    ends = {64 + 12 * suit + r - 1 for r in (low, high) if r}
+                    killed = dead_zone(suit, new_low, new_high) & ~dead_zone(suit, low, high)
+                    killed &= ~sum(1 << c for c in ends)
+                    playable = sixes_playable(suit, new_low, new_high) & deck
+                    others = OTHER_SUITS[suit]
+                    key = offset + card * 169 + low * 13 + high
+                    expected[key] = (new_low, new_high, killed & deck, others, playable)
+    assert expected == TRANSITIONS
+    assert len(set(DECK_OFFSETS.values())) == 2
+
+
+def test_shared_dead_card_events_are_their_key() -> None:
+    for _ in walk("crazy_sixes", 4, 0):
+        pass
+    assert DEAD_EVENTS
+    for key, event in DEAD_EVENTS.items():
+        assert event == CardsDead(key & 7, CardSet(key & ~7))
 
 
 def test_crazy_sixes_card_tables_are_the_layout() -> None:
