@@ -53,6 +53,56 @@ class StopRule:
     beta: float = 0.05
 
 
+def creation(
+    game: str,
+    entrants: Sequence[Entrant],
+    *,
+    deals: int,
+    move_ms: int,
+    players: int = 0,
+    options: Mapping[str, Any] | None = None,
+    concurrency: int = 0,
+    forfeit_after: int | None = 3,
+    stop: StopRule | None = None,
+    seed: bytes = b"",
+    name: str = "",
+    request_id: str = "",
+    creator_secret: str = "",
+    entry_ms: int = 0,
+) -> tpb.CreateTournamentRequest:
+    """The request :meth:`TournamentCalls.create` sends, for a caller that adds to it before
+    sending it with :meth:`TournamentCalls.create_from`."""
+    struct = struct_pb2.Struct()
+    struct.update(dict(options or {}))
+    policy = (
+        tpb.FaultPolicy(fallback=True)
+        if forfeit_after is None
+        else tpb.FaultPolicy(forfeit_after=forfeit_after)
+    )
+    request = tpb.CreateTournamentRequest(
+        name=name,
+        game=game,
+        players=players,
+        options=struct,
+        time_control=spb.TimeControl(move_ms=move_ms),
+        entrants=[tpb.EntrantSpec(name=e.name, key=e.key) for e in entrants],
+        deals=deals,
+        concurrency=concurrency,
+        fault_policy=policy,
+        seed=seed,
+        request_id=request_id,
+        creator_secret=creator_secret,
+        entry_ms=entry_ms,
+    )
+    if stop is not None:
+        request.stop.CopyFrom(
+            tpb.SprtRule(
+                a=stop.a, b=stop.b, alpha=stop.alpha, beta=stop.beta, d0=stop.d0, d1=stop.d1
+            )
+        )
+    return request
+
+
 def _bearer(secret: str) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {secret}"),)
 
@@ -88,34 +138,30 @@ class TournamentCalls:
         With keys for the server to draw, a ``request_id`` makes a retry safe only with a
         ``creator_secret`` too (or as the operator): the server gives drawn keys again only
         to a retry that proves it is the creator (ALREADY_EXISTS otherwise)."""
-        struct = struct_pb2.Struct()
-        struct.update(dict(options or {}))
-        policy = (
-            tpb.FaultPolicy(fallback=True)
-            if forfeit_after is None
-            else tpb.FaultPolicy(forfeit_after=forfeit_after)
-        )
-        request = tpb.CreateTournamentRequest(
-            name=name,
-            game=game,
-            players=players,
-            options=struct,
-            time_control=spb.TimeControl(move_ms=move_ms),
-            entrants=[tpb.EntrantSpec(name=e.name, key=e.key) for e in entrants],
+        request = creation(
+            game,
+            entrants,
             deals=deals,
+            move_ms=move_ms,
+            players=players,
+            options=options,
             concurrency=concurrency,
-            fault_policy=policy,
+            forfeit_after=forfeit_after,
+            stop=stop,
             seed=seed,
+            name=name,
             request_id=request_id,
             creator_secret=creator_secret,
             entry_ms=entry_ms,
         )
-        if stop is not None:
-            request.stop.CopyFrom(
-                tpb.SprtRule(
-                    a=stop.a, b=stop.b, alpha=stop.alpha, beta=stop.beta, d0=stop.d0, d1=stop.d1
-                )
-            )
+        return await self.create_from(request)
+
+    async def create_from(
+        self, request: tpb.CreateTournamentRequest
+    ) -> tpb.CreateTournamentResponse:
+        """Create the tournament ``request`` describes, whole: for callers that set fields
+        :meth:`create` has no argument for (the command line maps each of its flags to one
+        field). As the operator when the client has the token."""
         client = self._client
         response: tpb.CreateTournamentResponse = await client._retrying(
             lambda: self.stub.CreateTournament(
@@ -125,7 +171,21 @@ class TournamentCalls:
         return response
 
     async def get(self, tournament_id: str, *, matches: bool = False) -> tpb.TournamentInfo:
-        request = tpb.GetTournamentRequest(tournament_id=tournament_id, include_matches=matches)
+        """The tournament now; with ``matches``, every line of its plan, read a page at a
+        time and returned in one message (a running tournament's pages are read as it moves
+        on: each line is as of its page)."""
+        info = await self._page(tournament_id, matches, 0)
+        while matches and len(info.matches) < info.planned:
+            page = await self._page(tournament_id, True, len(info.matches))
+            if not page.matches:  # the server lists no more: never loop on it
+                break
+            info.matches.extend(page.matches)
+        return info
+
+    async def _page(self, tournament_id: str, matches: bool, first: int) -> tpb.TournamentInfo:
+        request = tpb.GetTournamentRequest(
+            tournament_id=tournament_id, include_matches=matches, matches_from=first
+        )
         response: tpb.GetTournamentResponse = await self._client._retrying(
             lambda: self.stub.GetTournament(request, timeout=self._client.timeout)
         )

@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import os
 import resource
+import secrets
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -23,8 +24,9 @@ from dataclasses import dataclass
 
 from cardarena.v1 import tournament_pb2 as tpb
 
-from ..client import ArenaClient, Entrant, new_secret
+from ..client import ArenaClient, new_secret
 from ..client.channel import RETRYABLE
+from ..client.tournaments import creation
 from .botspec import BotEntry
 from .config import TournamentSettings
 
@@ -58,6 +60,29 @@ class HostedConfig(TournamentSettings):
     seed: bytes = b""
     """Empty: the server draws the tournament's seed."""
     limits: Limits = Limits()
+    template: tpb.CreateTournamentRequest | None = None
+    """The whole request, as the command line's settings made it (every flag sets one field:
+    ``cardarena.clients.cli.settings``), its entrants and secrets left to :func:`create`;
+    ``None``: made from the fields above. Its seed must be ``seed``, which the bots' seeds
+    derive from."""
+
+    def request(self) -> tpb.CreateTournamentRequest:
+        """A fresh copy of the request to send, without entrants or secrets yet."""
+        if self.template is not None:
+            request = tpb.CreateTournamentRequest()
+            request.CopyFrom(self.template)
+            return request
+        return creation(
+            self.game,
+            [],
+            players=self.players,
+            options=self.options,
+            deals=self.deals,
+            move_ms=self.move_ms,
+            concurrency=self.concurrency,
+            forfeit_after=self.forfeit_after,
+            seed=self.seed,
+        )
 
 
 def bots_seed(seed: bytes) -> bytes:
@@ -137,22 +162,18 @@ class Created:
 
 
 async def create(client: ArenaClient, config: HostedConfig) -> Created:
-    """Create the tournament."""
+    """Create the tournament, with keys drawn here (one per bot) and a creator secret; a
+    request id makes the client's retries find it rather than create a second one."""
     keys = [new_secret() for _ in config.bots]
     creator = new_secret()
-    created = await client.tournaments.create(
-        config.game,
-        [Entrant(b.name, k) for b, k in zip(config.bots, keys, strict=True)],
-        players=config.players,
-        options=config.options,
-        deals=config.deals,
-        move_ms=config.move_ms,
-        concurrency=config.concurrency,
-        forfeit_after=config.forfeit_after,
-        seed=config.seed,
-        creator_secret=creator,
-        entry_ms=ENTRY_MS,
+    request = config.request()
+    request.entrants.extend(
+        tpb.EntrantSpec(name=bot.name, key=key) for bot, key in zip(config.bots, keys, strict=True)
     )
+    request.creator_secret = creator
+    request.request_id = secrets.token_hex(16)
+    request.entry_ms = request.entry_ms or ENTRY_MS
+    created = await client.tournaments.create_from(request)
     return Created(created.tournament.tournament_id, keys, creator)
 
 
