@@ -8,27 +8,43 @@ library, ``openskill`` and nothing else), which an import-linter contract and
 ``tests/competition/test_purity.py`` enforce. docs/statistics.md explains every statistic.
 
 The modules, in the order a tournament uses them: :mod:`.schedule` (who sits where on which
-seed), :mod:`.results` (a finished match, :class:`Played`, and what each seat counts for,
+seed, the lineups as :mod:`.pairings` designs them), :mod:`.results` (a finished match, :class:`Played`, and what each seat counts for,
 :func:`scored`), :mod:`.standings` with :mod:`.stats` and :mod:`.ratings`, :mod:`.crosstable`
 and :mod:`.sprt`.
 """
 
 from .crosstable import Pairing, crosstable, paired_differences
+from .pairings import BALANCED, EVERY, EVERY_LINEUP, GAUNTLET, Design
 from .ratings import Rating, rate
 from .results import FaultKinds, Played, Scored, group_means, scored
-from .schedule import MatchPlan, bot_seed, group_seed, lineups, mixed_seed, rotations, schedule
+from .schedule import (
+    MatchPlan,
+    Schedule,
+    bot_seed,
+    group_seed,
+    lineups,
+    mixed_seed,
+    rotations,
+    schedule,
+)
 from .sprt import MAX_EFFECT, Decision, Sprt
 from .standings import Standing, standings
 from .stats import mean_interval, t_quantile
 
 __all__ = [
+    "BALANCED",
+    "EVERY",
+    "EVERY_LINEUP",
+    "GAUNTLET",
     "MAX_EFFECT",
     "Decision",
+    "Design",
     "FaultKinds",
     "MatchPlan",
     "Pairing",
     "Played",
     "Rating",
+    "Schedule",
     "Scored",
     "Sprt",
     "Standing",

@@ -11,19 +11,22 @@ contributions (:func:`mixed_seed`), and group ``k`` plays every one of its match
 :func:`group_seed` of that mixed seed, so that anyone holding the revealed tournament seed and
 the contributions can recompute every deal of the tournament.
 
-Lineups: with exactly as many entrants as seats there is one; with more, every combination of
-them (each entrant meets every set of rivals equally often); with fewer, the entrants are
-repeated in order to fill the seats.
+Lineups: with exactly as many entrants as seats there is one; with more, as the pairing design
+says (:mod:`.pairings`: every combination of them, a balanced sample, or a gauntlet); with
+fewer, the entrants are repeated in order to fill the seats.
 """
 
 from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 from cardarena.engine import mix_seed
+
+from .pairings import EVERY, Design, Orders
 
 GROUP_LABEL = b"cardarena-group-v1"
 
@@ -64,7 +67,7 @@ def bot_seed(master: bytes, index: int, seat: int) -> int:
 
 
 def lineups(entrants: int, players: int) -> list[tuple[int, ...]]:
-    """The sets of entrants that sit down together, in a fixed order."""
+    """The lineups of every deal of the every-lineup design, in their fixed order."""
     if entrants < 1 or players < 1:
         raise ValueError(f"need entrants and players >= 1, got {entrants} and {players}")
     if entrants >= players:
@@ -77,18 +80,89 @@ def rotations(lineup: tuple[int, ...]) -> list[tuple[int, ...]]:
     return [lineup[r:] + lineup[:r] for r in range(len(lineup))]
 
 
-def schedule(mixed: bytes, *, deals: int, entrants: int, players: int) -> list[MatchPlan]:
-    """Every match of the tournament, deal by deal, lineup by lineup, rotation by rotation.
+class Schedule(Sequence[MatchPlan]):
+    """Every match of a tournament, deal by deal, group by group, lineup by lineup, rotation by
+    rotation, made on demand from its index: a plan of 100,000 matches costs nothing until a
+    match is asked for, and one match costs one group's lineups.
 
-    Group ``k`` is the ``k``-th (deal, lineup) pair in that order; all its rotations share
-    ``group_seed(mixed, k)``, and no two groups share a seed.
+    Group ``k`` is the ``k``-th group of the design (:mod:`.pairings`) in deal order; all its
+    matches share ``group_seed(mixed, k)``, and no two groups share a seed. A group's matches
+    are consecutive: group ``k`` holds the indices ``members(k)``.
     """
-    plans: list[MatchPlan] = []
-    groups = lineups(entrants, players)
-    for deal in range(deals):
-        for number, lineup in enumerate(groups):
-            group = deal * len(groups) + number
-            seed = group_seed(mixed, group)
-            for rotation, seats in enumerate(rotations(lineup)):
-                plans.append(MatchPlan(len(plans), group, deal, rotation, seed, seats))
-    return plans
+
+    def __init__(
+        self,
+        mixed: bytes,
+        *,
+        deals: int,
+        entrants: int,
+        players: int,
+        design: Design = EVERY,
+    ) -> None:
+        design.check(entrants, players)
+        if deals < 0:
+            raise ValueError(f"deals must be at least 0, got {deals}")
+        self.mixed, self.deals, self.entrants, self.players = mixed, deals, entrants, players
+        self.design = design
+        self.per_deal = design.groups_per_deal(entrants, players)
+        self.group_size = design.group_size(entrants, players)
+        self.groups = deals * self.per_deal
+        self._cached: tuple[int, list[MatchPlan]] = (-1, [])
+        self._orders = Orders(design, mixed, entrants=entrants, players=players)
+
+    def __len__(self) -> int:
+        return self.groups * self.group_size
+
+    @overload
+    def __getitem__(self, index: int) -> MatchPlan: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[MatchPlan]: ...
+    def __getitem__(self, index: int | slice) -> MatchPlan | list[MatchPlan]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(f"match {index} is not in a plan of {len(self)}")
+        return self.group(index // self.group_size)[index % self.group_size]
+
+    def __iter__(self) -> Iterator[MatchPlan]:
+        for group in range(self.groups):
+            yield from self.group(group)
+
+    def group_of(self, index: int) -> int:
+        return index // self.group_size
+
+    def members(self, group: int) -> range:
+        """The plan indices of group ``group``'s matches."""
+        return range(group * self.group_size, (group + 1) * self.group_size)
+
+    def group(self, group: int) -> list[MatchPlan]:
+        """Group ``group``'s matches (the last one asked for is kept: a director and a page
+        of match lines ask for a group's matches one after another)."""
+        if self._cached[0] == group:
+            return self._cached[1]
+        if not 0 <= group < self.groups:
+            raise IndexError(f"group {group} is not in a plan of {self.groups}")
+        deal, number = divmod(group, self.per_deal)
+        seed = group_seed(self.mixed, group)
+        first = group * self.group_size
+        plans = [
+            MatchPlan(first + offset, group, deal, rotation, seed, seats)
+            for offset, (rotation, seats) in enumerate(
+                (rotation, seats)
+                for lineup in self.design.lineups(
+                    self._orders(deal), number, entrants=self.entrants, players=self.players
+                )
+                for rotation, seats in enumerate(rotations(lineup))
+            )
+        ]
+        self._cached = (group, plans)
+        return plans
+
+
+def schedule(
+    mixed: bytes, *, deals: int, entrants: int, players: int, design: Design = EVERY
+) -> Schedule:
+    """Every match of the tournament (:class:`Schedule`)."""
+    return Schedule(mixed, deals=deals, entrants=entrants, players=players, design=design)

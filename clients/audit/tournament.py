@@ -29,6 +29,7 @@ from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
+from cardarena.v1.designs import design_of
 
 from ..client import ArenaClient
 from ..logs.bundle import Fetched, fetch_logs, save_logs, save_tournament
@@ -278,7 +279,18 @@ def _check_schedule(info: tpb.TournamentInfo, report: TournamentAudit) -> None:
             f" {len(info.entrants)} entrants, or one that is not 32 bytes"
         )
         return
-    plans = schedule(mixed, deals=info.deals, entrants=len(info.entrants), players=info.players)
+    try:
+        design = design_of(info.pairings)
+        plans = schedule(
+            mixed,
+            deals=info.deals,
+            entrants=len(info.entrants),
+            players=info.players,
+            design=design,
+        )
+    except ValueError as error:
+        report.find(f"the tournament's pairing design cannot be planned: {error}")
+        return
     if len(plans) != info.planned or len(info.matches) != info.planned:
         report.find(f"{info.planned} matches planned, the seed plans {len(plans)}")
         return

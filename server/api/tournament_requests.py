@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from math import comb
-
-from cardarena.competition import MAX_EFFECT
+from cardarena.competition import MAX_EFFECT, Design
 from cardarena.engine import get_game
 from cardarena.engine.match import setup
 from cardarena.v1 import codec
 from cardarena.v1 import tournament_pb2 as tpb
+from cardarena.v1.designs import design_of
 
 from ..errors import BadRequest
 from ..hosting.arena import MAX_MOVE_MS
@@ -30,6 +29,8 @@ MAX_CONCURRENCY = 256
 MAX_PLANNED = 100_000
 MAX_FORFEIT_AFTER = 1000
 MAX_TITLE = 100
+MAX_MATCH_LINES = 5000
+"""Match lines one GetTournament answers: a page costs the same whatever the plan's size."""
 
 
 def tournament_spec(request: tpb.CreateTournamentRequest) -> tuple[TournamentSpec, list[int]]:
@@ -70,11 +71,13 @@ def tournament_spec(request: tpb.CreateTournamentRequest) -> tuple[TournamentSpe
     entry_ms = request.entry_ms or DEFAULT_ENTRY_MS
     if entry_ms > MAX_ENTRY_MS:
         raise BadRequest(f"entry_ms is at most {MAX_ENTRY_MS}, got {entry_ms}")
-    lineups = comb(len(names), players) if len(names) >= players else 1
-    planned = request.deals * lineups * players
+    design = _design(request.pairings, len(names), prepared.players)
+    groups = design.groups_per_deal(len(names), prepared.players)
+    size = design.group_size(len(names), prepared.players)
+    planned = request.deals * groups * size
     if planned > MAX_PLANNED:
         raise BadRequest(
-            f"{request.deals} deals of {lineups} lineups in {players} rotations are"
+            f"{request.deals} deals of {groups} {design.kind} groups of {size} matches are"
             f" {planned} matches: at most {MAX_PLANNED}"
         )
     spec = TournamentSpec(
@@ -92,8 +95,22 @@ def tournament_spec(request: tpb.CreateTournamentRequest) -> tuple[TournamentSpe
         sprt=_sprt(request, names) if request.HasField("stop") else None,
         creator=secret_hash(request.creator_secret).hex() if request.creator_secret else None,
         entry_ms=entry_ms,
+        pairing=design.kind,
+        candidates=design.candidates,
     )
     return spec, drawn
+
+
+def _design(pairings: tpb.Pairings, entrants: int, players: int) -> Design:
+    try:
+        design = design_of(pairings)
+    except ValueError as error:
+        raise BadRequest(str(error)) from None
+    try:
+        design.check(entrants, players)
+    except ValueError as error:
+        raise BadRequest(f"pairings: {error}") from None
+    return design
 
 
 def _entrants(request: tpb.CreateTournamentRequest) -> tuple[list[str], list[str], list[int]]:
@@ -153,3 +170,16 @@ def _sprt(request: tpb.CreateTournamentRequest, names: list[str]) -> Sprt:
     if not rule.d1 > rule.d0:
         raise BadRequest(f"stop.d1 ({rule.d1}) must be greater than stop.d0 ({rule.d0})")
     return Sprt(rule.a, rule.b, alpha=alpha, beta=beta, d0=rule.d0, d1=rule.d1)
+
+
+def match_page(request: tpb.GetTournamentRequest, planned: int) -> range | None:
+    """The plan indices whose lines a GetTournament asks for; ``None``: none."""
+    if not request.include_matches:
+        return None
+    limit = request.matches_limit or MAX_MATCH_LINES
+    if limit > MAX_MATCH_LINES:
+        raise BadRequest(f"matches_limit is at most {MAX_MATCH_LINES}, got {limit}")
+    first = request.matches_from
+    if first > planned:
+        raise BadRequest(f"matches_from is past the plan: {first} of {planned} matches")
+    return range(first, min(first + limit, planned))

@@ -18,7 +18,7 @@ from .access import Guard
 from .requests import bearer_token
 from .status import Context, Refused, streaming, unary
 from .streams import Streams
-from .tournament_requests import tournament_spec
+from .tournament_requests import match_page, tournament_spec
 
 MAX_TOURNAMENT_PAGE = 100
 """Tournaments per ListTournaments page: an ended one not in memory is read back with every
@@ -62,7 +62,7 @@ class TournamentService:
         director = await self.tournaments.get(request.tournament_id)
         info = published_info(
             director,
-            include_matches=request.include_matches,
+            matches=match_page(request, len(director.plans)),
             signer=self.tournaments.arena.signer,
             operator=self.guard.is_operator(context),
         )

@@ -35,7 +35,7 @@ from .info import Scores, tournament_info
 from .reveals import REVEAL_RETRY_SECONDS, Reveals
 from .seating import Join, JoinElsewhere, seat_all
 from .spec import TournamentSpec
-from .stoprule import StopRule, complete_groups
+from .stoprule import StopRule
 
 log = structlog.get_logger(__name__)
 
@@ -74,8 +74,8 @@ class Director:
         self.tournament_id = record.tournament_id
         self.entry = Entry(record, len(spec.entrants), spec.entry_ms)
         """The entrants' contributions to the seed, until the first match seals them."""
-        # Every match and each duplicate group's members; its seeds come with the seal.
-        self.plans, self.members = plan_matches(spec, record.seed)
+        # Every match, made on demand; its seeds come with the seal.
+        self.plans = plan_matches(spec, record.seed)
         self.match_ids: dict[int, str] = {}
         """Plan index -> match id, for every match started."""
         self.by_match: dict[str, int] = {}
@@ -90,13 +90,18 @@ class Director:
         self.failed: set[int] = set()
         self.ended_matches: dict[int, bytes] = {}
         """Plan index -> the hash of its log's last entry, for every match that ended."""
+        self._ended_in: dict[int, int] = {}
+        self.complete: set[int] = set()
+        """The duplicate groups every match of which has ended (counted as each ends)."""
+        self.revealed_groups: set[int] = set()
+        """Complete groups every match of which shows its seed."""
         self.reveals = Reveals(arena, log.bind(tournament_id=self.tournament_id))
         """Which ended matches have their (shared) seed revealed, and revealing the rest."""
         self.scores: Scores | None = None
         """The standings as of ``scores.version`` (see :mod:`.info`)."""
         self.next_index = 0
         self.stopping: str | None = None
-        self.stop_rule = StopRule(spec)
+        self.stop_rule = StopRule(spec, self.plans)
         """Why no more matches start (the stop rule decided, a cancellation)."""
         self.cancelled = record.status == "cancelled"
         self.ended = record.status != "running"
@@ -132,7 +137,8 @@ class Director:
     def _replan(self) -> None:
         """The plan dealt from the mixed seed (made again only if contributions changed it)."""
         if (mixed := self.entry.mixed()) != self.record.seed:
-            self.plans, self.members = plan_matches(self.spec, mixed)
+            self.plans = plan_matches(self.spec, mixed)
+            self.stop_rule.replan(self.plans)
         self._changed_now()
 
     # -- running -------------------------------------------------------------------------
@@ -242,8 +248,9 @@ class Director:
                 self._changed_now()
                 self.links.close(tpb.EnterResponse(ended=tournament_info(self)))
                 return
-            for group in self.complete_groups():  # a failover may have left some here
-                await self.reveals.reveal_held(self.match_ids, self.members[group])
+            for group in sorted(self.complete - self.revealed_groups):  # a failover's leftovers
+                await self.reveals.reveal_held(self.match_ids, self.plans.members(group))
+                self._note_revealed(group)
             await asyncio.sleep(FOLLOW_SECONDS)
 
     async def load_results(self) -> None:
@@ -376,13 +383,16 @@ class Director:
         self.seated.discard(index)
         self._collect(index, hosted.outcome())
         self._check_stop_rule()
-        group = self.members[self.plans[index].group]
-        if self.directing and all(i in self.played or i in self.failed for i in group):
+        if self.directing and self.plans.group_of(index) in self.complete:
             self.reveals.left = True  # its last match: the group's seed is public now
         self._wake.set()
 
     def _collect(self, index: int, outcome: Outcome) -> None:
         plan = self.plans[index]
+        if index not in self.ended_matches:
+            ended = self._ended_in[plan.group] = self._ended_in.get(plan.group, 0) + 1
+            if ended == self.plans.group_size:
+                self.complete.add(plan.group)
         self.ended_matches[index] = outcome.last_hash
         if outcome.revealed:
             self.reveals.done.add(index)
@@ -413,7 +423,13 @@ class Director:
             self.log.info("tournament_decided", verdict=decision.verdict)
 
     def complete_groups(self) -> set[int]:
-        return complete_groups(self.plans, (*self.played, *self.failed))
+        return self.complete
+
+    def _note_revealed(self, group: int) -> None:
+        """Once every match of ``group`` shows its seed, no reveal pass looks at it again (a
+        pass costs the groups left, not every group of the plan)."""
+        if all(index in self.reveals.done for index in self.plans.members(group)):
+            self.revealed_groups.add(group)
 
     async def cancel(self, reason: str) -> None:
         """Stop starting matches, cancel the running ones, end."""
@@ -447,14 +463,15 @@ class Director:
         of every started match, at the end, when no more of a group will be played), where
         this replica writes it; whether any is left to try again (:mod:`.reveals`)."""
         complete, self.reveals.left = self.complete_groups(), False  # set again meanwhile
-        left = [
-            await self.reveals.reveal(
-                self.match_ids, indices, skip=self.running, last_hashes=self.ended_matches
+        begun = self.plans.group_of(self.next_index - 1) + 1 if self.next_index else 0
+        for group in range(begun) if every else sorted(complete - self.revealed_groups):
+            if group in self.revealed_groups:
+                continue
+            members = self.plans.members(group)
+            self.reveals.left |= await self.reveals.reveal(
+                self.match_ids, members, skip=self.running, last_hashes=self.ended_matches
             )
-            for group, indices in sorted(self.members.items())
-            if every or group in complete
-        ]
-        self.reveals.left |= any(left)
+            self._note_revealed(group)
         return self.reveals.left
 
     async def _finish(self, reason: str) -> None:

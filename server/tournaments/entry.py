@@ -19,7 +19,7 @@ import time
 from datetime import datetime
 from typing import Final
 
-from cardarena.competition import MatchPlan, mixed_seed, schedule
+from cardarena.competition import Schedule, mixed_seed, schedule
 
 from ..store import EventStore, TournamentRecord
 from ..store.entropy import Contributions
@@ -98,14 +98,15 @@ class Entry:
         self.sealed = await store.seal_contributions(self.tournament_id, given)
 
 
-def plan_matches(spec: TournamentSpec, seed: bytes) -> tuple[list[MatchPlan], dict[int, list[int]]]:
-    """Every match to play, dealt from the (mixed) tournament ``seed``, and the plan indices
-    of each duplicate group's matches."""
-    plans = schedule(seed, deals=spec.deals, entrants=len(spec.entrants), players=spec.players)
-    members: dict[int, list[int]] = {}
-    for each in plans:
-        members.setdefault(each.group, []).append(each.index)
-    return plans, members
+def plan_matches(spec: TournamentSpec, seed: bytes) -> Schedule:
+    """Every match to play, dealt from the (mixed) tournament ``seed`` (made on demand)."""
+    return schedule(
+        seed,
+        deals=spec.deals,
+        entrants=len(spec.entrants),
+        players=spec.players,
+        design=spec.design,
+    )
 
 
 def created_seconds(record: TournamentRecord) -> float:

@@ -38,8 +38,8 @@ def group_progress(director: Director, match_id: str) -> GroupProgress | None:
     index = director.by_match.get(match_id)
     if index is None or index >= len(director.plans):
         return None
-    group = director.plans[index].group
-    members = director.members.get(group, [])
+    group = director.plans.group_of(index)
+    members = director.plans.members(group)
     return GroupProgress(
         tournament_id=director.tournament_id,
         group=group,

@@ -26,6 +26,7 @@ from cardarena.engine import commitment
 from cardarena.v1 import codec
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
+from cardarena.v1.designs import pairings_of
 
 from .groups import shown_groups
 
@@ -102,10 +103,10 @@ def fault_policy(forfeit_after: int) -> tpb.FaultPolicy:
 
 
 def tournament_info(
-    director: Director, *, include_matches: bool = False, operator: bool = False
+    director: Director, *, matches: range | None = None, operator: bool = False
 ) -> tpb.TournamentInfo:
-    """What anyone may know about the tournament now (``operator``: its matches' lines whole,
-    those of groups still being played too)."""
+    """What anyone may know about the tournament now, with the lines of the plan indices
+    ``matches`` (``operator``: those lines whole, of groups still being played too)."""
     spec, record = director.spec, director.record
     now = scores(director)
     info = tpb.TournamentInfo(
@@ -131,6 +132,7 @@ def tournament_info(
         failed=len(director.failed),
         void_matches=director.void_matches,
         forfeits=director.forfeits,
+        pairings=pairings_of(spec.design),
         standings=[_standing(s) for s in now.standings],
         crosstable=[_pairing(p) for p in now.crosstable],
     )
@@ -146,17 +148,20 @@ def tournament_info(
     if sealed is not None:
         info.entry_closed = True
         info.contributions.extend(c or b"" for c in sealed)
-    if include_matches:
-        info.matches.extend(match_lines(director, operator=operator))
+    if matches is not None:
+        info.matches.extend(match_lines(director, matches, operator=operator))
     return info
 
 
-def match_lines(director: Director, *, operator: bool = False) -> list[tpb.TournamentMatch]:
-    """Every planned match; one of a group still being played without what its hands made
-    (totals, winners, the hash that pins its log), unless for the ``operator``."""
+def match_lines(
+    director: Director, indices: range, *, operator: bool = False
+) -> list[tpb.TournamentMatch]:
+    """The planned matches ``indices``; one of a group still being played without what its
+    hands made (totals, winners, the hash that pins its log), unless for the ``operator``."""
     shown = None if operator else shown_groups(director)
     lines = []
-    for plan in director.plans:
+    for index in indices:
+        plan = director.plans[index]
         whole = shown is None or plan.group in shown
         line = tpb.TournamentMatch(
             index=plan.index,
@@ -220,36 +225,35 @@ def _unix_ms(iso: str) -> int:
     return int(datetime.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
 
 
-_FINAL: weakref.WeakKeyDictionary[Director, tuple[int, dict[bool, tpb.TournamentInfo]]] = (
+_FINAL: weakref.WeakKeyDictionary[Director, tuple[int, tpb.TournamentInfo]] = (
     weakref.WeakKeyDictionary()
 )
-"""Each ended tournament's info as last published, with and without its matches, and the
-director's version it was built at."""
+"""Each ended tournament's info as last published, without match lines but with the signature
+over all of them, and the director's version it was built at."""
 
 
 def published_info(
-    director: Director, *, include_matches: bool, signer: Signer | None, operator: bool = False
+    director: Director, *, matches: range | None, signer: Signer | None, operator: bool = False
 ) -> tpb.TournamentInfo:
-    """What ``GetTournament`` answers: an ended tournament's info carries the signature over
-    every match, shown or not. An ended one is built and signed once per change, not per call:
-    with 100,000 matches that is 0.9 s of the event loop, which anyone could ask for again and
-    again. The message returned is shared: copy it to change it."""
+    """What ``GetTournament`` answers: the info with the lines of ``matches``; an ended
+    tournament's carries the signature over every match, shown or not. That is built and
+    signed once per change, not per call (with 100,000 matches it is 0.9 s of the event loop,
+    which anyone could ask for again and again), and only the signature and the brief info are
+    kept: each call then costs its page. The message returned may be shared: copy it to
+    change it."""
     if not director.ended:  # (``operator``: see tournament_info; an ended one hides nothing)
-        return tournament_info(director, include_matches=include_matches, operator=operator)
-    version, built = _FINAL.get(director, (-1, {}))
-    if version != director.version:
-        built = {}
-        _FINAL[director] = (director.version, built)
-    if include_matches not in built:
-        full = built.get(True)
-        if full is None:
-            full = tournament_info(director, include_matches=True)
-            if signer is not None:
-                full.results_signature.CopyFrom(signer.sign_results(full))
-            built[True] = full
-        if not include_matches:
-            brief = tpb.TournamentInfo()
-            brief.CopyFrom(full)
-            del brief.matches[:]
-            built[False] = brief
-    return built[include_matches]
+        return tournament_info(director, matches=matches, operator=operator)
+    version, brief = _FINAL.get(director, (-1, None))
+    if brief is None or version != director.version:
+        brief = tournament_info(director, matches=range(len(director.plans)))
+        signature = signer.sign_results(brief) if signer is not None else None
+        del brief.matches[:]
+        if signature is not None:
+            brief.results_signature.CopyFrom(signature)
+        _FINAL[director] = (director.version, brief)
+    if matches is None:
+        return brief
+    page = tpb.TournamentInfo()
+    page.CopyFrom(brief)
+    page.matches.extend(match_lines(director, matches))
+    return page

@@ -10,6 +10,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from cardarena.competition import EVERY_LINEUP, Design
+
 DEFAULT_FORFEIT_AFTER = 3
 DEFAULT_CONCURRENCY = 4
 DEFAULT_ENTRY_MS = 60_000
@@ -52,6 +54,15 @@ class TournamentSpec:
     """Hex hash of the creator secret, if one was given."""
     entry_ms: int = DEFAULT_ENTRY_MS
     """The longest the first match waits for every entrant to enter (and contribute)."""
+    pairing: str = EVERY_LINEUP
+    """The pairing design (``cardarena.competition.pairings``); a row from before designs
+    existed has none: every lineup, as it was played."""
+    candidates: int = 0
+    """A gauntlet's: the first entrants that are candidates."""
+
+    @property
+    def design(self) -> Design:
+        return Design(self.pairing, self.candidates)
 
     def to_json(self) -> bytes:
         return json.dumps(asdict(self), sort_keys=True).encode()

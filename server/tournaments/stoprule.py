@@ -10,28 +10,18 @@ only together), nor is any group after it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
-from cardarena.competition import Decision, MatchPlan, Played, Sprt, paired_differences
+from cardarena.competition import Decision, MatchPlan, Played, Schedule, Sprt, paired_differences
 
 from .spec import TournamentSpec
 
 
-def complete_groups(plans: Sequence[MatchPlan], ended: Iterable[int]) -> set[int]:
-    """The duplicate groups every match of which has ended (``ended``: plan indices)."""
-    sizes: dict[int, int] = {}
-    for plan in plans:
-        sizes[plan.group] = sizes.get(plan.group, 0) + 1
-    done: dict[int, int] = {}
-    for index in ended:
-        group = plans[index].group
-        done[group] = done.get(group, 0) + 1
-    return {g for g, n in done.items() if n == sizes[g]}
-
-
 class StopRule:
-    def __init__(self, spec: TournamentSpec) -> None:
+    def __init__(self, spec: TournamentSpec, plans: Schedule) -> None:
         rule = spec.sprt
+        self.plans = plans
+        """The plan (replaced when the seal mixes the seed: :meth:`replan`)."""
         self.test = (
             None
             if rule is None
@@ -41,6 +31,12 @@ class StopRule:
         self.decision: Decision | None = None
         """The verdict, frozen at the sample that reached it."""
         self._tested = 0
+        self._prefix = 0
+        self._samples: list[float] = []
+
+    def replan(self, plans: Schedule) -> None:
+        """The seal changed the plan's seeds (not its groups); nothing is sampled before it."""
+        self.plans = plans
 
     def finishing(self, plans: Sequence[MatchPlan], index: int) -> bool:
         """Whether, the verdict reached, ``plans[index]`` still starts: only to finish the
@@ -53,12 +49,17 @@ class StopRule:
         return plans[index].group == plans[index - 1].group
 
     def samples(self, played: Mapping[int, Played], complete: set[int]) -> list[float]:
+        """The samples of the groups complete from the first on, one per group both ``a`` and
+        ``b`` played; each group is read once, as the prefix grows (a 100,000-match
+        tournament must not sort every match it played each time one ends)."""
         assert self.test is not None
-        prefix = 0
-        while prefix in complete:
-            prefix += 1
-        done = [p for _, p in sorted(played.items()) if p.group < prefix]
-        return paired_differences(done, self.test.a, self.test.b, lowest_wins=self.lowest_wins)
+        while self._prefix in complete:
+            group = [played[i] for i in self.plans.members(self._prefix) if i in played]
+            self._samples += paired_differences(
+                group, self.test.a, self.test.b, lowest_wins=self.lowest_wins
+            )
+            self._prefix += 1
+        return self._samples
 
     def check(self, played: Mapping[int, Played], complete: set[int]) -> Decision | None:
         """Test the samples not tested yet, one more at a time; the verdict once reached."""

@@ -85,9 +85,9 @@ def test_an_ended_tournament_is_built_and_signed_once_not_per_call(
     built: list[bool] = []
     real = info_module.tournament_info
 
-    def counting(director: Any, *, include_matches: bool = False) -> tpb.TournamentInfo:
-        built.append(include_matches)
-        return real(director, include_matches=include_matches)
+    def counting(director: Any, *, matches: range | None = None) -> tpb.TournamentInfo:
+        built.append(matches is not None)
+        return real(director, matches=matches)
 
     async def scenario() -> None:
         async with served(data_dir) as server, apis(server) as (_, _api, tapi):

@@ -180,6 +180,18 @@ BAD_FIELDS: list[tuple[str, Spoil, str]] = [
     ("no game", _set(game=""), "game"),
     ("players the game has not", _set(players=2), "players"),
     ("players too many", _set(players=4_000_000_000), "players"),
+    ("unknown pairing kind", _set(pairings__kind=99), "pairings.kind"),
+    ("gauntlet of no candidates", _set(pairings__kind=tpb.PAIRING_KIND_GAUNTLET), "pairings"),
+    (
+        "gauntlet without a field for the seats",
+        _set(pairings__kind=tpb.PAIRING_KIND_GAUNTLET, pairings__candidates=2),
+        "pairings: a gauntlet of 3 seats",
+    ),
+    (
+        "candidates outside a gauntlet",
+        _set(pairings__kind=tpb.PAIRING_KIND_BALANCED, pairings__candidates=1),
+        "pairings: candidates",
+    ),
     ("unknown option", _options(bogus=1), "bogus"),
     ("option of the wrong type", _options(max_deals="many"), "max_deals"),
 ]

@@ -29,7 +29,7 @@ def spec() -> TournamentSpec:
 
 def test_after_the_verdict_only_the_group_begun_is_finished() -> None:
     plans = schedule(bytes(32), deals=4, entrants=3, players=3)
-    rule = StopRule(spec())
+    rule = StopRule(spec(), plans)
     assert [p.group for p in plans] == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
     assert not any(rule.finishing(plans, i) for i in range(len(plans)))  # no verdict yet
     rule.decision = Decision(llr=3.0, lower=-2.9, upper=2.9, samples=1, verdict="H1")

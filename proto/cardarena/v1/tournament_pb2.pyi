@@ -53,6 +53,50 @@ TOURNAMENT_STATUS_ENDED: TournamentStatus.ValueType  # 2
 """Every planned match played, or stopped by its stop rule, or cancelled."""
 Global___TournamentStatus: _TypeAlias = TournamentStatus  # noqa: Y015
 
+class _PairingKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _PairingKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PairingKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    PAIRING_KIND_UNSPECIFIED: _PairingKind.ValueType  # 0
+    """As EVERY_LINEUP."""
+    PAIRING_KIND_EVERY_LINEUP: _PairingKind.ValueType  # 1
+    """Every combination of `players` entrants, each deal: C(entrants, players) groups a deal."""
+    PAIRING_KIND_BALANCED: _PairingKind.ValueType  # 2
+    """Each deal (a round) a fresh shuffle of the entrants around a circle, one group of every
+    `players` neighbours: `entrants` groups a round, each entrant in `players` of them, every
+    pair meeting equally often in expectation. Matches grow linearly with entrants.
+    """
+    PAIRING_KIND_GAUNTLET: _PairingKind.ValueType  # 3
+    """The first `candidates` entrants against the rest (the field): each deal shuffles the field
+    and cuts it into lineups of players - 1; a group is one such lineup's deal played by every
+    candidate in every rotation (ceil(field / (players - 1)) groups a deal, each of
+    candidates * players matches), so candidates meet the same cards and opponents.
+    """
+
+class PairingKind(_PairingKind, metaclass=_PairingKindEnumTypeWrapper):
+    """How a tournament puts its entrants together into duplicate groups (docs/tournaments.md,
+    "Pairings"). Every group is one seed played in every rotation of the seats.
+    """
+
+PAIRING_KIND_UNSPECIFIED: PairingKind.ValueType  # 0
+"""As EVERY_LINEUP."""
+PAIRING_KIND_EVERY_LINEUP: PairingKind.ValueType  # 1
+"""Every combination of `players` entrants, each deal: C(entrants, players) groups a deal."""
+PAIRING_KIND_BALANCED: PairingKind.ValueType  # 2
+"""Each deal (a round) a fresh shuffle of the entrants around a circle, one group of every
+`players` neighbours: `entrants` groups a round, each entrant in `players` of them, every
+pair meeting equally often in expectation. Matches grow linearly with entrants.
+"""
+PAIRING_KIND_GAUNTLET: PairingKind.ValueType  # 3
+"""The first `candidates` entrants against the rest (the field): each deal shuffles the field
+and cuts it into lineups of players - 1; a group is one such lineup's deal played by every
+candidate in every rotation (ceil(field / (players - 1)) groups a deal, each of
+candidates * players matches), so candidates meet the same cards and opponents.
+"""
+Global___PairingKind: _TypeAlias = PairingKind  # noqa: Y015
+
 @_typing.final
 class EntrantSpec(_message.Message):
     """One entrant: a name for the standings, and the key it enters with."""
@@ -165,9 +209,37 @@ class SprtRule(_message.Message):
 Global___SprtRule: _TypeAlias = SprtRule  # noqa: Y015
 
 @_typing.final
+class Pairings(_message.Message):
+    """The pairing design of a tournament."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KIND_FIELD_NUMBER: _builtins.int
+    CANDIDATES_FIELD_NUMBER: _builtins.int
+    kind: Global___PairingKind.ValueType
+    """Unset: every lineup."""
+    candidates: _builtins.int
+    """GAUNTLET only: how many of the first entrants (in entrant order) are candidates,
+    1..entrants - 1; 0 otherwise.
+    """
+    def __init__(
+        self,
+        *,
+        kind: Global___PairingKind.ValueType = ...,
+        candidates: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["candidates", b"candidates", "kind", b"kind"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Pairings: _TypeAlias = Pairings  # noqa: Y015
+
+@_typing.final
 class CreateTournamentRequest(_message.Message):
     """A tournament to plan and play: every deal is played in every rotation of the seats by
-    every lineup of entrants (docs/tournaments.md). At most 100,000 matches in all.
+    the lineups its pairing design makes (docs/tournaments.md). At most 100,000 matches in all.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -186,6 +258,7 @@ class CreateTournamentRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     CREATOR_SECRET_FIELD_NUMBER: _builtins.int
     ENTRY_MS_FIELD_NUMBER: _builtins.int
+    PAIRINGS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Optional, at most 100 characters (printable, spaces allowed), for people."""
     game: _builtins.str
@@ -195,7 +268,9 @@ class CreateTournamentRequest(_message.Message):
     must be at least as many entrants as seats.
     """
     deals: _builtins.int
-    """Seeds to play, 1..10,000: each in every rotation of the seats and for every lineup."""
+    """Seeds to play, 1..10,000 (rounds, for a balanced design): each in every rotation of the
+    seats and for every lineup its pairing design makes.
+    """
     concurrency: _builtins.int
     """Matches in play at once, 1..256; 0 means 4."""
     seed: _builtins.bytes
@@ -237,6 +312,10 @@ class CreateTournamentRequest(_message.Message):
     def stop(self) -> Global___SprtRule:
         """Optional: stop early when this test decides."""
 
+    @_builtins.property
+    def pairings(self) -> Global___Pairings:
+        """Unset: every lineup."""
+
     def __init__(
         self,
         *,
@@ -254,10 +333,11 @@ class CreateTournamentRequest(_message.Message):
         request_id: _builtins.str = ...,
         creator_secret: _builtins.str = ...,
         entry_ms: _builtins.int = ...,
+        pairings: Global___Pairings | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "options", b"options", "stop", b"stop", "time_control", b"time_control"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "options", b"options", "pairings", b"pairings", "stop", b"stop", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "creator_secret", b"creator_secret", "deals", b"deals", "entrants", b"entrants", "entry_ms", b"entry_ms", "fault_policy", b"fault_policy", "game", b"game", "name", b"name", "options", b"options", "players", b"players", "request_id", b"request_id", "seed", b"seed", "stop", b"stop", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "creator_secret", b"creator_secret", "deals", b"deals", "entrants", b"entrants", "entry_ms", b"entry_ms", "fault_policy", b"fault_policy", "game", b"game", "name", b"name", "options", b"options", "pairings", b"pairings", "players", b"players", "request_id", b"request_id", "seed", b"seed", "stop", b"stop", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -617,6 +697,7 @@ class TournamentInfo(_message.Message):
     CONTRIBUTIONS_FIELD_NUMBER: _builtins.int
     VOID_MATCHES_FIELD_NUMBER: _builtins.int
     FORFEITS_FIELD_NUMBER: _builtins.int
+    PAIRINGS_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
     """The server's id for it: an opaque string."""
     name: _builtins.str
@@ -705,7 +786,7 @@ class TournamentInfo(_message.Message):
 
     @_builtins.property
     def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___TournamentMatch]:
-        """Only in GetTournament with include_matches."""
+        """Only in GetTournament with include_matches: the page asked for, in plan order."""
 
     @_builtins.property
     def results_signature(self) -> _service_pb2.ResultsSignature:
@@ -716,6 +797,10 @@ class TournamentInfo(_message.Message):
     @_builtins.property
     def contributions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bytes]:
         """See entry_closed: empty while the entry is open."""
+
+    @_builtins.property
+    def pairings(self) -> Global___Pairings:
+        """The pairing design in force (kind never UNSPECIFIED)."""
 
     def __init__(
         self,
@@ -752,10 +837,11 @@ class TournamentInfo(_message.Message):
         contributions: _abc.Iterable[_builtins.bytes] | None = ...,
         void_matches: _builtins.int = ...,
         forfeits: _builtins.int = ...,
+        pairings: Global___Pairings | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "options", b"options", "results_signature", b"results_signature", "sprt", b"sprt", "stop", b"stop", "time_control", b"time_control"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "options", b"options", "pairings", b"pairings", "results_signature", b"results_signature", "sprt", b"sprt", "stop", b"stop", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancelled", b"cancelled", "concurrency", b"concurrency", "contributions", b"contributions", "created_unix_ms", b"created_unix_ms", "crosstable", b"crosstable", "deals", b"deals", "end_reason", b"end_reason", "entrants", b"entrants", "entry_closed", b"entry_closed", "entry_ms", b"entry_ms", "failed", b"failed", "fault_policy", b"fault_policy", "finished", b"finished", "forfeits", b"forfeits", "game", b"game", "lowest_wins", b"lowest_wins", "matches", b"matches", "name", b"name", "options", b"options", "planned", b"planned", "players", b"players", "results_signature", b"results_signature", "seed", b"seed", "seed_commitment", b"seed_commitment", "sprt", b"sprt", "standings", b"standings", "started", b"started", "status", b"status", "stop", b"stop", "time_control", b"time_control", "tournament_id", b"tournament_id", "void_matches", b"void_matches"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancelled", b"cancelled", "concurrency", b"concurrency", "contributions", b"contributions", "created_unix_ms", b"created_unix_ms", "crosstable", b"crosstable", "deals", b"deals", "end_reason", b"end_reason", "entrants", b"entrants", "entry_closed", b"entry_closed", "entry_ms", b"entry_ms", "failed", b"failed", "fault_policy", b"fault_policy", "finished", b"finished", "forfeits", b"forfeits", "game", b"game", "lowest_wins", b"lowest_wins", "matches", b"matches", "name", b"name", "options", b"options", "pairings", b"pairings", "planned", b"planned", "players", b"players", "results_signature", b"results_signature", "seed", b"seed", "seed_commitment", b"seed_commitment", "sprt", b"sprt", "standings", b"standings", "started", b"started", "status", b"status", "stop", b"stop", "time_control", b"time_control", "tournament_id", b"tournament_id", "void_matches", b"void_matches"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -769,19 +855,30 @@ class GetTournamentRequest(_message.Message):
 
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     INCLUDE_MATCHES_FIELD_NUMBER: _builtins.int
+    MATCHES_FROM_FIELD_NUMBER: _builtins.int
+    MATCHES_LIMIT_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
     """As TournamentInfo.tournament_id."""
     include_matches: _builtins.bool
-    """Also list every planned match (TournamentInfo.matches)."""
+    """Also list planned matches (TournamentInfo.matches): a page of them, from matches_from."""
+    matches_from: _builtins.int
+    """With include_matches: the plan index of the first line, 0..planned (0: the first match)."""
+    matches_limit: _builtins.int
+    """With include_matches: at most this many lines, 1..5,000; 0 means 5,000. A longer plan
+    (TournamentInfo.planned says how long) is read a page at a time; results_signature
+    covers every line of every page.
+    """
     def __init__(
         self,
         *,
         tournament_id: _builtins.str = ...,
         include_matches: _builtins.bool = ...,
+        matches_from: _builtins.int = ...,
+        matches_limit: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["include_matches", b"include_matches", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["include_matches", b"include_matches", "matches_from", b"matches_from", "matches_limit", b"matches_limit", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -973,6 +1070,7 @@ class EnterRequest(_message.Message):
 
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     CONTRIBUTION_FIELD_NUMBER: _builtins.int
+    CAPACITY_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
     """As TournamentInfo.tournament_id."""
     contribution: _builtins.bytes
@@ -980,15 +1078,22 @@ class EnterRequest(_message.Message):
     entrant's first Enter and the first match has not started (TournamentInfo.contributions
     shows what was mixed in; a later Enter's is ignored). It is public once mixed in.
     """
+    capacity: _builtins.int
+    """How many of its matches the entrant plays at once, 1..256; 0: no limit of its own (the
+    tournament's concurrency). The director never starts a match that would seat it in more
+    running matches than this (matches already running are not stopped). The entrant's
+    latest Enter sets it.
+    """
     def __init__(
         self,
         *,
         tournament_id: _builtins.str = ...,
         contribution: _builtins.bytes = ...,
+        capacity: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["contribution", b"contribution", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["capacity", b"capacity", "contribution", b"contribution", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

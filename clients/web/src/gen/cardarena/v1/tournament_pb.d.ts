@@ -148,8 +148,36 @@ export declare type SprtRule = Message<"cardarena.v1.SprtRule"> & {
 export declare const SprtRuleSchema: GenMessage<SprtRule>;
 
 /**
+ * The pairing design of a tournament.
+ *
+ * @generated from message cardarena.v1.Pairings
+ */
+export declare type Pairings = Message<"cardarena.v1.Pairings"> & {
+  /**
+   * Unset: every lineup.
+   *
+   * @generated from field: cardarena.v1.PairingKind kind = 1;
+   */
+  kind: PairingKind;
+
+  /**
+   * GAUNTLET only: how many of the first entrants (in entrant order) are candidates,
+   * 1..entrants - 1; 0 otherwise.
+   *
+   * @generated from field: uint32 candidates = 2;
+   */
+  candidates: number;
+};
+
+/**
+ * Describes the message cardarena.v1.Pairings.
+ * Use `create(PairingsSchema)` to create a new message.
+ */
+export declare const PairingsSchema: GenMessage<Pairings>;
+
+/**
  * A tournament to plan and play: every deal is played in every rotation of the seats by
- * every lineup of entrants (docs/tournaments.md). At most 100,000 matches in all.
+ * the lineups its pairing design makes (docs/tournaments.md). At most 100,000 matches in all.
  *
  * @generated from message cardarena.v1.CreateTournamentRequest
  */
@@ -199,7 +227,8 @@ export declare type CreateTournamentRequest = Message<"cardarena.v1.CreateTourna
   entrants: EntrantSpec[];
 
   /**
-   * Seeds to play, 1..10,000: each in every rotation of the seats and for every lineup.
+   * Seeds to play, 1..10,000 (rounds, for a balanced design): each in every rotation of the
+   * seats and for every lineup its pairing design makes.
    *
    * @generated from field: uint32 deals = 7;
    */
@@ -259,6 +288,13 @@ export declare type CreateTournamentRequest = Message<"cardarena.v1.CreateTourna
    * @generated from field: uint32 entry_ms = 14;
    */
   entryMs: number;
+
+  /**
+   * Unset: every lineup.
+   *
+   * @generated from field: cardarena.v1.Pairings pairings = 15;
+   */
+  pairings?: Pairings | undefined;
 };
 
 /**
@@ -860,7 +896,7 @@ export declare type TournamentInfo = Message<"cardarena.v1.TournamentInfo"> & {
   sprt?: SprtState | undefined;
 
   /**
-   * Only in GetTournament with include_matches.
+   * Only in GetTournament with include_matches: the page asked for, in plan order.
    *
    * @generated from field: repeated cardarena.v1.TournamentMatch matches = 26;
    */
@@ -914,6 +950,13 @@ export declare type TournamentInfo = Message<"cardarena.v1.TournamentInfo"> & {
    * @generated from field: uint32 forfeits = 32;
    */
   forfeits: number;
+
+  /**
+   * The pairing design in force (kind never UNSPECIFIED).
+   *
+   * @generated from field: cardarena.v1.Pairings pairings = 33;
+   */
+  pairings?: Pairings | undefined;
 };
 
 /**
@@ -936,11 +979,27 @@ export declare type GetTournamentRequest = Message<"cardarena.v1.GetTournamentRe
   tournamentId: string;
 
   /**
-   * Also list every planned match (TournamentInfo.matches).
+   * Also list planned matches (TournamentInfo.matches): a page of them, from matches_from.
    *
    * @generated from field: bool include_matches = 2;
    */
   includeMatches: boolean;
+
+  /**
+   * With include_matches: the plan index of the first line, 0..planned (0: the first match).
+   *
+   * @generated from field: uint32 matches_from = 3;
+   */
+  matchesFrom: number;
+
+  /**
+   * With include_matches: at most this many lines, 1..5,000; 0 means 5,000. A longer plan
+   * (TournamentInfo.planned says how long) is read a page at a time; results_signature
+   * covers every line of every page.
+   *
+   * @generated from field: uint32 matches_limit = 4;
+   */
+  matchesLimit: number;
 };
 
 /**
@@ -1133,6 +1192,16 @@ export declare type EnterRequest = Message<"cardarena.v1.EnterRequest"> & {
    * @generated from field: bytes contribution = 2;
    */
   contribution: Uint8Array;
+
+  /**
+   * How many of its matches the entrant plays at once, 1..256; 0: no limit of its own (the
+   * tournament's concurrency). The director never starts a match that would seat it in more
+   * running matches than this (matches already running are not stopped). The entrant's
+   * latest Enter sets it.
+   *
+   * @generated from field: uint32 capacity = 3;
+   */
+  capacity: number;
 };
 
 /**
@@ -1327,6 +1396,52 @@ export enum TournamentStatus {
  * Describes the enum cardarena.v1.TournamentStatus.
  */
 export declare const TournamentStatusSchema: GenEnum<TournamentStatus>;
+
+/**
+ * How a tournament puts its entrants together into duplicate groups (docs/tournaments.md,
+ * "Pairings"). Every group is one seed played in every rotation of the seats.
+ *
+ * @generated from enum cardarena.v1.PairingKind
+ */
+export enum PairingKind {
+  /**
+   * As EVERY_LINEUP.
+   *
+   * @generated from enum value: PAIRING_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Every combination of `players` entrants, each deal: C(entrants, players) groups a deal.
+   *
+   * @generated from enum value: PAIRING_KIND_EVERY_LINEUP = 1;
+   */
+  EVERY_LINEUP = 1,
+
+  /**
+   * Each deal (a round) a fresh shuffle of the entrants around a circle, one group of every
+   * `players` neighbours: `entrants` groups a round, each entrant in `players` of them, every
+   * pair meeting equally often in expectation. Matches grow linearly with entrants.
+   *
+   * @generated from enum value: PAIRING_KIND_BALANCED = 2;
+   */
+  BALANCED = 2,
+
+  /**
+   * The first `candidates` entrants against the rest (the field): each deal shuffles the field
+   * and cuts it into lineups of players - 1; a group is one such lineup's deal played by every
+   * candidate in every rotation (ceil(field / (players - 1)) groups a deal, each of
+   * candidates * players matches), so candidates meet the same cards and opponents.
+   *
+   * @generated from enum value: PAIRING_KIND_GAUNTLET = 3;
+   */
+  GAUNTLET = 3,
+}
+
+/**
+ * Describes the enum cardarena.v1.PairingKind.
+ */
+export declare const PairingKindSchema: GenEnum<PairingKind>;
 
 /**
  * Tournaments the server plans, schedules and scores itself. docs/tournaments.md is the guide.
