@@ -41,6 +41,9 @@ from .argtypes import (
     whole,
 )
 
+MAX_CAPACITY = 256
+"""The most matches an entrant may say it plays at once (the server's limit)."""
+
 KEY_ENV = "CARDARENA_ENTRANT_KEY"
 GIVE_UP_AFTER_S = 60.0
 
@@ -89,6 +92,14 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         " tournament replays exactly; default: random)",
     )
     connect.add_argument(
+        "--capacity",
+        type=whole(1, MAX_CAPACITY, zero="as many as the tournament runs"),
+        default=0,
+        metavar="N",
+        help=f"the most matches to play at once, 1..{MAX_CAPACITY}: the server never seats"
+        " this entrant in more (0: as many as the tournament runs at once, the default)",
+    )
+    connect.add_argument(
         "--cpu-seconds",
         type=whole(1, MAX_CPU_SECONDS, zero="no limit"),
         default=0,
@@ -132,6 +143,7 @@ def run_connect(args: argparse.Namespace) -> int:
                 seed,
                 contribution,
                 args.give_up_after,
+                args.capacity,
             )
         )
     except Unreachable as error:
@@ -169,6 +181,7 @@ async def _connect(
     bots_seed: bytes,
     contribution: bytes,
     give_up_after: float,
+    capacity: int = 0,
 ) -> tpb.TournamentInfo:
     async with ArenaClient(address, retry_for=give_up_after) as client:
         await client.connected(within=give_up_after)
@@ -186,6 +199,7 @@ async def _connect(
             make,
             contribution=contribution,
             reconnect_for=give_up_after,
+            capacity=capacity,
         )
         assert report.final is not None
         for line in report.summary():  # with the late answers its program wrote

@@ -216,12 +216,17 @@ class TournamentCalls:
         key: str,
         *,
         contribution: Contribution = "fresh",
+        capacity: int = 0,
     ) -> grpc.aio.UnaryStreamCall[tpb.EnterRequest, tpb.EnterResponse]:
         """An entrant's stream: ``entered`` first, then a ``match`` per seat it is given, and
         ``ended`` last. It contributes 32 fresh random bytes to the tournament seed (or 32
         bytes of your own, or none with ``None``), which count if it is the entrant's first
-        Enter before the first match: with one honest entrant, nobody chose the cards."""
+        Enter before the first match: with one honest entrant, nobody chose the cards.
+        ``capacity``: the most matches it is seated in at once (0: the tournament's
+        concurrency)."""
         request = tpb.EnterRequest(
-            tournament_id=tournament_id, contribution=contributed(contribution)
+            tournament_id=tournament_id,
+            contribution=contributed(contribution),
+            capacity=capacity,
         )
         return self.stub.Enter(request, metadata=_bearer(key))

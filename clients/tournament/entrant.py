@@ -88,10 +88,12 @@ async def play_entrant(
     log: Callable[[str], None] | None = None,
     contribution: Contribution = "fresh",
     startup_s: float = STARTUP_S,
+    capacity: int = 0,
 ) -> EntrantReport:
     """Play as the entrant ``key`` belongs to until the tournament ends, contributing
-    ``contribution`` to the tournament seed (fresh random bytes, your own 32, or none).
-    ``startup_s`` is the start-up allowance of a program (see the module)."""
+    ``contribution`` to the tournament seed (fresh random bytes, your own 32, or none), in at
+    most ``capacity`` matches at once (0: as many as the tournament runs). ``startup_s`` is
+    the start-up allowance of a program (see the module)."""
     say = log or (lambda text: print(text, file=sys.stderr, flush=True))
     report = EntrantReport()
     playing: dict[str, asyncio.Task[None]] = {}
@@ -106,7 +108,9 @@ async def play_entrant(
                 if not prepared:
                     ahead = await _start_ahead(client, tournament_id, make_decider, startup_s, say)
                     prepared = True
-                entering = client.tournaments.enter(tournament_id, key, contribution=contribution)
+                entering = client.tournaments.enter(
+                    tournament_id, key, contribution=contribution, capacity=capacity
+                )
                 async for message in entering:
                     deadline, pause = loop.time() + reconnect_for, 0.1
                     kind = message.WhichOneof("kind")

@@ -26,6 +26,8 @@ from .requests import MAX_NAME, check_request_id, check_secret, check_text, pars
 MAX_ENTRANTS = 64
 MAX_DEALS = 10_000
 MAX_CONCURRENCY = 256
+MAX_CAPACITY = MAX_CONCURRENCY
+"""The most matches an entrant may say it plays at once (EnterRequest.capacity)."""
 MAX_PLANNED = 100_000
 MAX_FORFEIT_AFTER = 1000
 MAX_TITLE = 100

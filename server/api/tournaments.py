@@ -18,7 +18,7 @@ from .access import Guard
 from .requests import bearer_token
 from .status import Context, Refused, streaming, unary
 from .streams import Streams
-from .tournament_requests import match_page, tournament_spec
+from .tournament_requests import MAX_CAPACITY, match_page, tournament_spec
 
 MAX_TOURNAMENT_PAGE = 100
 """Tournaments per ListTournaments page: an ended one not in memory is read back with every
@@ -124,7 +124,10 @@ class TournamentService:
                 f"contribution is exactly {CONTRIBUTION_BYTES} bytes, got"
                 f" {len(request.contribution)}"
             )
+        if request.capacity > MAX_CAPACITY:
+            raise BadRequest(f"capacity is at most {MAX_CAPACITY}, got {request.capacity}")
         await director.offer(entrant, request.contribution or None)
+        director.set_capacity(entrant, request.capacity)
         entered = tpb.Entered(
             entrant=director.spec.entrants[entrant], tournament=tournament_info(director)
         )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+from collections import Counter
 from collections.abc import Callable
 
 import structlog
@@ -109,6 +110,8 @@ class Director:
         self.version = 0
         """Counts changes, so watchers know when to look again."""
         self.links = Links(len(spec.entrants))
+        self.capacity: dict[int, int] = {}
+        """Entrant -> the most running matches it said it plays at once (none: no limit)."""
         self._on_change = on_change
         self._wake, self._next_change = asyncio.Event(), asyncio.Event()
         self.task: asyncio.Task[None] | None = None
@@ -299,8 +302,30 @@ class Director:
             return True
         return not self.cancelled and self.stop_rule.finishing(self.plans, self.next_index)
 
+    def _fits(self, plan: MatchPlan) -> bool:
+        """Whether starting ``plan`` seats no entrant in more running matches than it said
+        it plays at once. The plan is started in order (a restart finds a prefix of it), so
+        a match that does not fit waits, and the ones after it with it."""
+        if not self.capacity:
+            return True
+        busy = Counter(e for index in self.running for e in self.plans[index].seats)
+        return all(busy[e] < self.capacity.get(e, busy[e] + 1) for e in set(plan.seats))
+
+    def set_capacity(self, entrant: int, capacity: int) -> None:
+        """The entrant's latest Enter says how many matches it plays at once (0: no limit)."""
+        if capacity:
+            self.capacity[entrant] = capacity
+        else:
+            self.capacity.pop(entrant, None)
+        self._wake.set()
+
     async def _start_what_fits(self) -> None:
-        while self._may_start() and not self.ended and len(self.running) < self.spec.concurrency:
+        while (
+            self._may_start()
+            and not self.ended
+            and len(self.running) < self.spec.concurrency
+            and self._fits(self.plans[self.next_index])
+        ):
             plan = self.plans[self.next_index]
             for pause in (*RETRY_SECONDS, None):
                 try:

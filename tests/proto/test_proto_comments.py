@@ -33,10 +33,12 @@ from cardarena.server.api.streams import (
     WATCH_STREAMS_TOTAL,
 )
 from cardarena.server.api.tournament_requests import (
+    MAX_CAPACITY,
     MAX_CONCURRENCY,
     MAX_DEALS,
     MAX_ENTRANTS,
     MAX_FORFEIT_AFTER,
+    MAX_MATCH_LINES,
     MAX_PLANNED,
     MAX_TITLE,
 )
@@ -201,6 +203,8 @@ def test_the_limits_in_the_comments_are_the_servers() -> None:
         ),
         "EntrantSpec.name": f"1 to {MAX_NAME}",
         "FaultPolicy.forfeit_after": f"1..{spelled(MAX_FORFEIT_AFTER)}",
+        "EnterRequest.capacity": f"1..{MAX_CAPACITY}",
+        "GetTournamentRequest.matches_limit": f"1..{spelled(MAX_MATCH_LINES)}",
         "FaultPolicy.policy": f"forfeit after {DEFAULT_FORFEIT_AFTER}",
         "StreamEventsRequest.after_seq": f"{spelled(SUBSCRIBER_QUEUE)} messages",
         "MatchService.Play": (
