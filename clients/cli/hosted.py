@@ -4,6 +4,9 @@ The launcher of :mod:`cardarena.clients.tournament.launcher`: create the tournam
 every bot as its own ``cardarena bot connect`` process, show progress and the server's
 standings. Ctrl-C detaches (the tournament and the bots go on; ``--attach`` follows again,
 ``--cancel`` ends it); results can be written at any moment from the server's standings.
+Following, cancelling and the results are also the actions of ``cardarena tournament``
+(:mod:`.competition`), for any hosted tournament, launched here or not; ``args.operator_token``
+is the token the command resolved (:func:`.access.operator_token`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from ..tournament.launcher import BotFailedToStart, HostedConfig, Launch, Limits
 from ..tournament.progress import LiveProgress
 from ..tournament.terminal import print_error
 from .argtypes import writing
+from .settings import request_of
 
 EXIT_OK, EXIT_FAILED_MATCHES, EXIT_USAGE, EXIT_DETACHED = 0, 1, 2, 130
 EXIT_UNREACHABLE = 1
@@ -41,43 +45,49 @@ def run_hosted(args: argparse.Namespace, bots: Sequence[BotEntry], seed: bytes) 
         move_ms=args.move_ms,
         forfeit_after=args.forfeit_after or None,
         seed=seed,
-        operator_token=args.admin_token,
+        operator_token=args.operator_token,
         limits=Limits(cpu_seconds=args.bot_cpu_seconds, memory_mb=args.bot_memory_mb),
+        template=request_of(args, "bot"),
     )
-    return _refusals(lambda: asyncio.run(_host(config, args)), args.server)
+    return refusals(lambda: asyncio.run(_host(config, args)), args)
 
 
-def run_attached(args: argparse.Namespace) -> int:
-    return _refusals(lambda: asyncio.run(_attach(args, args.attach)), args.server)
+def run_attached(args: argparse.Namespace, tournament_id: str) -> int:
+    """Follow a hosted tournament to its end, then print and write its results."""
+    return refusals(lambda: asyncio.run(_attach(args, tournament_id)), args)
 
 
-def _refusals(run: Callable[[], int], address: str) -> int:
+def refusals(run: Callable[[], int], args: argparse.Namespace) -> int:
     """The server's refusal as one line and exit status 2, its absence as one line naming
     the address and exit status 1; never a traceback."""
+    action = getattr(args, "action", None)
+    command = f"cardarena tournament {action}" if action else "cardarena tournament"
     try:
         return run()
     except Unreachable as error:
-        print_error("cardarena tournament", str(error))
+        print_error(command, str(error))
         return EXIT_UNREACHABLE
     except grpc.aio.AioRpcError as error:
-        print_error("cardarena tournament", f"{address}: {error.code().name}: {error.details()}")
+        print_error(command, f"{args.server}: {error.code().name}: {error.details()}")
         return EXIT_UNREACHABLE if error.code() in UNREACHABLE else EXIT_USAGE
 
 
-def run_cancel(args: argparse.Namespace) -> int:
+def run_cancel(
+    args: argparse.Namespace, tournament_id: str, *, reason: str, secret: str | None = None
+) -> int:
+    """Cancel a hosted tournament, as the operator or with its creator ``secret``."""
+
     async def cancel() -> tpb.TournamentInfo:
-        async with ArenaClient(args.server, operator_token=args.admin_token) as client:
+        async with ArenaClient(args.server, operator_token=args.operator_token) as client:
             await client.connected()
-            return await client.tournaments.cancel(
-                args.cancel, reason="cancelled from the launcher"
-            )
+            return await client.tournaments.cancel(tournament_id, reason=reason, secret=secret)
 
     def cancelled() -> int:
         info = asyncio.run(cancel())
         print(f"tournament {info.tournament_id}: {info.end_reason}")
         return EXIT_OK
 
-    return _refusals(cancelled, args.server)
+    return refusals(cancelled, args)
 
 
 async def _host(config: HostedConfig, args: argparse.Namespace) -> int:
@@ -107,7 +117,7 @@ def bot_stopped(bot: BotEntry, code: int) -> None:
 
 
 async def _attach(args: argparse.Namespace, tournament_id: str) -> int:
-    async with ArenaClient(args.server, operator_token=args.admin_token) as client:
+    async with ArenaClient(args.server, operator_token=args.operator_token) as client:
         await client.connected()
         return await _watch(client, args, tournament_id)
 
@@ -132,18 +142,20 @@ async def _watch(
             f" end it: cardarena tournament --server {args.server} --cancel {tournament_id}",
             file=sys.stderr,
         )
-        await _write(client, args, tournament_id)
+        await write_results(client, args, tournament_id)
         return EXIT_DETACHED
     update.close()
-    info = await _write(client, args, tournament_id)
+    info = await write_results(client, args, tournament_id)
     print_hosted(info, sys.stdout)
     return EXIT_FAILED_MATCHES if info.failed else EXIT_OK
 
 
-async def _write(
+async def write_results(
     client: ArenaClient, args: argparse.Namespace, tournament_id: str
 ) -> tpb.TournamentInfo:
-    """The results as the server has them now, to the files asked for."""
+    """The results as the server has them now, with the match lines, to the files asked for:
+    ``args.json`` the results file ``cardarena audit --results`` takes (signed by the
+    server once the tournament ended), ``args.csv`` the standings."""
     info = await client.tournaments.get(tournament_id, matches=True)
     if args.json is not None:
         with writing(args.json):

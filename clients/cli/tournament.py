@@ -10,60 +10,48 @@ over those duplicate groups, its win rate and an OpenSkill rating, and count eve
 time-out, refused action and disconnect, a seat forfeiting after ``--forfeit-after``. Bots
 are Python classes or external programs (``docs/bot-protocol.md``). This module is only the
 command: argument checks, then :mod:`cardarena.clients.tournament` launches and reports.
+
+Its actions (``create``, ``status``, ``results``, ``watch``, ``cancel``: :mod:`.competition`)
+run a competition whose entrants play from machines of their own; every tournament setting
+is a flag of :mod:`.settings`, the same for the launcher and for ``create``.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 
 from ..tournament import check_unique
+from ..tournament.launcher import ENTRY_MS
+from .access import add_operator, add_server, operator_token
 from .argtypes import (
-    MAX_CONCURRENCY,
     MAX_CPU_SECONDS,
-    MAX_DEALS,
-    MAX_FORFEIT_AFTER,
     MAX_MEMORY_MB,
-    MAX_MOVE_MS,
-    MAX_SEATS,
     MIN_MEMORY_MB,
     checked_bot,
-    json_object,
     output_dir,
     output_file,
-    seed_hex,
-    server_address,
     whole,
 )
+from .competition import add_actions
 from .configfile import LoadConfig, merged
 from .hosted import run_attached, run_cancel, run_hosted
+from .settings import add_settings, check_stop_rule
 
 EXIT_OK, EXIT_FAILED_MATCHES, EXIT_USAGE = 0, 1, 2
 
 
 def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
-    """play bots against each other on a server: duplicate deals, standings, ratings"""
+    """play bots against each other on a server; create, follow and end hosted tournaments"""
     parser.epilog = (
         "bots: module:Class, a short name (random, rules, mc…), NAME=SPEC[,KEY=VALUE…] for "
         "constructor arguments (e.g. mc50=mc,budget_ms=50), or exec:NAME=COMMAND for a program "
-        "speaking the JSON-lines protocol of docs/bot-protocol.md"
+        "speaking the JSON-lines protocol of docs/bot-protocol.md. Entrants who play from"
+        " machines of their own: cardarena tournament create --help (docs/competition.md)"
     )
-    parser.add_argument(
-        "--server",
-        type=server_address,
-        default=os.environ.get("CARDARENA_SERVER", "127.0.0.1:50051"),
-        metavar="HOST:PORT",
-        help="the server, or several replicas' comma-separated (calls are spread"
-        " round robin; default: $CARDARENA_SERVER or 127.0.0.1:50051)",
-    )
-    parser.add_argument(
-        "--admin-token",
-        default=os.environ.get("CARDARENA_ADMIN_TOKEN") or None,
-        help="the server's operator token, if it has one (default: $CARDARENA_ADMIN_TOKEN;"
-        " prefer the variable: a flag shows in the process list)",
-    )
+    add_server(parser)
+    add_operator(parser)
     parser.add_argument(
         "--config",
         action=LoadConfig,
@@ -71,41 +59,9 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         help="take the flags from a TOML file (keys are the flags: game, bot = [...],"
         " [options], deals, …); flags given here win",
     )
-    parser.add_argument("--game", help="the game, e.g. hexathlon")
-    parser.add_argument(
-        "--players",
-        type=whole(1, MAX_SEATS, zero="one per bot"),
-        default=0,
-        help="seats per match, as many as the game is played by (default: one per bot)",
-    )
-    parser.add_argument("--options", type=json_object, default={}, help="game options as JSON")
     parser.add_argument("--bot", action="append", metavar="SPEC", help="a contestant (repeat)")
-    parser.add_argument(
-        "--deals",
-        type=whole(1, MAX_DEALS),
-        default=2,
-        help=f"deal seeds, each in every rotation, 1..{MAX_DEALS} (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--concurrency",
-        type=whole(1, MAX_CONCURRENCY),
-        default=4,
-        help=f"matches played at once, 1..{MAX_CONCURRENCY} (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--move-ms",
-        type=whole(1, MAX_MOVE_MS),
-        default=10_000,
-        help=f"the time per move, 1..{MAX_MOVE_MS} (default: %(default)s): on expiry the"
-        " server plays the seat's default action and counts a fault",
-    )
-    parser.add_argument(
-        "--seed",
-        type=seed_hex,
-        default=None,
-        help="64 hex digits: the tournament's seed, to replay one (default: the server draws a"
-        " secret one and shows it when the tournament ends)",
-    )
+    add_settings(parser, "bot")
+    parser.set_defaults(entry_ms=ENTRY_MS)
     parser.add_argument(
         "--json", type=output_file, metavar="OUT", help="write every result as JSON"
     )
@@ -117,15 +73,10 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     hosted = parser.add_argument_group(
         "hosted by the server (the bots connect as entrants, each in its own process)"
     )
-    hosted.add_argument("--attach", metavar="ID", help="follow a hosted tournament again")
-    hosted.add_argument("--cancel", metavar="ID", help="end a hosted tournament")
     hosted.add_argument(
-        "--forfeit-after",
-        type=whole(1, MAX_FORFEIT_AFTER, zero="never"),
-        default=3,
-        help=f"faults in a match after which a seat forfeits it, 1..{MAX_FORFEIT_AFTER} (0:"
-        " never, the fallback policy; default: %(default)s)",
+        "--attach", metavar="ID", help="follow a hosted tournament again (as: watch ID)"
     )
+    hosted.add_argument("--cancel", metavar="ID", help="end a hosted tournament (as: cancel ID)")
     hosted.add_argument(
         "--bot-cpu-seconds",
         type=whole(1, MAX_CPU_SECONDS, zero="no limit"),
@@ -139,18 +90,30 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         help=f"address space of each bot process in MiB, {MIN_MEMORY_MB}..{MAX_MEMORY_MB}"
         " (0: no limit; default: %(default)s)",
     )
+    add_actions(parser)
 
     def run(args: argparse.Namespace) -> int:
+        act: Callable[[argparse.Namespace], int] | None = getattr(args, "act", None)
+        if act is not None:
+            return act(args)
         args = merged(parser, args)
+        try:
+            args.operator_token = operator_token(args)
+        except ValueError as error:
+            parser.error(str(error))
         if args.attach:
-            return run_attached(args)
+            return run_attached(args, args.attach)
         if args.cancel:
-            return run_cancel(args)
+            return run_cancel(args, args.cancel, reason="cancelled from the launcher")
         if not args.game or not args.bot:
-            parser.error("name the game and the bots: --game and --bot, or a --config file")
+            parser.error(
+                "name the game and the bots: --game and --bot, or a --config file (or an"
+                " action: create, status, results, watch, cancel)"
+            )
         try:
             bots = [checked_bot(text) for text in args.bot]
             check_unique(bots)
+            check_stop_rule(args.sprt, [bot.name for bot in bots], "bot")
         except ValueError as error:
             parser.error(str(error))
         if args.seed is not None:
