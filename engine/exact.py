@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from math import gcd
+from typing import Final
 
 Score = int | Fraction
 
@@ -26,8 +27,8 @@ if getattr(Fraction, "__slots__", None) == ("_numerator", "_denominator"):
     )
 
 
-def fraction(numerator: int, denominator: int) -> Fraction:
-    """``Fraction(numerator, denominator)`` for whole numbers, ``denominator > 0``."""
+def _make(numerator: int, denominator: int) -> Fraction:
+    """``Fraction(numerator, denominator)`` for whole numbers, ``denominator > 0``, made anew."""
     if _SETTERS is None:  # another layout of Fraction: the plain constructor
         return Fraction(numerator, denominator)
     g = gcd(numerator, denominator)
@@ -38,11 +39,27 @@ def fraction(numerator: int, denominator: int) -> Fraction:
     return made
 
 
+WHOLE_COUNT: Final = 1 << 11
+WHOLE: Final = tuple([_make(number, 1) for number in range(WHOLE_COUNT)])
+"""``Fraction(n)`` for ``0 <= n < WHOLE_COUNT``, made once: most scores and totals of a Crazy
+Sixes hand are whole (a hand has one winner more often than not) and within a default target's
+reach. A Fraction is immutable and compared by value, so a shared one is as good as a new one."""
+
+
+def fraction(numerator: int, denominator: int) -> Fraction:
+    """``Fraction(numerator, denominator)`` for whole numbers, ``denominator > 0``."""
+    if denominator == 1 and 0 <= numerator < WHOLE_COUNT:
+        return WHOLE[numerator]
+    return _make(numerator, denominator)
+
+
 def add(a: Score, b: Score) -> Score:
     """``a + b``: an int for two ints, else the exact Fraction."""
     if type(a) is int and type(b) is int:
         return a + b
-    an, ad, bn, bd = a.numerator, a.denominator, b.numerator, b.denominator
+    # One call for both parts (two properties of a Fraction are two calls).
+    an, ad = a.as_integer_ratio()
+    bn, bd = b.as_integer_ratio()
     if ad == bd:
         return fraction(an + bn, ad)
     return fraction(an * bd + bn * ad, ad * bd)
@@ -57,4 +74,8 @@ def add_all(totals: Sequence[Score], scores: Sequence[Score]) -> tuple[Score, ..
 
 def reached(totals: Sequence[Score], target: int) -> bool:
     """``max(totals) >= target``: every denominator is positive, so compare cross-multiplied."""
-    return any(t.numerator >= target * t.denominator for t in totals)
+    for total in totals:
+        numerator, denominator = total.as_integer_ratio()
+        if numerator >= target * denominator:
+            return True
+    return False

@@ -32,7 +32,7 @@ from cardarena.engine.events import (
     check_players,
     trick_won,
 )
-from cardarena.engine.exact import add, add_all, fraction, reached
+from cardarena.engine.exact import WHOLE_COUNT, add, add_all, fraction, reached
 from cardarena.engine.fairdeal import RandomStream
 from cardarena.engine.fantan import (
     FAN_TAN_RANKS,
@@ -262,7 +262,7 @@ def test_crazy_sixes_play_equals_the_plain_steps(
 
 
 def test_exact_fractions_are_fractions() -> None:
-    for n in range(-30, 31):
+    for n in [*range(-30, 31), WHOLE_COUNT - 1, WHOLE_COUNT, 10**6]:
         for d in range(1, 13):
             fast, plain = fraction(n, d), Fraction(n, d)
             assert type(fast) is Fraction and fast == plain and hash(fast) == hash(plain)
@@ -389,11 +389,20 @@ def test_shuffle_rejects_exactly_as_uniform_does() -> None:
 
 
 def test_deal_equals_card_by_card_dealing() -> None:
+    """Every deck (Spanish hands are summed from bit 64, then shifted), and the orders the
+    fast way leaves to the plain one: a seat given one card or none, cards of two decks."""
     rng = random.Random(4)
+    decks = [FRENCH_52, TRIATHLON_39, spanish_deck(48), spanish_deck(40)]
+    mixed = [(*spanish_deck(48), 3), (*FRENCH_52, *spanish_deck(40))]
     for players in (3, 4, 5):
         for dealer in range(players):
-            order = rng.sample(range(52), 52 - rng.randrange(3))
-            hands = [0] * players
-            for k, card in enumerate(order):
-                hands[(dealer + 1 + k) % players] |= 1 << card
-            assert deal(order, dealer, players) == tuple(hands)
+            for deck in [*decks, *mixed]:
+                for size in (len(deck), len(deck) - rng.randrange(3), rng.randrange(2 * players)):
+                    order = rng.sample(deck, size)
+                    if deck in mixed and size > 2 * players:
+                        top = order.index(max(order))  # a Spanish card first, others later
+                        order[0], order[top] = order[top], order[0]
+                    hands = [0] * players
+                    for k, card in enumerate(order):
+                        hands[(dealer + 1 + k) % players] |= 1 << card
+                    assert deal(order, dealer, players) == tuple(hands)
