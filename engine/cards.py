@@ -154,8 +154,11 @@ _JOKER_BLOCK = _block_table(3, JOKERS[0])
 FRENCH_ONLY: Final = 1 << 52
 """Masks below this hold French cards only; ``cards_of`` reads them suit by suit from these:"""
 FRENCH_CARD_LISTS: Final = (_CLUBS, _DIAMONDS, _HEARTS, _SPADES)
+SPANISH_CARD_LISTS: Final = (_OROS, _COPAS, _ESPADAS, _BASTOS)
+"""The same for the Spanish suits, each a 12-bit block from bit 64 (``mask >> 64``)."""
 _FRENCH_AND_JOKERS: Final = 1 << 55
-_SPANISH_ONLY: Final = 1 << 112
+SPANISH_ONLY: Final = 1 << 112
+"""Masks below this with no bit under 64 hold Spanish cards only."""
 
 
 def cards_of(mask: int) -> list[Card]:
@@ -176,7 +179,7 @@ def cards_of(mask: int) -> list[Card]:
             *_JOKER_BLOCK[mask >> 52],
         ]
     spanish = mask >> SPANISH_BASE
-    if mask < _SPANISH_ONLY and spanish << SPANISH_BASE == mask:
+    if mask < SPANISH_ONLY and spanish << SPANISH_BASE == mask:
         return [
             *_OROS[spanish & 4095],
             *_COPAS[spanish >> 12 & 4095],

@@ -17,7 +17,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from .actions import PASS, choose_trump, default_in, describe, exclude, is_action
-from .cards import FRENCH_CARD_LISTS, FRENCH_ONLY, CardSet, card_code, cards_of
+from .cards import (
+    FRENCH_CARD_LISTS,
+    FRENCH_ONLY,
+    SPANISH_BASE,
+    SPANISH_CARD_LISTS,
+    SPANISH_ONLY,
+    CardSet,
+    card_code,
+    cards_of,
+)
 from .copies import fill
 from .decks import deal, deck_mask, hand_sizes
 from .errors import IllegalAction, MalformedAction, NotYourTurn, OptionError
@@ -47,6 +56,7 @@ DRAWN = Trump.DRAWN
 
 ChanceEvent = DealerDrawn | TrumpDrawn | Dealt
 _CLUBS, _DIAMONDS, _HEARTS, _SPADES = FRENCH_CARD_LISTS
+_OROS, _COPAS, _ESPADAS, _BASTOS = SPANISH_CARD_LISTS
 
 
 MATCH_SHARED = (
@@ -143,6 +153,15 @@ class Match:
                 *_DIAMONDS[legal >> 13 & 8191],
                 *_HEARTS[legal >> 26 & 8191],
                 *_SPADES[legal >> 39],
+            ]
+        spanish = legal >> SPANISH_BASE
+        if legal < SPANISH_ONLY and spanish << SPANISH_BASE == legal:
+            # And its Spanish-deck case (Crazy Sixes), for the same reason.
+            return [
+                *_OROS[spanish & 4095],
+                *_COPAS[spanish >> 12 & 4095],
+                *_ESPADAS[spanish >> 24 & 4095],
+                *_BASTOS[spanish >> 36],
             ]
         return cards_of(legal)
 
