@@ -88,10 +88,22 @@ def test_at_the_cap_the_longest_idle_of_the_biggest_holder_makes_room() -> None:
     assert len(admission) == 16 and admission.held["10.0.0.9"] == 1
     assert admission.shed_count == 1
     admission.busy(newcomer)
-    for n in range(7):  # every idle connection gives way, one newcomer (then busy) each
+    for n in range(5):  # newcomers (then busy) take idle places, the bigger holder's first
         admission.busy(admitted(admission, f"10.0.1.{n}"))
-    assert len(shed) == 8 and not any(name.startswith("10.0.0.1") for name in shed)
+    assert shed == [f"10.0.0.{host}#{n}" for n in range(3) for host in (2, 3)]
+    # Each owner is down to one idle connection, as many as a newcomer would hold: no more
+    # room is made for it (else equal holders would shed each other's places for ever).
     assert admission.admit("10.0.2.1") == "full"
+
+
+def test_flooders_holding_as_many_as_each_other_do_not_shed_each_other() -> None:
+    admission = Admission(256, clock=Clock())
+    for n in range(256):
+        admitted(admission, f"10.0.0.{n % 40}")  # 6 or 7 idle connections each
+    assert admission.admit("10.0.0.39") == "full"  # holds 6, the most hold 7
+    assert admission.shed_count == 0
+    assert isinstance(admission.admit("10.0.9.9"), Slot)  # a newcomer still gets in
+    assert admission.shed_count == 1
 
 
 def test_with_every_connection_busy_a_newcomer_is_refused() -> None:
@@ -228,8 +240,8 @@ def test_a_flooder_beyond_its_share_is_refused_with_503(backend: Backend) -> Non
 
 def test_a_connection_with_a_request_in_flight_is_never_shed(backend: Backend) -> None:
     """Cap 16: one address holds 8 streams (the most of anyone), two others 4 idle each.
-    Newcomers take the idle places, never a stream's; once every place is a stream or a
-    newcomer's call in flight, the next newcomer is refused with 503 and the streams go on."""
+    Newcomers take the idle places, never a stream's, until the owners of the idle ones hold
+    as few as a newcomer would; the next newcomer is refused with 503 and the streams go on."""
     backend.stream_ended.clear()
     with gateway(backend, max_connections=16, header_timeout=LONG, read_timeout=LONG) as running:
         port = running.port
@@ -238,11 +250,11 @@ def test_a_connection_with_a_request_in_flight_is_never_shed(backend: Backend) -
         holding(backend, running, 16, 8)
         newcomers: list[socket.socket] = []
         try:
-            for n in range(8):
+            for n in range(6):
                 newcomers += streaming_clients(port, f"127.0.1.{n + 1}", 1)
-            assert running.admission.shed_count == 8
-            assert all(closed_by_gateway(sock) for sock in idle)
-            holding(backend, running, 16, 0)
+            assert running.admission.shed_count == 6
+            assert all(closed_by_gateway(sock) for sock in idle[:3] + idle[4:7])
+            holding(backend, running, 16, 2)
             with client(port, "127.0.2.1") as refused:
                 assert http_status(read_to_end(refused)) == 503
             assert running.admission.refused["full"] == 1
