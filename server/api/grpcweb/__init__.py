@@ -14,14 +14,15 @@ CORS preflights and serves the static web app from a directory.
 It faces strangers, so it bounds what any client can hold, as a mature HTTP server does: at
 most ``max_connections`` at once (keeping the process well below its file descriptor limit),
 admitted fairly: at the cap an idle connection (waiting for a request head) of the address
-holding the most makes room for a newcomer, and only when every connection is busy, or the
-newcomer's address holds its share (``max(4, cap // 8)`` once the gateway is half full), does
-a connection get a 503 and close unread. The first request head must arrive within
+holding the most makes room for a newcomer whose address holds fewer; otherwise, or when the
+newcomer's address holds its share (``max(4, cap // 8)`` once the gateway is half full), a
+connection gets a 503 and is closed unread. The first request head must arrive within
 ``header_timeout``, a kept-alive connection's next one within ``idle_timeout``, the body and
 every write within ``read_timeout``, a request line of
 ``MAX_REQUEST_LINE`` bytes (414) and a head of ``MAX_HEAD_BYTES`` or ``MAX_HEADER_LINES`` lines
 (431). A body may hold one message of at most ``MAX_MESSAGE_BYTES``: a larger Content-Length or
-chunk size is refused with RESOURCE_EXHAUSTED before any of it is read. Conditions a flood
+chunk size is refused with RESOURCE_EXHAUSTED before any of it is read (what the client sends
+on is discarded up to ``LINGER_BYTES``, then the connection is reset). Conditions a flood
 repeats (the cap, failing accepts, refused requests) log one line per ``log_interval``.
 
 One concern a module, each importing only those before it::

@@ -3,9 +3,9 @@
 Whatever a flood of clients does, the process must keep its file descriptors and its event
 loop, and a newcomer must still get in: at most ``max_connections`` are served at once; at the
 cap an idle connection (one waiting for a request head) of the address holding the most is
-shed to make room, and a newcomer is refused (a 503, closed unread) only when every connection
-is busy or its own address already holds its share (:mod:`.admission`). A failing accept
-(EMFILE) backs off instead of spinning. Each request is a CORS preflight, a gRPC-Web call
+shed to make room, if that address holds more than the newcomer's would; else, or when the
+newcomer's own address already holds its share, the newcomer gets a 503 and is closed unread
+(:mod:`.admission`). A failing accept (EMFILE) backs off instead of spinning. Each request is a CORS preflight, a gRPC-Web call
 (:mod:`.proxy`) or a file of the static web app.
 """
 
