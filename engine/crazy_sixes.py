@@ -60,16 +60,20 @@ class CrazySixesSchedule:
         self.target = options["target_score"]
         self.split = options["split"]
         self.pool = options["pool"]
+        self.first_plan = RoundPlan(self.traits, partial(self._build, None))
+        self.plans = tuple(
+            [RoundPlan(self.traits, partial(self._build, seat)) for seat in range(players)]
+        )
+        """The plan of a hand that ``seat`` starts, made once: every hand but the first."""
 
     def next_round(
         self, index: int, totals: tuple[Score, ...], previous: Round | None
     ) -> RoundPlan | None:
         if index > 0 and reached(totals, self.target):
             return None
-        starter = None
         if isinstance(previous, SixesHand):
-            starter = (previous.starter + 1) % self.players
-        return RoundPlan(self.traits, partial(self._build, starter))
+            return self.plans[(previous.starter + 1) % self.players]
+        return self.first_plan
 
     def _build(self, starter: int | None, hands: tuple[int, ...], dealer: int, trump: int) -> Round:
         return SixesHand(

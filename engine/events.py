@@ -276,6 +276,52 @@ def trick_won(trick: int, leader: int, cards: tuple[int, ...], seat: int) -> Tri
     return event
 
 
+_SET_ROUND_STARTED = tuple(
+    RoundStarted.__dict__[name].__set__
+    for name in ("round", "kind", "dealer", "trump", "multiplier", "voluntary_pass")
+)
+_SET_DEALT = tuple(Dealt.__dict__[name].__set__ for name in ("round", "hands", "hand_sizes"))
+_SET_ROUND_SCORED = tuple(
+    RoundScored.__dict__[name].__set__ for name in ("round", "scores", "totals")
+)
+
+
+def round_started(
+    round: int, kind: str, dealer: int, trump: int | None, multiplier: int, voluntary_pass: bool
+) -> RoundStarted:
+    """``RoundStarted(...)`` stored slot by slot, as :func:`trick_won`: one starts every round
+    (a Crazy Sixes hand is about 25 actions)."""
+    event = object.__new__(RoundStarted)
+    set_round, set_kind, set_dealer, set_trump, set_multiplier, set_voluntary = _SET_ROUND_STARTED
+    set_round(event, round)
+    set_kind(event, kind)
+    set_dealer(event, dealer)
+    set_trump(event, trump)
+    set_multiplier(event, multiplier)
+    set_voluntary(event, voluntary_pass)
+    return event
+
+
+def dealt(round: int, hands: tuple[CardSet | None, ...], hand_sizes: tuple[int, ...]) -> Dealt:
+    """``Dealt(round, hands, hand_sizes)`` stored slot by slot, as :func:`round_started`."""
+    event = object.__new__(Dealt)
+    set_round, set_hands, set_sizes = _SET_DEALT
+    set_round(event, round)
+    set_hands(event, hands)
+    set_sizes(event, hand_sizes)
+    return event
+
+
+def round_scored(round: int, scores: tuple[Score, ...], totals: tuple[Score, ...]) -> RoundScored:
+    """``RoundScored(round, scores, totals)`` stored slot by slot, as :func:`round_started`."""
+    event = object.__new__(RoundScored)
+    set_round, set_scores, set_totals = _SET_ROUND_SCORED
+    set_round(event, round)
+    set_scores(event, scores)
+    set_totals(event, totals)
+    return event
+
+
 def cards_dead(seat: int, cards: int) -> CardsDead:
     """``CardsDead(seat, CardSet(cards))``, shared from ``ONE_CARD_DEAD`` for a single card."""
     if cards & (cards - 1):

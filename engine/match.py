@@ -38,12 +38,14 @@ from .events import (
     MatchEnded,
     MatchStarted,
     Passed,
-    RoundScored,
     RoundStarted,
     Score,
     SuitExcluded,
     TrumpChosen,
     TrumpDrawn,
+    dealt,
+    round_scored,
+    round_started,
 )
 from .exact import add_all
 from .fairdeal import DEALER_LABEL, RandomStream, check_seed, commitment, deal_label, trump_label
@@ -334,7 +336,7 @@ class Match:
             self.plan.traits.deck
         )
         hands = deal(order, self.dealer, self.players)
-        return Dealt(self.round_index, tuple(map(CardSet, hands)), tuple(map(int.bit_count, hands)))
+        return dealt(self.round_index, tuple(map(CardSet, hands)), tuple(map(int.bit_count, hands)))
 
     def _check_chance(self, event: ChanceEvent) -> None:
         if isinstance(event, DealerDrawn):
@@ -397,7 +399,7 @@ class Match:
         trump = traits.trump_suit
         self._trump = trump if trump is not None else -1
         out.append(
-            RoundStarted(
+            round_started(
                 index, traits.kind, self.dealer, trump, plan.multiplier, traits.voluntary_pass
             )
         )
@@ -409,7 +411,7 @@ class Match:
         self.totals = add_all(self.totals, scores)
         self.round_scores.append(scores)
         out.extend(extra)
-        out.append(RoundScored(self.round_index, scores, self.totals))
+        out.append(round_scored(self.round_index, scores, self.totals))
         self._begin_round(self.round_index + 1, out)
 
     def _end_match(self, out: list[Event]) -> None:

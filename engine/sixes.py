@@ -357,7 +357,7 @@ class SixesHand(LayoutRound):
 
     def scores(self) -> tuple[Fraction, ...]:
         return score_hand(
-            self.placed, [d.bit_count() for d in self.dead], split=self.split, pool=self.pool
+            self.placed, list(map(int.bit_count, self.dead)), split=self.split, pool=self.pool
         )
 
     def table(self) -> dict[str, Any]:
@@ -381,20 +381,17 @@ def score_hand(
     arithmetic is slow, and every hand of every match is scored here.
     """
     best = max(placed)
-    winners = [i for i, p in enumerate(placed) if p == best]
+    ways = placed.count(best)  # the winners: every seat that placed the most
     if pool == "all_unplaced":
         unplaced = sum(dead)
     else:
-        unplaced = sum(d for i, d in enumerate(dead) if i not in winners)
-    ways = len(winners)
+        unplaced = sum([d for p, d in zip(placed, dead, strict=True) if p != best])
     if split != "exact":
         unplaced, ways = unplaced // ways, 1
     # A winner scores p + unplaced / ways (+ 5 when clean) = (p * ways + unplaced (+ 5 * ways)) / ways.
     return tuple(
         [
-            fraction((p + (5 if dead[i] == 0 else 0)) * ways + unplaced, ways)
-            if i in winners
-            else fraction(p, 1)
-            for i, p in enumerate(placed)
+            fraction((p + (0 if d else 5)) * ways + unplaced, ways) if p == best else fraction(p, 1)
+            for p, d in zip(placed, dead, strict=True)
         ]
     )

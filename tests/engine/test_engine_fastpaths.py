@@ -26,10 +26,16 @@ from cardarena.engine.events import (
     PASSED,
     CardPlayed,
     CardsDead,
+    Dealt,
     Passed,
+    RoundScored,
+    RoundStarted,
     TrickWon,
     cards_dead,
     check_players,
+    dealt,
+    round_scored,
+    round_started,
     trick_won,
 )
 from cardarena.engine.exact import WHOLE_COUNT, add, add_all, fraction, reached
@@ -112,6 +118,25 @@ def test_trick_won_builds_the_same_frozen_event() -> None:
     assert type(fast) is TrickWon and dataclasses.astuple(fast) == dataclasses.astuple(plain)
     with pytest.raises(dataclasses.FrozenInstanceError):
         fast.seat = 0  # type: ignore[misc]
+
+
+def test_round_events_built_slot_by_slot_are_the_frozen_events() -> None:
+    hands = (CardSet(3 << 64), None, CardSet(1 << 100))
+    pairs: list[tuple[RoundStarted | Dealt | RoundScored, RoundStarted | Dealt | RoundScored]] = [
+        (round_started(2, "hand", 1, None, 1, False), RoundStarted(2, "hand", 1, None, 1, False)),
+        (round_started(0, "trumps", 3, 2, 4, True), RoundStarted(0, "trumps", 3, 2, 4, True)),
+        (dealt(5, hands, (2, 0, 1)), Dealt(5, hands, (2, 0, 1))),
+        (
+            round_scored(1, (Fraction(5, 2), 3), (7, Fraction(1, 3))),
+            RoundScored(1, (Fraction(5, 2), 3), (7, Fraction(1, 3))),
+        ),
+    ]
+    for fast, plain in pairs:
+        assert fast == plain and hash(fast) == hash(plain) and repr(fast) == repr(plain)
+        assert type(fast) is type(plain)
+        assert dataclasses.astuple(fast) == dataclasses.astuple(plain)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            fast.round = 9  # type: ignore[misc]
 
 
 def test_every_game_fits_the_shared_tables() -> None:
