@@ -35,6 +35,7 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from cardarena.engine import events as ev
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
+from cardarena.v1.clocks import ACTION_KINDS
 
 from . import pieces
 from .pieces import Assembled, put_together, seq_prefix
@@ -155,6 +156,9 @@ def _match_started(event: pb.Event, raw: bytes) -> ev.Event | None:
     return checked
 
 
+CHARGED: Final = ACTION_KINDS | {"timed_out"}
+"""The entries that may carry the time a seat was charged (``Event.think_ms``)."""
+
 _OPTIONS: dict[bytes, Any] = {}
 """Options (a MatchStarted's Struct, encoded deterministically) shown canonical, normalised."""
 
@@ -162,9 +166,10 @@ _OPTIONS: dict[bytes, Any] = {}
 def _encoded_as(event: pb.Event, decoded: ev.Event) -> pb.Event:
     """``decoded`` encoded as the codec encodes it at ``event``'s seq, with the match id and
     server settings a MatchStarted carries taken from ``event`` (they are the start check's to
-    judge; any other event has none)."""
+    judge; any other event has none), and the time an action was charged (the server check's
+    to judge, on the entries that may carry it)."""
     started = event.match_started
-    return codec.event_to_pb(
+    out = codec.event_to_pb(
         decoded,
         event.seq,
         started.match_id,
@@ -172,7 +177,15 @@ def _encoded_as(event: pb.Event, decoded: ev.Event) -> pb.Event:
         reserved_seats=started.reserved_seats,
         forfeit_after=started.forfeit_after,
         tournament_id=started.tournament_id,
+        clocks={
+            "bank_ms": started.bank_ms,
+            "increment_ms": started.increment_ms,
+            "round_ms": started.round_ms,
+        },
     )
+    if event.HasField("think_ms") and event.WhichOneof("kind") in CHARGED:
+        out.think_ms = event.think_ms
+    return out
 
 
 def _decode_strict(event: pb.Event, raw: bytes) -> ev.Event | None:

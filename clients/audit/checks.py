@@ -15,6 +15,8 @@ from cardarena.engine import events as ev
 from cardarena.engine.errors import ActionError, ReplayError
 from cardarena.engine.match import ActionReader
 from cardarena.v1 import codec
+from cardarena.v1 import game_pb2 as pb
+from cardarena.v1.clocks import SeatClocks, TimeControl
 
 from .errors import Discrepancy, mismatch
 from .explain import explain_replay
@@ -33,7 +35,8 @@ CHECKS: Final = (
     ("replay", "every deal, draw, action and result follows from the deal seed and the rules"),
     (
         "server",
-        "every seat joined before the first deal; each time-out is followed by the default action",
+        "every seat joined before the first deal; each time-out was due by the clocks folded"
+        " from the log and is followed by the default action",
     ),
     ("faults", "every fault and forfeit follows the match's fault policy; MatchInfo counts them"),
     ("result", "MatchInfo's totals and winners are the replay's (no winners if cancelled)"),
@@ -86,7 +89,9 @@ class Checks(FormChecks):
     def check_server(self) -> None:
         started = self.decoded[0]
         assert isinstance(started, ev.MatchStarted)  # the replay check holds
-        clocked = self.event(1).match_started.move_ms > 0  # the log's clock, not MatchInfo's
+        control = TimeControl.of_message(self.event(1).match_started)  # the log's, not MatchInfo's
+        clocked = control.timed
+        clocks = SeatClocks(control, started.players)
         # The rules are followed again only to judge time-outs (the seat to act, its default
         # action); the replay check has followed them through the whole log. Without a
         # time-out, actions are told apart by the log's own rounds until every seat is in.
@@ -120,6 +125,9 @@ class Checks(FormChecks):
                     continue
                 _check_default(n, recorded, timed_out)
                 timed_out, forfeit_between = None, False
+            if kind == "timed_out" and not self.event(n).timed_out.forfeited:
+                _check_due(n, self.event(n), clocks)  # by the clocks before this entry
+            clocks.fold(self.event(n))
             if kind == "seat_joined":
                 self._joined(n, self.event(n).seat_joined.seat, joined, players)
             elif kind in CHANCE and len(joined) < players:
@@ -184,6 +192,26 @@ class Checks(FormChecks):
             raise mismatch(
                 "winners", list(self.info.winners), f"{list(match.winners)} ({where})", at
             )
+
+
+def _check_due(n: int, entry: pb.Event, clocks: SeatClocks) -> None:
+    """A time-out is due once the seat's allowance is used up: its TimedOut charges the whole
+    allowance the clocks give it by the log so far (a log from before time was written on
+    entries has none, and only a per-move clock: nothing to compare)."""
+    seat = entry.timed_out.seat
+    allowed = clocks.allowance_ms(seat)
+    if allowed is None or not 0 <= seat < len(clocks.bank):
+        return
+    if not entry.HasField("think_ms"):
+        if clocks.control.bank_ms or clocks.control.round_ms:
+            raise Discrepancy(n, f"seat {seat} timed out with no time charged (think_ms)")
+        return
+    if entry.think_ms < allowed:
+        raise Discrepancy(
+            n,
+            f"seat {seat} timed out after {entry.think_ms} ms, but its clocks allowed"
+            f" {allowed} ms (its bank and round budget as the log leaves them)",
+        )
 
 
 def _check_default(

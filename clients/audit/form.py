@@ -253,6 +253,10 @@ class FormChecks:
             raise mismatch(
                 "time_control.move_ms", info.time_control.move_ms, f"{started.move_ms}{old}", 1
             )
+        for part in ("bank_ms", "increment_ms", "round_ms"):
+            if getattr(info.time_control, part) != getattr(started, part):
+                shown, logged = getattr(info.time_control, part), getattr(started, part)
+                raise mismatch(f"time_control.{part}", shown, logged, 1)
         self._check_state()
         self._check_seats(started)
 

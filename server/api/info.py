@@ -7,6 +7,7 @@ import json
 
 from cardarena.v1 import codec
 from cardarena.v1 import service_pb2 as spb
+from cardarena.v1.clocks import TimeControl
 
 from ..hosting import Arena, HostedMatch
 from ..hosting.outcome import Outcome
@@ -79,7 +80,7 @@ def _info(
         seed_commitment=record.commitment,
         last_seq=outcome.last_seq,
         last_hash=outcome.last_hash,
-        time_control=spb.TimeControl(move_ms=int(config.get("move_ms", 0))),
+        time_control=spb.TimeControl(**TimeControl.from_settings(config).settings()),
         totals=[codec.score_to_pb(t) for t in outcome.totals],
         winners=list(outcome.winners),
         cancelled=outcome.cancelled,

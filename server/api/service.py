@@ -17,6 +17,7 @@ from cardarena.engine.schedule import GameSpec
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
+from cardarena.v1.clocks import TimeControl
 
 from .. import metrics
 from ..errors import BadRequest, NotRunning
@@ -163,7 +164,7 @@ class MatchService:
             request.game,
             request.players or None,
             options,
-            move_ms=request.time_control.move_ms,
+            control=TimeControl.of_message(request.time_control),
             seed=request.seed or None,
             request_id=request.request_id or None,
             reserved=reserved,

@@ -7,6 +7,7 @@ from cardarena.engine import get_game
 from cardarena.engine.match import setup
 from cardarena.v1 import codec
 from cardarena.v1 import tournament_pb2 as tpb
+from cardarena.v1.clocks import TimeControl
 from cardarena.v1.designs import design_of
 
 from ..errors import BadRequest
@@ -59,11 +60,14 @@ def tournament_spec(request: tpb.CreateTournamentRequest) -> tuple[TournamentSpe
             f"entrants: {len(names)} for {prepared.players} seats; a tournament needs an"
             " entrant per seat (one entrant in two seats would see two hands)"
         )
-    move_ms = request.time_control.move_ms
-    if not 1 <= move_ms <= MAX_MOVE_MS:
+    try:
+        control = TimeControl.of_message(request.time_control).check()
+    except ValueError as error:
+        raise BadRequest(str(error)) from None
+    if not control.timed:
         raise BadRequest(
-            f"time_control.move_ms must be 1..{MAX_MOVE_MS}: a tournament needs a clock, so"
-            " that an entrant who is away cannot stall it"
+            f"time_control.move_ms must be 1..{MAX_MOVE_MS} (or set bank_ms or round_ms): a"
+            " tournament needs a clock, so that an entrant who is away cannot stall it"
         )
     if not 1 <= request.deals <= MAX_DEALS:
         raise BadRequest(f"deals must be 1..{MAX_DEALS}, got {request.deals}")
@@ -87,7 +91,10 @@ def tournament_spec(request: tpb.CreateTournamentRequest) -> tuple[TournamentSpe
         game=prepared.game,
         players=prepared.players,
         options=dict(prepared.options),
-        move_ms=move_ms,
+        move_ms=control.move_ms,
+        bank_ms=control.bank_ms,
+        increment_ms=control.increment_ms,
+        round_ms=control.round_ms,
         entrants=tuple(names),
         key_hashes=tuple(hashes),
         deals=request.deals,

@@ -23,6 +23,7 @@ from cardarena.engine import commitment
 from cardarena.engine.match import setup
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
+from cardarena.v1.clocks import MAX_CLOCK_MS, TimeControl
 
 from ..errors import BadRequest, RequestReused, Unreplayable
 from ..store import EventStore, MatchLog, MatchRecord, Owner, StoreConflict, UnknownMatch, now_iso
@@ -39,7 +40,7 @@ from .signing import Signer, log_checkpoint, public_keys
 
 log = structlog.get_logger(__name__)
 
-MAX_MOVE_MS = 3_600_000
+MAX_MOVE_MS = MAX_CLOCK_MS
 MAX_ENDED_IN_MEMORY = 1000
 """Ended matches kept in memory beyond this are dropped, oldest first (and reloaded from the
 store if asked for): a long competition would otherwise grow without bound."""
@@ -96,6 +97,7 @@ class Arena:
         options: Mapping[str, Any] | None,
         *,
         move_ms: int = 0,
+        control: TimeControl | None = None,
         seed: bytes | None = None,
         request_id: str | None = None,
         reserved: Mapping[int, str] | None = None,
@@ -112,7 +114,8 @@ class Arena:
         its first attempt created (:class:`RequestReused` if the retry asks for something
         else). A tournament's matches name it, and carry its fault policy (``forfeit_after``
         faults forfeit a seat; see :mod:`.faults`); a match whose ``seed_shared`` with others
-        keeps it until its tournament reveals it (:mod:`.ending`)."""
+        keeps it until its tournament reveals it (:mod:`.ending`). Its clock is ``control``,
+        or, for the common case, ``move_ms`` per move alone."""
         settings = {
             "forfeit_after": forfeit_after,
             "tournament": tournament_id,
@@ -123,7 +126,7 @@ class Arena:
                 game,
                 players,
                 options,
-                move_ms,
+                control or TimeControl(move_ms=move_ms),
                 seed,
                 request_id,
                 reserved or {},
@@ -137,15 +140,17 @@ class Arena:
         game: str,
         players: int | None,
         options: Mapping[str, Any] | None,
-        move_ms: int,
+        control: TimeControl,
         seed: bytes | None,
         request_id: str | None,
         reserved: Mapping[int, str],
         creator_secret: str | None,
         settings: Mapping[str, Any],
     ) -> HostedMatch:
-        if not 0 <= move_ms <= MAX_MOVE_MS:
-            raise BadRequest(f"time_control.move_ms must be 0..{MAX_MOVE_MS}, got {move_ms}")
+        try:
+            control.check()
+        except ValueError as error:
+            raise BadRequest(str(error)) from None
         prepared = setup(game, players=players, options=options)
         for seat in reserved:
             if not 0 <= seat < prepared.players:
@@ -159,7 +164,7 @@ class Arena:
             "game": prepared.game,
             "players": prepared.players,
             "options": prepared.options,
-            "move_ms": move_ms,
+            **control.settings(),
             **settings,  # only when given, so that older matches' settings compare equal
         }
         if reserved:  # only when given, so that older matches' settings compare equal
@@ -223,7 +228,7 @@ class Arena:
             seats,
             last_seq,
             self.store,
-            move_ms=int(config.get("move_ms", 0)),
+            control=TimeControl.from_settings(config),
             voluntary_pass=voluntary_pass,
             on_change=self._changed,
             faults=SeatFaults(

@@ -87,19 +87,26 @@ class MoveClock:
         self._timer = asyncio.create_task(self._run(expire, delay / 1000))
 
     def estimate(
-        self, waiting: bool, entries: Sequence[pb.Event] | None = None, *, at_once: bool = False
+        self,
+        waiting: bool,
+        entries: Sequence[pb.Event] | None = None,
+        *,
+        at_once: bool = False,
+        move_ms: int | None = None,
     ) -> None:
         """A follower's idea of the owner's deadline after reading ``entries``: a full move
-        from now (it reads the owner's events milliseconds late, so it errs late by that
-        much); now, ``at_once``, when the seat to act has forfeited (the owner plays it at
-        once, clock or none). Faults alone restart no clock (a fault never buys time): after
-        them the estimate stands."""
+        (``move_ms``, the seat's allowance, or the per-move clock) from now (it reads the
+        owner's events milliseconds late, so it errs late by that much); now, ``at_once``,
+        when the seat to act has forfeited (the owner plays it at once, clock or none).
+        Faults alone restart no clock (a fault never buys time): after them the estimate
+        stands."""
         if at_once:
             self.deadline = self.keeper.now()
         elif not waiting:
             self.deadline = 0.0
         elif not self.deadline or entries is None or restarts(entries):
-            self.deadline = self.keeper.now() + self.move_ms / 1000
+            allowed = self.move_ms if move_ms is None else move_ms
+            self.deadline = self.keeper.now() + allowed / 1000
 
     def stop(self) -> None:
         if self._timer is not None:

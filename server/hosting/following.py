@@ -15,6 +15,7 @@ from typing import Any
 
 from cardarena.engine import ActionError, Match
 from cardarena.v1 import game_pb2 as pb
+from cardarena.v1.clocks import SeatClocks
 
 from ..store import (
     EventStore,
@@ -46,6 +47,7 @@ class LogFollower(ABC):
     last_hash: bytes
     store: EventStore
     move_ms: int
+    banks: SeatClocks
     lock: asyncio.Lock
     clock: MoveClock
     reconnection: Reconnection
@@ -171,7 +173,10 @@ class LogFollower(ABC):
             # milliseconds later, so the estimate errs late by that much).
             acting = self.running and to_act is not None
             forfeited = to_act is not None and self.faults.forfeited[to_act]
-            self.clock.estimate(acting and self.move_ms > 0, encoded, at_once=acting and forfeited)
+            allowed = self.banks.allowance_ms(to_act) if acting and to_act is not None else None
+            self.clock.estimate(
+                allowed is not None, encoded, at_once=acting and forfeited, move_ms=allowed
+            )
         self._publish(encoded)
         self._changed()
 

@@ -26,8 +26,8 @@ from cardarena.engine import (
 from cardarena.engine import events as ev
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
+from cardarena.v1.clocks import SeatClocks, TimeControl
 
-from .. import metrics
 from ..errors import Moved, NotRunning, RequestReused, SeatTaken, Stale
 from ..store import (
     DuplicateRequest,
@@ -42,13 +42,13 @@ from .clock import MoveClock, Reconnection
 from .completion import to_completion
 from .credentials import request_key, same_action, token_hash
 from .dealing import Joins, follow
-from .ending import Ending
 from .faults import SeatFaults, as_recorded
 from .outcome import Outcome
 from .rebuild import action_at
 from .recent import RecentRequests
 from .seating import Seat, seat_for, seat_holding
 from .subscribers import Readers, turn_after
+from .timing import Timing
 
 log = structlog.get_logger(__name__)
 
@@ -77,7 +77,7 @@ def repeated(
     return Submitted(first, last, applied=False, events=[], voluntary_before=False)
 
 
-class HostedMatch(Ending):
+class HostedMatch(Timing):
     """One match in memory, its seats, its subscribers, its clock and its faults."""
 
     def __init__(
@@ -88,7 +88,7 @@ class HostedMatch(Ending):
         last_seq: int,
         store: EventStore,
         *,
-        move_ms: int,
+        control: TimeControl,
         voluntary_pass: bool,
         on_change: Callable[[HostedMatch], None],
         faults: SeatFaults | None = None,
@@ -108,9 +108,13 @@ class HostedMatch(Ending):
         self.last_seq = last_seq
         self.last_hash = b""
         self.store = store
-        self.move_ms = move_ms
+        self.control = control
+        self.move_ms = control.move_ms
+        self.banks = SeatClocks(control, len(seats))
+        """What each seat has left of its bank and round budget, folded from the log."""
+        self._turn_started, self._turn_allowed, self._turn_window, self._armed = 0.0, 0, 0, -1
         self.lock = asyncio.Lock()
-        self.clock = MoveClock(move_ms)
+        self.clock = MoveClock(control.move_ms)
         self._turn = 0
         """Counts the clock's re-arming: a timer fires only for the turn it was armed for (a
         fault written in the middle of a turn does not give the seat more time)."""
@@ -393,12 +397,17 @@ class HostedMatch(Ending):
             encoded.append(
                 pb.Event(seq=first, timed_out=pb.TimedOut(seat=seat, forfeited=forfeited))
             )
+            if not forfeited:  # the whole allowance, used up
+                encoded[0].think_ms = self._turn_allowed
             if self.faults.forfeits_with_one_more(seat):
                 encoded.append(
                     pb.Event(seq=first + 1, seat_forfeited=self.faults.forfeit_event(seat))
                 )
         start = first + len(encoded)
-        encoded += [codec.event_to_pb(e, start + i, self.match_id) for i, e in enumerate(events)]
+        acted = [codec.event_to_pb(e, start + i, self.match_id) for i, e in enumerate(events)]
+        if seat is not None and not timed_out:
+            self.charge(acted, seat)
+        encoded += acted
         if self.engine.over:
             encoded += self.reveal_event(first + len(encoded))
         try:
@@ -439,6 +448,7 @@ class HostedMatch(Ending):
                 reserved_seats=reserved,
                 forfeit_after=self.faults.forfeit_after,
                 tournament_id=self.tournament_id,
+                clocks={k: v for k, v in self.control.settings().items() if k != "move_ms"},
             )
             for i, e in enumerate(self.engine.log)
         ]
@@ -450,6 +460,7 @@ class HostedMatch(Ending):
         """Fold entries into what the log says beyond the engine: faults, and the reveal."""
         for entry in encoded:
             self.faults.note(entry)
+            self.banks.fold(entry)
             self.revealed |= entry.WhichOneof("kind") == "seed_revealed"
 
     def _publish(self, encoded: list[pb.Event]) -> None:
@@ -459,67 +470,3 @@ class HostedMatch(Ending):
         seat = self.engine.to_act
         if seat is not None and self.running:
             self.readers.prompt(seat, self.your_turn)
-
-    def your_turn(self) -> pb.YourTurn:
-        return pb.YourTurn(
-            seq=self.last_seq,
-            legal_actions=[codec.action_to_pb(a) for a in self.engine.legal_actions()],
-            deadline_unix_ms=int(self.clock.deadline * 1000),
-        )
-
-    # -- the clock -----------------------------------------------------------------------
-
-    def await_seats(self) -> None:
-        """An outage just ended (or this match began inside its window): every seat is
-        awaited until it opens a stream or acts (:class:`.clock.Reconnection`)."""
-        if self.reconnection.left_ms(self.clock.keeper.now()):
-            self.returning = set(range(len(self.seats)))
-
-    def seat_back(self, seat: int) -> None:
-        """``seat`` opened a stream: from now its clock runs as usual, and a turn of its that
-        was waiting out the reconnection window gets a full move from now (never more time
-        than it had: a seat back after the window closed keeps its deadline)."""
-        if seat not in self.returning:
-            return
-        self.returning.discard(seat)
-        sooner = self.clock.keeper.now() + self.move_ms / 1000 < self.clock.deadline
-        if seat == self.engine.to_act and self.owned and self.running and sooner:
-            self._rearm_clock()
-            self.readers.publish([], turn_after(self))  # the nearer deadline, no event
-
-    def _move_ms(self, seat: int) -> int:
-        """A full move, and for a seat still awaited after an outage what is left of the
-        window on top."""
-        if seat not in self.returning:
-            return self.move_ms
-        left = self.reconnection.left_ms(self.clock.keeper.now())
-        if not left:
-            self.returning.clear()  # the window is one for every seat: it has closed
-        return self.move_ms + left
-
-    def _rearm_clock(self) -> None:
-        """A new turn: a full move's time for the seat to act, or none at all for a seat that
-        forfeited (the server plays it at once)."""
-        self.clock.stop()
-        self._turn += 1
-        seat = self.engine.to_act
-        if not self.owned or not self.running or seat is None:
-            return
-        turn = self._turn
-        if self.faults.forfeited[seat]:
-            self.clock.start(lambda: self._expire(turn), delay_ms=0)
-        elif self.move_ms > 0:
-            self.clock.start(lambda: self._expire(turn), delay_ms=self._move_ms(seat))
-
-    async def _expire(self, turn: int) -> None:
-        async with self.lock:
-            seat = self.engine.to_act
-            if turn != self._turn or not self.owned or not self.running or seat is None:
-                return
-            events = self.engine.apply(seat, self.engine.default_action())
-            metrics.ACTIONS.inc()
-            self.log.info("timed_out", seat=seat)
-            try:
-                await self._record(events, request_id=None, seat=seat, timed_out=True)
-            except (LeaseLost, StoreError) as error:  # rebuilt from the store; nothing to answer
-                self.log.warning("timeout_not_recorded", error=str(error))

@@ -21,6 +21,7 @@ import structlog
 
 from cardarena.competition import MatchPlan, Played
 from cardarena.v1 import codec
+from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
 
 from ..errors import DirectedElsewhere, NotRunning
@@ -346,7 +347,7 @@ class Director:
             spec.game,
             spec.players,
             spec.options,
-            move_ms=spec.move_ms,
+            control=spec.control,
             seed=plan.seed,
             request_id=self.request_id(plan.index),
             reserved={s: self._derived(f"join/{plan.index}/{s}") for s in range(spec.players)},
@@ -397,6 +398,7 @@ class Director:
             move_ms=self.spec.move_ms,
             lowest_wins=self.spec.lowest_wins,
             index=plan.index,
+            time_control=spb.TimeControl(**self.spec.control.settings()),
         )
 
     def match_changed(self, hosted: HostedMatch) -> None:

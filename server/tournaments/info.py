@@ -115,7 +115,7 @@ def tournament_info(
         game=spec.game,
         players=spec.players,
         options=codec.struct_of(spec.options),
-        time_control=spb.TimeControl(move_ms=spec.move_ms),
+        time_control=spb.TimeControl(**spec.control.settings()),
         entrants=list(spec.entrants),
         deals=spec.deals,
         concurrency=spec.concurrency,

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from cardarena.competition import EVERY_LINEUP, Design
+from cardarena.v1.clocks import TimeControl
 
 DEFAULT_FORFEIT_AFTER = 3
 DEFAULT_CONCURRENCY = 4
@@ -59,6 +60,14 @@ class TournamentSpec:
     existed has none: every lineup, as it was played."""
     candidates: int = 0
     """A gauntlet's: the first entrants that are candidates."""
+    bank_ms: int = 0
+    increment_ms: int = 0
+    round_ms: int = 0
+    """The rest of the clock beside ``move_ms`` (``TimeControl``); 0: off."""
+
+    @property
+    def control(self) -> TimeControl:
+        return TimeControl(self.move_ms, self.bank_ms, self.increment_ms, self.round_ms)
 
     @property
     def design(self) -> Design:

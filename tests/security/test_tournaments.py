@@ -143,6 +143,13 @@ BAD_FIELDS: list[tuple[str, Spoil, str]] = [
     ("move_ms 0", _set(time_control__move_ms=0), "time_control.move_ms"),
     ("move_ms too long", _set(time_control__move_ms=3_600_001), "time_control.move_ms"),
     ("no time control", _no_time_control, "time_control.move_ms"),
+    ("bank too long", _set(time_control__bank_ms=3_600_001), "time_control.bank_ms"),
+    ("round budget too long", _set(time_control__round_ms=3_600_001), "time_control.round_ms"),
+    (
+        "increment without a bank",
+        _set(time_control__move_ms=0, time_control__increment_ms=100),
+        "time_control.increment_ms",
+    ),
     ("fallback false", _set(fault_policy__fallback=False), "fault_policy.fallback"),
     ("forfeit_after 0", _forfeit_after(0), "fault_policy.forfeit_after"),
     ("forfeit_after 1001", _forfeit_after(1001), "fault_policy.forfeit_after"),

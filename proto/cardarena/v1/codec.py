@@ -175,13 +175,15 @@ def event_to_pb(
     reserved_seats: Sequence[bool] = (),
     forfeit_after: int = 0,
     tournament_id: str = "",
+    clocks: Mapping[str, int] | None = None,
 ) -> pb.Event:
     """One engine event as a log entry at ``seq``.
 
-    ``move_ms``, ``reserved_seats``, ``forfeit_after`` and ``tournament_id`` are the match's
-    settings that the rules do not know (the clock, which seats were reserved, the fault
-    policy, the tournament): only a MatchStarted carries them, so that they are hashed with
-    the log; every other event ignores them.
+    ``move_ms``, ``reserved_seats``, ``forfeit_after``, ``tournament_id`` and ``clocks``
+    (``bank_ms``, ``increment_ms``, ``round_ms``) are the match's settings that the rules do
+    not know (the clock, which seats were reserved, the fault policy, the tournament): only a
+    MatchStarted carries them, so that they are hashed with the log; every other event
+    ignores them.
     """
     out = pb.Event(seq=seq)
     match event:
@@ -197,6 +199,7 @@ def event_to_pb(
                     reserved_seats=list(reserved_seats),
                     forfeit_after=forfeit_after,
                     tournament_id=tournament_id,
+                    **(clocks or {}),
                 )
             )
         case ev.DealerDrawn():

@@ -331,6 +331,9 @@ class MatchStarted(_message.Message):
     RESERVED_SEATS_FIELD_NUMBER: _builtins.int
     FORFEIT_AFTER_FIELD_NUMBER: _builtins.int
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    BANK_MS_FIELD_NUMBER: _builtins.int
+    INCREMENT_MS_FIELD_NUMBER: _builtins.int
+    ROUND_MS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match's id, as in every call about it."""
     game: _builtins.str
@@ -349,6 +352,18 @@ class MatchStarted(_message.Message):
     """
     tournament_id: _builtins.str
     """The tournament that scheduled the match ("" for none)."""
+    bank_ms: _builtins.int
+    """... and the bank clock, as in chess: each seat's bank at the start of the match, in
+    milliseconds (0: no bank) ...
+    """
+    increment_ms: _builtins.int
+    """... what each of the seat's actions in time adds to its bank ..."""
+    round_ms: _builtins.int
+    """... and each seat's budget per round (a trick round, a Fan Tan round, a Crazy Sixes
+    hand, a Triathlon deal), renewed at every RoundStarted (0: none). A seat's turn lasts
+    the least of move_ms, what is left of its bank and what is left of its round budget
+    (those in force); docs/protocol.md, "Clocks".
+    """
     @_builtins.property
     def options(self) -> _struct_pb2.Struct:
         """Fully normalised options (every default filled in)."""
@@ -371,10 +386,13 @@ class MatchStarted(_message.Message):
         reserved_seats: _abc.Iterable[_builtins.bool] | None = ...,
         forfeit_after: _builtins.int = ...,
         tournament_id: _builtins.str = ...,
+        bank_ms: _builtins.int = ...,
+        increment_ms: _builtins.int = ...,
+        round_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["forfeit_after", b"forfeit_after", "game", b"game", "match_id", b"match_id", "move_ms", b"move_ms", "options", b"options", "players", b"players", "reserved_seats", b"reserved_seats", "seed_commitment", b"seed_commitment", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank_ms", b"bank_ms", "forfeit_after", b"forfeit_after", "game", b"game", "increment_ms", b"increment_ms", "match_id", b"match_id", "move_ms", b"move_ms", "options", b"options", "players", b"players", "reserved_seats", b"reserved_seats", "round_ms", b"round_ms", "seed_commitment", b"seed_commitment", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1001,6 +1019,7 @@ class Event(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     SEQ_FIELD_NUMBER: _builtins.int
+    THINK_MS_FIELD_NUMBER: _builtins.int
     MATCH_STARTED_FIELD_NUMBER: _builtins.int
     SEAT_JOINED_FIELD_NUMBER: _builtins.int
     DEALER_DRAWN_FIELD_NUMBER: _builtins.int
@@ -1024,6 +1043,13 @@ class Event(_message.Message):
     seq: _builtins.int
     """Starts at 1 (MatchStarted), one more per entry, no gaps: remember the last one seen and
     resume a stream from it (after_seq).
+    """
+    think_ms: _builtins.int
+    """In a match with a clock, the milliseconds the server charged the seat: on the entry of a
+    seat's own action (CardPlayed, Passed, SuitExcluded, TrumpChosen) the time it took from
+    its turn's start; on a TimedOut the whole time it was allowed (its default action's entry
+    then has none). Time the server was away (docs/protocol.md, "Clocks") is not charged.
+    0 elsewhere.
     """
     @_builtins.property
     def match_started(self) -> Global___MatchStarted:
@@ -1111,6 +1137,7 @@ class Event(_message.Message):
         self,
         *,
         seq: _builtins.int = ...,
+        think_ms: _builtins.int | None = ...,
         match_started: Global___MatchStarted | None = ...,
         seat_joined: Global___SeatJoined | None = ...,
         dealer_drawn: Global___DealerDrawn | None = ...,
@@ -1132,12 +1159,17 @@ class Event(_message.Message):
         seat_faulted: Global___SeatFaulted | None = ...,
         seat_forfeited: Global___SeatForfeited | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_dead", b"cards_dead", "dealer_drawn", b"dealer_drawn", "dealt", b"dealt", "feats_earned", b"feats_earned", "kind", b"kind", "match_cancelled", b"match_cancelled", "match_ended", b"match_ended", "match_started", b"match_started", "passed", b"passed", "round_scored", b"round_scored", "round_started", b"round_started", "seat_faulted", b"seat_faulted", "seat_forfeited", b"seat_forfeited", "seat_joined", b"seat_joined", "seed_revealed", b"seed_revealed", "suit_excluded", b"suit_excluded", "timed_out", b"timed_out", "trick_won", b"trick_won", "trump_chosen", b"trump_chosen", "trump_drawn", b"trump_drawn"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_think_ms", b"_think_ms", "card_played", b"card_played", "cards_dead", b"cards_dead", "dealer_drawn", b"dealer_drawn", "dealt", b"dealt", "feats_earned", b"feats_earned", "kind", b"kind", "match_cancelled", b"match_cancelled", "match_ended", b"match_ended", "match_started", b"match_started", "passed", b"passed", "round_scored", b"round_scored", "round_started", b"round_started", "seat_faulted", b"seat_faulted", "seat_forfeited", b"seat_forfeited", "seat_joined", b"seat_joined", "seed_revealed", b"seed_revealed", "suit_excluded", b"suit_excluded", "think_ms", b"think_ms", "timed_out", b"timed_out", "trick_won", b"trick_won", "trump_chosen", b"trump_chosen", "trump_drawn", b"trump_drawn"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_played", b"card_played", "cards_dead", b"cards_dead", "dealer_drawn", b"dealer_drawn", "dealt", b"dealt", "feats_earned", b"feats_earned", "kind", b"kind", "match_cancelled", b"match_cancelled", "match_ended", b"match_ended", "match_started", b"match_started", "passed", b"passed", "round_scored", b"round_scored", "round_started", b"round_started", "seat_faulted", b"seat_faulted", "seat_forfeited", b"seat_forfeited", "seat_joined", b"seat_joined", "seed_revealed", b"seed_revealed", "seq", b"seq", "suit_excluded", b"suit_excluded", "timed_out", b"timed_out", "trick_won", b"trick_won", "trump_chosen", b"trump_chosen", "trump_drawn", b"trump_drawn"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_think_ms", b"_think_ms", "card_played", b"card_played", "cards_dead", b"cards_dead", "dealer_drawn", b"dealer_drawn", "dealt", b"dealt", "feats_earned", b"feats_earned", "kind", b"kind", "match_cancelled", b"match_cancelled", "match_ended", b"match_ended", "match_started", b"match_started", "passed", b"passed", "round_scored", b"round_scored", "round_started", b"round_started", "seat_faulted", b"seat_faulted", "seat_forfeited", b"seat_forfeited", "seat_joined", b"seat_joined", "seed_revealed", b"seed_revealed", "seq", b"seq", "suit_excluded", b"suit_excluded", "think_ms", b"think_ms", "timed_out", b"timed_out", "trick_won", b"trick_won", "trump_chosen", b"trump_chosen", "trump_drawn", b"trump_drawn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__think_ms: _TypeAlias = _typing.Literal["think_ms"]  # noqa: Y015
+    _WhichOneofArgType__think_ms: _TypeAlias = _typing.Literal["_think_ms", b"_think_ms"]  # noqa: Y015
     _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["match_started", "seat_joined", "dealer_drawn", "round_started", "trump_drawn", "dealt", "suit_excluded", "trump_chosen", "card_played", "passed", "trick_won", "cards_dead", "feats_earned", "round_scored", "match_ended", "timed_out", "seed_revealed", "match_cancelled", "seat_faulted", "seat_forfeited"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__think_ms) -> _WhichOneofReturnType__think_ms | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___Event: _TypeAlias = Event  # noqa: Y015
@@ -1155,12 +1187,20 @@ class YourTurn(_message.Message):
     SEQ_FIELD_NUMBER: _builtins.int
     LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
     DEADLINE_UNIX_MS_FIELD_NUMBER: _builtins.int
+    BANK_MS_FIELD_NUMBER: _builtins.int
+    ROUND_MS_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     """The seq to send as expected_seq: the seq of the last event before this prompt. Answer
     only once you have seen every event up to it.
     """
     deadline_unix_ms: _builtins.int
     """Unix milliseconds; 0 without a clock."""
+    bank_ms: _builtins.int
+    """With a bank clock (MatchStarted.bank_ms): what is left of the seat's bank as this turn
+    starts, milliseconds; 0 otherwise.
+    """
+    round_ms: _builtins.int
+    """With a round budget (MatchStarted.round_ms): what is left of it as this turn starts."""
     @_builtins.property
     def legal_actions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Action]:
         """Never empty, sorted: cards in the fixed card order, then the pass, then the suit choices
@@ -1174,10 +1214,12 @@ class YourTurn(_message.Message):
         seq: _builtins.int = ...,
         legal_actions: _abc.Iterable[Global___Action] | None = ...,
         deadline_unix_ms: _builtins.int = ...,
+        bank_ms: _builtins.int = ...,
+        round_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline_unix_ms", b"deadline_unix_ms", "legal_actions", b"legal_actions", "seq", b"seq"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank_ms", b"bank_ms", "deadline_unix_ms", b"deadline_unix_ms", "legal_actions", b"legal_actions", "round_ms", b"round_ms", "seq", b"seq"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -77,18 +77,37 @@ class TimeControl(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MOVE_MS_FIELD_NUMBER: _builtins.int
+    BANK_MS_FIELD_NUMBER: _builtins.int
+    INCREMENT_MS_FIELD_NUMBER: _builtins.int
+    ROUND_MS_FIELD_NUMBER: _builtins.int
     move_ms: _builtins.int
     """Milliseconds each seat has per move, 0..3,600,000; 0: no clock. The clock starts when a
     seat becomes the one to act; a fault never buys time.
+    """
+    bank_ms: _builtins.int
+    """A bank per seat per match, as in chess, 0..3,600,000 milliseconds (0: none): a seat's
+    turn lasts at most what is left of it, the time it takes is taken from it, and each of
+    its actions in time adds increment_ms. A seat that runs out times out (its default
+    action, a fault); from then on it has the increment alone.
+    """
+    increment_ms: _builtins.int
+    """With a bank: 0..3,600,000."""
+    round_ms: _builtins.int
+    """A budget per seat per round, 0..3,600,000 milliseconds (0: none), renewed at each
+    round's start, as the ACPC dealer's per hand. The least of the clocks in force ends a
+    turn.
     """
     def __init__(
         self,
         *,
         move_ms: _builtins.int = ...,
+        bank_ms: _builtins.int = ...,
+        increment_ms: _builtins.int = ...,
+        round_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["move_ms", b"move_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank_ms", b"bank_ms", "increment_ms", b"increment_ms", "move_ms", b"move_ms", "round_ms", b"round_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

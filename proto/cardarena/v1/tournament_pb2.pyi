@@ -296,8 +296,8 @@ class CreateTournamentRequest(_message.Message):
 
     @_builtins.property
     def time_control(self) -> _service_pb2.TimeControl:
-        """Required, so that an entrant who is away cannot stall the tournament: move_ms
-        1..3,600,000.
+        """Required, so that an entrant who is away cannot stall the tournament: at least one of
+        move_ms, bank_ms and round_ms, each 0..3,600,000 (as TimeControl).
         """
 
     @_builtins.property
@@ -1115,6 +1115,7 @@ class MatchAssigned(_message.Message):
     MOVE_MS_FIELD_NUMBER: _builtins.int
     LOWEST_WINS_FIELD_NUMBER: _builtins.int
     INDEX_FIELD_NUMBER: _builtins.int
+    TIME_CONTROL_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match to play: a MatchService match id."""
     seat: _builtins.int
@@ -1139,6 +1140,10 @@ class MatchAssigned(_message.Message):
     def names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The entrant at each seat."""
 
+    @_builtins.property
+    def time_control(self) -> _service_pb2.TimeControl:
+        """The whole clock (move_ms above is its per-move part)."""
+
     def __init__(
         self,
         *,
@@ -1152,10 +1157,11 @@ class MatchAssigned(_message.Message):
         move_ms: _builtins.int = ...,
         lowest_wins: _builtins.bool = ...,
         index: _builtins.int = ...,
+        time_control: _service_pb2.TimeControl | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "index", b"index", "lowest_wins", b"lowest_wins", "match_id", b"match_id", "move_ms", b"move_ms", "names", b"names", "options", b"options", "players", b"players", "seat", b"seat", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "index", b"index", "lowest_wins", b"lowest_wins", "match_id", b"match_id", "move_ms", b"move_ms", "names", b"names", "options", b"options", "players", b"players", "seat", b"seat", "time_control", b"time_control", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -277,6 +277,31 @@ export declare type MatchStarted = Message<"cardarena.v1.MatchStarted"> & {
    * @generated from field: string tournament_id = 9;
    */
   tournamentId: string;
+
+  /**
+   * ... and the bank clock, as in chess: each seat's bank at the start of the match, in
+   * milliseconds (0: no bank) ...
+   *
+   * @generated from field: uint32 bank_ms = 10;
+   */
+  bankMs: number;
+
+  /**
+   * ... what each of the seat's actions in time adds to its bank ...
+   *
+   * @generated from field: uint32 increment_ms = 11;
+   */
+  incrementMs: number;
+
+  /**
+   * ... and each seat's budget per round (a trick round, a Fan Tan round, a Crazy Sixes
+   * hand, a Triathlon deal), renewed at every RoundStarted (0: none). A seat's turn lasts
+   * the least of move_ms, what is left of its bank and what is left of its round budget
+   * (those in force); docs/protocol.md, "Clocks".
+   *
+   * @generated from field: uint32 round_ms = 12;
+   */
+  roundMs: number;
 };
 
 /**
@@ -915,6 +940,17 @@ export declare type Event = Message<"cardarena.v1.Event"> & {
   seq: bigint;
 
   /**
+   * In a match with a clock, the milliseconds the server charged the seat: on the entry of a
+   * seat's own action (CardPlayed, Passed, SuitExcluded, TrumpChosen) the time it took from
+   * its turn's start; on a TimedOut the whole time it was allowed (its default action's entry
+   * then has none). Time the server was away (docs/protocol.md, "Clocks") is not charged.
+   * 0 elsewhere.
+   *
+   * @generated from field: optional uint32 think_ms = 2;
+   */
+  thinkMs?: number | undefined;
+
+  /**
    * Exactly one is set. A client should skip a kind it does not know (a newer server).
    *
    * @generated from oneof cardarena.v1.Event.kind
@@ -1121,6 +1157,21 @@ export declare type YourTurn = Message<"cardarena.v1.YourTurn"> & {
    * @generated from field: int64 deadline_unix_ms = 3;
    */
   deadlineUnixMs: bigint;
+
+  /**
+   * With a bank clock (MatchStarted.bank_ms): what is left of the seat's bank as this turn
+   * starts, milliseconds; 0 otherwise.
+   *
+   * @generated from field: uint32 bank_ms = 4;
+   */
+  bankMs: number;
+
+  /**
+   * With a round budget (MatchStarted.round_ms): what is left of it as this turn starts.
+   *
+   * @generated from field: uint32 round_ms = 5;
+   */
+  roundMs: number;
 };
 
 /**

@@ -41,6 +41,32 @@ export declare type TimeControl = Message<"cardarena.v1.TimeControl"> & {
    * @generated from field: uint32 move_ms = 1;
    */
   moveMs: number;
+
+  /**
+   * A bank per seat per match, as in chess, 0..3,600,000 milliseconds (0: none): a seat's
+   * turn lasts at most what is left of it, the time it takes is taken from it, and each of
+   * its actions in time adds increment_ms. A seat that runs out times out (its default
+   * action, a fault); from then on it has the increment alone.
+   *
+   * @generated from field: uint32 bank_ms = 2;
+   */
+  bankMs: number;
+
+  /**
+   * With a bank: 0..3,600,000.
+   *
+   * @generated from field: uint32 increment_ms = 3;
+   */
+  incrementMs: number;
+
+  /**
+   * A budget per seat per round, 0..3,600,000 milliseconds (0: none), renewed at each
+   * round's start, as the ACPC dealer's per hand. The least of the clocks in force ends a
+   * turn.
+   *
+   * @generated from field: uint32 round_ms = 4;
+   */
+  roundMs: number;
 };
 
 /**

@@ -212,8 +212,8 @@ export declare type CreateTournamentRequest = Message<"cardarena.v1.CreateTourna
   options?: JsonObject | undefined;
 
   /**
-   * Required, so that an entrant who is away cannot stall the tournament: move_ms
-   * 1..3,600,000.
+   * Required, so that an entrant who is away cannot stall the tournament: at least one of
+   * move_ms, bank_ms and round_ms, each 0..3,600,000 (as TimeControl).
    *
    * @generated from field: cardarena.v1.TimeControl time_control = 5;
    */
@@ -1285,6 +1285,13 @@ export declare type MatchAssigned = Message<"cardarena.v1.MatchAssigned"> & {
    * @generated from field: uint32 index = 10;
    */
   index: number;
+
+  /**
+   * The whole clock (move_ms above is its per-move part).
+   *
+   * @generated from field: cardarena.v1.TimeControl time_control = 11;
+   */
+  timeControl?: TimeControl | undefined;
 };
 
 /**
