@@ -55,7 +55,7 @@ from .hosted import (
     run_cancel,
     write_results,
 )
-from .settings import add_settings, check_stop_rule, request_of
+from .settings import add_settings, check_settings, request_of
 
 Command = Callable[[argparse.Namespace], int]
 MIN_ENTRANTS, MAX_ENTRANTS = 2, 64
@@ -206,7 +206,7 @@ def _create(parser: argparse.ArgumentParser) -> None:
         try:
             args.operator_token = operator_token(args)
             names = _entrants(args)
-            check_stop_rule(args.sprt, names, "entrant")
+            check_settings(args, names, "entrant")
         except ValueError as error:
             parser.error(str(error))
         if args.invitations is None:

@@ -32,6 +32,7 @@ from .argtypes import (
 )
 
 MAX_ENTRY_MS = 3_600_000
+MAX_ENTRANTS = 64
 MAX_NAME = 100
 MAX_ADVANTAGE = 1_000_000.0
 """The server's bound on an SPRT hypothesis, points per match either way."""
@@ -99,13 +100,68 @@ def settings(who: str) -> list[Setting]:
             },
         ),
         Setting(
-            "--move-ms",
-            _put_move_ms,
+            "--pairing",
+            _put_pairing,
             {
-                "type": whole(1, MAX_MOVE_MS),
+                "choices": list(PAIRINGS),
+                "default": "every",
+                "help": f"who sits down together: every (every lineup of {who}s, each deal),"
+                " balanced (each deal a round in which every"
+                f" {who} plays as many groups as the seats: linear in the {who}s) or gauntlet"
+                f" (the first --candidates {who}s against the others; docs/tournaments.md,"
+                ' "Pairings"; default: %(default)s)',
+            },
+        ),
+        Setting(
+            "--candidates",
+            _put_candidates,
+            {
+                "type": whole(1, MAX_ENTRANTS, zero="none: not a gauntlet"),
+                "default": 0,
+                "metavar": "N",
+                "help": f"a gauntlet's candidates: the first N {who}s, in the order given",
+            },
+        ),
+        Setting(
+            "--move-ms",
+            _put_clock("move_ms"),
+            {
+                "type": whole(1, MAX_MOVE_MS, zero="no per-move clock: a bank or round budget"),
                 "default": 10_000,
                 "help": f"the time per move, 1..{MAX_MOVE_MS} (default: %(default)s): on expiry"
-                " the server plays the seat's default action and counts a fault",
+                " the server plays the seat's default action and counts a fault; 0: none (give"
+                " --bank-ms or --round-ms instead)",
+            },
+        ),
+        Setting(
+            "--bank-ms",
+            _put_clock("bank_ms"),
+            {
+                "type": whole(1, MAX_MOVE_MS, zero="no bank"),
+                "default": 0,
+                "metavar": "MS",
+                "help": "each seat's bank for the whole match, as in chess: a turn lasts at most"
+                " what is left, and takes what it uses (0: none, the default)",
+            },
+        ),
+        Setting(
+            "--increment-ms",
+            _put_clock("increment_ms"),
+            {
+                "type": whole(1, MAX_MOVE_MS, zero="no increment"),
+                "default": 0,
+                "metavar": "MS",
+                "help": "added to a seat's bank after each of its actions in time (0: none)",
+            },
+        ),
+        Setting(
+            "--round-ms",
+            _put_clock("round_ms"),
+            {
+                "type": whole(1, MAX_MOVE_MS, zero="no round budget"),
+                "default": 0,
+                "metavar": "MS",
+                "help": "each seat's budget per round, renewed at every round's start (0: none)",
             },
         ),
         Setting(
@@ -178,6 +234,26 @@ def request_of(args: argparse.Namespace, who: str) -> tpb.CreateTournamentReques
     return request
 
 
+def check_settings(args: argparse.Namespace, names: Sequence[str], who: str) -> None:
+    """``ValueError`` for settings that cannot make a tournament, before anything is created:
+    no clock, a gauntlet's candidates (and only a gauntlet's), the stop rule's entrants."""
+    if not (args.move_ms or args.bank_ms or args.round_ms):
+        raise ValueError(
+            f"a tournament needs a clock, so that a {who} who is away cannot stall it:"
+            " --move-ms, --bank-ms or --round-ms"
+        )
+    if args.increment_ms and not args.bank_ms:
+        raise ValueError("--increment-ms adds to a bank: give --bank-ms too")
+    if args.pairing == "gauntlet" and not 1 <= args.candidates < len(names):
+        raise ValueError(
+            f"--pairing gauntlet needs --candidates N, 1..{len(names) - 1}: the first N {who}s"
+            f" play the others"
+        )
+    if args.pairing != "gauntlet" and args.candidates:
+        raise ValueError("--candidates is a gauntlet's: give --pairing gauntlet too")
+    check_stop_rule(args.sprt, names, who)
+
+
 def check_stop_rule(rule: StopRule | None, names: Sequence[str], who: str) -> None:
     """``ValueError`` unless both entrants of the stop rule enter, so that a typo is refused
     before anything is created."""
@@ -204,8 +280,27 @@ def _put_options(request: tpb.CreateTournamentRequest, value: dict[str, Any]) ->
     request.options.update(value)
 
 
-def _put_move_ms(request: tpb.CreateTournamentRequest, value: int) -> None:
-    request.time_control.move_ms = value
+def _put_clock(name: str) -> Put:
+    def put(request: tpb.CreateTournamentRequest, value: int) -> None:
+        setattr(request.time_control, name, value)
+
+    return put
+
+
+PAIRINGS = {
+    "every": tpb.PAIRING_KIND_EVERY_LINEUP,
+    "balanced": tpb.PAIRING_KIND_BALANCED,
+    "gauntlet": tpb.PAIRING_KIND_GAUNTLET,
+}
+"""The pairing designs by the names the flag takes."""
+
+
+def _put_pairing(request: tpb.CreateTournamentRequest, value: str) -> None:
+    request.pairings.kind = PAIRINGS[value]
+
+
+def _put_candidates(request: tpb.CreateTournamentRequest, value: int) -> None:
+    request.pairings.candidates = value
 
 
 def _put_forfeit_after(request: tpb.CreateTournamentRequest, value: int) -> None:

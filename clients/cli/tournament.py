@@ -37,7 +37,7 @@ from .argtypes import (
 from .competition import add_actions
 from .configfile import LoadConfig, merged
 from .hosted import run_attached, run_cancel, run_hosted
-from .settings import add_settings, check_stop_rule
+from .settings import add_settings, check_settings
 
 EXIT_OK, EXIT_FAILED_MATCHES, EXIT_USAGE = 0, 1, 2
 
@@ -113,7 +113,7 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         try:
             bots = [checked_bot(text) for text in args.bot]
             check_unique(bots)
-            check_stop_rule(args.sprt, [bot.name for bot in bots], "bot")
+            check_settings(args, [bot.name for bot in bots], "bot")
         except ValueError as error:
             parser.error(str(error))
         if args.seed is not None:
