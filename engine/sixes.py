@@ -74,6 +74,8 @@ CARD_SUIT: Final = tuple((c - SPANISH_BASE) // 12 for c in range(SPANISH_BASE + 
 """A Spanish card's row, ``0..3`` (by card id; the French ids below are never looked up)."""
 CARD_RANK: Final = tuple((c - SPANISH_BASE) % 12 + 1 for c in range(SPANISH_BASE + 48))
 """A Spanish card's rank, ``1..12`` (by card id, as :data:`CARD_SUIT`)."""
+CARD_BITS: Final = tuple(1 << c for c in range(SPANISH_BASE + 48))
+"""``1 << card``, made once: a Spanish card's bit is a number of several machine words."""
 OTHER_SUITS: Final = tuple(~SUIT_MASKS[OROS + s] for s in range(4))
 """Every card but those of row ``s``: clears a row's playable cards before they are redone."""
 
@@ -172,9 +174,9 @@ SIXES_LAYOUT: Final = SixesLayout()
 
 SIXES_SHARED = (
     *("deck_mask", "split", "pool", "must_open_oros", "starter", "to_act", "legal"),
-    "offset",
+    *("offset", "dealt"),
 )
-"""What :meth:`SixesHand.copy` shares besides the table (its ``dead`` and ``placed`` it copies)."""
+"""What :meth:`SixesHand.copy` shares besides the table (its ``dead`` it copies)."""
 
 
 class SixesHand(LayoutRound):
@@ -186,11 +188,11 @@ class SixesHand(LayoutRound):
 
     __slots__ = (
         "dead",
+        "dealt",
         "deck_mask",
         "legal",
         "must_open_oros",
         "offset",
-        "placed",
         "pool",
         "split",
         "starter",
@@ -213,7 +215,7 @@ class SixesHand(LayoutRound):
         self.split = split
         self.pool = pool
         self.dead = [0] * players
-        self.placed = [0] * players
+        self.dealt = tuple(map(int.bit_count, hands))
         self.must_open_oros = starter is None
         if starter is None:
             starter = next(s for s in range(players) if self.hands[s] >> SIX_OF_OROS & 1)
@@ -223,7 +225,16 @@ class SixesHand(LayoutRound):
 
     def copy(self) -> SixesHand:
         """An independent copy to play on: every list copied."""
-        return self._copy_as(SIXES_SHARED, ("dead", "placed"))
+        return self._copy_as(SIXES_SHARED, ("dead",))
+
+    @property
+    def placed(self) -> list[int]:
+        """How many cards each seat has put down: what it was dealt but holds no more and has
+        not lost to its dead pile (a hand loses cards no other way)."""
+        return [
+            dealt - hand.bit_count() - dead.bit_count()
+            for dealt, hand, dead in zip(self.dealt, self.hands, self.dead, strict=True)
+        ]
 
     def start(self, out: list[Event]) -> None:
         """A later hand's starter without a six passes at once."""
@@ -259,10 +270,10 @@ class SixesHand(LayoutRound):
         (tests/engine/test_engine_fastpaths.py plays both ways and compares)."""
         seat: int = self.to_act  # type: ignore[assignment]  # a round that is played has a seat to act
         self.must_open_oros = False
+        bit = CARD_BITS[action]
         hands = self.hands
-        hands[seat] ^= 1 << action
-        self.placed[seat] += 1
-        self.table_mask |= 1 << action
+        hands[seat] ^= bit
+        self.table_mask |= bit
         out.append(CARD_PLAYED[seat][action])
         suit = CARD_SUIT[action]
         low_ends, high_ends = self.low, self.high
@@ -292,13 +303,19 @@ class SixesHand(LayoutRound):
             self.legal = 0
             return
         # _settle(seat + 1, out)
-        seat = (seat + 1) % players
-        while not hands[seat] & playable:
+        seat += 1
+        if seat == players:
+            seat = 0
+        legal = hands[seat] & playable
+        while not legal:
             if hands[seat]:
                 out.append(PASSED[True][seat])
-            seat = (seat + 1) % players
+            seat += 1
+            if seat == players:
+                seat = 0
+            legal = hands[seat] & playable
         self.to_act = seat
-        self.legal = hands[seat] & playable
+        self.legal = legal
 
     def _place(self, seat: int, card: int, out: list[Event]) -> None:
         """Put ``card`` on the table, move its suit's end and kill what it jumped over.
@@ -306,7 +323,6 @@ class SixesHand(LayoutRound):
         The plain form of the first half of :meth:`play`, kept for the tests that compare."""
         bit = 1 << card
         self.hands[seat] ^= bit
-        self.placed[seat] += 1
         table = self.table_mask = self.table_mask | bit
         out.append(CARD_PLAYED[seat][card])
         suit = SIXES_LAYOUT.suit(card)
