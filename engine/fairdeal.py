@@ -60,9 +60,9 @@ class RandomStream:
         first = self._next_block
         blocks = -(-count // 8)
         data = b"".join([self.block(i) for i in range(first, first + blocks)])
-        fresh = list(struct.unpack(f">{8 * blocks}I", data))
-        fresh.reverse()
-        self._words[:0] = fresh  # the queue is read from its end
+        # The queue is read from its end: the bytes reversed, read little-endian, are the
+        # stream's big-endian words in reverse order.
+        self._words[:0] = struct.unpack(f"<{8 * blocks}I", data[::-1])
         self._next_block = first + blocks
 
     def read(self, count: int) -> bytes:
@@ -89,10 +89,23 @@ class RandomStream:
         words = self._words
         if len(words) < len(deck) - 1:
             self._queue(len(deck) - 1 - len(words))  # one word per swap, rejections aside
+        last = len(words) - (len(deck) - 1)
+        if len(deck) > 1 and max(words[last:]) < _SAFE:
+            # No word of this shuffle can be rejected (the usual case): take them all at
+            # once, in the stream's order, and swap.
+            drawn = words[last:]
+            del words[last:]
+            drawn.reverse()
+            i = len(deck)
+            for x in drawn:
+                j = x % i  # uniform(i), then the position it is swapped with
+                i -= 1
+                deck[i], deck[j] = deck[j], deck[i]
+            return deck
         pop, word = words.pop, self.word
         for i in range(len(deck) - 1, 0, -1):
-            # uniform(i + 1), inlined (dealing is on every round's path): no word below _SAFE
-            # is ever rejected, so the exact limit is only worked out above it.
+            # uniform(i + 1), inlined: no word below _SAFE is ever rejected, so the exact
+            # limit is only worked out above it.
             try:
                 x = pop()
             except IndexError:  # only after a rejection
