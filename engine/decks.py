@@ -73,6 +73,25 @@ def _deal_plainly(
     return tuple(hands)
 
 
+@cache
+def deck_bits(deck: tuple[Card, ...]) -> tuple[tuple[int, ...], int]:
+    """``deck`` as the bits of its cards, counted from bit ``shift``: a deck shuffled as these
+    numbers instead of its card ids comes out in the same order (the shuffle never looks at
+    what it moves), and each hand is then the sum of its slice (:func:`deal_bits`). A Spanish
+    deck's bits count from its first card, so that a hand sums in machine-word integers."""
+    shift = SPANISH_BASE if deck and min(deck) >= SPANISH_BASE else 0
+    return tuple([1 << (card - shift) for card in deck]), shift
+
+
+def deal_bits(order: list[int], shift: int, dealer: int, players: int) -> tuple[int, ...]:
+    """:func:`deal` of a deck shuffled as its :func:`deck_bits`: the same hands, from the
+    same shuffle, without looking a bit up for each card."""
+    hands = [0] * players
+    for k in range(players):
+        hands[(dealer + 1 + k) % players] = sum(order[k::players]) << shift
+    return tuple(hands)
+
+
 def hand_sizes(deck_size: int, dealer: int, players: int) -> tuple[int, ...]:
     """How many cards each seat gets: the first ``deck_size mod n`` after the dealer get one more."""
     base, extra = divmod(deck_size, players)

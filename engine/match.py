@@ -28,7 +28,7 @@ from .cards import (
     cards_of,
 )
 from .copies import fill
-from .decks import deal, deck_mask, hand_sizes
+from .decks import deal_bits, deck_bits, deck_mask, hand_sizes
 from .errors import IllegalAction, MalformedAction, NotYourTurn, OptionError
 from .events import (
     CardPlayed,
@@ -332,10 +332,10 @@ class Match:
                 self.round_index, RandomStream(self._seed, trump_label(self.round_index)).uniform(4)
             )
         assert self.plan is not None
-        order = RandomStream(self._seed, deal_label(self.round_index)).shuffle(
-            self.plan.traits.deck
-        )
-        hands = deal(order, self.dealer, self.players)
+        # The deck shuffled as its cards' bits: the same order, and each hand a sum.
+        bits, shift = deck_bits(self.plan.traits.deck)
+        order = RandomStream(self._seed, deal_label(self.round_index)).shuffle(bits)
+        hands = deal_bits(order, shift, self.dealer, self.players)
         return dealt(self.round_index, tuple(map(CardSet, hands)), tuple(map(int.bit_count, hands)))
 
     def _check_chance(self, event: ChanceEvent) -> None:

@@ -19,7 +19,14 @@ import pytest
 
 from cardarena.engine import GAMES, Match, new_match
 from cardarena.engine.cards import JOKER_MASK, JOKER_SUIT, JOKERS, MAX_CARD, CardSet, cards_of
-from cardarena.engine.decks import FRENCH_52, TRIATHLON_39, deal, spanish_deck
+from cardarena.engine.decks import (
+    FRENCH_52,
+    TRIATHLON_39,
+    deal,
+    deal_bits,
+    deck_bits,
+    spanish_deck,
+)
 from cardarena.engine.events import (
     CARD_PLAYED,
     MAX_SEATS,
@@ -411,6 +418,22 @@ def test_shuffle_rejects_exactly_as_uniform_does() -> None:
         ]
         deck = list(range(52))
         assert RiggedStream(words).shuffle(deck) == reference_shuffle(RiggedStream(words), deck)
+
+
+@pytest.mark.parametrize("deck", [FRENCH_52, TRIATHLON_39, spanish_deck(48), spanish_deck(40)])
+def test_a_deck_shuffled_as_its_bits_deals_the_same_hands(deck: tuple[int, ...]) -> None:
+    """What Match deals: the deck's bits shuffled and summed, the same hands as its cards."""
+    bits, shift = deck_bits(deck)
+    for n in range(10):
+        seed = hashlib.sha256(bytes([n])).digest()
+        order = RandomStream(seed, "deal/0").shuffle(deck)
+        shuffled_bits = RandomStream(seed, "deal/0").shuffle(bits)
+        assert shuffled_bits == [1 << (card - shift) for card in order]
+        for players in (3, 4, 5):
+            for dealer in range(players):
+                assert deal_bits(shuffled_bits, shift, dealer, players) == deal(
+                    order, dealer, players
+                )
 
 
 def test_deal_equals_card_by_card_dealing() -> None:
