@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from cardarena.v1 import game_pb2 as pb
+from cardarena.v1.clocks import TimeControl
 
 from .base import Bot
 from .state import SeatState
@@ -45,6 +46,9 @@ class SeatContext:
     options: dict[str, Any]
     lowest_wins: bool
     decision_ms: int
+    """The per-move clock (0: none; the match may still have a bank or a round budget)."""
+    time_control: TimeControl | None = None
+    """The match's whole clock, where the runner knows it before the match begins."""
 
 
 class Decider(Protocol):

@@ -14,8 +14,10 @@ from .state import SeatState
 
 def fold_entry(state: SeatState, event: pb.Event) -> None:
     """Fold ``event`` (the next one after ``state.seq``) into ``state``: the rules' events are
-    observed, the revealed seed kept, and a cancellation ends the match (with no winners)."""
+    observed, the clocks folded (what each seat has left of its bank and round budget), the
+    revealed seed kept, and a cancellation ends the match (with no winners)."""
     state.seq = event.seq
+    state.note_clocks(event)
     decoded = codec.event_from_pb(event)
     if decoded is not None:
         state.observe(decoded)

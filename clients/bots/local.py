@@ -40,6 +40,7 @@ from cardarena.engine import Match, Projector, get_game, setup
 from cardarena.engine.fairdeal import SEED_SIZE
 from cardarena.v1 import codec
 from cardarena.v1 import service_pb2 as spb
+from cardarena.v1.clocks import TimeControl
 
 from .base import Bot, load_bot
 from .decider import BotGone, Decider, IllegalAnswer, PythonDecider, SeatContext, describe_error
@@ -194,6 +195,7 @@ class _Table:
                 options=dict(engine.options),
                 lowest_wins=lowest_wins,
                 decision_ms=writer.move_ms,
+                time_control=TimeControl(move_ms=writer.move_ms),
             )
             for s in range(engine.players)
         ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cardarena.engine import events as ev
 from cardarena.engine.actions import PASS
@@ -21,6 +21,10 @@ from cardarena.engine.errors import EngineError
 from cardarena.engine.games import round_traits
 from cardarena.engine.traits import UNKNOWN_ROUND, RoundTraits
 from cardarena.engine.tricks import void_shown
+from cardarena.v1.clocks import SeatClocks, TimeControl
+
+if TYPE_CHECKING:
+    from cardarena.v1 import game_pb2 as pb
 
 
 @dataclass
@@ -67,11 +71,37 @@ class SeatState:
     messages, and the snapshot a stream opens with); events alone do not always tell."""
     deadline_unix_ms: int = 0
     """When the clock plays for the seat to act, Unix ms (0: no clock), with ``to_act``."""
+    time_control: TimeControl = field(default_factory=TimeControl)
+    """The match's clocks, as its MatchStarted states them (``move_ms``, ``bank_ms``,
+    ``increment_ms``, ``round_ms``; 0: that clock is off)."""
+    bank_ms: list[int] = field(default_factory=list)
+    """What each seat has left of its bank, ms, as the server folds it from the log (empty
+    without a bank): this seat's as its turn starts is ``bank_ms[seat]``."""
+    round_ms: list[int] = field(default_factory=list)
+    """What each seat has left of its budget for this round, ms (empty without one)."""
     seed: bytes = b""
+    _clocks: SeatClocks | None = None
 
     def note_turn(self, seat: int | None, deadline_unix_ms: int) -> None:
         """The server says ``seat`` is to act (``None``: nobody) until ``deadline_unix_ms``."""
         self.to_act, self.deadline_unix_ms = seat, deadline_unix_ms
+
+    def note_clocks(self, entry: pb.Event) -> None:
+        """Fold a log entry's part in the clocks (docs/protocol.md, "Clocks"): a MatchStarted
+        sets them, a RoundStarted renews the round budgets, an entry with ``think_ms`` charges
+        its seat, exactly as the server folds them (:class:`cardarena.v1.clocks.SeatClocks`)."""
+        if entry.WhichOneof("kind") == "match_started":
+            started = entry.match_started
+            self.time_control = TimeControl.of_message(started)
+            control = self.time_control
+            timed = control.bank_ms or control.round_ms
+            self._clocks = SeatClocks(control, started.players) if timed else None
+        clocks = self._clocks
+        if clocks is None:
+            return
+        clocks.fold(entry)
+        self.bank_ms = list(clocks.bank) if clocks.control.bank_ms else []
+        self.round_ms = list(clocks.round) if clocks.control.round_ms else []
 
     def observe(self, event: ev.Event) -> None:
         """Fold one event (as this seat may see it) into the state."""

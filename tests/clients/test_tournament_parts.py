@@ -79,6 +79,7 @@ def test_a_turn_says_how_long_the_move_has_left() -> None:
     told = turn_message(state, now_unix_ms=1_796_140_800_019, prompt=3)
     assert (told["deadline_unix_ms"], told["remaining_ms"]) == (0, None)
     assert told["legal"] == ["2C", "AC"] and told["seq"] == state.seq and told["id"] == 3
+    assert (told["bank_ms"], told["round_ms"]) == (None, None)  # no bank, no round budget
 
 
 def state_to_act(*legal: int) -> SeatState:

@@ -36,7 +36,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any, Final
 
-from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
 from ..decider import BotGone, IllegalAnswer, SeatContext
@@ -44,13 +43,12 @@ from ..state import SeatState
 from .protocol import (
     answer_id,
     end_message,
-    event_message,
+    entry_message,
     hello_message,
     is_hello,
     is_ready,
     parse_answer,
     start_message,
-    timed_out_message,
     turn_message,
 )
 
@@ -229,12 +227,9 @@ class ExternalDecider:
             raise BotGone(f'expected {{"ready": true}} after start, got {line[:80]!r}')
 
     def observe(self, event: pb.Event) -> None:
-        if event.WhichOneof("kind") == "timed_out":
-            self._pending.append(timed_out_message(event.seq, event.timed_out.seat))
-            return
-        decoded = codec.event_from_pb(event)
-        if decoded is not None:
-            self._pending.append(event_message(event.seq, decoded))
+        message = entry_message(event)
+        if message is not None:
+            self._pending.append(message)
 
     async def decide(self, state: SeatState) -> int:
         """Write the turn and read its answer: late answers to earlier turns are dropped (and

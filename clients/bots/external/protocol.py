@@ -21,6 +21,13 @@ ahead of its match and told ``hello``; it answers ``{"hello": true}`` once it ha
 it needs, and only then is it entered for matches. Programs of protocols 1 and 2 ignore
 ``hello`` (as they were told to ignore message types they do not know) and still answer
 ``start``; a ``start`` is answered ``{"ready": true}`` in every version.
+
+Why the clocks (a bank per match, a budget per round: docs/protocol.md, "Clocks") came with no
+new version: the version says what a program must *write*, and only ``id`` (2) and ``hello``
+(3) changed that. The clocks only add fields to messages a program already reads (``start``'s
+and ``match_started``'s ``time_control``, a turn's ``bank_ms`` and ``round_ms``), which every
+version was told to ignore when it does not know them; a program that uses them finds them
+there (``null`` where the clock is off) and needs no version to tell it.
 """
 
 from __future__ import annotations
@@ -35,6 +42,9 @@ from typing import Any, Final
 from cardarena.engine import CardSet, describe
 from cardarena.engine import events as ev
 from cardarena.engine.cards import card_code, cards_of, suit_code
+from cardarena.v1 import codec
+from cardarena.v1 import game_pb2 as pb
+from cardarena.v1.clocks import TimeControl
 
 from ...fields import fields_of
 from ..decider import SeatContext
@@ -75,7 +85,29 @@ def start_message(context: SeatContext) -> dict[str, Any]:
         "options": dict(context.options),
         "lowest_wins": context.lowest_wins,
         "decision_ms": context.decision_ms,
+        "time_control": None if context.time_control is None else clocks_json(context.time_control),
     }
+
+
+def clocks_json(control: TimeControl) -> dict[str, int]:
+    """A match's time control: ``move_ms``, ``bank_ms``, ``increment_ms``, ``round_ms`` (0:
+    that clock is off)."""
+    return dataclasses.asdict(control)
+
+
+def entry_message(entry: pb.Event) -> dict[str, Any] | None:
+    """A log entry as the seat's stream carried it, as an ``event`` line (``None``: a kind
+    the line protocol does not show). ``match_started`` has the match's ``time_control``."""
+    kind = entry.WhichOneof("kind")
+    if kind == "timed_out":
+        return timed_out_message(entry.seq, entry.timed_out.seat)
+    decoded = codec.event_from_pb(entry)
+    if decoded is None:
+        return None
+    out = event_message(entry.seq, decoded)
+    if kind == "match_started":
+        out["time_control"] = clocks_json(TimeControl.of_message(entry.match_started))
+    return out
 
 
 def event_message(seq: int, event: ev.Event) -> dict[str, Any]:
@@ -96,7 +128,8 @@ def turn_message(state: SeatState, now_unix_ms: int, *, prompt: int) -> dict[str
     server clock on the move, ``deadline_unix_ms`` is when it runs out and ``remaining_ms`` how
     much of it was left when the message was written (by the runner's clock, so a bot need not
     trust its own against the server's); without one, 0 and ``None``, and ``start``'s
-    ``decision_ms`` is all there is."""
+    ``decision_ms`` is all there is. ``bank_ms`` and ``round_ms`` are what the seat has left
+    of its bank and of its round budget as the turn starts (``None``: that clock is off)."""
     deadline = state.deadline_unix_ms
     return {
         "type": "turn",
@@ -105,6 +138,8 @@ def turn_message(state: SeatState, now_unix_ms: int, *, prompt: int) -> dict[str
         "legal": [describe(a) for a in state.legal],
         "deadline_unix_ms": deadline,
         "remaining_ms": max(0, deadline - now_unix_ms) if deadline else None,
+        "bank_ms": state.bank_ms[state.seat] if state.bank_ms else None,
+        "round_ms": state.round_ms[state.seat] if state.round_ms else None,
         "state": state_json(state),
     }
 
