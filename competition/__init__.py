@@ -14,6 +14,7 @@ and :mod:`.sprt`.
 """
 
 from .crosstable import Pairing, crosstable, paired_differences
+from .ladder import Board, Candidate, next_lineup
 from .pairings import BALANCED, EVERY, EVERY_LINEUP, GAUNTLET, Design
 from .ratings import Rating, rate
 from .results import FaultKinds, Played, Scored, group_means, scored
@@ -37,6 +38,8 @@ __all__ = [
     "EVERY_LINEUP",
     "GAUNTLET",
     "MAX_EFFECT",
+    "Board",
+    "Candidate",
     "Decision",
     "Design",
     "FaultKinds",
@@ -55,6 +58,7 @@ __all__ = [
     "lineups",
     "mean_interval",
     "mixed_seed",
+    "next_lineup",
     "paired_differences",
     "rate",
     "rotations",

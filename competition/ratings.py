@@ -39,16 +39,28 @@ def rate(
     model = PlackettLuce()
     current: dict[str, PlackettLuceRating] = {e: model.rating(name=e) for e in entrants}
     for match in sorted(known(played, entrants), key=lambda m: m.index):
-        seats = scored(match, lowest_wins=lowest_wins)
-        teams = [
-            [model.rating(mu=current[s.entrant].mu, sigma=current[s.entrant].sigma)] for s in seats
-        ]
-        rated = model.rate(teams, ranks=[float(s.rank) for s in seats])
-        for entrant in dict.fromkeys(match.entrants):
-            mine = [rated[s.seat][0] for s in seats if s.entrant == entrant]
-            current[entrant] = model.rating(
-                mu=statistics.fmean(r.mu for r in mine),
-                sigma=statistics.fmean(r.sigma for r in mine),
-                name=entrant,
-            )
+        rate_one(model, current, match, lowest_wins=lowest_wins)
     return {e: Rating(r.mu, r.sigma) for e, r in current.items()}
+
+
+def rate_one(
+    model: PlackettLuce,
+    current: dict[str, PlackettLuceRating],
+    match: Played,
+    *,
+    lowest_wins: bool,
+) -> None:
+    """Update ``current`` (every entrant of ``match`` in it) by one more match: the step
+    :func:`rate` takes per match, and a ladder's board per match as its prefix grows."""
+    seats = scored(match, lowest_wins=lowest_wins)
+    teams = [
+        [model.rating(mu=current[s.entrant].mu, sigma=current[s.entrant].sigma)] for s in seats
+    ]
+    rated = model.rate(teams, ranks=[float(s.rank) for s in seats])
+    for entrant in dict.fromkeys(match.entrants):
+        mine = [rated[s.seat][0] for s in seats if s.entrant == entrant]
+        current[entrant] = model.rating(
+            mu=statistics.fmean(r.mu for r in mine),
+            sigma=statistics.fmean(r.sigma for r in mine),
+            name=entrant,
+        )

@@ -22,13 +22,14 @@ import hashlib
 import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import overload
+from typing import TypeVar, overload
 
 from cardarena.engine import mix_seed
 
 from .pairings import EVERY, Design, Orders
 
 GROUP_LABEL = b"cardarena-group-v1"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ def lineups(entrants: int, players: int) -> list[tuple[int, ...]]:
     return [tuple(seat % entrants for seat in range(players))]
 
 
-def rotations(lineup: tuple[int, ...]) -> list[tuple[int, ...]]:
+def rotations(lineup: tuple[T, ...]) -> list[tuple[T, ...]]:
     """Every cyclic rotation: each entrant sits at each seat exactly once."""
     return [lineup[r:] + lineup[:r] for r in range(len(lineup))]
 

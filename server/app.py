@@ -21,12 +21,13 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2
 from prometheus_client import start_http_server
 
-from cardarena.v1 import service_pb2, tournament_pb2
+from cardarena.v1 import ladder_pb2, service_pb2, tournament_pb2
 from cardarena.v1 import service_pb2 as spb
 
 from . import metrics
 from .api import Access, MatchService, TournamentService, add_service
 from .api.grpcweb import MAX_MESSAGE_BYTES, WEB_ROOT, GrpcWebGateway
+from .api.ladders import LadderService
 from .api.limits import ClientHosts, TrustedProxies
 from .api.peers import FORWARD_TIMEOUT, OwnerUnreachable, Peers
 from .api.streams import WATCH_STREAMS
@@ -35,11 +36,14 @@ from .hosting import Arena, HostedMatch
 from .hosting.arena import WAITING_EXPIRY_SECONDS
 from .hosting.clock import RECONNECT_GRACE_S
 from .hosting.signing import Signer, load_signer, signer_in
+from .ladders import Ladders
 from .store import Owner, SqliteStore, StoreError, open_store
 from .tournaments import Tournaments
+from .tournaments.groups import GroupProgress
 
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name
 TOURNAMENT_SERVICE = tournament_pb2.DESCRIPTOR.services_by_name["TournamentService"]
+LADDER_SERVICE = ladder_pb2.DESCRIPTOR.services_by_name["LadderService"]
 
 MAX_PENDING_CALLS = 20_000
 """How many calls the server holds while they wait for its event loop (``serve
@@ -266,17 +270,19 @@ class Server:
         self.tournaments = Tournaments(
             self.arena, join_elsewhere=None if self.peers is None else self._join_at_peer
         )
+        self.ladders = Ladders(self.arena)
         self.service = MatchService(
             self.arena,
             self.peers,
             config.access,
             hosts=ClientHosts(self.web_secret, config.trusted_proxies),
             watch_streams=config.watch_streams,
-            groups=self.tournaments.group_of,
+            groups=self._group_of,
         )
         self.tournament_service = TournamentService(
             self.tournaments, self.service.guard, self.service.streams
         )
+        self.ladder_service = LadderService(self.ladders, self.service.guard, self.service.streams)
         self.health = HealthService()
         self.grpc = grpc.aio.server(options=grpc_options(config.max_pending_calls))
         self.port = 0
@@ -288,6 +294,12 @@ class Server:
     def _changed(self, hosted: HostedMatch) -> None:
         count_matches(self.arena)
         self.tournaments.match_changed(hosted)
+        self.ladders.match_changed(hosted)
+
+    async def _group_of(self, hosted: HostedMatch) -> GroupProgress | None:
+        """Where the duplicate group of a tournament's or a ladder's match stands."""
+        found = await self.ladders.group_of(hosted)
+        return found if found is not None else await self.tournaments.group_of(hosted)
 
     async def start(self) -> None:
         logger = structlog.get_logger("cardarena.server")
@@ -330,6 +342,7 @@ class Server:
             )
         resumed = await self.arena.resume_unfinished()
         await self.tournaments.resume_unfinished()
+        await self.ladders.resume_unfinished()
         self.arena.expire_waiting_after(self.config.waiting_expiry_seconds)
         count_matches(self.arena)
         add_service(
@@ -341,10 +354,12 @@ class Server:
         add_service(
             self.grpc, TOURNAMENT_SERVICE, self.tournament_service, self.service.refuse_undecodable
         )
+        add_service(self.grpc, LADDER_SERVICE, self.ladder_service, self.service.refuse_undecodable)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.grpc)
         names = (
             SERVICE_NAME,
             TOURNAMENT_SERVICE.full_name,
+            LADDER_SERVICE.full_name,
             health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
         )
         add_reflection(self.grpc, names)
@@ -404,6 +419,7 @@ class Server:
         await self.health.enter_graceful_shutdown()
         self.service.draining = True
         await self.tournaments.shutdown()
+        await self.ladders.shutdown()
         await self.arena.shutdown()
         await self.grpc.stop(self.config.drain_seconds)
         if self.peers is not None:

@@ -81,6 +81,13 @@ class UnknownTournament(LookupError):
         super().__init__(f"no tournament {tournament_id!r}")
 
 
+class UnknownLadder(UnknownTournament):
+    """No ladder has this id (NOT_FOUND)."""
+
+    def __init__(self, ladder_id: str) -> None:
+        LookupError.__init__(self, f"no ladder {ladder_id!r}")
+
+
 class DirectedElsewhere(Exception):
     """Another replica schedules this tournament: a call that changes it must go there."""
 

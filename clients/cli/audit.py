@@ -16,16 +16,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..audit import audit_log, report_json, report_text
+from ..audit.ladder import audit_snapshot
 from ..audit.parallel import default_workers
 from ..audit.signature import BadKey, TrustedKey, parse_keys
 from ..audit.tournament import TournamentAudit, audit_results, audit_tournament
 from ..client import ArenaClient
 from ..logs import LogUnavailable, save_log
-from ..logs.bundle import read_logs
+from ..logs.bundle import fetch_logs, read_logs
 from ..logs.results import load_results
 from ..tournament.hosted_report import hosted_json
 from ..tournament.terminal import print_error
 from .argtypes import MAX_WORKERS, hash_hex, output_dir, output_file, whole, writing
+from .ladder import snapshot_of
 from .logsource import add_source_arguments, read_source, unavailable_as
 
 EXIT_CLEAN, EXIT_DISCREPANCY, EXIT_UNREADABLE = 0, 1, 2
@@ -47,6 +49,14 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         metavar="ID",
         help="audit a whole hosted tournament (with --server): every log pinned to the hash it"
         " published, the schedule its revealed seed plans, the standings recomputed",
+    )
+    parser.add_argument(
+        "--ladder",
+        type=Path,
+        metavar="FILE",
+        help="audit a ladder's snapshot (cardarena ladder snapshot --out FILE): its signature"
+        " (with --key), every counted match's log pinned to the hash it records, fetched from"
+        " --server (default the file's server), and the board recomputed from the logs",
     )
     parser.add_argument(
         "--results",
@@ -101,6 +111,8 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
 
     def run(args: argparse.Namespace) -> int:
         keys = None if args.key is None else [k for given in args.key for k in given]
+        if args.ladder is not None:
+            return _ladder(args, parser, keys)
         if args.tournament is not None or args.results is not None:
             return _tournament(args, parser, keys)
         if args.save_dir is not None:
@@ -178,6 +190,43 @@ def _tournament(
             print(json.dumps(report.as_json(), indent=2))
         else:
             print(_summary(report))
+            for finding in report.findings:
+                print(f"  {finding}")
+        return EXIT_CLEAN if report.ok else EXIT_DISCREPANCY
+
+    return unavailable_as("cardarena audit", EXIT_UNREADABLE, audited)
+
+
+def _ladder(
+    args: argparse.Namespace, parser: argparse.ArgumentParser, keys: list[TrustedKey] | None
+) -> int:
+    if args.tournament is not None or args.results is not None or args.match is not None:
+        parser.error("--ladder FILE is audited alone: give no --tournament, --results or --match")
+    try:
+        data = json.loads(args.ladder.read_text())
+        taken = snapshot_of(data)
+    except (OSError, ValueError) as error:
+        print_error("cardarena audit", f"{args.ladder}: {error}")
+        return EXIT_UNREADABLE
+    server = args.server or data.get("server")
+    if not server:
+        parser.error(f"{args.ladder} names no server: give --server HOST:PORT")
+    workers = args.workers or default_workers()
+
+    async def audit() -> TournamentAudit:
+        async with ArenaClient(server) as client:
+            await client.connected()
+            logs = await fetch_logs(client, [m.match_id for m in taken.matches])
+        return audit_snapshot(taken, dict(logs), keys=keys, workers=workers)
+
+    def audited() -> int:
+        report = asyncio.run(audit())
+        if args.json:
+            print(json.dumps(report.as_json(), indent=2))
+        else:
+            head = _summary(report).split(":", 1)[1].rsplit(", the schedule", 1)[0]
+            verdict = "all clean" if report.ok else f"{report.count} FINDINGS"
+            print(f"ladder {report.tournament_id}:{head}, the board recomputed: {verdict}")
             for finding in report.findings:
                 print(f"  {finding}")
         return EXIT_CLEAN if report.ok else EXIT_DISCREPANCY

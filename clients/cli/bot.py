@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import hashlib
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,13 +21,14 @@ from pathlib import Path
 import grpc
 
 from cardarena.competition import bot_seed
+from cardarena.v1 import ladder_pb2 as lpb
 from cardarena.v1 import tournament_pb2 as tpb
 
 from ..bots.decider import Decider, PythonDecider
 from ..bots.external import ExternalDecider
 from ..client import ArenaClient, Unreachable
 from ..tournament.botspec import BotEntry, make_python_bot
-from ..tournament.entrant import play_entrant
+from ..tournament.entrant import LadderEntry, play_entrant
 from ..tournament.launcher import Limits, apply_limits
 from ..tournament.terminal import print_error
 from .argtypes import (
@@ -41,6 +43,8 @@ from .argtypes import (
     whole,
 )
 
+VERSION = re.compile(r"[A-Za-z0-9._-]{1,32}")
+"""A ladder bot's version (the server's rule)."""
 MAX_CAPACITY = 256
 """The most matches an entrant may say it plays at once (the server's limit)."""
 
@@ -54,8 +58,9 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
     connect = actions.add_parser(
         "connect",
         help="connect as an entrant and play every match the server seats it in",
-        description="Connect to a server's tournament as the entrant the key belongs to, and"
-        " play every match the server seats it in with the bot, until the tournament ends."
+        description="Connect to a server's tournament (or ladder) as the entrant the key"
+        " belongs to, and play every match the server seats it in with the bot, until the"
+        " tournament ends (or the ladder closes)."
         " The key comes from --key-file, $CARDARENA_ENTRANT_KEY or --key (a flag shows in"
         " the process list).",
     )
@@ -74,7 +79,19 @@ def configure(name: str, parser: argparse.ArgumentParser) -> Callable[[argparse.
         help="seconds to keep trying (with exponential back-off) when the server cannot be"
         " reached, at the start or after the connection broke (default: %(default)g)",
     )
-    connect.add_argument("--tournament", required=True, metavar="ID", help="the tournament's id")
+    where = connect.add_mutually_exclusive_group(required=True)
+    where.add_argument("--tournament", metavar="ID", help="the tournament's id")
+    where.add_argument(
+        "--ladder", metavar="ID", help="a ladder's id: play on it until it closes (or Ctrl-C)"
+    )
+    connect.add_argument(
+        "--version",
+        type=bot_version,
+        default=None,
+        metavar="V",
+        help="on a ladder, the bot's version (1 to 32 of A-Z a-z 0-9 . _ -): a new one starts"
+        " afresh on the board, and the old one is retired",
+    )
     connect.add_argument(
         "--key", help=f"the entrant's key (prefer --key-file or ${KEY_ENV}: a flag is visible)"
     )
@@ -136,7 +153,7 @@ def run_connect(args: argparse.Namespace) -> int:
         final = asyncio.run(
             _connect(
                 args.server,
-                args.tournament,
+                args.tournament or args.ladder,
                 key,
                 entry,
                 args.bot_log,
@@ -144,6 +161,7 @@ def run_connect(args: argparse.Namespace) -> int:
                 contribution,
                 args.give_up_after,
                 args.capacity,
+                None if args.ladder is None else LadderEntry(args.version or ""),
             )
         )
     except Unreachable as error:
@@ -157,8 +175,20 @@ def run_connect(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("cardarena bot connect: stopped; connect again to go on playing", file=sys.stderr)
         return 130
-    print(f"tournament {final.tournament_id} ended: {final.end_reason}")
+    if isinstance(final, lpb.LadderInfo):
+        print(f"ladder {final.ladder_id} closed")
+    else:
+        print(f"tournament {final.tournament_id} ended: {final.end_reason}")
     return 0
+
+
+def bot_version(text: str) -> str:
+    """A flag's type: a ladder bot's version."""
+    if not VERSION.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            f"expected 1 to 32 characters of A-Z a-z 0-9 . _ -, got {text[:40]!r}"
+        )
+    return text
 
 
 def _key(args: argparse.Namespace) -> str:
@@ -182,7 +212,8 @@ async def _connect(
     contribution: bytes,
     give_up_after: float,
     capacity: int = 0,
-) -> tpb.TournamentInfo:
+    ladder: LadderEntry | None = None,
+) -> tpb.TournamentInfo | lpb.LadderInfo:
     async with ArenaClient(address, retry_for=give_up_after) as client:
         await client.connected(within=give_up_after)
 
@@ -200,6 +231,7 @@ async def _connect(
             contribution=contribution,
             reconnect_for=give_up_after,
             capacity=capacity,
+            ladder=ladder,
         )
         assert report.final is not None
         for line in report.summary():  # with the late answers its program wrote

@@ -30,6 +30,7 @@ from .channel import (
     wait_connected,
 )
 from .entropy import Contribution, contributed
+from .ladders import LadderCalls
 from .seatplay import Decide, Prompt, Quiet, choose, follow_play, reads_on, take
 from .tournaments import TournamentCalls
 
@@ -85,6 +86,7 @@ class ArenaClient:
         self._channel: grpc.aio.Channel | None = None
         self._stub: MatchServiceAsyncStub | None = None
         self._tournaments: TournamentCalls | None = None
+        self._ladders: LadderCalls | None = None
 
     async def __aenter__(self) -> ArenaClient:
         self._channel = grpc.aio.insecure_channel(
@@ -120,6 +122,15 @@ class ArenaClient:
         if self._tournaments is None:
             self._tournaments = TournamentCalls(self, self._channel)
         return self._tournaments
+
+    @property
+    def ladders(self) -> LadderCalls:
+        """The ladder calls, over the same channel."""
+        if self._channel is None:
+            raise RuntimeError("use the client inside `async with`")
+        if self._ladders is None:
+            self._ladders = LadderCalls(self, self._channel)
+        return self._ladders
 
     async def _retrying(self, call: Callable[[], Awaitable[Any]]) -> Any:
         """Retry a call that is safe to repeat while the server is briefly unreachable."""

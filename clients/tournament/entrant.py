@@ -27,12 +27,13 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 import grpc
 
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
+from cardarena.v1 import ladder_pb2 as lpb
 from cardarena.v1 import tournament_pb2 as tpb
 
 from ..bots.decider import Decider, SeatContext, describe_error
@@ -41,6 +42,14 @@ from ..bots.state import SeatState
 from ..client import Abstain, ArenaClient, Ticket
 from ..client.channel import RETRYABLE
 from ..client.entropy import Contribution
+
+
+@dataclass(frozen=True)
+class LadderEntry:
+    """How an entrant plays on a ladder: as which version of its bot."""
+
+    version: str = ""
+
 
 MakeDecider = Callable[[tpb.MatchAssigned], Decider]
 """A fresh bot for one seat of one match. It is also made once before the entrant enters, for
@@ -66,7 +75,7 @@ class EntrantReport:
     notes: list[str] = field(default_factory=list)
     late: int = 0
     late_notes: list[str] = field(default_factory=list)
-    final: tpb.TournamentInfo | None = None
+    final: tpb.TournamentInfo | lpb.LadderInfo | None = None
 
     def summary(self) -> list[str]:
         """The report in lines, as ``cardarena bot connect`` ends with it."""
@@ -89,11 +98,14 @@ async def play_entrant(
     contribution: Contribution = "fresh",
     startup_s: float = STARTUP_S,
     capacity: int = 0,
+    ladder: LadderEntry | None = None,
 ) -> EntrantReport:
     """Play as the entrant ``key`` belongs to until the tournament ends, contributing
     ``contribution`` to the tournament seed (fresh random bytes, your own 32, or none), in at
     most ``capacity`` matches at once (0: as many as the tournament runs). ``startup_s`` is
-    the start-up allowance of a program (see the module)."""
+    the start-up allowance of a program (see the module). With ``ladder``, ``tournament_id``
+    is a ladder's: the entrant plays as that version (and at least 1 match at once) until the
+    ladder closes."""
     say = log or (lambda text: print(text, file=sys.stderr, flush=True))
     report = EntrantReport()
     playing: dict[str, asyncio.Task[None]] = {}
@@ -105,17 +117,24 @@ async def play_entrant(
     try:
         while report.final is None:
             try:
-                if not prepared:
+                if not prepared and ladder is None:
                     ahead = await _start_ahead(client, tournament_id, make_decider, startup_s, say)
-                    prepared = True
-                entering = client.tournaments.enter(
-                    tournament_id, key, contribution=contribution, capacity=capacity
+                prepared = True
+                entering: Any = (
+                    client.tournaments.enter(
+                        tournament_id, key, contribution=contribution, capacity=capacity
+                    )
+                    if ladder is None
+                    else client.ladders.enter(
+                        tournament_id, key, version=ladder.version, capacity=capacity or 1
+                    )
                 )
                 async for message in entering:
                     deadline, pause = loop.time() + reconnect_for, 0.1
                     kind = message.WhichOneof("kind")
                     if kind == "entered":
-                        report.entrant = message.entered.entrant
+                        entered = message.entered
+                        report.entrant = entered.player if ladder else entered.entrant
                     elif kind == "match" and not _in_play(playing, message.match.match_id):
                         assigned = message.match
                         playing[assigned.match_id] = asyncio.create_task(
@@ -123,6 +142,8 @@ async def play_entrant(
                         )
                     elif kind == "ended":
                         report.final = message.ended
+                    elif kind == "closed":
+                        report.final = message.closed
             except grpc.aio.AioRpcError as error:
                 if error.code() not in RETRYABLE or loop.time() > deadline:
                     raise

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from cardarena.competition import MAX_EFFECT, Design
 from cardarena.engine import get_game
-from cardarena.engine.match import setup
+from cardarena.engine.match import MatchSetup, setup
 from cardarena.v1 import codec
 from cardarena.v1 import tournament_pb2 as tpb
 from cardarena.v1.clocks import TimeControl
@@ -36,14 +39,28 @@ MAX_MATCH_LINES = 5000
 """Match lines one GetTournament answers: a page costs the same whatever the plan's size."""
 
 
-def tournament_spec(request: tpb.CreateTournamentRequest) -> tuple[TournamentSpec, list[int]]:
-    """The checked settings, and the entrants whose keys the server is to draw (their
-    ``key_hashes`` are empty until it does)."""
+@dataclass(frozen=True)
+class Shared:
+    """What a tournament and a ladder are both asked for, checked: entrants, game, seats,
+    options, clock, concurrency, fault policy."""
+
+    names: list[str]
+    hashes: list[str]
+    drawn: list[int]
+    prepared: MatchSetup
+    lowest_wins: bool
+    control: TimeControl
+    concurrency: int
+    forfeit_after: int
+    creator: str | None
+
+
+def shared_settings(request: Any, what: str) -> Shared:
+    """The checks a CreateTournamentRequest and a CreateLadderRequest share (``what``: the
+    noun refusals use), each refusal naming its field."""
     check_text("name", request.name, MAX_TITLE)
     check_request_id(request.request_id)
     check_secret("creator_secret", request.creator_secret)
-    if request.seed and len(request.seed) != 32:
-        raise BadRequest(f"seed must be exactly 32 bytes, got {len(request.seed)}")
     names, hashes, drawn = _entrants(request)
     game = get_game(request.game)
     players = request.players
@@ -57,7 +74,7 @@ def tournament_spec(request: tpb.CreateTournamentRequest) -> tuple[TournamentSpe
     prepared = setup(game.name, players=players, options=options)
     if len(names) < prepared.players:
         raise BadRequest(
-            f"entrants: {len(names)} for {prepared.players} seats; a tournament needs an"
+            f"entrants: {len(names)} for {prepared.players} seats; a {what} needs an"
             " entrant per seat (one entrant in two seats would see two hands)"
         )
     try:
@@ -67,13 +84,33 @@ def tournament_spec(request: tpb.CreateTournamentRequest) -> tuple[TournamentSpe
     if not control.timed:
         raise BadRequest(
             f"time_control.move_ms must be 1..{MAX_MOVE_MS} (or set bank_ms or round_ms): a"
-            " tournament needs a clock, so that an entrant who is away cannot stall it"
+            f" {what} needs a clock, so that an entrant who is away cannot stall it"
         )
-    if not 1 <= request.deals <= MAX_DEALS:
-        raise BadRequest(f"deals must be 1..{MAX_DEALS}, got {request.deals}")
     concurrency = request.concurrency or DEFAULT_CONCURRENCY
     if concurrency > MAX_CONCURRENCY:
         raise BadRequest(f"concurrency is at most {MAX_CONCURRENCY}, got {concurrency}")
+    return Shared(
+        names=names,
+        hashes=hashes,
+        drawn=drawn,
+        prepared=prepared,
+        lowest_wins=game.lowest_wins,
+        control=control,
+        concurrency=concurrency,
+        forfeit_after=_forfeit_after(request),
+        creator=secret_hash(request.creator_secret).hex() if request.creator_secret else None,
+    )
+
+
+def tournament_spec(request: tpb.CreateTournamentRequest) -> tuple[TournamentSpec, list[int]]:
+    """The checked settings, and the entrants whose keys the server is to draw (their
+    ``key_hashes`` are empty until it does)."""
+    if request.seed and len(request.seed) != 32:
+        raise BadRequest(f"seed must be exactly 32 bytes, got {len(request.seed)}")
+    shared = shared_settings(request, "tournament")
+    names, prepared, control = shared.names, shared.prepared, shared.control
+    if not 1 <= request.deals <= MAX_DEALS:
+        raise BadRequest(f"deals must be 1..{MAX_DEALS}, got {request.deals}")
     entry_ms = request.entry_ms or DEFAULT_ENTRY_MS
     if entry_ms > MAX_ENTRY_MS:
         raise BadRequest(f"entry_ms is at most {MAX_ENTRY_MS}, got {entry_ms}")
@@ -96,18 +133,18 @@ def tournament_spec(request: tpb.CreateTournamentRequest) -> tuple[TournamentSpe
         increment_ms=control.increment_ms,
         round_ms=control.round_ms,
         entrants=tuple(names),
-        key_hashes=tuple(hashes),
+        key_hashes=tuple(shared.hashes),
         deals=request.deals,
-        concurrency=concurrency,
-        forfeit_after=_forfeit_after(request),
-        lowest_wins=game.lowest_wins,
+        concurrency=shared.concurrency,
+        forfeit_after=shared.forfeit_after,
+        lowest_wins=shared.lowest_wins,
         sprt=_sprt(request, names) if request.HasField("stop") else None,
-        creator=secret_hash(request.creator_secret).hex() if request.creator_secret else None,
+        creator=shared.creator,
         entry_ms=entry_ms,
         pairing=design.kind,
         candidates=design.candidates,
     )
-    return spec, drawn
+    return spec, shared.drawn
 
 
 def _design(pairings: tpb.Pairings, entrants: int, players: int) -> Design:
@@ -122,7 +159,7 @@ def _design(pairings: tpb.Pairings, entrants: int, players: int) -> Design:
     return design
 
 
-def _entrants(request: tpb.CreateTournamentRequest) -> tuple[list[str], list[str], list[int]]:
+def _entrants(request: Any) -> tuple[list[str], list[str], list[int]]:
     if not 2 <= len(request.entrants) <= MAX_ENTRANTS:
         raise BadRequest(f"entrants: 2 to {MAX_ENTRANTS}, got {len(request.entrants)}")
     names: list[str] = []
@@ -146,7 +183,7 @@ def _entrants(request: tpb.CreateTournamentRequest) -> tuple[list[str], list[str
     return names, hashes, drawn
 
 
-def _forfeit_after(request: tpb.CreateTournamentRequest) -> int:
+def _forfeit_after(request: Any) -> int:
     which = request.fault_policy.WhichOneof("policy")
     if which is None:
         return DEFAULT_FORFEIT_AFTER
@@ -154,7 +191,7 @@ def _forfeit_after(request: tpb.CreateTournamentRequest) -> int:
         if not request.fault_policy.fallback:
             raise BadRequest("fault_policy.fallback: set it to true, or choose forfeit_after")
         return 0
-    after = request.fault_policy.forfeit_after
+    after = int(request.fault_policy.forfeit_after)
     if not 1 <= after <= MAX_FORFEIT_AFTER:
         raise BadRequest(f"fault_policy.forfeit_after must be 1..{MAX_FORFEIT_AFTER}, got {after}")
     return after

@@ -27,10 +27,11 @@ from typing import Final
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from google.protobuf.message import Message
 
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
-from cardarena.v1.signed import checkpoint_message, key_id, results_message
+from cardarena.v1.signed import checkpoint_message, key_id, ladder_message, results_message
 
 from ..store import CheckpointRecord, EventStore, PublicKeyRecord
 
@@ -69,6 +70,11 @@ class Signer:
     def sign_results(self, info: tpb.TournamentInfo) -> spb.ResultsSignature:
         """The signature of ``info``'s results; ``info`` must hold every match."""
         signature = self._private.sign(results_message(info, self.key_id))
+        return spb.ResultsSignature(key_id=self.key_id, signature=signature)
+
+    def sign_ladder(self, snapshot: Message) -> spb.ResultsSignature:
+        """The signature of a ladder's snapshot (``LadderSnapshot``)."""
+        signature = self._private.sign(ladder_message(snapshot, self.key_id))
         return spb.ResultsSignature(key_id=self.key_id, signature=signature)
 
     async def publish(self, store: EventStore) -> None:

@@ -10,6 +10,7 @@ from cardarena.v1.chain import chain_hash, genesis_hash
 
 from .entropy import EntropyQueries
 from .errors import DuplicateRequest, LeaseLost, StoreConflict, UnknownMatch
+from .ladders import LadderQueries
 from .leases import LeaseQueries
 from .records import Answered, Fence, MatchLog, MatchRecord, Owner, SeatRecord, StoredEvent
 from .rows import MATCHES
@@ -25,7 +26,9 @@ RESUME_BATCH: Final = 256
 thousands of matches, and one page of raw logs in memory at a time."""
 
 
-class EventStore(LeaseQueries, TournamentQueries, EntropyQueries, SignatureQueries, SummaryQueries):
+class EventStore(
+    LeaseQueries, TournamentQueries, LadderQueries, EntropyQueries, SignatureQueries, SummaryQueries
+):
     """The event store. Open it once per process; share it across tasks; every write returns
     once it is durable."""
 

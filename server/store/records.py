@@ -56,6 +56,21 @@ class TournamentRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class LadderRecord:
+    """One row of ``ladders``: its settings as JSON (entrant keys only as hashes), and the
+    secret its matches' ids, seeds and seat credentials derive from, kept out of ``repr``.
+    ``status`` is ``running`` or ``closed``."""
+
+    ladder_id: str
+    created_at: str
+    config: bytes
+    secret: bytes = field(repr=False)
+    status: str = "running"
+    ended_at: str | None = None
+    end_reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class SeatRecord:
     """One row of ``seats``; the token hash stays out of ``repr``."""
 

@@ -10,11 +10,11 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any, Generic, TypeVar
 
-from .records import MatchRecord, TournamentRecord
+from .records import LadderRecord, MatchRecord, TournamentRecord
 from .schema import Connection, keyset_page
 from .summaries import marks
 
-R = TypeVar("R", MatchRecord, TournamentRecord)
+R = TypeVar("R", MatchRecord, TournamentRecord, LadderRecord)
 
 Filters = Sequence[tuple[str, tuple[object, ...]]]
 """``WHERE`` clauses and their parameters, joined with ``AND``."""
@@ -81,3 +81,4 @@ class RecordTable(Generic[R]):
 
 MATCHES = RecordTable("matches", MatchRecord)
 TOURNAMENTS = RecordTable("tournaments", TournamentRecord)
+LADDERS = RecordTable("ladders", LadderRecord)

@@ -83,6 +83,22 @@ CREATE TABLE IF NOT EXISTS tournaments (
     director_until_ms {int64} NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS tournaments_by_created ON tournaments (created_at, tournament_id);
+CREATE TABLE IF NOT EXISTS ladders (
+    ladder_id  TEXT    PRIMARY KEY,
+    created_at TEXT    NOT NULL,
+    config     {bytes} NOT NULL,
+    secret     {bytes} NOT NULL,
+    status     TEXT    NOT NULL,
+    ended_at   TEXT    NULL,
+    end_reason TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ladders_by_created ON ladders (created_at, ladder_id);
+CREATE TABLE IF NOT EXISTS ladder_groups (
+    ladder_id TEXT    NOT NULL,
+    grp       {int64} NOT NULL,
+    lineup    TEXT    NOT NULL,
+    PRIMARY KEY (ladder_id, grp)
+);
 CREATE TABLE IF NOT EXISTS tournament_offers (
     tournament_id TEXT    NOT NULL,
     entrant       INT     NOT NULL,

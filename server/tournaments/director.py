@@ -110,7 +110,7 @@ class Director:
         self.end_reason = record.end_reason
         self.version = 0
         """Counts changes, so watchers know when to look again."""
-        self.links = Links(len(spec.entrants))
+        self.links: Links[tpb.EnterResponse] = Links(len(spec.entrants))
         self.capacity: dict[int, int] = {}
         """Entrant -> the most running matches it said it plays at once (none: no limit)."""
         self._on_change = on_change
@@ -520,7 +520,7 @@ class Director:
         if not self.ended:
             await self.entry.offer(self.arena.store, entrant, contribution)
 
-    def connect(self, entrant: int) -> Link:
+    def connect(self, entrant: int) -> Link[tpb.EnterResponse]:
         """A new stream for ``entrant``: told first of every match it sits in that runs."""
         link = self.links.connect(entrant)
         for index in sorted(self.seated):
@@ -530,7 +530,7 @@ class Director:
                     link.offer(tpb.EnterResponse(match=self.assignment(plan, seat)))
         return link
 
-    def disconnect(self, link: Link) -> None:
+    def disconnect(self, link: Link[tpb.EnterResponse]) -> None:
         """A stream ended; if it was the entrant's last, each running match of it logs a
         disconnect fault against its seats (in a task of its own: the stream's handler may
         be being cancelled)."""

@@ -14,8 +14,7 @@ import hashlib
 import hmac
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from cardarena.v1 import tournament_pb2 as tpb
+from typing import Generic, TypeVar
 
 from ..errors import Throttled
 
@@ -51,15 +50,19 @@ def entrant_of(key_hashes: Sequence[str], key: str) -> int | None:
     return found
 
 
+T = TypeVar("T")
+"""What an entrant's stream carries (a tournament's EnterResponse, a ladder's)."""
+
+
 @dataclass(eq=False)
-class Link:
+class Link(Generic[T]):
     """One connected stream of one entrant."""
 
     entrant: int
-    queue: asyncio.Queue[tpb.EnterResponse | None]
+    queue: asyncio.Queue[T | None]
     dropped: bool = False
 
-    def offer(self, item: tpb.EnterResponse | None) -> None:
+    def offer(self, item: T | None) -> None:
         if self.dropped:
             return
         try:
@@ -71,23 +74,23 @@ class Link:
             self.queue.put_nowait(None)
 
 
-class Links:
-    """Every connected stream of a tournament's entrants."""
+class Links(Generic[T]):
+    """Every connected stream of a tournament's (or a ladder's) entrants."""
 
     def __init__(self, entrants: int) -> None:
-        self.by_entrant: list[set[Link]] = [set() for _ in range(entrants)]
+        self.by_entrant: list[set[Link[T]]] = [set() for _ in range(entrants)]
 
-    def connect(self, entrant: int) -> Link:
+    def connect(self, entrant: int) -> Link[T]:
         """A new stream of ``entrant``; :class:`Throttled` past :data:`MAX_LINKS`."""
         if len(self.by_entrant[entrant]) >= MAX_LINKS:
             raise Throttled(
                 f"this entrant has {MAX_LINKS} streams open already: close one first", 1000
             )
-        link = Link(entrant, asyncio.Queue(LINK_QUEUE))
+        link: Link[T] = Link(entrant, asyncio.Queue(LINK_QUEUE))
         self.by_entrant[entrant].add(link)
         return link
 
-    def disconnect(self, link: Link) -> bool:
+    def disconnect(self, link: Link[T]) -> bool:
         """Forget ``link``; whether that was the entrant's last connection."""
         links = self.by_entrant[link.entrant]
         links.discard(link)
@@ -96,11 +99,11 @@ class Links:
     def connected(self, entrant: int) -> bool:
         return bool(self.by_entrant[entrant])
 
-    def tell(self, entrant: int, item: tpb.EnterResponse) -> None:
+    def tell(self, entrant: int, item: T) -> None:
         for link in list(self.by_entrant[entrant]):
             link.offer(item)
 
-    def close(self, last: tpb.EnterResponse) -> None:
+    def close(self, last: T) -> None:
         """The tournament ended: say so on every stream, then end them."""
         for links in self.by_entrant:
             for link in list(links):

@@ -141,7 +141,7 @@ CASES = [
     # Help: what each command takes, with its defaults.
     Case("log keys --help", 0, "Print the server's public keys", absent="--results"),
     Case("log fetch --help", 0, "Write match logs as files"),
-    Case("bot connect --help", 0, "Connect to a server's tournament as the entrant"),
+    Case("bot connect --help", 0, "Connect to a server's tournament (or ladder) as the"),
     Case("tournament --help", 0, "deal seeds, each in every rotation, 1..10000 (default: 2)"),
     Case("tournament --help", 0, "matches played at once, 1..256 (default: 4)"),
     Case("demo --help", 0, "1..1000 (default: 1)"),

@@ -81,6 +81,27 @@ def results_message(info: tpb.TournamentInfo, signer: str) -> bytes:
     return RESULTS_DOMAIN + canonical(info, skip=frozenset({"results_signature"})) + _text(signer)
 
 
+LADDER_DOMAIN: Final = b"cardarena-ladder-snapshot-v1\x00"
+MATCHES_DIGEST_LABEL: Final = b"cardarena-ladder-matches-v1"
+
+
+def ladder_message(snapshot: Message, signer: str) -> bytes:
+    """What a ladder snapshot's signature covers: every field of ``snapshot`` (a
+    ``LadderSnapshot``: the board, and through its digest every counted match) by the key
+    named ``signer``."""
+    return LADDER_DOMAIN + canonical(snapshot) + _text(signer)
+
+
+def first_matches_digest() -> bytes:
+    """A ladder's matches digest before its first counted match."""
+    return hashlib.sha256(MATCHES_DIGEST_LABEL).digest()
+
+
+def chain_match(digest: bytes, line: Message) -> bytes:
+    """The matches digest with one more counted match (a ``LadderMatch``)."""
+    return hashlib.sha256(digest + canonical(line)).digest()
+
+
 _SIGNED_INT: Final = frozenset(
     {
         FieldDescriptor.TYPE_INT32,

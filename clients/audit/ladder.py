@@ -1,0 +1,164 @@
+"""Auditing a ladder's signed snapshot: its signature, the digest of the matches it counts,
+every match's log (pinned to the hash the snapshot records), and the board recomputed from
+the logs alone, to the bit (docs/ladders.md, "Checking a snapshot").
+
+Why the board can be recomputed exactly: the server folds the settled prefix of the ladder's
+matches in index order with :mod:`cardarena.competition.ladder`, and so does this; nothing in
+the board depends on when a match happened to end.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cardarena.competition import Played
+from cardarena.competition.ladder import Board, fold
+from cardarena.v1 import codec
+from cardarena.v1 import game_pb2 as pb
+from cardarena.v1 import ladder_pb2 as lpb
+from cardarena.v1 import service_pb2 as spb
+from cardarena.v1.signed import chain_match, first_matches_digest, ladder_message
+
+from ..client.ladders import Snapshot
+from .parallel import Job, audit_many
+from .signature import TrustedKey, _signed_by
+from .tournament import TournamentAudit, fault_kinds
+
+Logs = dict[str, Any]
+"""Match id -> its GetMatchLogResponse, or why it could not be had."""
+
+
+def audit_snapshot(
+    snapshot: Snapshot, logs: Logs, *, keys: list[TrustedKey] | None = None, workers: int = 1
+) -> TournamentAudit:
+    """Every check of the module over a snapshot and its matches' logs, in hand."""
+    ladder = snapshot.snapshot.ladder
+    report = TournamentAudit(ladder.ladder_id, matches=len(snapshot.matches))
+    if keys is not None:
+        problem = _signature_finding(snapshot, keys)
+        report.signature = "FAILED" if problem else "verified"
+        if problem:
+            report.find(problem)
+    if not _lines_sound(snapshot, report):
+        return report
+    jobs = {
+        line.match_id: Job(logs[line.match_id], line.match_id, bytes(line.last_hash), keys)
+        for line in snapshot.matches
+        if isinstance(logs.get(line.match_id), spb.GetMatchLogResponse)
+    }
+    verdicts = audit_many(list(jobs.values()), workers=workers)
+    played: list[Played | None] = []
+    for line in snapshot.matches:
+        where = f"match {line.index} ({line.match_id})"
+        job = jobs.get(line.match_id)
+        if job is None:
+            report.find(f"{where}: no log ({logs.get(line.match_id)})")
+            played.append(None)
+            continue
+        failure = verdicts[line.match_id]
+        if failure is not None:
+            report.find(f"{where}: {failure.text}")
+            played.append(None)
+            continue
+        played.append(_check_match(ladder, line, job.log, report))
+    report.audited = len(jobs)
+    board = fold(played, lowest_wins=ladder.lowest_wins, group_size=ladder.players)
+    _check_board(ladder, board, report)
+    return report
+
+
+def _signature_finding(snapshot: Snapshot, keys: list[TrustedKey]) -> str | None:
+    if snapshot.signature is None:
+        return "the snapshot carries no signature"
+    signed = snapshot.signature
+    message = ladder_message(snapshot.snapshot, signed.key_id)
+    return _signed_by(keys, signed.key_id, bytes(signed.signature), message, "the snapshot:")
+
+
+def _lines_sound(snapshot: Snapshot, report: TournamentAudit) -> bool:
+    """Every counted match listed once, in order, and the digest over them the signed one."""
+    ladder = snapshot.snapshot.ladder
+    indices = [line.index for line in snapshot.matches]
+    if indices != list(range(ladder.counted)):
+        report.find(f"the snapshot counts {ladder.counted} matches, its lines do not list 0..")
+        return False
+    digest = first_matches_digest()
+    for line in snapshot.matches:
+        if line.group != line.index // max(ladder.players, 1):
+            report.find(f"match {line.index}: listed in group {line.group}")
+        digest = chain_match(digest, line)
+    if digest != snapshot.snapshot.matches_digest:
+        report.find("the matches listed are not those the snapshot's digest covers")
+        return False
+    return True
+
+
+def _check_match(
+    ladder: lpb.LadderInfo,
+    line: lpb.LadderMatch,
+    log: spb.GetMatchLogResponse,
+    report: TournamentAudit,
+) -> Played | None:
+    """What the snapshot says of a match whose log audited clean, against that log."""
+    where = f"match {line.index} ({line.match_id})"
+    started = pb.Event.FromString(log.entries[0].event).match_started
+    if started.tournament_id != ladder.ladder_id:
+        report.find(f"{where}: its log names competition {started.tournament_id!r}")
+    if line.cancelled != log.match.cancelled:
+        report.find(f"{where}: the snapshot and the log disagree on whether it was cancelled")
+    if log.match.cancelled:
+        return None
+    seats = sorted(log.match.seats, key=lambda s: s.seat)
+    names = [s.name for s in seats]
+    if names != list(line.players):
+        report.find(
+            f"{where}: its seats are held by {names}, the snapshot says {list(line.players)}"
+        )
+    return Played(
+        kinds=fault_kinds(log, len(seats)),
+        index=line.index,
+        group=line.group,
+        entrants=tuple(names),
+        totals=tuple(codec.score_from_pb(t) for t in log.match.totals),
+        winners=tuple(log.match.winners),
+        faults=tuple(s.faults for s in seats),
+        forfeited=tuple(s.forfeited for s in seats),
+    )
+
+
+def _check_board(ladder: lpb.LadderInfo, board: Board, report: TournamentAudit) -> None:
+    """The signed board, row by row, against the one folded from the logs."""
+    mine = {row.player: row for row in board.rows.values()}
+    shown = {row.player: row for row in ladder.board}
+    if set(mine) != set(shown):
+        report.find(f"the board lists {sorted(shown)}, the logs give {sorted(mine)}")
+        return
+    for player, row in shown.items():
+        folded = mine[player]
+        rating = board.rating(player)
+        interval = folded.interval
+        expected = (
+            folded.matches,
+            folded.groups,
+            folded.wins,
+            folded.faults,
+            folded.forfeits,
+            None if rating is None else (rating.mu, rating.sigma),
+            folded.mean,
+            interval,
+        )
+        given = (
+            row.matches,
+            row.groups,
+            row.wins,
+            row.faults,
+            row.forfeits,
+            (row.mu, row.sigma),
+            row.mean if row.has_mean else None,
+            (row.ci_low, row.ci_high) if row.has_interval else None,
+        )
+        if given != expected:
+            report.find(f"{player}: the board says {given}, the logs give {expected}")
+    order = [row.player for row in board.ranked()]
+    if [row.player for row in ladder.board] != order:
+        report.find(f"the board's order is not by rating: the logs give {order}")

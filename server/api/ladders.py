@@ -1,0 +1,169 @@
+"""The LadderService servicer: each RPC checks its request, calls the ladders room and
+answers, errors mapped by the same decorators and table as the match service."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import grpc
+
+from cardarena.v1 import ladder_pb2 as lpb
+
+from ..errors import BadRequest, NotRunning
+from ..ladders import Ladders, LadderSpec, SnapshotGone
+from ..ladders.info import ladder_info
+from ..ladders.spec import VERSION
+from ..tournaments.entrants import entrant_of
+from .access import Guard
+from .requests import bearer_token
+from .status import Context, Refused, streaming, unary
+from .streams import Streams
+from .tournament_requests import MAX_CAPACITY, MAX_MATCH_LINES, shared_settings
+
+MAX_LADDER_PAGE = 100
+
+
+def ladder_spec(request: lpb.CreateLadderRequest) -> tuple[LadderSpec, list[int]]:
+    """The checked settings, and the entrants whose keys the server is to draw."""
+    shared = shared_settings(request, "ladder")
+    prepared, control = shared.prepared, shared.control
+    spec = LadderSpec(
+        name=request.name,
+        game=prepared.game,
+        players=prepared.players,
+        options=dict(prepared.options),
+        entrants=tuple(shared.names),
+        key_hashes=tuple(shared.hashes),
+        concurrency=shared.concurrency,
+        forfeit_after=shared.forfeit_after,
+        lowest_wins=shared.lowest_wins,
+        move_ms=control.move_ms,
+        bank_ms=control.bank_ms,
+        increment_ms=control.increment_ms,
+        round_ms=control.round_ms,
+        creator=shared.creator,
+    )
+    return spec, shared.drawn
+
+
+class LadderService:
+    """The handlers of ``cardarena.v1.LadderService``."""
+
+    def __init__(self, ladders: Ladders, guard: Guard, streams: Streams) -> None:
+        self.ladders = ladders
+        self.guard = guard
+        self.streams = streams
+        self.refuse_new = streams.refuse_new
+
+    @unary
+    async def CreateLadder(
+        self, request: lpb.CreateLadderRequest, context: Context
+    ) -> lpb.CreateLadderResponse:
+        self.refuse_new()
+        self.guard.may_create(context, "CreateLadder")
+        spec, drawn = ladder_spec(request)
+        director, keys = await self.ladders.create(
+            spec,
+            request_id=request.request_id or None,
+            drawn=drawn,
+            operator=self.guard.is_operator(context),
+        )
+        entrant_keys = [""] * len(spec.entrants)
+        for index, key in zip(drawn, keys, strict=True):
+            entrant_keys[index] = key
+        return lpb.CreateLadderResponse(ladder=ladder_info(director), entrant_keys=entrant_keys)
+
+    @unary
+    async def GetLadder(
+        self, request: lpb.GetLadderRequest, context: Context
+    ) -> lpb.GetLadderResponse:
+        director = await self.ladders.get(request.ladder_id)
+        return lpb.GetLadderResponse(ladder=ladder_info(director))
+
+    @unary
+    async def ListLadders(
+        self, request: lpb.ListLaddersRequest, context: Context
+    ) -> lpb.ListLaddersResponse:
+        size = request.page_size or MAX_LADDER_PAGE
+        if size > MAX_LADDER_PAGE:
+            raise BadRequest(f"page_size is at most {MAX_LADDER_PAGE}, got {size}")
+        records, token = await self.ladders.list_records(
+            page_size=size, page_token=request.page_token or None
+        )
+        infos = [ladder_info(await self.ladders.get(r.ladder_id)) for r in records]
+        return lpb.ListLaddersResponse(ladders=infos, next_page_token=token or "")
+
+    @unary
+    async def GetLadderSnapshot(
+        self, request: lpb.GetLadderSnapshotRequest, context: Context
+    ) -> lpb.GetLadderSnapshotResponse:
+        limit = request.matches_limit or MAX_MATCH_LINES
+        if limit > MAX_MATCH_LINES:
+            raise BadRequest(f"matches_limit is at most {MAX_MATCH_LINES}, got {limit}")
+        director = await self.ladders.get(request.ladder_id)
+        try:
+            made, signature = self.ladders.signed(director, request.counted)
+        except SnapshotGone as gone:
+            raise NotRunning(str(gone)) from None
+        counted = made.ladder.counted
+        if request.matches_from > counted:
+            raise BadRequest(
+                f"matches_from is past the snapshot: {request.matches_from} of {counted} matches"
+            )
+        lines = await self.ladders.lines(director, counted, request.matches_from, limit)
+        response = lpb.GetLadderSnapshotResponse(snapshot=made, matches=lines)
+        if signature is not None:
+            response.signature.CopyFrom(signature)
+        return response
+
+    @unary
+    async def CloseLadder(
+        self, request: lpb.CloseLadderRequest, context: Context
+    ) -> lpb.CloseLadderResponse:
+        self.refuse_new()
+        director, reason = await self.guard.cancelling(
+            self.ladders, request.ladder_id, request.reason, context
+        )
+        await director.close(reason.replace("cancelled", "closed", 1))
+        return lpb.CloseLadderResponse(ladder=ladder_info(director))
+
+    @streaming
+    async def EnterLadder(
+        self, request: lpb.EnterLadderRequest, context: Context
+    ) -> AsyncIterator[lpb.EnterLadderResponse]:
+        self.refuse_new()
+        key = bearer_token(context)
+        director = await self.ladders.get(request.ladder_id)
+        entrant = entrant_of(director.spec.key_hashes, key)
+        if entrant is None:
+            raise Refused(
+                grpc.StatusCode.UNAUTHENTICATED, "the key is not an entrant's of this ladder"
+            )
+        if request.version and not VERSION.fullmatch(request.version):
+            raise BadRequest(
+                "version must be 1 to 32 characters of A-Z a-z 0-9 . _ -, got"
+                f" {request.version[:40]!r}"
+            )
+        if request.capacity > MAX_CAPACITY:
+            raise BadRequest(f"capacity is at most {MAX_CAPACITY}, got {request.capacity}")
+        if director.closed:
+            yield lpb.EnterLadderResponse(closed=ladder_info(director))
+            return
+        link = director.enter(entrant, request.version, request.capacity or 1)
+        try:
+            player = director.current[entrant]
+            entered = lpb.LadderEntered(player=player, ladder=ladder_info(director))
+            yield lpb.EnterLadderResponse(entered=entered)
+            while True:
+                item = await link.queue.get()
+                if item is None:
+                    if link.dropped:
+                        raise Refused(
+                            grpc.StatusCode.UNAVAILABLE,
+                            "the stream fell behind: connect again (running matches are told"
+                            " again)",
+                        )
+                    return
+                yield item
+        finally:
+            director.leave(link)

@@ -1,0 +1,481 @@
+"""One ladder's director: it makes duplicate groups among the entrants connected now, starts
+their matches as the entrants have room, folds every ended match into the board in index
+order, and reveals each group's seed once its last match has ended.
+
+Why it survives ``kill -9``: every group's lineup is written before any of its matches is made
+(``ladder_groups``), and every match's id, seed and seat credentials derive from the ladder's
+secret and the match's index, so a restart walks the groups, finds each match it had made
+(ended, running, or not made yet) and carries on. A match whose entrant is away when its turn
+to start comes is *voided*: made and cancelled at once, so that it is in the log as counted for
+nothing, and nobody is ever faulted for being away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import structlog
+
+from cardarena.competition import Candidate, Played, group_seed, next_lineup, rotations
+from cardarena.competition.ladder import Board
+from cardarena.v1 import codec
+from cardarena.v1 import ladder_pb2 as lpb
+from cardarena.v1 import service_pb2 as spb
+from cardarena.v1 import tournament_pb2 as tpb
+from cardarena.v1.signed import chain_match, first_matches_digest
+
+from ..errors import NotRunning
+from ..hosting import Arena, HostedMatch
+from ..hosting.arena import match_id_for
+from ..hosting.outcome import Outcome, stored_outcomes
+from ..store import ENDED, LadderRecord, StoreConflict, now_iso
+from ..tournaments.entrants import Link, Links, derive
+from ..tournaments.reveals import reveal_at_writer
+from ..tournaments.seating import Join, seat_all
+from .info import ladder_info
+from .spec import LadderSpec, player_name
+
+log = structlog.get_logger(__name__)
+
+WAITING, RUNNING, DONE = "waiting", "running", "done"
+RECOVER_GROUPS = 200
+"""Groups whose rows one read of a restart asks for."""
+PRIOR_ORDINAL = 0.0
+"""A new player's conservative rating (OpenSkill's prior: 25 - 3 x 25/3)."""
+
+
+@dataclass
+class Group:
+    """A duplicate group not finished yet: its lineup, and where each rotation stands."""
+
+    number: int
+    lineup: tuple[str, ...]
+    """The player at each seat of rotation 0."""
+    entrants: tuple[int, ...]
+    state: list[str]
+    outcomes: dict[int, Outcome] = field(default_factory=dict)
+    """Index -> how each of its ended matches ended (until the group is revealed)."""
+
+
+class LadderDirector:
+    """Runs one ladder in this process."""
+
+    def __init__(
+        self,
+        record: LadderRecord,
+        spec: LadderSpec,
+        arena: Arena,
+        *,
+        on_change: Callable[[LadderDirector], None],
+    ) -> None:
+        self.record, self.spec, self.arena = record, spec, arena
+        self.ladder_id = record.ladder_id
+        self.size = spec.players
+        """Matches per group: one per rotation."""
+        self.board = Board(lowest_wins=spec.lowest_wins, group_size=self.size)
+        self.groups: dict[int, Group] = {}
+        self.next_group = 0
+        self.ended: dict[int, tuple[Played | None, lpb.LadderMatch]] = {}
+        """Ended matches beyond the board's settled prefix (``None``: counted for nothing),
+        each with its line in a snapshot."""
+        self.digest = first_matches_digest()
+        """The chained digest of the counted matches' lines (``LadderSnapshot``)."""
+        self.match_ids: dict[int, str] = {}
+        """Index -> match id, of the running matches."""
+        self.by_match: dict[str, int] = {}
+        self.busy: Counter[int] = Counter()
+        """Entrant -> its running matches."""
+        self.scheduled: Counter[str] = Counter()
+        """Player -> matches scheduled for it (every group it was put in, in full)."""
+        self.met: Counter[frozenset[str]] = Counter()
+        """Pairs of players -> the groups they shared."""
+        n = len(spec.entrants)
+        self.links: Links[lpb.EnterLadderResponse] = Links(n)
+        self.capacity = [1] * n
+        self.versions = [""] * n
+        self.last_seen = [0.0] * n
+        self.players: dict[str, int] = {}
+        """Every player the ladder has scheduled or seen enter -> its entrant."""
+        self.current: dict[int, str] = {}
+        """Entrant -> the player it is now (its latest version)."""
+        self.closed = record.status != "running"
+        self.version = 0
+        self._on_change = on_change
+        self._wake = asyncio.Event()
+        self._filling = asyncio.Lock()
+        self.task: asyncio.Task[None] | None = None
+        self.ready = asyncio.Event()
+        """Set once the groups of a previous process are read back."""
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.log = log.bind(ladder_id=self.ladder_id)
+        self._seed = hashlib.sha256(b"cardarena-ladder-seed-v1" + record.secret).digest()
+
+    # -- derived credentials ---------------------------------------------------------------
+
+    def _derived(self, label: str) -> str:
+        return derive(self.record.secret, label)
+
+    def match_id(self, index: int) -> str:
+        return match_id_for(self._derived(f"match/{index}"))
+
+    def token(self, index: int, seat: int) -> str:
+        return self._derived(f"token/{index}/{seat}")
+
+    def seats(self, group: Group, index: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        """The players and the entrants at each seat of match ``index`` of ``group``."""
+        rotation = index - group.number * self.size
+        return rotations(group.lineup)[rotation], rotations(group.entrants)[rotation]
+
+    def retired(self, player: str) -> bool:
+        entrant = self.players.get(player)
+        return entrant is not None and self.current.get(entrant, player) != player
+
+    # -- running ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        try:
+            await self._recover()
+            while not self.closed:
+                await self.fill()
+                self._wake.clear()
+                await self._wake.wait()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            self.log.exception("ladder_director_failed")
+
+    async def _recover(self) -> None:
+        """Walk the groups a previous process made, a batch at a time: ended matches fold
+        into the board, running ones are followed, the rest wait for their entrants."""
+        first = 0
+        while True:
+            batch = await self.arena.store.ladder_groups(self.ladder_id, first, RECOVER_GROUPS)
+            if not batch:
+                break
+            for number, lineup in batch:
+                await self._recover_group(number, tuple(lineup))
+            first = batch[-1][0] + 1
+        self._advance()
+        self.ready.set()
+        if self.next_group:
+            self.log.info("ladder_resumed", groups=self.next_group, counted=self.board.counted)
+
+    async def _recover_group(self, number: int, lineup: tuple[str, ...]) -> None:
+        group = self._note_group(number, lineup)
+        indices = range(number * self.size, (number + 1) * self.size)
+        ids = [self.match_id(i) for i in indices]
+        records = await self.arena.store.get_matches(ids)
+        ended = [r for i, r in records.items() if r.status == ENDED and i not in self.arena.matches]
+        outcomes = await stored_outcomes(self.arena.store, ended)
+        for index, match_id in zip(indices, ids, strict=True):
+            if match_id in outcomes:
+                self._collect(group, index, outcomes[match_id])
+            elif match_id in records:
+                hosted = await self.arena.get(match_id)
+                self._follow(group, index, hosted)
+                if hosted.ended:
+                    self._collect(group, index, hosted.outcome())
+        self._finish_group(group)
+
+    def _note_group(self, number: int, lineup: tuple[str, ...]) -> Group:
+        entrants = tuple(self.players.setdefault(p, self._entrant_of(p)) for p in lineup)
+        for entrant, player in zip(entrants, lineup, strict=True):
+            self.current[entrant] = player  # groups are made in order: the latest wins
+        group = Group(number, lineup, entrants, [WAITING] * self.size)
+        self.groups[number] = group
+        self.next_group = max(self.next_group, number + 1)
+        for player in lineup:
+            self.scheduled[player] += self.size
+        for a in range(len(lineup)):
+            for b in range(a + 1, len(lineup)):
+                self.met[frozenset((lineup[a], lineup[b]))] += 1
+        return group
+
+    def _entrant_of(self, player: str) -> int:
+        entrants = self.spec.entrants
+        if player in entrants:
+            return entrants.index(player)
+        return entrants.index(player.rpartition("@")[0])
+
+    async def fill(self) -> None:
+        """Start what may start, void what cannot, and make new groups while there is room."""
+        async with self._filling:
+            while not self.closed:
+                await self._start_waiting()
+                if not await self._new_group():
+                    return
+
+    async def _start_waiting(self) -> None:
+        for group in sorted(self.groups.values(), key=lambda g: g.number):
+            for rotation, state in enumerate(group.state):
+                if state != WAITING or self.closed:
+                    continue
+                index = group.number * self.size + rotation
+                players, entrants = self.seats(group, index)
+                away = [
+                    p
+                    for p, e in zip(players, entrants, strict=True)
+                    if not self.links.connected(e) or self.current.get(e) != p
+                ]
+                if away:
+                    await self._void(group, index, f"{', '.join(sorted(set(away)))} away")
+                elif len(self.running_indices()) < self.spec.concurrency and all(
+                    self.busy[e] < self.capacity[e] for e in set(entrants)
+                ):
+                    await self._start(group, index, players, entrants)
+
+    def running_indices(self) -> list[int]:
+        return list(self.match_ids)
+
+    def _waiting(self) -> int:
+        return sum(g.state.count(WAITING) for g in self.groups.values())
+
+    async def _new_group(self) -> bool:
+        """Make one new group if there is room and enough entrants may play; whether it did."""
+        if len(self.match_ids) + self._waiting() >= self.spec.concurrency:
+            return False
+        pending = {e for g in self.groups.values() if WAITING in g.state for e in g.entrants}
+        candidates = []
+        for entrant, player in sorted(self.current.items()):
+            if (
+                self.links.connected(entrant)
+                and entrant not in pending
+                and self.busy[entrant] < self.capacity[entrant]
+            ):
+                rating = self.board.rating(player)
+                ordinal = PRIOR_ORDINAL if rating is None else rating.ordinal
+                candidates.append(Candidate(player, self.scheduled[player], ordinal))
+        lineup = next_lineup(candidates, self.met, self.size)
+        if lineup is None:
+            return False
+        number = self.next_group
+        try:
+            await self.arena.store.add_ladder_group(self.ladder_id, number, list(lineup))
+        except StoreConflict:  # made by a process before us: read back on the next recovery
+            self.next_group += 1
+            return True
+        self._note_group(number, lineup)
+        self._changed()
+        return True
+
+    async def _create(self, group: Group, index: int) -> HostedMatch:
+        spec = self.spec
+        return await self.arena.create(
+            spec.game,
+            spec.players,
+            spec.options,
+            control=spec.control,
+            seed=group_seed(self._seed, group.number),
+            request_id=self._derived(f"match/{index}"),
+            reserved={s: self._derived(f"join/{index}/{s}") for s in range(spec.players)},
+            creator_secret=self._derived(f"creator/{index}"),
+            forfeit_after=spec.forfeit_after,
+            tournament_id=self.ladder_id,
+            seed_shared=True,
+        )
+
+    async def _start(
+        self, group: Group, index: int, players: tuple[str, ...], entrants: tuple[int, ...]
+    ) -> None:
+        hosted = await self._create(group, index)
+        joins = [
+            Join(seat, player, self.token(index, seat), self._derived(f"join/{index}/{seat}"))
+            for seat, player in enumerate(players)
+        ]
+        try:
+            await seat_all(self.arena, hosted.match_id, joins, None)
+        except NotRunning:  # closed meanwhile
+            return
+        self._follow(group, index, hosted)
+        for seat, entrant in enumerate(entrants):
+            self.links.tell(entrant, lpb.EnterLadderResponse(match=self.assignment(index, seat)))
+        self._changed()
+
+    def _follow(self, group: Group, index: int, hosted: HostedMatch) -> None:
+        if hosted.ended:
+            return
+        group.state[index - group.number * self.size] = RUNNING
+        self.match_ids[index] = hosted.match_id
+        self.by_match[hosted.match_id] = index
+        for entrant in set(self.seats(group, index)[1]):
+            self.busy[entrant] += 1
+
+    async def _void(self, group: Group, index: int, why: str) -> None:
+        """Count match ``index`` for nothing: made and cancelled at once, so the log says so."""
+        hosted = await self._create(group, index)
+        if not hosted.ended:
+            with contextlib.suppress(NotRunning):
+                await hosted.cancel(f"voided: {why}")
+        self._collect(group, index, hosted.outcome())
+        self._finish_group(group)
+
+    def assignment(self, index: int, seat: int) -> tpb.MatchAssigned:
+        group = self.groups[index // self.size]
+        players, _ = self.seats(group, index)
+        spec = self.spec
+        return tpb.MatchAssigned(
+            match_id=self.match_ids[index],
+            seat=seat,
+            token=self.token(index, seat),
+            game=spec.game,
+            players=spec.players,
+            options=codec.struct_of(spec.options),
+            names=list(players),
+            move_ms=spec.move_ms,
+            lowest_wins=spec.lowest_wins,
+            index=index,
+            time_control=spb.TimeControl(**spec.control.settings()),
+        )
+
+    # -- ended matches ---------------------------------------------------------------------
+
+    def match_changed(self, hosted: HostedMatch) -> None:
+        """The arena's report of a change of one of this ladder's matches."""
+        index = self.by_match.get(hosted.match_id)
+        if index is None or not hosted.ended:
+            return
+        group = self.groups.get(index // self.size)
+        if group is None:
+            return
+        self._collect(group, index, hosted.outcome())
+        self._finish_group(group)
+        self._wake.set()
+
+    def _collect(self, group: Group, index: int, outcome: Outcome) -> None:
+        rotation = index - group.number * self.size
+        if group.state[rotation] == DONE:
+            return
+        match_id = self.match_ids.pop(index, None)
+        if match_id is not None:
+            self.by_match.pop(match_id, None)
+            for entrant in set(self.seats(group, index)[1]):
+                self.busy[entrant] -= 1
+        group.state[rotation] = DONE
+        group.outcomes[index] = outcome
+        self._changed()
+
+    def _finish_group(self, group: Group) -> None:
+        """A group whose every match has ended: its seed is revealed in every match's log,
+        then its matches count (each pinned by the hash of its final log), and it is
+        forgotten."""
+        if any(state != DONE for state in group.state) or group.number not in self.groups:
+            return
+        del self.groups[group.number]
+        task = asyncio.create_task(self._reveal(group))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _reveal(self, group: Group) -> None:
+        for index, outcome in sorted(group.outcomes.items()):
+            last_hash = outcome.last_hash
+            for pause in (0.1, 0.5, 2.0, 5.0, None):
+                if outcome.revealed:
+                    break
+                try:
+                    revealed = await reveal_at_writer(self.arena, outcome.match_id)
+                except Exception:
+                    self.log.warning("ladder_reveal_failed", index=index, exc_info=True)
+                    revealed = None
+                if revealed is not None:
+                    last_hash = revealed
+                    break
+                if pause is None:  # a restart reveals it and counts the group then
+                    return
+                await asyncio.sleep(pause)
+            self._count(group, index, outcome, last_hash)
+        self._advance()
+        self._changed()
+        self._wake.set()
+
+    def _count(self, group: Group, index: int, outcome: Outcome, last_hash: bytes) -> None:
+        players, _ = self.seats(group, index)
+        played = (
+            None
+            if outcome.cancelled
+            else Played(
+                index=index,
+                group=group.number,
+                entrants=players,
+                totals=outcome.totals,
+                winners=outcome.winners,
+                faults=outcome.faults,
+                forfeited=outcome.forfeited,
+                kinds=outcome.kinds,
+            )
+        )
+        line = lpb.LadderMatch(
+            index=index,
+            group=group.number,
+            match_id=outcome.match_id,
+            players=list(players),
+            last_hash=last_hash,
+            cancelled=outcome.cancelled,
+        )
+        self.ended[index] = (played, line)
+
+    def _advance(self) -> None:
+        while self.board.counted in self.ended:
+            played, line = self.ended.pop(self.board.counted)
+            self.board.add(played)
+            self.digest = chain_match(self.digest, line)
+
+    # -- entrants ----------------------------------------------------------------------------
+
+    def enter(self, entrant: int, version: str, capacity: int) -> Link[lpb.EnterLadderResponse]:
+        """A new stream of ``entrant`` at ``version``: told first of its running matches."""
+        link = self.links.connect(entrant)
+        player = player_name(self.spec.entrants[entrant], version)
+        self.players.setdefault(player, entrant)
+        self.current[entrant] = player
+        self.capacity[entrant] = capacity
+        self.last_seen[entrant] = time.time()
+        for index in sorted(self.match_ids):
+            group = self.groups.get(index // self.size)
+            if group is None:
+                continue
+            for seat, e in enumerate(self.seats(group, index)[1]):
+                if e == entrant:
+                    link.offer(lpb.EnterLadderResponse(match=self.assignment(index, seat)))
+        self._changed()
+        self._wake.set()
+        return link
+
+    def leave(self, link: Link[lpb.EnterLadderResponse]) -> None:
+        self.links.disconnect(link)
+        self.last_seen[link.entrant] = time.time()
+        self._changed()
+        self._wake.set()
+
+    async def close(self, reason: str) -> None:
+        """Stop scheduling: running matches play on, waiting ones are voided."""
+        if self.closed:
+            return
+        await self.arena.store.close_ladder(self.ladder_id, now_iso(), reason)
+        self.closed = True
+        for group in list(self.groups.values()):
+            for rotation, state in enumerate(group.state):
+                if state == WAITING:
+                    await self._void(group, group.number * self.size + rotation, "closed")
+        self._wake.set()
+        self._changed()
+        self.links.close(lpb.EnterLadderResponse(closed=ladder_info(self)))
+
+    def _changed(self) -> None:
+        self.version += 1
+        self._on_change(self)
+
+    async def stop(self) -> None:
+        for task in [self.task, *self._tasks]:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
