@@ -7,7 +7,7 @@
 // after a trick, none under prefers-reduced-motion or while catching up on history.
 import { h, morph } from "./dom.js";
 import { matches, withToken, ConnectError, Code } from "./rpc.js";
-import { newState, applyEvent, applySnapshot, applyTurn, tricksRound, seatName, scoreText, scoreValue } from "./model.js";
+import { newState, applyEvent, applySnapshot, applyTurn, applyYourTurn, tricksRound, seatName, scoreText, scoreValue } from "./model.js";
 import { tableView, tickClock } from "./table.js";
 import { handView, submit, refusal, runBot } from "./play.js";
 import { recall } from "./session.js";
@@ -217,10 +217,8 @@ export async function liveView(params, signal) {
         pending = null;
       }
     } else if (msg.kind.case === "yourTurn") {
-      state.legal = v.legalActions;
+      applyYourTurn(state, seat, v);
       turnSeq = v.seq;
-      state.toAct = seat;
-      state.deadline = Number(v.deadlineUnixMs);
     }
     // Whose turn it is once the message's event is applied (alone: it changed with no event).
     if (msg.turn) applyTurn(state, msg.turn);

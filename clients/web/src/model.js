@@ -24,6 +24,7 @@ export function newState(players = 0) {
     trick: null, trickNumber: 0, tricksWon: [], table: [], dead: [], passes: [],
     rounds: [], totals: [], over: false, winners: [], cancelled: "", spanish: false,
     lines: [], started: false, told: false, lastTrick: null, lastPass: null, joined: [],
+    clocks: null,
   };
 }
 
@@ -81,6 +82,56 @@ const suitWords = (state, suit) => {
   const letter = SUIT_LETTERS[suit];
   return state.spanish || suit >= 5 ? SPANISH_NAMES[letter] || letter : `${PIPS[letter] || letter}`;
 };
+
+// The clocks (docs/protocol.md, "Clocks"): what each seat has left of its bank and of its
+// round budget, folded from the log as cardarena.v1.clocks.SeatClocks folds it. A RoundStarted
+// renews every round budget; an entry with think_ms charges its seat that time, and a seat's
+// own action (not a TimedOut) then adds the increment to its bank. `clocks` stays null for a
+// match with neither.
+const CHARGED = new Set(["cardPlayed", "passed", "suitExcluded", "trumpChosen", "timedOut"]);
+const MAX_CLOCK_MS = 3600000;
+
+function foldClocks(state, event) {
+  const v = event.kind.value, c = state.clocks;
+  if (event.kind.case === "matchStarted") {
+    const { moveMs, bankMs, incrementMs, roundMs } = v;
+    state.clocks = bankMs || roundMs
+      ? { moveMs, bankMs, incrementMs, roundMs, bank: seats(state, bankMs), round: seats(state, roundMs) } : null;
+  } else if (c && event.kind.case === "roundStarted") {
+    c.round = seats(state, c.roundMs);
+  } else if (c && event.thinkMs !== undefined && CHARGED.has(event.kind.case) && v.seat < c.bank.length) {
+    if (c.bankMs) {
+      const left = Math.max(0, c.bank[v.seat] - event.thinkMs);
+      c.bank[v.seat] = event.kind.case === "timedOut" ? left : Math.min(MAX_CLOCK_MS, left + c.incrementMs);
+    }
+    if (c.roundMs) c.round[v.seat] = Math.max(0, c.round[v.seat] - event.thinkMs);
+  }
+}
+
+// What `seat` has left of its bank and of its round budget at `now` (null: neither clock, or
+// that one, is on). While it is to act, the turn's deadline says what the turn has used: the
+// turn ends when its allowance, the least of the clocks in force, is gone.
+export function clocksLeft(state, seat, now = Date.now()) {
+  const c = state.clocks;
+  if (!c) return null;
+  let bank = c.bank[seat], round = c.round[seat];
+  if (seat === state.toAct && state.deadline && !state.over) {
+    const limits = [[c.moveMs, c.moveMs], [c.bankMs, bank], [c.roundMs, round]].filter(([on]) => on).map(([, ms]) => ms);
+    const used = Math.max(0, Math.min(...limits) - Math.max(0, state.deadline - now));
+    bank = Math.max(0, bank - used);
+    round = Math.max(0, round - used);
+  }
+  return { bank: c.bankMs ? bank : null, round: c.roundMs ? round : null };
+}
+
+// A seat's own prompt (YourTurn): its legal actions, its deadline, and what it has left as
+// the turn starts, in the server's words (the same as the fold's).
+export function applyYourTurn(state, seat, turn) {
+  Object.assign(state, { legal: turn.legalActions, toAct: seat, deadline: Number(turn.deadlineUnixMs) });
+  if (state.clocks && state.clocks.bankMs) state.clocks.bank[seat] = turn.bankMs;
+  if (state.clocks && state.clocks.roundMs) state.clocks.round[seat] = turn.roundMs;
+  return state;
+}
 
 // Apply one Event (a protobuf-es cardarena.v1.Event) to the state.
 export function applyEvent(state, event) {
@@ -202,6 +253,7 @@ export function applyEvent(state, event) {
     default:
       break;
   }
+  foldClocks(state, event);
   if (state.toAct !== null && state.moveMs > 0) state.deadline = Date.now() + state.moveMs;
   if (state.told) Object.assign(state, state.over ? { toAct: null, deadline: 0 } : told);
   return state;

@@ -10,7 +10,7 @@
 // view in place (dom.js morph) and a played card, alone, animates in.
 import { h } from "./dom.js";
 import { cardFace, cardBack, suitSymbol, suitName, parseCode } from "./cards.js";
-import { SUIT_LETTERS, tricksRound, scoreText, scoreValue, seatName } from "./model.js";
+import { SUIT_LETTERS, tricksRound, scoreText, scoreValue, seatName, clocksLeft } from "./model.js";
 
 const pct = (x) => `${x.toFixed(2)}%`;
 
@@ -83,6 +83,28 @@ function clockText(state) {
   return `${left}s`;
 }
 
+// Milliseconds as a clock shows them, rounded up as the turn's clock is: "1:05", "42s", "4.2s".
+export function duration(ms) {
+  if (ms < 9900) return `${(Math.ceil(ms / 100) / 10).toFixed(1)}s`;
+  const s = Math.ceil(ms / 1000);
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+// What a seat has left of its bank and of its round budget, in a match with either: counting
+// down while it is to act (tickClock), `data-ms` what it had as its turn started.
+function budgetFacts(state, seat) {
+  const left = clocksLeft(state, seat);
+  if (!left) return [];
+  const running = seat === state.toAct && !state.over && state.deadline > 0;
+  const fact = (what, ms, title) => h("span", {
+    className: `fact ${what}${running ? " running" : ""}`, "data-ms": state.clocks[what][seat], title,
+  }, `${what} ${duration(ms)}`);
+  return [
+    left.bank === null ? null : fact("bank", left.bank, "what is left of its bank for the match"),
+    left.round === null ? null : fact("round", left.round, "what is left of its time for this round"),
+  ].filter(Boolean);
+}
+
 const nameOf = (state, ctx, seat) => (ctx.names && ctx.names[seat]) || seatName(state, seat);
 
 // A hand as a fan: each card a slot that narrows as the hand grows, so that the fan never
@@ -114,6 +136,7 @@ function seatBox(state, seat, ctx) {
       }))
       : fan("mini", hand.cards.map((c, i) => face(c, state.spanish, `${c.code}.${i}`)));
   }
+  const budget = budgetFacts(state, seat); // a line of its own: the seat grows no wider
   const deadCards = state.dead[seat] || [];
   const dead = deadCards.length
     ? h("div", { className: "dead", title: `dead cards of ${nameOf(state, ctx, seat)}`, "data-count": deadCards.length },
@@ -135,6 +158,7 @@ function seatBox(state, seat, ctx) {
       total ? h("span", { className: "total", title: "total" }, scoreText(total)) : null,
       toAct ? h("span", { className: "clock", "data-clock": "" }, clockText(state) || "to play") : null),
     facts.length ? h("div", { className: "facts" }, ...facts) : null,
+    budget.length ? h("div", { className: "facts clocks" }, ...budget) : null,
     cards, dead, pass);
 }
 
@@ -289,8 +313,13 @@ export function tableView(state, ctx) {
       h("ol", { id: "lines" }, ...state.lines.map((l) => h("li", {}, l)))));
 }
 
-// Refresh only the clock of the seat to act (called a few times a second).
+// Refresh only the clocks of the seat to act (called a few times a second).
 export function tickClock(root, state) {
   const clock = root.querySelector("[data-clock]");
   if (clock) clock.textContent = clockText(state) || "to play";
+  const left = state.toAct === null ? null : clocksLeft(state, state.toAct);
+  for (const what of left ? ["bank", "round"] : []) {
+    const fact = root.querySelector(`.seat[data-seat="${state.toAct}"] .fact.${what}`);
+    if (fact && left[what] !== null) fact.textContent = `${what} ${duration(left[what])}`;
+  }
 }
