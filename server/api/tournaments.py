@@ -13,7 +13,6 @@ from ..errors import BadRequest
 from ..hosting import CONTRIBUTION_BYTES
 from ..tournaments import Tournaments, tournament_info
 from ..tournaments.entrants import entrant_of
-from ..tournaments.info import published_info
 from .access import Guard
 from .requests import bearer_token
 from .status import Context, Refused, streaming, unary
@@ -59,11 +58,9 @@ class TournamentService:
     async def GetTournament(
         self, request: tpb.GetTournamentRequest, context: Context
     ) -> tpb.GetTournamentResponse:
-        director = await self.tournaments.get(request.tournament_id)
-        info = published_info(
-            director,
-            matches=match_page(request, len(director.plans)),
-            signer=self.tournaments.arena.signer,
+        info = await self.tournaments.published(
+            request.tournament_id,
+            lambda planned: match_page(request, planned),
             operator=self.guard.is_operator(context),
         )
         return tpb.GetTournamentResponse(tournament=info)

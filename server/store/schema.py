@@ -129,6 +129,10 @@ CREATE TABLE IF NOT EXISTS tournament_summaries (
     tournament_id TEXT    PRIMARY KEY,
     summary       {bytes} NOT NULL
 );
+CREATE TABLE IF NOT EXISTS tournament_results (
+    tournament_id TEXT    PRIMARY KEY,
+    summary       {bytes} NOT NULL
+);
 CREATE TABLE IF NOT EXISTS outcomes (
     match_id TEXT    PRIMARY KEY,
     summary  {bytes} NOT NULL

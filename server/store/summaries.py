@@ -1,5 +1,6 @@
-"""What never changes once final, kept as one row each: an ended match's outcome and an ended
-tournament's listing.
+"""What never changes once final, kept as one row each: an ended match's outcome, an ended
+tournament's listing and its signed results (without their match lines, which a reader pages
+through from the matches' own rows).
 
 Why rows: listing ended matches, or resuming a tournament of thousands of them, needed every
 log read through to its end to learn a few numbers (totals, winners, faults, the last hash),
@@ -18,11 +19,12 @@ from typing import Final, Literal
 from .schema import Connection
 from .threads import StoreThreads
 
-Kind = Literal["match", "tournament"]
+Kind = Literal["match", "tournament", "results"]
 
 TABLES: Final[dict[Kind, tuple[str, str]]] = {
     "match": ("outcomes", "match_id"),
     "tournament": ("tournament_summaries", "tournament_id"),
+    "results": ("tournament_results", "tournament_id"),
 }
 """Each kind's table and key column (the other column is ``summary``)."""
 

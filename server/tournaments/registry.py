@@ -15,7 +15,7 @@ import json
 import random
 import secrets
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import structlog
 
@@ -29,7 +29,8 @@ from ..store import StoreConflict, StoreError, TournamentRecord, now_iso
 from .director import Director
 from .entrants import drawn_key, key_hash
 from .groups import GroupProgress, group_progress
-from .info import tournament_info
+from .info import published_info, tournament_info
+from .pages import stored_lines
 from .seating import JoinElsewhere
 from .spec import TournamentSpec
 
@@ -64,6 +65,8 @@ class Tournaments:
         load and none is given a director whose results are not all read yet."""
         self._keeper: asyncio.Task[None] | None = None
         self._ended: OrderedDict[str, None] = OrderedDict()
+        self._results_kept: set[str] = set()
+        """Ended tournaments whose signed results this process has kept (a row each)."""
 
     @property
     def address(self) -> str:
@@ -200,6 +203,46 @@ class Tournaments:
         if director.ended:
             await director.load_results()
         return self._publish(director)
+
+    async def published(
+        self,
+        tournament_id: str,
+        page: Callable[[int], range | None],
+        *,
+        operator: bool,
+    ) -> tpb.TournamentInfo:
+        """What ``GetTournament`` answers, with the match lines ``page(planned)`` names. An
+        ended tournament not in memory is answered from its kept results and the page's own
+        rows (:mod:`.pages`), never read back whole; the first answer for an ended one keeps
+        its results so."""
+        director = self.directors.get(tournament_id)
+        if director is None:
+            kept = await self.arena.store.kept_summaries("results", [tournament_id])
+            if tournament_id in kept:
+                record = await self.arena.store.get_tournament(tournament_id)
+                if record is None:
+                    raise UnknownTournament(tournament_id)
+                brief = tpb.TournamentInfo.FromString(kept[tournament_id])
+                indices = page(brief.planned)
+                if indices is not None:
+                    brief.matches.extend(await stored_lines(self.arena, record, brief, indices))
+                return brief
+            director = await self.get(tournament_id)
+        info = published_info(
+            director,
+            matches=page(len(director.plans)),
+            signer=self.arena.signer,
+            operator=operator,
+        )
+        if director.ended and not director.running and tournament_id not in self._results_kept:
+            brief = tpb.TournamentInfo()
+            brief.CopyFrom(info)
+            del brief.matches[:]
+            await self.arena.store.keep_summaries(
+                "results", {tournament_id: brief.SerializeToString(deterministic=True)}
+            )
+            self._results_kept.add(tournament_id)
+        return info
 
     async def listed(self, records: Sequence[TournamentRecord]) -> list[tpb.TournamentInfo]:
         """A page of ListTournaments: a running tournament as its director has it now; an

@@ -68,6 +68,8 @@ def test_concurrent_reads_of_a_reloaded_tournament_all_see_it_whole(data_dir: Pa
             answers = await asyncio.gather(
                 *(tapi.GetTournament(whole, timeout=RPC) for _ in range(CALLS))
             )
+            # Its kept results and each page's own rows answered: it was not read back whole.
+            assert tournament_id not in server.tournaments.directors
             return [answer.tournament for answer in answers]
 
     ended = run(before_restart(), 60)

@@ -1,0 +1,64 @@
+"""An ended tournament's results read from the store a page at a time, without its director.
+
+Why: anyone may ask for an ended tournament, and reading one back whole (every match's
+outcome, the standings folded again, the results signed over every line) cost seconds and
+hundreds of megabytes for a plan of 100,000 matches; a stranger naming one ended tournament
+after another could make the server do it again and again. Once a tournament has ended, its
+brief results (standings, crosstable, counts, the signature over every line) are kept as one
+row, and each page of match lines is made from that page's own rows: the plan (computed from
+the revealed seed and the sealed contributions the brief holds) and the kept outcomes of the
+page's matches. A page is the same bytes its director would have made (the signature covers
+them), which ``tests/security/test_tournament_reload.py`` holds.
+"""
+
+from __future__ import annotations
+
+from cardarena.competition import mixed_seed
+from cardarena.v1 import codec
+from cardarena.v1 import service_pb2 as spb
+from cardarena.v1 import tournament_pb2 as tpb
+
+from ..hosting import Arena
+from ..hosting.arena import match_id_for
+from ..hosting.outcome import stored_outcomes
+from ..store import TournamentRecord
+from .entrants import derive
+from .entry import plan_matches
+from .spec import TournamentSpec
+
+
+async def stored_lines(
+    arena: Arena, record: TournamentRecord, brief: tpb.TournamentInfo, indices: range
+) -> list[tpb.TournamentMatch]:
+    """The match lines ``indices`` of the ended tournament ``record`` whose kept results are
+    ``brief``, from the store."""
+    spec = TournamentSpec.from_json(record.config)
+    contributions = [c or None for c in brief.contributions]
+    mixed = mixed_seed(record.seed, contributions) if brief.entry_closed else record.seed
+    plans = plan_matches(spec, mixed)
+    ids = {i: match_id_for(derive(record.secret, f"match/{i}")) for i in indices}
+    records = await arena.store.get_matches(list(ids.values()))
+    outcomes = await stored_outcomes(arena.store, list(records.values()))
+    lines = []
+    for index, match_id in ids.items():
+        plan = plans[index]
+        line = tpb.TournamentMatch(
+            index=plan.index,
+            group=plan.group,
+            deal=plan.deal,
+            rotation=plan.rotation,
+            entrants=[spec.entrants[e] for e in plan.seats],
+        )
+        outcome = outcomes.get(match_id)
+        if outcome is not None:
+            line.match_id = match_id
+            line.status = spb.MATCH_STATUS_ENDED
+            line.cancelled = outcome.cancelled
+            line.last_hash = outcome.last_hash
+            if not outcome.cancelled:
+                line.totals.extend(codec.score_to_pb(t) for t in outcome.totals)
+                line.winners.extend(outcome.winners)
+                line.faults.extend(outcome.faults)
+                line.forfeited.extend(outcome.forfeited)
+        lines.append(line)
+    return lines
