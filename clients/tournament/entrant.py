@@ -35,6 +35,7 @@ from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import ladder_pb2 as lpb
 from cardarena.v1 import tournament_pb2 as tpb
+from cardarena.v1.clocks import TimeControl
 
 from ..bots.decider import Decider, SeatContext, describe_error
 from ..bots.external import MAX_AHEAD, STARTUP_S, Ahead, ExternalDecider
@@ -229,6 +230,11 @@ async def _play(
         options=codec.dict_of(assigned.options),
         lowest_wins=assigned.lowest_wins,
         decision_ms=assigned.move_ms,
+        time_control=(
+            TimeControl.of_message(assigned.time_control)
+            if assigned.HasField("time_control")
+            else TimeControl(move_ms=assigned.move_ms)
+        ),
     )
     budget = assigned.move_ms / 1000 if assigned.move_ms else None
     broken: list[str] = []

@@ -20,6 +20,7 @@ import grpc
 from cardarena.competition import MatchPlan, bot_seed
 from cardarena.v1 import codec
 from cardarena.v1 import service_pb2 as spb
+from cardarena.v1.clocks import TimeControl
 
 from ..bots.base import Bot
 from ..bots.decider import Decider, PythonDecider, SeatContext, describe_error
@@ -67,6 +68,7 @@ async def play_match(
                 options=options,
                 lowest_wins=lowest_wins,
                 decision_ms=round(config.decision_s * 1000),
+                time_control=TimeControl.of_message(info.time_control),
             )
             for s in range(players)
         ]
