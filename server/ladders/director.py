@@ -30,7 +30,7 @@ from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
 from cardarena.v1.signed import chain_match, first_matches_digest
 
-from ..errors import NotRunning
+from ..errors import NotRunning, Throttled
 from ..hosting import Arena, HostedMatch
 from ..hosting.arena import match_id_for
 from ..hosting.outcome import Outcome, stored_outcomes
@@ -44,6 +44,10 @@ from .spec import LadderSpec, player_name
 log = structlog.get_logger(__name__)
 
 WAITING, RUNNING, DONE = "waiting", "running", "done"
+RETRY_SECONDS = (0.1, 0.5, 2.0, 5.0)
+"""Pauses between attempts after a failure (the store away, say)."""
+MAX_VERSIONS = 100
+"""Versions one entrant may enter with: each is a player of its own on the board."""
 RECOVER_GROUPS = 200
 """Groups whose rows one read of a restart asks for."""
 PRIOR_ORDINAL = 0.0
@@ -142,16 +146,28 @@ class LadderDirector:
         self.task = asyncio.create_task(self._run())
 
     async def _run(self) -> None:
-        try:
-            await self._recover()
-            while not self.closed:
+        """Recover, then schedule whenever something changes (and at least every
+        ``RETRY_SECONDS[-1]``). A failure is the host's: logged, and tried again with
+        backoff; a ladder never stops scheduling for good because the store blinked."""
+        pause = RETRY_SECONDS[0]
+        recovered = False
+        while not self.closed:
+            try:
+                if not recovered:
+                    await self._recover()
+                    recovered = True
                 await self.fill()
-                self._wake.clear()
-                await self._wake.wait()
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            self.log.exception("ladder_director_failed")
+                pause = RETRY_SECONDS[0]
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                self.log.warning("ladder_director_retrying", error=str(error), exc_info=True)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, RETRY_SECONDS[-1])
+                continue
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), RETRY_SECONDS[-1])
 
     async def _recover(self) -> None:
         """Walk the groups a previous process made, a batch at a time: ended matches fold
@@ -431,9 +447,19 @@ class LadderDirector:
     # -- entrants ----------------------------------------------------------------------------
 
     def enter(self, entrant: int, version: str, capacity: int) -> Link[lpb.EnterLadderResponse]:
-        """A new stream of ``entrant`` at ``version``: told first of its running matches."""
-        link = self.links.connect(entrant)
+        """A new stream of ``entrant`` at ``version``: told first of its running matches.
+        :class:`Throttled` for an entrant past :data:`MAX_VERSIONS` versions (each is a
+        board row of its own, kept for good)."""
         player = player_name(self.spec.entrants[entrant], version)
+        if player not in self.players:
+            versions = sum(e == entrant for e in self.players.values())
+            if versions >= MAX_VERSIONS:
+                raise Throttled(
+                    f"this entrant has entered with {versions} versions already: at most"
+                    f" {MAX_VERSIONS} per ladder",
+                    60_000,
+                )
+        link = self.links.connect(entrant)
         self.players.setdefault(player, entrant)
         self.current[entrant] = player
         self.capacity[entrant] = capacity
