@@ -101,7 +101,9 @@ def test_ladders_refuse_bad_input_by_name_and_keep_their_secrets(
                     metadata=auth(key),
                     timeout=RPC,
                 )
-                assert (await call.read()).WhichOneof("kind") == "entered"
+                first = await call.read()
+                assert isinstance(first, lpb.EnterLadderResponse)
+                assert first.WhichOneof("kind") == "entered"
                 streams.append(call)
             fourth = await enter(version="v4")
             assert fourth.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
