@@ -14,8 +14,8 @@ from typing import Any, ClassVar, Final
 from .actions import PASS
 from .cards import OROS, SPANISH_BASE, SUIT_MASKS, CardSet, cards_of, mask_of, spanish
 from .decks import spanish_deck
-from .events import CARD_PLAYED, PASSED, CardsDead, Event, cards_dead
-from .exact import fraction
+from .events import CARD_PLAYED, MAX_SEATS, PASSED, CardsDead, Event, cards_dead
+from .exact import WHOLE, WHOLE_COUNT, fraction
 from .traits import Layout, LayoutRound
 
 SIX_OF_OROS = spanish(OROS, 6)
@@ -135,14 +135,13 @@ what may go down next; one lookup, made here from the rule functions above, give
 One table for both decks, rather than one per hand, so that a copied hand copies none of it.
 """
 
-DEAD_EVENTS: Final[dict[int, CardsDead]] = {}
-"""Every ``CardsDead`` made so far, at ``cards | seat``: Spanish cards are bits 64 and up and
-seats fewer than 8 (:func:`.events.check_players`), so the two never overlap.
+DEAD_EVENTS: Final[tuple[dict[int, CardsDead], ...]] = tuple({} for _ in range(MAX_SEATS))
+"""Every ``CardsDead`` made so far, as ``DEAD_EVENTS[seat][cards]``.
 
 Why: about every other card kills, often several cards of a hand at once, and building the
 event costs several times a look-up; an event is immutable and compared by value, so one
 shared instance is as good as a fresh one (as :data:`.events.CARD_PLAYED`). The cards killed
-at once are of one suit, so there are at most ``8 * 4 * 2**12`` of them.
+at once are of one suit, so there are at most ``4 * 2**12`` of them for each seat.
 """
 
 
@@ -289,13 +288,14 @@ class SixesHand(LayoutRound):
                 if newly_dead:
                     hands[holder] ^= newly_dead
                     dead[holder] |= newly_dead
-                    event = DEAD_EVENTS.get(newly_dead | holder)
-                    if event is None:
-                        event = DEAD_EVENTS[newly_dead | holder] = cards_dead(holder, newly_dead)
+                    try:
+                        event = DEAD_EVENTS[holder][newly_dead]
+                    except KeyError:
+                        event = DEAD_EVENTS[holder][newly_dead] = cards_dead(holder, newly_dead)
                     out.append(event)
-                    killed ^= newly_dead
-                    if not killed:
+                    if newly_dead == killed:
                         break
+                    killed ^= newly_dead
         playable = self.playable = (self.playable & others) | row
         if not playable:  # every ace and king is down: nothing can go down any more
             self.finished = True
@@ -372,9 +372,12 @@ class SixesHand(LayoutRound):
         self.legal = hands[seat] & playable
 
     def scores(self) -> tuple[Fraction, ...]:
-        return score_hand(
-            self.placed, list(map(int.bit_count, self.dead)), split=self.split, pool=self.pool
-        )
+        dead = list(map(int.bit_count, self.dead))
+        placed = [
+            dealt - hand.bit_count() - lost
+            for dealt, hand, lost in zip(self.dealt, self.hands, dead, strict=True)
+        ]
+        return score_hand(placed, dead, split=self.split, pool=self.pool)
 
     def table(self) -> dict[str, Any]:
         return {
@@ -404,10 +407,12 @@ def score_hand(
         unplaced = sum([d for p, d in zip(placed, dead, strict=True) if p != best])
     if split != "exact":
         unplaced, ways = unplaced // ways, 1
-    # A winner scores p + unplaced / ways (+ 5 when clean) = (p * ways + unplaced (+ 5 * ways)) / ways.
-    return tuple(
-        [
-            fraction((p + (0 if d else 5)) * ways + unplaced, ways) if p == best else fraction(p, 1)
-            for p, d in zip(placed, dead, strict=True)
-        ]
-    )
+    # A winner scores p + unplaced / ways (+ 5 when clean) = (p * ways + unplaced (+ 5 * ways)) / ways;
+    # the others' whole scores are looked up (exact.WHOLE) rather than made.
+    scores = []
+    for p, d in zip(placed, dead, strict=True):
+        if p == best:
+            scores.append(fraction((p + (0 if d else 5)) * ways + unplaced, ways))
+        else:
+            scores.append(WHOLE[p] if 0 <= p < WHOLE_COUNT else fraction(p, 1))
+    return tuple(scores)
