@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import gc
+import os
 import time
-from typing import Any
+from typing import Any, Final
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 
@@ -77,3 +79,110 @@ def time_collections() -> None:
     hosted; an operator (and the benchmark) can see it beside the action latency it adds to."""
     if _time_collection not in gc.callbacks:
         gc.callbacks.append(_time_collection)
+
+
+# -- where an action's time goes (``CARDARENA_STAGE_TIMES=1``) ----------------------------------
+
+STAGE_TIMES: Final = os.environ.get("CARDARENA_STAGE_TIMES", "") not in ("", "0")
+"""Whether the action path times its stages (read once, at import). Off, each marked point
+costs a test of this constant; on, a read of the thread's CPU clock (about 0.3 us).
+``bench_server.py --stages`` turns it on."""
+
+
+class Laps:
+    """CPU time of one thread's consecutive stretches of work, each added to a named stage.
+
+    Why laps and not timers: the stages of an action run one after another, each synchronous
+    on the event loop (or on the writer thread), so one clock per thread, read once at each
+    boundary, times them all; :meth:`begin` marks the start of a stretch wherever a task
+    resumes (another task may have run since the last lap), :meth:`lap` ends one. Why the
+    thread's CPU clock and not the wall clock: on a shared machine a stretch's wall time is
+    mostly the time its thread waited for a core or for the GIL, which says nothing about the
+    stage."""
+
+    __slots__ = ("laps", "mark", "ns")
+
+    def __init__(self) -> None:
+        self.mark = 0
+        self.laps = 0
+        self.ns: dict[str, int] = {}
+
+    def begin(self) -> None:
+        self.mark = time.thread_time_ns()
+
+    def lap(self, stage: str) -> None:
+        now = time.thread_time_ns()
+        self.ns[stage] = self.ns.get(stage, 0) + now - self.mark
+        self.mark = now
+        self.laps += 1
+
+    def add(self, stage: str, ns: int) -> None:
+        self.ns[stage] = self.ns.get(stage, 0) + ns
+
+
+LOOP = Laps()
+"""The event loop's stages (and ``loop idle``: its time waiting in the selector)."""
+WRITER = Laps()
+"""The store's writer thread's stages (and ``writer cpu``: its CPU time, by batch)."""
+
+
+def begin() -> None:
+    LOOP.begin()
+
+
+def lap(stage: str) -> None:
+    LOOP.lap(stage)
+
+
+def watch_idle(loop: Any) -> None:
+    """Count the wall time ``loop`` waits in its selector as ``loop idle`` (once per loop): a
+    loop that is never idle is the server's limit."""
+    selector = getattr(loop, "_selector", None)
+    if selector is None or getattr(selector, "_cardarena_timed", False):
+        return
+    select = selector.select
+
+    def timed(timeout: float | None = None) -> Any:
+        started = time.perf_counter_ns()
+        try:
+            return select(timeout)
+        finally:
+            LOOP.add("loop idle", time.perf_counter_ns() - started)
+
+    selector.select = timed
+    selector._cardarena_timed = True
+
+
+def _clock_read_ns() -> float:
+    """What one lap costs the thread (mostly the read of its CPU clock, a system call): the
+    stages include it, about once per stretch, and the report says how much it adds."""
+    laps = Laps()
+    laps.begin()
+    started = time.thread_time_ns()
+    for _ in range(2000):
+        laps.lap("calibrating")
+    return (time.thread_time_ns() - started) / 2000
+
+
+class _StageCollector:
+    """Exports the stages' sums as ``cardarena_stage_seconds_total{thread, stage}``, read at
+    scrape time: nothing is done per action but the additions."""
+
+    def collect(self) -> Any:
+        family = CounterMetricFamily(
+            "cardarena_stage_seconds",
+            "CPU time of each stage of the action path, by thread (CARDARENA_STAGE_TIMES=1)",
+            labels=["thread", "stage"],
+        )
+        for thread, laps in (("loop", LOOP), ("writer", WRITER)):
+            for stage, ns in sorted(laps.ns.items()):
+                family.add_metric([thread, stage], ns / 1e9)
+            family.add_metric([thread, "clock reads"], laps.laps * self.clock_ns / 1e9)
+        yield family
+
+    def __init__(self) -> None:
+        self.clock_ns = _clock_read_ns()
+
+
+if STAGE_TIMES:
+    REGISTRY.register(_StageCollector())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import resource
 import sys
 import urllib.parse
@@ -209,6 +210,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="record py-spy samples of the durable server's first window: a flame graph "
         "(.svg), collapsed stacks (.txt) or speedscope (.json)",
     )
+    parser.add_argument(
+        "--stages",
+        action="store_true",
+        help="also time each stage of an action in both servers (CARDARENA_STAGE_TIMES=1) and "
+        "print where an action's time goes, stage by stage, beside the ceiling's (closed loop)",
+    )
     parser.add_argument("--noop-server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
         "--noop-match-actions",
@@ -252,6 +259,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error(f"{args.game} is for {', '.join(map(str, spec.players))} players")
     if args.client_procs > args.matches:
         parser.error("--client-procs cannot exceed --matches")
+    if args.stages:
+        if args.rate is not None or args.replicas or args.restart or args.tournament:
+            parser.error("--stages times the closed loop beside the ceiling: no other mode")
+        os.environ["CARDARENA_STAGE_TIMES"] = "1"  # the servers started from here inherit it
     if args.py_spy is not None and find_py_spy() is None:
         parser.error("--py-spy needs py-spy on PATH or in the venv (pip install py-spy)")
     if not CARDARENA.exists():

@@ -25,6 +25,7 @@ from .common import Configuration
 from .postgres import check_postgres, drop_live_schemas, fresh_schema
 from .report import report_noop, report_replicas
 from .run import RunResult, run_once
+from .stages import report_stages
 
 
 def noop_plan(args: argparse.Namespace) -> list[Configuration]:
@@ -132,6 +133,8 @@ def compare_noop(args: argparse.Namespace) -> int:
     plan = noop_plan(args)
     runs = run_all(args, plan, lambda result: f"{result.completed} matches completed")
     report_noop(args, plan, runs, window_of(args, plan))
+    if args.stages:
+        report_stages(args, plan, runs)
     if args.py_spy:
         print(f"py-spy profile of the durable server: {args.py_spy}")
     return 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import urllib.request
 from collections import Counter
 from collections.abc import Sequence
@@ -104,6 +105,10 @@ in microseconds so that it adds up as a whole number."""
 ACTION_BUCKET = 'cardarena_action_seconds_bucket{le="'
 """Each bucket of the server's own action latency is read too, as ``action_le_<seconds>``."""
 
+STAGE = "cardarena_stage_seconds_total{"
+"""With ``--stages`` (``CARDARENA_STAGE_TIMES=1``), each stage of the action
+path is read too, as ``stage:<thread>:<stage>``, in microseconds."""
+
 
 def handled_within(delta: Counter[str], fraction: float) -> float:
     """The smallest bucket bound (seconds) within which the servers handled ``fraction`` of
@@ -134,6 +139,10 @@ def scrape(servers: Sequence[ServerProc]) -> Counter[str]:
             name, _, value = line.rpartition(" ")
             if name.startswith(ACTION_BUCKET):
                 total[f"action_le_{name[len(ACTION_BUCKET) : -2]}"] += int(float(value))
+            elif name.startswith(STAGE):
+                labels = dict(re.findall(r'(\w+)="([^"]*)"', name))
+                key = f"stage:{labels.get('thread')}:{labels.get('stage')}"
+                total[key] += int(float(value) * 1e6)
             elif name in SCRAPED:
                 key = SCRAPED[name]
                 total[key] += int(float(value) * (1e6 if key.endswith("_us") else 1))

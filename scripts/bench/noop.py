@@ -20,13 +20,17 @@ ceiling that pays for machinery of its own.
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import grpc
+from prometheus_client import start_http_server
 
 from cardarena.engine.cards import french
+from cardarena.server import metrics
 from cardarena.server.app import GRPC_OPTIONS
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
@@ -168,6 +172,8 @@ class NoopService(service_pb2_grpc.MatchServiceServicer):
         """Apply one action, trusted: its event to every stream of the match, then a YourTurn
         to the next seat, or MatchEnded after ``match_actions``. ``answer``: Play's result and
         the calling stream's queue, filled before the streams end, as the real server does."""
+        if metrics.STAGE_TIMES:
+            metrics.begin()
         seq = expected_seq + 1
         event = event_of_action(seat, action, seq)
         if table is None:
@@ -187,6 +193,8 @@ class NoopService(service_pb2_grpc.MatchServiceServicer):
             queue.put_nowait(result)
         if ended:
             table.push(None)
+        if metrics.STAGE_TIMES:
+            metrics.lap("handler")
         return event
 
     async def SubmitAction(  # noqa: N802 - the protocol's name
@@ -247,7 +255,7 @@ class NoopService(service_pb2_grpc.MatchServiceServicer):
         table, queue = opened
         try:
             async for field, item in self.carry(table, request.match_id, request.seat, queue):
-                yield spb.StreamEventsResponse(**{field: item})
+                yield respond(spb.StreamEventsResponse, field, item)
         finally:
             self.close_stream(table, request.match_id, request.seat, queue)
 
@@ -286,7 +294,7 @@ class NoopService(service_pb2_grpc.MatchServiceServicer):
         reader = asyncio.create_task(self.play_actions(requests, table, opening.seat, queue))
         try:
             async for field, item in self.carry(table, opening.match_id, opening.seat, queue):
-                yield spb.PlayResponse(**{field: item})
+                yield respond(spb.PlayResponse, field, item)
         finally:
             reader.cancel()
             self.close_stream(table, opening.match_id, opening.seat, queue)
@@ -306,10 +314,70 @@ class NoopService(service_pb2_grpc.MatchServiceServicer):
             self.act(table, seat, act.action, act.expected_seq, (queue, result))
 
 
+def respond(kind: type[R], field: str, item: object) -> R:
+    """A stream's response carrying ``item`` in ``field``; its making timed as the real server
+    times its own (``send: respond``) when ``CARDARENA_STAGE_TIMES=1``."""
+    if not metrics.STAGE_TIMES:
+        return kind(**{field: item})
+    metrics.begin()
+    made = kind(**{field: item})
+    metrics.lap("send: respond")
+    return made
+
+
+def timed(step: Callable[[Any], Any], stage: str) -> Callable[[Any], Any]:
+    """A request's decoding or a response's serializing, timed as the real server's are."""
+
+    def run(value: Any) -> Any:
+        metrics.begin()
+        result = step(value)
+        metrics.lap(stage)
+        return result
+
+    return run
+
+
+def add_timed(server: grpc.aio.Server, servicer: NoopService) -> None:
+    """The generated registration, with each request's decoding and each response's
+    serializing timed (``CARDARENA_STAGE_TIMES=1``): the ceiling's share of those stages."""
+    service = spb.DESCRIPTOR.services_by_name["MatchService"]
+    handlers = {}
+    for method in service.methods:
+        request = getattr(spb, method.input_type.name, None) or getattr(pb, method.input_type.name)
+        answer = getattr(spb, method.output_type.name, None) or getattr(pb, method.output_type.name)
+        make = {
+            (False, False): grpc.unary_unary_rpc_method_handler,
+            (False, True): grpc.unary_stream_rpc_method_handler,
+            (True, False): grpc.stream_unary_rpc_method_handler,
+            (True, True): grpc.stream_stream_rpc_method_handler,
+        }[(method.client_streaming, method.server_streaming)]
+        handlers[method.name] = make(
+            getattr(servicer, method.name),
+            request_deserializer=timed(request.FromString, "decode"),
+            response_serializer=timed(answer.SerializeToString, "send: serialize"),
+        )
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(service.full_name, handlers),)
+    )
+
+
 async def serve_noop(listen: str, match_actions: int) -> None:
-    """Run the no-op server until SIGTERM/SIGINT; print the same first line as ``cardarena``."""
+    """Run the no-op server until SIGTERM/SIGINT; print the same first line as ``cardarena``.
+    With ``CARDARENA_STAGE_TIMES=1`` it times its stages as the real server does and serves
+    them on a metrics port of its own, named in a JSON ``listening`` line on stderr."""
     server = grpc.aio.server(options=GRPC_OPTIONS)
-    service_pb2_grpc.add_MatchServiceServicer_to_server(NoopService(match_actions), server)
+    servicer = NoopService(match_actions)
+    if metrics.STAGE_TIMES:
+        add_timed(server, servicer)
+        metrics.watch_idle(asyncio.get_running_loop())
+        httpd, _ = start_http_server(0, "127.0.0.1", registry=metrics.REGISTRY)
+        print(
+            json.dumps({"event": "listening", "metrics_port": httpd.server_port}),
+            file=sys.stderr,
+            flush=True,
+        )
+    else:
+        service_pb2_grpc.add_MatchServiceServicer_to_server(servicer, server)
     port = server.add_insecure_port(listen)
     if port == 0:
         raise OSError(f"could not listen on {listen}")

@@ -100,6 +100,13 @@ class RunResult:
     # Open files once every stream is open: the servers' (summed), the busiest client's.
     server_fds: int = 0
     client_fds: int = 0
+    # With --stages (CARDARENA_STAGE_TIMES=1): microseconds per action of each
+    # stage the servers time, by ``thread:stage`` (wall time; empty when not timed), and the
+    # event loop's time on a core and runnable but waiting for one, per action.
+    stage_us: dict[str, float] = dataclasses.field(default_factory=dict)
+    loop_on_cpu_us: float = float("nan")
+    loop_waiting_us: float = float("nan")
+    window_us: float = float("nan")
 
     @property
     def achieved_fraction(self) -> float:
@@ -272,6 +279,14 @@ def run_once(
         server_action_p99_ms=handled_within(delta, 0.99) * 1000 if complete else nan,
         full_gcs=delta["full_gcs"] if complete else nan,
         full_gc_ms=delta["full_gc_us"] / 1000 if complete else nan,
+        stage_us={
+            key.removeprefix("stage:"): value / actions
+            for key, value in delta.items()
+            if key.startswith("stage:")
+        },
+        loop_on_cpu_us=(loop_end[0] - loop_start[0]) / len(pids) / actions * 1e6,
+        loop_waiting_us=(loop_end[1] - loop_start[1]) / len(pids) / actions * 1e6,
+        window_us=elapsed / actions * 1e6,
     )
 
 
