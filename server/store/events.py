@@ -8,6 +8,7 @@ from typing import Final, TypeVar
 
 from cardarena.v1.chain import chain_hash, genesis_hash
 
+from .. import metrics
 from .entropy import EntropyQueries
 from .errors import DuplicateRequest, LeaseLost, StoreConflict, UnknownMatch
 from .ladders import LadderQueries
@@ -143,6 +144,8 @@ class EventStore(
                     match_id,
                 ),
             ).fetchone()
+            if metrics.STAGE_TIMES:
+                metrics.WRITER.lap("append: check")
             if state is None:
                 raise UnknownMatch(match_id)
             players, status, first_done, last_done, seat_done, epoch, tail_seq, tail_hash = state
@@ -164,6 +167,8 @@ class EventStore(
             for seq, payload in enumerate(blobs, start=expected_seq + 1):
                 prev = chain_hash(prev, payload)
                 events.append(StoredEvent(match_id, seq, payload, prev))
+            if metrics.STAGE_TIMES:
+                metrics.WRITER.lap("append: hash")
             request = None if request_id is None else (request_id, seat)
             try:
                 self._insert_events(conn, events, request)
@@ -173,6 +178,8 @@ class EventStore(
                         f"match {match_id!r} moved past seq {expected_seq} meanwhile"
                     ) from exc
                 raise
+            if metrics.STAGE_TIMES:
+                metrics.WRITER.lap("append: insert")
             return events
 
         return await self._submit(work)

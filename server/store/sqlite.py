@@ -28,6 +28,7 @@ class SqliteStore(EventStore):
     """The event store in one SQLite file (created if missing)."""
 
     _now_ms: ClassVar[str] = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
+    _whole_batches: ClassVar[bool] = True
 
     def __init__(self, path: Path, **tuning: Unpack[Tuning]) -> None:
         super().__init__(**tuning)

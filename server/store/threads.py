@@ -18,12 +18,13 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, ClassVar, Final, Generic, Self, TypedDict, TypeVar, cast
+from typing import Any, ClassVar, Final, Self, TypedDict, TypeVar, cast
 
 import structlog
 
+from .. import metrics
+from .answers import Outcome, Request, answer, fail_queued
 from .errors import StoreClosed, StoreError
 from .records import StoredEvent
 from .schema import SCHEMA_VERSION, Connection
@@ -49,54 +50,8 @@ class Tuning(TypedDict, total=False):
     read_threads: int
 
 
-@dataclass(slots=True)
-class _Request(Generic[T]):
-    """A unit of work for the writer thread and the caller's future to settle with its result."""
-
-    work: Callable[[Connection], T]
-    loop: asyncio.AbstractEventLoop
-    future: asyncio.Future[T]
-
-
 _STOP: Final = object()
 """Queued by :meth:`EventStore.close`: the writer finishes what precedes it, then exits."""
-
-
-def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
-    """Runs on the caller's loop. A caller that was cancelled meanwhile just misses the news
-    (the write itself stands: that is what request ids are for)."""
-    if future.done():
-        return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        future.set_result(result)
-
-
-Outcome = tuple[_Request[Any], Any, BaseException | None]
-"""A request, and the result or the error to settle its future with."""
-
-
-def _settle_all(outcomes: list[Outcome]) -> None:
-    """Runs on the callers' loop: every caller of the batch is answered, whatever one
-    answer does (a future that cannot take its exception must not strand the others)."""
-    for request, result, error in outcomes:
-        try:
-            _settle(request.future, result, error)
-        except Exception:
-            log.exception("store answer failed")
-
-
-def _answer(outcomes: list[Outcome]) -> None:
-    """Hand requests' outcomes to their callers' loops, from the writer thread: one wake-up
-    of each loop for the whole batch, not one per request."""
-    by_loop: dict[asyncio.AbstractEventLoop, list[Outcome]] = {}
-    for outcome in outcomes:
-        by_loop.setdefault(outcome[0].loop, []).append(outcome)
-    for loop, settled in by_loop.items():
-        # RuntimeError: the caller's loop is closed, so nobody is waiting any more.
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(_settle_all, settled)
 
 
 class StoreThreads(ABC):
@@ -121,6 +76,10 @@ class StoreThreads(ABC):
     _begin_snapshot: ClassVar[str] = "BEGIN"
     """Starts a read-only transaction in which every statement reads the same snapshot (in
     SQLite's WAL mode any read transaction does)."""
+    _whole_batches: ClassVar[bool] = False
+    """Whether a batch first runs without a savepoint per request (one transaction, two
+    statements fewer per request), and again a savepoint each only if a request failed: where
+    requests seldom fail, as in one process's SQLite, whose appends the process checked."""
     _share_lock: ClassVar[str] = ""
     """The locking clause that keeps a read lease row from changing until commit (none where
     the database serialises writers anyway, as SQLite does)."""
@@ -185,10 +144,15 @@ class StoreThreads(ABC):
     ) -> None:
         """Write ``events`` (and the ``(request_id, seat)`` that caused them). A store shared
         between processes also tells the others, at commit, where the match's log ends."""
-        conn.executemany(
-            "INSERT INTO events (match_id, seq, payload, hash) VALUES (?, ?, ?, ?)",
-            [(e.match_id, e.seq, e.payload, e.hash) for e in events],
-        )
+        # One statement for the rows (each step hands the GIL back and forth with the event
+        # loop): a row per event, in chunks well below SQLite's 32,766 parameters.
+        for at in range(0, len(events), 256):
+            chunk = events[at : at + 256]
+            conn.execute(
+                "INSERT INTO events (match_id, seq, payload, hash) VALUES "
+                + ", ".join(["(?, ?, ?, ?)"] * len(chunk)),
+                [value for e in chunk for value in (e.match_id, e.seq, e.payload, e.hash)],
+            )
         if request is not None:
             conn.execute(
                 "INSERT INTO requests (match_id, request_id, seat, first_seq, last_seq)"
@@ -357,7 +321,9 @@ class StoreThreads(ABC):
         with self._lock:
             if not self._accepting:
                 raise StoreClosed("store is not open")
-            self._queue.put(_Request(work, loop, future))
+            self._queue.put(Request(work, loop, future))
+        if metrics.STAGE_TIMES:
+            metrics.lap("store: enqueue")
         return await future
 
     def _writer_main(
@@ -374,13 +340,13 @@ class StoreThreads(ABC):
         try:
             stop = False
             while not stop:
-                batch: list[_Request[Any]] = []
+                batch: list[Request[Any]] = []
                 item = jobs.get()  # block for the first request …
                 while True:  # … then take everything else already queued
                     if item is _STOP:
                         stop = True
                         break
-                    batch.append(cast("_Request[Any]", item))
+                    batch.append(cast("Request[Any]", item))
                     if len(batch) >= self._max_batch:
                         break
                     try:
@@ -405,7 +371,7 @@ class StoreThreads(ABC):
         finally:
             with self._lock:
                 self._accepting = False
-            _fail_queued(jobs)
+            fail_queued(jobs)
             if conn is not None:
                 with contextlib.suppress(Exception):
                     conn.close()
@@ -417,27 +383,37 @@ class StoreThreads(ABC):
             log.error("store reconnect failed", store=self.where, error=str(exc))
             return None
 
-    def _fail_batch(self, batch: list[_Request[Any]], exc: Exception) -> None:
+    def _fail_batch(self, batch: list[Request[Any]], exc: Exception) -> None:
         outcomes: list[Outcome] = []
         for request in batch:  # one exception object per caller: tracebacks are mutable
             failure = StoreError(f"batch transaction failed: {exc}")
             failure.__cause__ = exc
             outcomes.append((request, None, failure))
-        _answer(outcomes)
+        answer(outcomes)
 
-    def _commit_batch(self, conn: Connection, batch: list[_Request[Any]]) -> None:
-        """One transaction for the whole batch, one SAVEPOINT per request; answer everyone."""
+    def _commit_batch(self, conn: Connection, batch: list[Request[Any]]) -> None:
+        """One transaction for the whole batch, one SAVEPOINT per request (unless the batch
+        went through whole, :meth:`_whole`); answer everyone."""
         started = time.perf_counter()
+        timed = metrics.STAGE_TIMES
+        if timed:
+            metrics.WRITER.begin()
+            cpu = metrics.WRITER.mark
         outcomes: list[tuple[Any, BaseException | None]] = []
         try:
-            self._begin(conn)
-            for request in batch:
+            whole = self._whole(conn, batch) if self._whole_batches else None
+            if whole is not None:
+                outcomes = whole
+            else:
+                self._begin(conn)
+            for request in batch if whole is None else ():
                 outcomes.append(self._run_in_savepoint(conn, request))
-                if not self._in_transaction(conn):
-                    # The database rolled the whole transaction back (I/O error, disk full, a
-                    # lost connection): the earlier successes of this batch are gone too.
-                    raise StoreError("the batch transaction was aborted by the database")
+                self._check_open(conn)
+            if timed:
+                metrics.WRITER.lap("statements")
             conn.execute("COMMIT")
+            if timed:
+                metrics.WRITER.lap("commit")
         except Exception as exc:
             if self._in_transaction(conn):
                 try:
@@ -453,15 +429,42 @@ class StoreThreads(ABC):
                 self._on_commit(len(batch), seconds)
             except Exception:
                 log.exception("store on_commit hook failed")
-        _answer(
+        answer(
             [
                 (request, result, error)
                 for request, (result, error) in zip(batch, outcomes, strict=True)
             ]
         )
+        if timed:
+            metrics.WRITER.lap("answer")
+            metrics.WRITER.add("writer cpu", time.thread_time_ns() - cpu)
+
+    def _check_open(self, conn: Connection) -> None:
+        if not self._in_transaction(conn):
+            # The database rolled the whole transaction back (I/O error, disk full, a lost
+            # connection): the earlier successes of this batch are gone too.
+            raise StoreError("the batch transaction was aborted by the database")
+
+    def _whole(
+        self, conn: Connection, batch: list[Request[Any]]
+    ) -> list[tuple[Any, BaseException | None]] | None:
+        """Every request of ``batch`` in one transaction, none in a savepoint of its own: their
+        outcomes, or ``None`` if one failed, the transaction then rolled back (the batch is
+        run again a savepoint per request, so that the failure is its request's alone)."""
+        self._begin(conn)
+        outcomes: list[tuple[Any, BaseException | None]] = []
+        for request in batch:
+            try:
+                outcomes.append((request.work(conn), None))
+            except Exception:
+                if self._in_transaction(conn):
+                    conn.execute("ROLLBACK")
+                return None
+            self._check_open(conn)  # gone: the batch fails, as it would a savepoint each
+        return outcomes
 
     def _run_in_savepoint(
-        self, conn: Connection, request: _Request[Any]
+        self, conn: Connection, request: Request[Any]
     ) -> tuple[Any, BaseException | None]:
         """Run one request so that its failure undoes exactly its own writes."""
         self._savepoint(conn)
@@ -473,15 +476,3 @@ class StoreThreads(ABC):
             return None, self._as_store_error(exc)
         self._release(conn)
         return result, None
-
-
-def _fail_queued(jobs: queue.SimpleQueue[object]) -> None:
-    """Answer anything still queued when the writer stops (only after a crash: close() stops
-    accepting work before it queues the stop marker)."""
-    while True:
-        try:
-            item = jobs.get_nowait()
-        except queue.Empty:
-            return
-        if isinstance(item, _Request):
-            _answer([(item, None, StoreClosed("store writer stopped"))])
