@@ -48,7 +48,9 @@ Moves = list[tuple[int, int]]
 async def drain(reader: Subscriber) -> None:
     """What a seat's stream does with each message, short of writing it to a socket."""
     while (item := await reader.queue.get()) is not None:
-        response(spb.StreamEventsResponse, item).SerializeToString()
+        made = response(spb.StreamEventsResponse, item)
+        if not isinstance(made, bytes):  # a published event comes serialized already
+            made.SerializeToString()
 
 
 async def seated(arena: Arena, matches: int) -> list[HostedMatch]:

@@ -66,7 +66,7 @@ class PlayCall:
         assert self.reader is not None  # actions are read only once the stream has opened
         self.reader.offer(Aside(message))  # a full queue drops the call
 
-    async def run(self) -> AsyncIterator[spb.PlayResponse]:
+    async def run(self) -> AsyncIterator[spb.PlayResponse | bytes]:
         opening = await self._opening()
         hosted = await self.service.arena.get(opening.match_id)
         check_seat(hosted, opening.seat)
@@ -83,8 +83,13 @@ class PlayCall:
         try:
             async with contextlib.aclosing(events) as stream:
                 async for item in stream:
-                    yield response(spb.PlayResponse, item)
-                    del item  # a stream waits long between messages: hold none of them
+                    if metrics.STAGE_TIMES:
+                        metrics.begin()
+                    answer = response(spb.PlayResponse, item)
+                    if metrics.STAGE_TIMES:
+                        metrics.lap("send: respond")
+                    yield answer
+                    del item, answer  # a stream waits long between messages: hold none of them
             # The match has ended: the answer to the action that ended it, then no more (an
             # action sent after the end is not read, let alone answered).
             await self.idle.wait()
@@ -132,6 +137,8 @@ class PlayCall:
                 self.idle.clear()
                 try:
                     self.send(spb.PlayResponse(result=await self._result(opening, request)))
+                    if metrics.STAGE_TIMES:
+                        metrics.lap("result")
                 finally:
                     self.idle.set()
         except grpc.aio.AbortError:
@@ -149,6 +156,8 @@ class PlayCall:
                 self.context, "undecodable_request", type=request.type_name
             )
             raise Refused(grpc.StatusCode.INVALID_ARGUMENT, request.message)
+        if metrics.STAGE_TIMES:
+            metrics.begin()
         act = request.act
         # Echoed only once it is known to be an id (at most 64 characters): a huge one would
         # otherwise sit in the call's queue as many times as the client sends it.

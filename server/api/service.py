@@ -223,6 +223,8 @@ class MatchService:
         self, request: spb.SubmitActionRequest, context: Context
     ) -> spb.SubmitActionResponse:
         started = time.perf_counter()
+        if metrics.STAGE_TIMES:
+            metrics.begin()
         self._refuse_new()
         target = await self.router.writer(request.match_id, context)
         if isinstance(target, str):  # the owner checks the rest
@@ -231,16 +233,21 @@ class MatchService:
             )
             return forwarded
         done = await self._apply(target, request, context, started)
-        return spb.SubmitActionResponse(
+        answer = spb.SubmitActionResponse(
             first_seq=done.first_seq,
             last_seq=done.last_seq,
             events=await projected(target, done, request.seat),
         )
+        if metrics.STAGE_TIMES:
+            metrics.lap("result")
+        return answer
 
     async def act(
         self, request: spb.SubmitActionRequest, context: Context, started: float
     ) -> tuple[int, int]:
-        """One action, here or at the owner: the seqs it wrote (Play's path)."""
+        """One action of a Play call, here or at the owner: the seqs it wrote. The call proved
+        its seat's token when it opened (a seat's token never changes), so the action is not
+        authorised again here; forwarded, it carries the token to the owner, which checks it."""
         self._refuse_new()
         target = await self.router.writer(request.match_id, context)
         if isinstance(target, str):
@@ -248,7 +255,7 @@ class MatchService:
                 target, "SubmitAction", request, context, credential=True
             )
             return answer.first_seq, answer.last_seq
-        done = await self._apply(target, request, context, started)
+        done = await self._apply(target, request, context, started, authorized=True)
         return done.first_seq, done.last_seq
 
     async def _apply(
@@ -257,10 +264,14 @@ class MatchService:
         request: spb.SubmitActionRequest,
         context: Context,
         started: float,
+        *,
+        authorized: bool = False,
     ) -> Submitted:
-        """Check and apply one action of a match this replica writes."""
+        """Check and apply one action of a match this replica writes (``authorized``: the
+        caller already proved it holds the seat's token on this match)."""
         check_seat(hosted, request.seat)
-        authorize(hosted, request.seat, context)
+        if not authorized:
+            authorize(hosted, request.seat, context)
         check_request_id(request.request_id)
         try:
             action = codec.action_from_pb(request.action)
@@ -270,7 +281,11 @@ class MatchService:
                 request.seat, request.action, request.expected_seq, detail
             )
             raise BadRequest(detail) from None
+        if metrics.STAGE_TIMES:
+            metrics.lap("authorise")
         done = await hosted.submit(request.seat, action, request.expected_seq, request.request_id)
+        if metrics.STAGE_TIMES:
+            metrics.begin()
         if done.applied:
             metrics.ACTIONS.inc()
             metrics.ACTION_SECONDS.observe(time.perf_counter() - started)
@@ -281,7 +296,7 @@ class MatchService:
     @streaming
     def Play(
         self, requests: AsyncIterator[spb.PlayRequest | Undecodable], context: Context
-    ) -> AsyncIterator[spb.PlayResponse]:
+    ) -> AsyncIterator[spb.PlayResponse | bytes]:
         """A seat's events and its actions on one stream: the cheap path for bots."""
         self._refuse_new()
         return PlayCall(self, requests, context).run()
@@ -289,7 +304,7 @@ class MatchService:
     @streaming
     def StreamEvents(
         self, request: spb.StreamEventsRequest, context: Context
-    ) -> AsyncIterator[spb.StreamEventsResponse]:
+    ) -> AsyncIterator[spb.StreamEventsResponse | bytes]:
         return self._events(
             spb.StreamEventsResponse, request.match_id, request.seat, request.after_seq, context
         )
@@ -297,7 +312,7 @@ class MatchService:
     @streaming
     def WatchMatch(
         self, request: spb.WatchMatchRequest, context: Context
-    ) -> AsyncIterator[spb.WatchMatchResponse]:
+    ) -> AsyncIterator[spb.WatchMatchResponse | bytes]:
         return self._events(  # a spectator: seat None, prompted for nothing
             spb.WatchMatchResponse, request.match_id, None, request.after_seq, context
         )
@@ -309,7 +324,7 @@ class MatchService:
         seat: int | None,
         after_seq: int,
         context: Context,
-    ) -> AsyncIterator[Response]:
+    ) -> AsyncIterator[Response | bytes]:
         """The stream of a match's events as ``seat`` (``None``: a spectator) may see them, as
         messages of ``kind``: what StreamEvents and WatchMatch answer."""
         hosted = await self.arena.get(match_id)
@@ -322,8 +337,13 @@ class MatchService:
         events = self.streams.events(hosted, seat, after_seq, context=context, on_drop=drop)
         async with contextlib.aclosing(events) as stream:
             async for item in stream:
-                yield response(kind, item)
-                del item
+                if metrics.STAGE_TIMES:
+                    metrics.begin()
+                answer = response(kind, item)
+                if metrics.STAGE_TIMES:
+                    metrics.lap("send: respond")
+                yield answer
+                del item, answer
 
 
 def describe(spec: GameSpec) -> spb.GameDescription:

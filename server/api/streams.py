@@ -39,10 +39,22 @@ FIELDS = {pb.Snapshot: "snapshot", pb.Event: "event", pb.YourTurn: "your_turn"}
 """The field of a stream's response message that carries each kind of item (the same name in
 StreamEventsResponse, WatchMatchResponse and PlayResponse)."""
 
+TOLD_FIELDS = {
+    kind: (
+        kind.DESCRIPTOR.fields_by_name["event"].number,
+        kind.DESCRIPTOR.fields_by_name["turn"].number,
+    )
+    for kind in (spb.StreamEventsResponse, spb.WatchMatchResponse, spb.PlayResponse)
+}
+"""The numbers of the event's and the turn's fields in each stream's message: a published
+event goes out as bytes made once for every reader of a kind (:meth:`Told.wire`)."""
 
-def response(kind: type[Response], item: StreamItem) -> Response:
-    """``item`` as a message of the stream ``kind`` (a told turn in its event's message). An
-    :class:`Aside` is the call's own message already, or the error that ends the call: raised."""
+
+def response(kind: type[Response], item: StreamItem) -> Response | bytes:
+    """``item`` as a message of the stream ``kind`` (a told turn in its event's message), or
+    as that message serialized already: a published event, whose bytes every reader of its
+    kind shares (the registration sends bytes as they are, ``wire.py``). An :class:`Aside` is
+    the call's own message already, or the error that ends the call: raised."""
     if isinstance(item, Aside):
         message = item.message
         if isinstance(message, BaseException):
@@ -51,9 +63,8 @@ def response(kind: type[Response], item: StreamItem) -> Response:
             raise TypeError(f"a {type(message).__name__} on a {kind.__name__} stream")
         return message
     if isinstance(item, Told):
-        if item.event is None:
-            return kind(turn=item.turn)
-        return kind(event=item.event, turn=item.turn)
+        event_field, turn_field = TOLD_FIELDS[kind]
+        return item.wire(event_field, turn_field)
     field: dict[str, Any] = {FIELDS[type(item)]: item}
     return kind(**field)
 
@@ -258,6 +269,8 @@ class Streams:
         (``contextlib.aclosing``): until then its reader stays subscribed, and holds one of
         its seat's streams or, a spectator's, one of its ``context``'s address's."""
         self.refuse_new()
+        if metrics.STAGE_TIMES:  # the loop's idle time, from the first stream on
+            metrics.watch_idle(asyncio.get_running_loop())
         with self._slot(hosted, seat, context):
             async with hosted.lock:
                 sub = hosted.readers.subscribe(seat, on_drop, size)

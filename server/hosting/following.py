@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import Any
 
 from cardarena.engine import ActionError, Match
@@ -83,7 +84,9 @@ class LogFollower(ABC):
     def await_seats(self) -> None: ...
 
     @abstractmethod
-    def _publish(self, encoded: list[pb.Event]) -> None: ...
+    def _publish(
+        self, encoded: list[pb.Event], payloads: Sequence[bytes] | None = None
+    ) -> None: ...
 
     @abstractmethod
     def _fold_log(self, encoded: list[pb.Event]) -> None: ...
@@ -177,7 +180,7 @@ class LogFollower(ABC):
             self.clock.estimate(
                 allowed is not None, encoded, at_once=acting and forfeited, move_ms=allowed
             )
-        self._publish(encoded)
+        self._publish(encoded, [item.payload for item in stored])
         self._changed()
 
     async def _recover(self) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -28,6 +28,7 @@ from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1.clocks import SeatClocks, TimeControl
 
+from .. import metrics
 from ..errors import Moved, NotRunning, RequestReused, SeatTaken, Stale
 from ..store import (
     DuplicateRequest,
@@ -272,6 +273,8 @@ class HostedMatch(Timing):
         self, seat: int, action: int, expected_seq: int, request_id: str
     ) -> Submitted:
         async with self.lock:
+            if metrics.STAGE_TIMES:
+                metrics.begin()
             if self._out_of_step:
                 await self._resync()
             if request_id:
@@ -292,8 +295,12 @@ class HostedMatch(Timing):
                 raise NotRunning(f"seat {seat} has forfeited the match: the server plays it")
             self.returning.discard(seat)
             voluntary_before = self.readers.voluntary_pass
+            if metrics.STAGE_TIMES:
+                metrics.lap("submit")
             try:
                 events = self.engine.apply(seat, action)
+                if metrics.STAGE_TIMES:
+                    metrics.lap("engine")
             except ActionError as error:
                 await self._refused(seat, codec.action_to_pb(action), str(error))
                 raise
@@ -307,8 +314,12 @@ class HostedMatch(Timing):
                 recorded = await action_at(self.store, self.match_id, done.first_seq)
                 answered = (done.first_seq, done.last_seq, recorded)
                 return repeated(answered, action, expected_seq, request_id)
+            if metrics.STAGE_TIMES:
+                metrics.begin()
             if request_id:
                 self.requests.put(seat, request_id, (first, last, action))
+            if metrics.STAGE_TIMES:
+                metrics.lap("submit")
             return Submitted(
                 first, last, applied=True, events=encoded, voluntary_before=voluntary_before
             )
@@ -463,10 +474,10 @@ class HostedMatch(Timing):
             self.banks.fold(entry)
             self.revealed |= entry.WhichOneof("kind") == "seed_revealed"
 
-    def _publish(self, encoded: list[pb.Event]) -> None:
-        """Hand durable events to every reader with whose turn it is now, then prompt the seat
-        to act."""
-        self.readers.publish(encoded, turn_after(self, encoded))
+    def _publish(self, encoded: list[pb.Event], payloads: Sequence[bytes] | None = None) -> None:
+        """Hand durable events (``payloads``: as stored) to every reader with whose turn it is
+        now, then prompt the seat to act."""
+        self.readers.publish(encoded, turn_after(self, encoded), payloads)
         seat = self.engine.to_act
         if seat is not None and self.running:
             self.readers.prompt(seat, self.your_turn)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
+from .. import metrics
 from .clock import restarts
 from .mailbox import Mailbox
 
@@ -33,17 +34,73 @@ SUBSCRIBER_QUEUE = 1024
 """Messages (events, turns, prompts) a reader may have waiting before it is dropped."""
 
 
-@dataclass(frozen=True, slots=True)
 class Told:
-    """An event and the turn that follows it: one message on the wire, so telling whose turn
-    it is costs no message of its own (``event`` is ``None`` for a turn with no event)."""
+    """A published event, and the turn that follows it if it is the last of its write: one
+    message on the wire, so telling whose turn it is costs no message of its own (``event``
+    is ``None`` for a turn with no event, ``turn`` ``None`` on every event but a write's last).
 
-    event: pb.Event | None
-    turn: pb.Turn
+    Why it carries bytes: every reader of a kind gets the same ``Told``, and readers of
+    different kinds the same one where their projections agree (a public event is the stored
+    event itself), so the event is serialized once per publish, not once per reader, and each
+    stream's message is made once per kind of stream message (:meth:`wire`) and then sent as
+    bytes to every reader that gets it."""
+
+    __slots__ = ("_turn_bytes", "_wire", "event", "payload", "turn")
+
+    def __init__(
+        self, event: pb.Event | None, turn: pb.Turn | None, payload: bytes | None = None
+    ) -> None:
+        self.event = event
+        self.turn = turn
+        self.payload = payload
+        """The event serialized (made on first use when not given)."""
+        self._turn_bytes: bytes | None = None
+        self._wire: tuple[int, int, bytes] | None = None
 
     @property
     def seq(self) -> int:
+        if self.event is not None:
+            return self.event.seq
+        assert self.turn is not None  # a Told holds an event, a turn or both
         return self.turn.seq
+
+    def wire(self, event_field: int, turn_field: int) -> bytes:
+        """The stream message holding this event in field ``event_field`` and the turn in
+        ``turn_field``, serialized: made once per pair of fields (a stream kind's), the same
+        bytes for every reader of that kind."""
+        made = self._wire
+        if made is not None and made[0] == event_field and made[1] == turn_field:
+            return made[2]
+        parts = []
+        if self.event is not None:
+            if self.payload is None:
+                self.payload = self.event.SerializeToString()
+            parts.append(_field(event_field, self.payload))
+        if self.turn is not None:
+            if self._turn_bytes is None:
+                self._turn_bytes = self.turn.SerializeToString()
+            parts.append(_field(turn_field, self._turn_bytes))
+        data = b"".join(parts)
+        self._wire = (event_field, turn_field, data)
+        return data
+
+
+def _field(number: int, body: bytes) -> bytes:
+    """A length-delimited protobuf field (a message field): its key, length and ``body``."""
+    key = (number << 3) | 2
+    size = len(body)
+    if key < 0x80 and size < 0x80:
+        return bytes((key, size)) + body
+    return _varint(key) + _varint(size) + body
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +112,7 @@ class Aside:
     message: object
 
 
-Item = pb.Event | Told | pb.YourTurn | Aside
+Item = Told | pb.YourTurn | Aside
 """What a reader's queue carries after the snapshot."""
 
 
@@ -138,23 +195,46 @@ class Readers:
     def unsubscribe(self, sub: Subscriber) -> None:
         self.subscribers.discard(sub)
 
-    def publish(self, encoded: list[pb.Event], turn: pb.Turn | None = None) -> None:
+    def publish(
+        self,
+        encoded: list[pb.Event],
+        turn: pb.Turn | None = None,
+        payloads: Sequence[bytes] | None = None,
+    ) -> None:
         """Hand durable events to every reader, projected once per kind of reader, the
-        ``turn`` that follows them on the last (alone if there is none)."""
-        projected: dict[int | None, list[Item]] = {}
+        ``turn`` that follows them on the last (alone if there is none). ``payloads``: the
+        events as the store has them, serialized, which every reader that sees an event
+        whole is sent as they are."""
+        told: dict[int, Told] = {}
+        """One Told per distinct projection (by identity: a public event is projected to
+        itself for every kind of reader), so that its bytes are made once."""
+        projected: dict[int | None, list[Told]] = {}
+        last = len(encoded) - 1
         for sub in list(self.subscribers):
             items = projected.get(sub.seat)
             if items is None:
                 projector = PbProjector(self.voluntary_pass)
-                events: list[pb.Event] = [project_for(e, sub.seat, projector) for e in encoded]
-                items = projected[sub.seat] = list(events)
-                if turn is not None:
-                    items[-1:] = [Told(events[-1] if events else None, turn)]
+                items = projected[sub.seat] = []
+                for index, event in enumerate(encoded):
+                    seen = project_for(event, sub.seat, projector)
+                    item = told.get(id(seen))
+                    if item is None:
+                        whole = payloads is not None and seen is event
+                        item = told[id(seen)] = Told(
+                            seen,
+                            turn if index == last else None,
+                            payloads[index] if whole and payloads is not None else None,
+                        )
+                    items.append(item)
+                if turn is not None and not encoded:
+                    items.append(told.setdefault(-1, Told(None, turn)))
             for item in items:
                 if not self._offer(sub, item):
                     break
         for event in encoded:
             self.note(event)
+        if metrics.STAGE_TIMES:
+            metrics.lap("publish")
 
     def prompt(self, seat: int, turn: Callable[[], pb.YourTurn]) -> None:
         """Tell ``seat`` (on each of its open streams) what it may do, made once if needed."""
@@ -163,6 +243,8 @@ class Readers:
             if sub.seat == seat:
                 made = made or turn()
                 self._offer(sub, made)
+        if metrics.STAGE_TIMES:
+            metrics.lap("prompt")
 
     def turn_to_tell(
         self, seat: int | None, deadline: float, seq: int, *, new: bool

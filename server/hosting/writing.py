@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from cardarena.v1 import game_pb2 as pb
 
+from .. import metrics
 from ..store import LeaseLost, SeatRecord
 from .following import LogFollower
 
@@ -27,6 +28,8 @@ class LogWriter(LogFollower):
         rearm: bool = True,
     ) -> None:
         payloads = [e.SerializeToString() for e in encoded]
+        if metrics.STAGE_TIMES:
+            metrics.lap("encode")
         try:
             stored = await self.store.append(
                 self.match_id,
@@ -40,10 +43,16 @@ class LogWriter(LogFollower):
         except LeaseLost:
             self.demote()
             raise
+        if metrics.STAGE_TIMES:
+            metrics.begin()
         self.last_seq += len(payloads)
         self.last_hash = stored[-1].hash
         self._fold_log(encoded)
         if rearm:
             self._rearm_clock()
-        self._publish(encoded)
+        if metrics.STAGE_TIMES:
+            metrics.lap("fold and clock")
+        self._publish(encoded, payloads)
         self._changed()
+        if metrics.STAGE_TIMES:
+            metrics.lap("publish")
