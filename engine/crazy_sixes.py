@@ -52,6 +52,33 @@ def kind_traits(kind: str, options: Mapping[str, Any], players: int) -> RoundTra
     return round_traits(options, players, 0)
 
 
+def _build_hand(
+    players: int,
+    deck_mask: int,
+    split: str,
+    pool: str,
+    starter: int | None,
+    hands: tuple[int, ...],
+    dealer: int,
+    trump: int,
+) -> Round:
+    return SixesHand(players, hands, deck_mask, starter=starter, split=split, pool=pool)
+
+
+@cache
+def hand_plans(
+    players: int, deck_size: int, split: str, pool: str
+) -> tuple[RoundPlan, tuple[RoundPlan, ...]]:
+    """The plan of a match's first hand (the holder of 6O starts) and, by seat, of a hand that
+    seat starts: made once for each configuration and shared by its matches, as every hand
+    of every match needs one and a plan never changes."""
+    traits = _hand_traits(deck_size)
+    hand = partial(_build_hand, players, traits.deck_mask, split, pool)
+    return RoundPlan(traits, partial(hand, None)), tuple(
+        [RoundPlan(traits, partial(hand, seat)) for seat in range(players)]
+    )
+
+
 class CrazySixesSchedule:
     def __init__(self, options: Mapping[str, Any], players: int) -> None:
         self.players = players
@@ -60,11 +87,7 @@ class CrazySixesSchedule:
         self.target = options["target_score"]
         self.split = options["split"]
         self.pool = options["pool"]
-        self.first_plan = RoundPlan(self.traits, partial(self._build, None))
-        self.plans = tuple(
-            [RoundPlan(self.traits, partial(self._build, seat)) for seat in range(players)]
-        )
-        """The plan of a hand that ``seat`` starts, made once: every hand but the first."""
+        self.first_plan, self.plans = hand_plans(players, options["deck"], self.split, self.pool)
 
     def next_round(
         self, index: int, totals: tuple[Score, ...], previous: Round | None
@@ -74,11 +97,6 @@ class CrazySixesSchedule:
         if isinstance(previous, SixesHand):
             return self.plans[(previous.starter + 1) % self.players]
         return self.first_plan
-
-    def _build(self, starter: int | None, hands: tuple[int, ...], dealer: int, trump: int) -> Round:
-        return SixesHand(
-            self.players, hands, self.mask, starter=starter, split=self.split, pool=self.pool
-        )
 
     def score(
         self, index: int, played: Round, plan: RoundPlan
