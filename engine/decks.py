@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from functools import cache
-from operator import itemgetter
 from typing import Final
 
 from .cards import JOKERS, MAX_CARD, OROS, SPANISH_BASE, Card, french, mask_of, spanish
@@ -21,14 +20,6 @@ TRIATHLON_39: Final[tuple[Card, ...]] = (
 
 
 _BITS: Final = tuple(1 << card for card in range(MAX_CARD + 1))
-_SPANISH_WIDTH: Final = 48
-_SPANISH_BITS: Final = tuple(
-    1 << (card - SPANISH_BASE if card >= SPANISH_BASE else _SPANISH_WIDTH)
-    for card in range(MAX_CARD + 1)
-)
-"""A Spanish card's bit counted from the first Spanish card, so that a hand of them sums in
-machine-sized integers (``sum``'s fast path) and is shifted into place once; any other card
-sets the bit above them all, so that a deck that is not all Spanish is noticed."""
 
 
 @cache
@@ -48,28 +39,11 @@ def deal(order: tuple[Card, ...] | list[Card], dealer: int, players: int) -> tup
     """Card ``k`` of the shuffled deck goes to seat ``(dealer + 1 + k) mod players``.
 
     Each seat's cards are one slice of the order (every ``players``-th card). The cards are
-    distinct, so adding their bits is joining them: ``sum`` of the bits that ``itemgetter``
-    picks out, in one call each and no Python loop. A Spanish deck's bits are summed from its
-    first card, as numbers of one machine word, which ``sum`` adds fastest.
+    distinct, so adding their bits is joining them, and ``sum`` does that without a Python loop.
     """
-    if len(order) < 2 * players:  # a seat would get one card or none: itemgetter's other cases
-        return _deal_plainly(order, dealer, players)
-    bits, shift = (_SPANISH_BITS, SPANISH_BASE) if order[0] >= SPANISH_BASE else (_BITS, 0)
     hands = [0] * players
     for k in range(players):
-        hands[(dealer + 1 + k) % players] = sum(itemgetter(*order[k::players])(bits)) << shift
-    if shift and max(hands) >> (SPANISH_BASE + _SPANISH_WIDTH):  # not only Spanish cards
-        return _deal_plainly(order, dealer, players)
-    return tuple(hands)
-
-
-def _deal_plainly(
-    order: tuple[Card, ...] | list[Card], dealer: int, players: int
-) -> tuple[int, ...]:
-    """:func:`deal` one card at a time, for the orders its fast way does not take."""
-    hands = [0] * players
-    for k, card in enumerate(order):
-        hands[(dealer + 1 + k) % players] |= 1 << card
+        hands[(dealer + 1 + k) % players] = sum(map(_BITS.__getitem__, order[k::players]))
     return tuple(hands)
 
 

@@ -438,8 +438,7 @@ def test_a_deck_shuffled_as_its_bits_deals_the_same_hands(deck: tuple[int, ...])
 
 
 def test_deal_equals_card_by_card_dealing() -> None:
-    """Every deck (Spanish hands are summed from bit 64, then shifted), and the orders the
-    fast way leaves to the plain one: a seat given one card or none, cards of two decks."""
+    """Every deck, whole or not, a seat given one card or none, and cards of two decks."""
     rng = random.Random(4)
     decks = [FRENCH_52, TRIATHLON_39, spanish_deck(48), spanish_deck(40)]
     mixed = [(*spanish_deck(48), 3), (*FRENCH_52, *spanish_deck(40))]
@@ -449,7 +448,7 @@ def test_deal_equals_card_by_card_dealing() -> None:
                 for size in (len(deck), len(deck) - rng.randrange(3), rng.randrange(2 * players)):
                     order = rng.sample(deck, size)
                     if deck in mixed and size > 2 * players:
-                        top = order.index(max(order))  # a Spanish card first, others later
+                        top = order.index(max(order))  # a Spanish card first, a French one later
                         order[0], order[top] = order[top], order[0]
                     hands = [0] * players
                     for k, card in enumerate(order):
