@@ -365,11 +365,21 @@ class Arena:
     # -- what the store holds, for readers (the api reads it here, never in the store) ----
 
     async def list_records(
-        self, *, status: str | None, game: str | None, page_size: int, page_token: str | None
+        self,
+        *,
+        status: str | None,
+        game: str | None,
+        page_size: int,
+        page_token: str | None,
+        newest_first: bool = False,
     ) -> tuple[list[MatchRecord], str | None]:
         """One page of stored matches (see :meth:`EventStore.list_matches`)."""
         return await self.store.list_matches(
-            status=status, game=game, page_size=page_size, page_token=page_token
+            status=status,
+            game=game,
+            page_size=page_size,
+            page_token=page_token,
+            newest_first=newest_first,
         )
 
     async def stored_outcome(self, record: MatchRecord) -> Outcome:

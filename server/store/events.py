@@ -226,13 +226,15 @@ class EventStore(
         game: str | None = None,
         page_size: int,
         page_token: str | None = None,
+        newest_first: bool = False,
     ) -> tuple[list[MatchRecord], str | None]:
-        """One page of matches in ``(created_at, match_id)`` order, optionally of one status
-        and of one game.
+        """One page of matches in ``(created_at, match_id)`` order (``newest_first``: the
+        reverse), optionally of one status and of one game.
 
         Keyset pagination: the token names the last row returned, so pages stay exact while
-        matches are being created (no skips, no repeats, unlike OFFSET). The token is opaque
-        text; ``None`` as the next token means this was the last page.
+        matches are being created (no skips, no repeats, unlike OFFSET), and a page reads its
+        own rows along an index of its filter, however deep it is. The token is opaque text;
+        ``None`` as the next token means this was the last page.
         """
         check_page(page_size, page_token)
 
@@ -245,6 +247,7 @@ class EventStore(
                 ],
                 page_size=page_size,
                 page_token=page_token,
+                descending=newest_first,
             )
 
         return await self._read(work)

@@ -65,9 +65,16 @@ class RecordTable(Generic[R]):
         return {getattr(record, self.key): record for record in found}
 
     def page(
-        self, conn: Connection, *, filters: Filters, page_size: int, page_token: str | None
+        self,
+        conn: Connection,
+        *,
+        filters: Filters,
+        page_size: int,
+        page_token: str | None,
+        descending: bool = False,
     ) -> tuple[list[R], str | None]:
-        """One page of records in ``(created_at, key)`` order (see :func:`.schema.keyset_page`)."""
+        """One page of records in ``(created_at, key)`` order, or its reverse (see
+        :func:`.schema.keyset_page`)."""
         rows, token = keyset_page(
             conn,
             select=f"SELECT {self.columns} FROM {self.name}",
@@ -75,6 +82,7 @@ class RecordTable(Generic[R]):
             filters=filters,
             page_size=page_size,
             page_token=page_token,
+            descending=descending,
         )
         return [self.from_row(row) for row in rows], token
 

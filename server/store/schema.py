@@ -40,6 +40,8 @@ CREATE TABLE IF NOT EXISTS matches (
 );
 CREATE INDEX IF NOT EXISTS matches_by_created ON matches (created_at, match_id);
 CREATE INDEX IF NOT EXISTS matches_by_status ON matches (status, created_at, match_id);
+CREATE INDEX IF NOT EXISTS matches_by_game ON matches (game, created_at, match_id);
+CREATE INDEX IF NOT EXISTS matches_by_game_status ON matches (game, status, created_at, match_id);
 CREATE TABLE IF NOT EXISTS seats (
     match_id   TEXT NOT NULL,
     seat       INT  NOT NULL,
@@ -181,21 +183,26 @@ def keyset_page(
     filters: Sequence[tuple[str, tuple[object, ...]]],
     page_size: int,
     page_token: str | None,
+    descending: bool = False,
 ) -> tuple[list[tuple[Any, ...]], str | None]:
-    """One page of rows in ``(created_at, <key>)`` order, and the token of the next (``None``
-    on the last page). Keyset pagination: the token names the last row returned, so pages
-    stay exact while rows are being added (no skips, no repeats, unlike OFFSET). ``select``
-    is ``SELECT … FROM table`` whose columns have ``created_at`` second and ``key`` first.
+    """One page of rows in ``(created_at, <key>)`` order (``descending``: the reverse, newest
+    first), and the token of the next (``None`` on the last page). Keyset pagination: the
+    token names the last row returned, so pages stay exact while rows are being added (no
+    skips, no repeats, unlike OFFSET), and each page reads its own rows along an index that
+    begins with the filters' columns and ends ``created_at, <key>`` (in either direction),
+    however many came before. ``select`` is ``SELECT … FROM table`` whose columns have
+    ``created_at`` second and ``key`` first.
     """
     if page_size < 1:
         raise ValueError("page_size must be at least 1")
     where = [clause for clause, _ in filters]
     args = [arg for _, values in filters for arg in values]
     if page_token is not None:
-        where.append(f"(created_at, {key}) > (?, ?)")
+        where.append(f"(created_at, {key}) {'<' if descending else '>'} (?, ?)")
         args.extend(decode_page_token(page_token))
     sql = select + (" WHERE " + " AND ".join(where) if where else "")
-    sql += f" ORDER BY created_at, {key} LIMIT ?"
+    order = " DESC" if descending else ""
+    sql += f" ORDER BY created_at{order}, {key}{order} LIMIT ?"
     rows = conn.execute(sql, (*args, page_size + 1)).fetchall()
     page = rows[:page_size]
     more = len(rows) > page_size
