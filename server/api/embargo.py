@@ -76,8 +76,8 @@ def held_back_message(hosted: HostedMatch, progress: GroupProgress | None) -> st
             f" {hosted.tournament_id}: readable once every rotation of its group has ended"
         )
     where = (
-        f"match {hosted.match_id} belongs to duplicate group {progress.group} of tournament"
-        f" {progress.tournament_id}"
+        f"match {hosted.match_id} belongs to duplicate group {progress.group} of"
+        f" {progress.kind} {progress.tournament_id}"
     )
     total, ended = progress.rotations, progress.ended
     if ended >= total:

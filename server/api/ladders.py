@@ -12,6 +12,7 @@ from cardarena.v1 import ladder_pb2 as lpb
 from ..errors import BadRequest, NotRunning
 from ..ladders import Ladders, LadderSpec, SnapshotGone
 from ..ladders.info import ladder_info
+from ..ladders.playing import playing
 from ..ladders.spec import VERSION
 from ..tournaments.entrants import entrant_of
 from .access import Guard
@@ -78,7 +79,10 @@ class LadderService:
         self, request: lpb.GetLadderRequest, context: Context
     ) -> lpb.GetLadderResponse:
         director = await self.ladders.get(request.ladder_id)
-        return lpb.GetLadderResponse(ladder=ladder_info(director))
+        response = lpb.GetLadderResponse(ladder=ladder_info(director))
+        if request.include_playing:
+            response.playing.extend(playing(director))
+        return response
 
     @unary
     async def ListLadders(

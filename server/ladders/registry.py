@@ -174,7 +174,9 @@ class Ladders:
                     group=group.number,
                     rotations=director.size,
                     ended=sum(state == "done" for state in group.state),
-                    stopped=director.closed,
+                    # Closing voids the waiting matches: every group still ends.
+                    stopped=False,
+                    kind="ladder",
                 )
         return None
 

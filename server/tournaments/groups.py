@@ -30,6 +30,8 @@ class GroupProgress:
     stopped: bool
     """The tournament starts no more matches (its stop rule decided, or it is being
     cancelled): a group it cut short is revealed when the tournament ends."""
+    kind: str = "tournament"
+    """What ``tournament_id`` names, in the refusal's words: a tournament or a ladder."""
 
 
 def group_progress(director: Director, match_id: str) -> GroupProgress | None:

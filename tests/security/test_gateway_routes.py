@@ -1,5 +1,6 @@
-"""Which calls the gRPC-Web gateway forwards: every unary and server-streaming method of both
-services (the browser app's match and tournament pages), never a client stream."""
+"""Which calls the gRPC-Web gateway forwards: every unary and server-streaming method of the
+three services (the browser app's match, tournament and ladder pages), never a client
+stream."""
 
 from __future__ import annotations
 
@@ -23,9 +24,12 @@ def call(path: str) -> Request:
         ("/cardarena.v1.MatchService/ListGames", False),
         ("/cardarena.v1.TournamentService/WatchTournament", True),
         ("/cardarena.v1.TournamentService/ListTournaments", False),
+        ("/cardarena.v1.LadderService/GetLadder", False),
+        ("/cardarena.v1.LadderService/ListLadders", False),
+        ("/cardarena.v1.LadderService/GetLadderSnapshot", False),
     ],
 )
-def test_both_services_pass(path: str, streaming: bool) -> None:
+def test_the_three_services_pass(path: str, streaming: bool) -> None:
     assert METHODS[path] is streaming
     assert prepare_call(call(path), 1024).path == path
 

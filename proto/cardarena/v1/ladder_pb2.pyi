@@ -348,16 +348,22 @@ class GetLadderRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     LADDER_ID_FIELD_NUMBER: _builtins.int
+    INCLUDE_PLAYING_FIELD_NUMBER: _builtins.int
     ladder_id: _builtins.str
     """As LadderInfo.ladder_id."""
+    include_playing: _builtins.bool
+    """Also list every match of the duplicate groups still being played
+    (GetLadderResponse.playing).
+    """
     def __init__(
         self,
         *,
         ladder_id: _builtins.str = ...,
+        include_playing: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladder_id", b"ladder_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["include_playing", b"include_playing", "ladder_id", b"ladder_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -370,22 +376,81 @@ class GetLadderResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     LADDER_FIELD_NUMBER: _builtins.int
+    PLAYING_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def ladder(self) -> Global___LadderInfo:
         """With its board."""
+
+    @_builtins.property
+    def playing(self) -> _containers.RepeatedCompositeFieldContainer[Global___LadderPlaying]:
+        """Only with include_playing: every match of each duplicate group of which a match has not
+        ended yet, in index order (a group whose last match has ended leaves the list as its
+        seed is revealed, and its matches count on the board in index order).
+        """
 
     def __init__(
         self,
         *,
         ladder: Global___LadderInfo | None = ...,
+        playing: _abc.Iterable[Global___LadderPlaying] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder", "playing", b"playing"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetLadderResponse: _TypeAlias = GetLadderResponse  # noqa: Y015
+
+@_typing.final
+class LadderPlaying(_message.Message):
+    """A match of a duplicate group still being played. Its cards and results are held back from
+    everyone but its seats and the operator until every match of its group has ended
+    (docs/rules.md §4.10): WatchMatch, GetMatch and GetMatchLog answer FAILED_PRECONDITION
+    until then.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INDEX_FIELD_NUMBER: _builtins.int
+    GROUP_FIELD_NUMBER: _builtins.int
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    CANCELLED_FIELD_NUMBER: _builtins.int
+    index: _builtins.int
+    """Its index, from 0."""
+    group: _builtins.int
+    """Its duplicate group: index / players."""
+    match_id: _builtins.str
+    """The MatchService match; "" while it waits for its players to have room."""
+    status: _service_pb2.MatchStatus.ValueType
+    """UNSPECIFIED while it waits, then RUNNING, then ENDED (while its group plays on)."""
+    cancelled: _builtins.bool
+    """Ended without counting: voided (a player away when its turn came, or the ladder
+    closed) or cancelled.
+    """
+    @_builtins.property
+    def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The player at each seat."""
+
+    def __init__(
+        self,
+        *,
+        index: _builtins.int = ...,
+        group: _builtins.int = ...,
+        match_id: _builtins.str = ...,
+        players: _abc.Iterable[_builtins.str] | None = ...,
+        status: _service_pb2.MatchStatus.ValueType = ...,
+        cancelled: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancelled", b"cancelled", "group", b"group", "index", b"index", "match_id", b"match_id", "players", b"players", "status", b"status"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LadderPlaying: _TypeAlias = LadderPlaying  # noqa: Y015
 
 @_typing.final
 class ListLaddersRequest(_message.Message):

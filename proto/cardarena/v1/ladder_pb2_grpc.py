@@ -84,7 +84,8 @@ class LadderServiceServicer:
     def GetLadder(self, request, context):
         """One ladder and its board now. No credential. The board counts the settled prefix of the
         ladder's matches (every match before it has ended), so a duplicate group still being
-        played shows nowhere. NOT_FOUND: no such ladder.
+        played shows nowhere on it; with include_playing, the matches of those groups are listed
+        beside it, without results. NOT_FOUND: no such ladder.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

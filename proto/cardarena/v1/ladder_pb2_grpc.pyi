@@ -49,7 +49,8 @@ class LadderServiceStub:
     GetLadder: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.GetLadderRequest, _ladder_pb2.GetLadderResponse]
     """One ladder and its board now. No credential. The board counts the settled prefix of the
     ladder's matches (every match before it has ended), so a duplicate group still being
-    played shows nowhere. NOT_FOUND: no such ladder.
+    played shows nowhere on it; with include_playing, the matches of those groups are listed
+    beside it, without results. NOT_FOUND: no such ladder.
     """
     ListLadders: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.ListLaddersRequest, _ladder_pb2.ListLaddersResponse]
     """Ladders, oldest first, a page at a time. No credential."""
@@ -85,7 +86,8 @@ class LadderServiceAsyncStub(LadderServiceStub):
     GetLadder: _aio.UnaryUnaryMultiCallable[_ladder_pb2.GetLadderRequest, _ladder_pb2.GetLadderResponse]  # type: ignore[assignment]
     """One ladder and its board now. No credential. The board counts the settled prefix of the
     ladder's matches (every match before it has ended), so a duplicate group still being
-    played shows nowhere. NOT_FOUND: no such ladder.
+    played shows nowhere on it; with include_playing, the matches of those groups are listed
+    beside it, without results. NOT_FOUND: no such ladder.
     """
     ListLadders: _aio.UnaryUnaryMultiCallable[_ladder_pb2.ListLaddersRequest, _ladder_pb2.ListLaddersResponse]  # type: ignore[assignment]
     """Ladders, oldest first, a page at a time. No credential."""
@@ -130,7 +132,8 @@ class LadderServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_ladder_pb2.GetLadderResponse, _abc.Awaitable[_ladder_pb2.GetLadderResponse]]:
         """One ladder and its board now. No credential. The board counts the settled prefix of the
         ladder's matches (every match before it has ended), so a duplicate group still being
-        played shows nowhere. NOT_FOUND: no such ladder.
+        played shows nowhere on it; with include_playing, the matches of those groups are listed
+        beside it, without results. NOT_FOUND: no such ladder.
         """
 
     @_abc_1.abstractmethod

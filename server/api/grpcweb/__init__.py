@@ -4,8 +4,9 @@ Browsers cannot speak gRPC's HTTP/2 trailers, so gRPC-Web carries each message i
 (one flag byte, a 4-byte big-endian length, the bytes) and the status in a last frame whose
 flag byte is 0x80 (``grpc-status:0\\r\\ngrpc-message:\\r\\n``). With
 ``application/grpc-web-text`` the body is base64 both ways. Only unary and server-streaming
-calls exist in gRPC-Web; ``Play`` (bidirectional) answers UNIMPLEMENTED. Both services
-pass: ``MatchService`` and ``TournamentService`` (the app's tournament pages).
+calls exist in gRPC-Web; ``Play`` (bidirectional) answers UNIMPLEMENTED. Three services
+pass: ``MatchService``, ``TournamentService`` and ``LadderService`` (the app's tournament
+and ladder pages).
 
 The gateway forwards raw bytes through a ``grpc.aio`` channel with generic method handlers
 (no decoding: the server checks every message), passes ``authorization`` through, answers

@@ -17,17 +17,19 @@ from dataclasses import dataclass
 
 import grpc
 
-from cardarena.v1 import service_pb2, tournament_pb2
+from cardarena.v1 import ladder_pb2, service_pb2, tournament_pb2
 
 from ..limits import WEB_CLIENT
 from .connection import Connection
 from .frames import Refused, Reply, first_message
 from .http import Request
 
-# The browser app watches matches and tournaments: both services pass the gateway.
+# The browser app watches matches, tournaments and ladders: the three services pass the
+# gateway.
 SERVICES = (
     service_pb2.DESCRIPTOR.services_by_name["MatchService"],
     tournament_pb2.DESCRIPTOR.services_by_name["TournamentService"],
+    ladder_pb2.DESCRIPTOR.services_by_name["LadderService"],
 )
 # "/cardarena.v1.MatchService/ListMatches" -> server streaming?
 METHODS: dict[str, bool] = {

@@ -12,7 +12,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
-import type { ResultsSignature, TimeControl } from "./service_pb.js";
+import type { MatchStatus, ResultsSignature, TimeControl } from "./service_pb.js";
 import type { EntrantSpec, FaultPolicy, MatchAssigned } from "./tournament_pb.js";
 
 /**
@@ -421,6 +421,14 @@ export declare type GetLadderRequest = Message<"cardarena.v1.GetLadderRequest"> 
    * @generated from field: string ladder_id = 1;
    */
   ladderId: string;
+
+  /**
+   * Also list every match of the duplicate groups still being played
+   * (GetLadderResponse.playing).
+   *
+   * @generated from field: bool include_playing = 2;
+   */
+  includePlaying: boolean;
 };
 
 /**
@@ -441,6 +449,15 @@ export declare type GetLadderResponse = Message<"cardarena.v1.GetLadderResponse"
    * @generated from field: cardarena.v1.LadderInfo ladder = 1;
    */
   ladder?: LadderInfo | undefined;
+
+  /**
+   * Only with include_playing: every match of each duplicate group of which a match has not
+   * ended yet, in index order (a group whose last match has ended leaves the list as its
+   * seed is revealed, and its matches count on the board in index order).
+   *
+   * @generated from field: repeated cardarena.v1.LadderPlaying playing = 2;
+   */
+  playing: LadderPlaying[];
 };
 
 /**
@@ -448,6 +465,65 @@ export declare type GetLadderResponse = Message<"cardarena.v1.GetLadderResponse"
  * Use `create(GetLadderResponseSchema)` to create a new message.
  */
 export declare const GetLadderResponseSchema: GenMessage<GetLadderResponse>;
+
+/**
+ * A match of a duplicate group still being played. Its cards and results are held back from
+ * everyone but its seats and the operator until every match of its group has ended
+ * (docs/rules.md §4.10): WatchMatch, GetMatch and GetMatchLog answer FAILED_PRECONDITION
+ * until then.
+ *
+ * @generated from message cardarena.v1.LadderPlaying
+ */
+export declare type LadderPlaying = Message<"cardarena.v1.LadderPlaying"> & {
+  /**
+   * Its index, from 0.
+   *
+   * @generated from field: uint32 index = 1;
+   */
+  index: number;
+
+  /**
+   * Its duplicate group: index / players.
+   *
+   * @generated from field: uint32 group = 2;
+   */
+  group: number;
+
+  /**
+   * The MatchService match; "" while it waits for its players to have room.
+   *
+   * @generated from field: string match_id = 3;
+   */
+  matchId: string;
+
+  /**
+   * The player at each seat.
+   *
+   * @generated from field: repeated string players = 4;
+   */
+  players: string[];
+
+  /**
+   * UNSPECIFIED while it waits, then RUNNING, then ENDED (while its group plays on).
+   *
+   * @generated from field: cardarena.v1.MatchStatus status = 5;
+   */
+  status: MatchStatus;
+
+  /**
+   * Ended without counting: voided (a player away when its turn came, or the ladder
+   * closed) or cancelled.
+   *
+   * @generated from field: bool cancelled = 6;
+   */
+  cancelled: boolean;
+};
+
+/**
+ * Describes the message cardarena.v1.LadderPlaying.
+ * Use `create(LadderPlayingSchema)` to create a new message.
+ */
+export declare const LadderPlayingSchema: GenMessage<LadderPlaying>;
 
 /**
  * One page of ListLadders.
@@ -876,7 +952,8 @@ export declare const LadderService: GenService<{
   /**
    * One ladder and its board now. No credential. The board counts the settled prefix of the
    * ladder's matches (every match before it has ended), so a duplicate group still being
-   * played shows nowhere. NOT_FOUND: no such ladder.
+   * played shows nowhere on it; with include_playing, the matches of those groups are listed
+   * beside it, without results. NOT_FOUND: no such ladder.
    *
    * @generated from rpc cardarena.v1.LadderService.GetLadder
    */
