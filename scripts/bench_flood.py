@@ -37,7 +37,7 @@ by outcome; the victim's refusals; the browser probes answered and their p50. Ta
 ratio at most 2, no refusal of the victim or the bot host, RSS at most ``--rss-bound`` MiB over
 the quiet peak. ``--repeats`` runs every window again.
 
-    .venv/bin/python scripts/bench_flood.py                        # about 3 minutes
+    .venv/bin/python scripts/bench_flood.py                        # about 2½ minutes
     .venv/bin/python scripts/bench_flood.py --floods idle,bodies --seconds 30 --repeats 3
 """
 
@@ -608,7 +608,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     add = parser.add_argument
     add("--floods", default=",".join(FLOODS), help="which, comma-separated, in this order")
-    add("--seconds", type=float, default=12.0, help="measured seconds per window (12)")
+    add("--seconds", type=float, default=10.0, help="measured seconds per window (10)")
     add("--ramp", type=float, default=3.0, help="seconds a flood builds up first (3)")
     add("--settle", type=float, default=3.0, help="seconds after a flood stops (3)")
     add("--repeats", type=int, default=1, help="run every window this many times (1)")
