@@ -123,6 +123,15 @@ def test_a_trusted_proxy_is_held_to_the_cap_not_to_one_address_share() -> None:
     assert admission.admit("10.0.0.1") == "full"
 
 
+def test_an_ipv6_client_counts_as_its_64_and_a_mapped_ipv4_as_itself() -> None:
+    admission = Admission(8, clock=Clock())
+    for n in range(4):
+        assert admitted(admission, f"2001:db8:0:1::{n + 1}").host == "2001:db8:0:1::/64"
+    assert admission.admit("2001:db8:0:1:ffff::9") == "share"  # another address, the same /64
+    assert admitted(admission, "2001:db8:0:2::1").host == "2001:db8:0:2::/64"
+    assert admitted(admission, "::ffff:10.0.0.1").host == "10.0.0.1"
+
+
 def test_a_released_place_is_free_again_once() -> None:
     admission = Admission(8, clock=Clock())
     slot = admitted(admission, "10.0.0.1")

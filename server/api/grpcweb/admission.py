@@ -20,6 +20,8 @@ newcomer's. So, beside the cap:
   the other half while others wait, whatever its connections are doing. Alone, one address
   can thus hold half the cap (or its share, if that is more), never more. Busy connections count too: a flood of slow bodies
   or streams from one address is held to its share as well.
+* **An address** is what the server's limits count (``limits.counted_text``): an IPv4
+  address, or an IPv6 client's /64, which one subscriber holds whole.
 * **Trusted proxies** (``--trusted-proxies``) carry many clients on their connections: they
   are held to the cap, not to one address's share (their idle connections may still be shed).
 
@@ -35,7 +37,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Literal
 
-from ..limits import TrustedProxies, ip_address
+from ..limits import TrustedProxies, counted_text, ip_address
 
 SHARE_FLOOR = 4
 """What any address may hold however full the gateway is (a browser opens up to six
@@ -92,10 +94,13 @@ class Admission:
     def __len__(self) -> int:
         return len(self.slots)
 
-    def admit(self, host: str) -> Slot | Refusal:
-        """A slot for a new connection from ``host`` (idle until its first head arrives),
-        having shed an idle one if the gateway was full; or why it is refused."""
-        if self._over_share(host):
+    def admit(self, peer: str) -> Slot | Refusal:
+        """A slot for a new connection from the address ``peer`` (idle until its first head
+        arrives), having shed an idle one if the gateway was full; or why it is refused."""
+        address = ip_address(peer)
+        host = peer if address is None else counted_text(address)
+        trusted = address is not None and self.proxies.trusts(address)
+        if not trusted and self._over_share(host):
             self.refused["share"] += 1
             return "share"
         if len(self.slots) >= self.max_connections:
@@ -141,10 +146,7 @@ class Admission:
             del self._idle[slot.host]
 
     def _over_share(self, host: str) -> bool:
-        if self.held[host] < self.share or len(self.slots) < self.max_connections // 2:
-            return False
-        address = ip_address(host)
-        return address is None or not self.proxies.trusts(address)
+        return self.held[host] >= self.share and len(self.slots) >= self.max_connections // 2
 
     def _victim(self, newcomer: str) -> Slot | None:
         """The idle connection to shed for ``newcomer``: the longest idle of the address
