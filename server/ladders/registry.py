@@ -36,7 +36,6 @@ log = structlog.get_logger(__name__)
 
 KEPT_SNAPSHOTS = 8
 """Signed snapshots a ladder keeps for readers paging through one."""
-MAX_SNAPSHOT_LINES = 5000
 
 
 def ladder_id_for(request_id: str) -> str:

@@ -66,6 +66,7 @@ class Tournaments:
         self._keeper: asyncio.Task[None] | None = None
         self._ended: OrderedDict[str, None] = OrderedDict()
         self._results_kept: set[str] = set()
+        self._signing: dict[str, asyncio.Future[tpb.TournamentInfo]] = {}
         """Ended tournaments whose signed results this process has kept (a row each)."""
 
     @property
@@ -228,6 +229,8 @@ class Tournaments:
                     brief.matches.extend(await stored_lines(self.arena, record, brief, indices))
                 return brief
             director = await self.get(tournament_id)
+        if director.ended and not director.running:
+            await self._signed_once(director)
         info = published_info(
             director,
             matches=page(len(director.plans)),
@@ -243,6 +246,20 @@ class Tournaments:
             )
             self._results_kept.add(tournament_id)
         return info
+
+    async def _signed_once(self, director: Director) -> None:
+        """Build and sign an ended tournament's results (every line of its plan: about 3 s of
+        Python for 100,000 lines) in a worker thread, once however many callers ask at the
+        same time, so that the event loop keeps serving every match meanwhile."""
+        tournament_id = director.tournament_id
+        signing = self._signing.get(tournament_id)
+        if signing is None:
+            signing = asyncio.ensure_future(
+                asyncio.to_thread(published_info, director, matches=None, signer=self.arena.signer)
+            )
+            self._signing[tournament_id] = signing
+            signing.add_done_callback(lambda _: self._signing.pop(tournament_id, None))
+        await asyncio.shield(signing)
 
     async def listed(self, records: Sequence[TournamentRecord]) -> list[tpb.TournamentInfo]:
         """A page of ListTournaments: a running tournament as its director has it now; an

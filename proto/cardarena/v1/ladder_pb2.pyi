@@ -605,7 +605,7 @@ class GetLadderSnapshotRequest(_message.Message):
     matches_from: _builtins.int
     """The index of the first match line of this page."""
     matches_limit: _builtins.int
-    """At most this many lines, 1..5000; 0 means 5000."""
+    """At most this many lines, 1..1000; 0 means 1000."""
     def __init__(
         self,
         *,

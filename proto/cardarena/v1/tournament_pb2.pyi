@@ -864,7 +864,7 @@ class GetTournamentRequest(_message.Message):
     matches_from: _builtins.int
     """With include_matches: the plan index of the first line, 0..planned (0: the first match)."""
     matches_limit: _builtins.int
-    """With include_matches: at most this many lines, 1..5000; 0 means 5000. A longer plan
+    """With include_matches: at most this many lines, 1..1000; 0 means 1000. A longer plan
     (TournamentInfo.planned says how long) is read a page at a time; results_signature
     covers every line of every page.
     """

@@ -695,7 +695,7 @@ export declare type GetLadderSnapshotRequest = Message<"cardarena.v1.GetLadderSn
   matchesFrom: number;
 
   /**
-   * At most this many lines, 1..5000; 0 means 5000.
+   * At most this many lines, 1..1000; 0 means 1000.
    *
    * @generated from field: uint32 matches_limit = 4;
    */

@@ -993,7 +993,7 @@ export declare type GetTournamentRequest = Message<"cardarena.v1.GetTournamentRe
   matchesFrom: number;
 
   /**
-   * With include_matches: at most this many lines, 1..5000; 0 means 5000. A longer plan
+   * With include_matches: at most this many lines, 1..1000; 0 means 1000. A longer plan
    * (TournamentInfo.planned says how long) is read a page at a time; results_signature
    * covers every line of every page.
    *
