@@ -36,6 +36,7 @@ from .hosting import Arena, HostedMatch
 from .hosting.arena import WAITING_EXPIRY_SECONDS
 from .hosting.clock import RECONNECT_GRACE_S
 from .hosting.signing import Signer, load_signer, signer_in
+from .house import IDLE_SECONDS, HouseBots, HouseSettings
 from .ladders import Ladders
 from .store import Owner, SqliteStore, StoreError, open_store
 from .tournaments import Tournaments
@@ -206,6 +207,12 @@ class ServeConfig:
     # The proxies in front of the server or its gateway whose X-Forwarded-For names the client
     # its per-address limits count; none: every call counts against its own peer.
     trusted_proxies: TrustedProxies = field(default_factory=TrustedProxies)
+    # House bots (server.house): at most this many seats played by the server's own bots at
+    # once (0: none), in this many worker processes; a match with house seats whose players
+    # have had no stream open this long is cancelled.
+    house_bots: int = 0
+    house_workers: int = 1
+    house_idle_seconds: float = IDLE_SECONDS
 
 
 def configure_logging(level: str) -> None:
@@ -276,6 +283,10 @@ class Server:
             self.arena, join_elsewhere=None if self.peers is None else self._join_at_peer
         )
         self.ladders = Ladders(self.arena)
+        self.house = HouseBots(
+            self.arena,
+            HouseSettings(config.house_bots, config.house_workers, config.house_idle_seconds),
+        )
         self.service = MatchService(
             self.arena,
             self.peers,
@@ -283,6 +294,7 @@ class Server:
             hosts=ClientHosts(self.web_secret, config.trusted_proxies),
             watch_streams=config.watch_streams,
             groups=self._group_of,
+            house=self.house,
         )
         self.tournament_service = TournamentService(
             self.tournaments, self.service.guard, self.service.streams
@@ -300,6 +312,7 @@ class Server:
         count_matches(self.arena)
         self.tournaments.match_changed(hosted)
         self.ladders.match_changed(hosted)
+        self.house.match_changed(hosted)
 
     async def _group_of(self, hosted: HostedMatch) -> GroupProgress | None:
         """Where the duplicate group of a tournament's or a ladder's match stands."""
@@ -389,6 +402,8 @@ class Server:
             )
             self.web_port = await self.web.start(web_host.strip("[]"), int(web_port))
             web_log(self.web, web_host, self.web_port)
+        loopback = "127.0.0.1" if host in ("0.0.0.0", "[::]", "") else host
+        await self.house.start(f"{loopback}:{self.port}")  # its workers call this server
         logger.info(
             "listening",
             address=f"{host}:{self.port}",
@@ -423,6 +438,7 @@ class Server:
         """NOT_SERVING first, then tell streams to resume elsewhere, finish calls, flush the store."""
         await self.health.enter_graceful_shutdown()
         self.service.draining = True
+        await self.house.shutdown()
         await self.tournaments.shutdown()
         await self.ladders.shutdown()
         await self.arena.shutdown()

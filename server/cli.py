@@ -20,6 +20,7 @@ from .api.streams import WATCH_STREAMS
 from .app import MAX_PENDING_CALLS, ServeConfig, run, server_signer, tune_collector
 from .hosting.clock import RECONNECT_GRACE_S
 from .hosting.signing import SigningKeyError
+from .house import IDLE_SECONDS, MAX_SEATS, MAX_WORKERS
 from .store import StoreError, open_store
 
 N = TypeVar("N", int, float)
@@ -133,6 +134,9 @@ def trusted_proxies(text: str) -> TrustedProxies:
 
 stream_count = ranged(int, 1, 1_000_000, "streams", "the streams an address may hold are")
 grace_seconds = ranged(float, 0.0, 3600.0, "seconds", "the reconnection grace is")
+house_seats = ranged(int, 0, MAX_SEATS, "seats", "the house seats played at once are")
+house_workers = ranged(int, 1, MAX_WORKERS, "processes", "the house bots' workers are")
+house_idle = ranged(float, 1.0, 86400.0, "seconds", "a practice match is left unattended")
 
 
 def admin_token(text: str) -> str:
@@ -329,6 +333,36 @@ FLAGS = (
         " (env CARDARENA_TRUSTED_PROXIES; default none: each call counts against the address"
         " it came from)",
         metavar="CIDR[,CIDR...]",
+    ),
+    Flag(
+        "--house-bots",
+        "house_bots",
+        house_seats,
+        "0",
+        "seat the server's own reference bots (random, rules, mc) where CreateMatch asks for"
+        " house seats, and play them in worker processes to the match's end, with or without"
+        f" anyone watching: at most this many seats at once, 0..{MAX_SEATS} (env"
+        " CARDARENA_HOUSE_BOTS; default 0: none, and house seats are refused)",
+        metavar="N",
+    ),
+    Flag(
+        "--house-workers",
+        "house_workers",
+        house_workers,
+        "1",
+        "the worker processes that play the house bots, each a share of --house-bots seats,"
+        f" 1..{MAX_WORKERS} (env CARDARENA_HOUSE_WORKERS; default 1)",
+        metavar="W",
+    ),
+    Flag(
+        "--house-idle",
+        "house_idle_seconds",
+        house_idle,
+        _plain(IDLE_SECONDS),
+        "cancel a match with house seats once none of its other seats has had a stream open"
+        " for this many seconds (env CARDARENA_HOUSE_IDLE; default"
+        f" {_plain(IDLE_SECONDS)})",
+        metavar="S",
     ),
     Flag(
         "--signing-key",

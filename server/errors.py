@@ -6,11 +6,13 @@ Exception
 ├── BadRequest        the request is malformed                       INVALID_ARGUMENT
 ├── NotRunning        the match is waiting for seats, or has ended    FAILED_PRECONDITION
 ├── HeldBack          its duplicate group is still being played       FAILED_PRECONDITION
+├── HouseBotsOff      house seats asked of a server that offers none  FAILED_PRECONDITION
 ├── Stale             expected_seq is behind the match                ABORTED
 ├── SeatTaken         the seat (or every open seat) is taken          ALREADY_EXISTS
 ├── RequestReused     a request id sent again for something else      ALREADY_EXISTS
 ├── Forbidden         a credential that does not allow this           PERMISSION_DENIED
 ├── Throttled         too many calls from one address                 RESOURCE_EXHAUSTED
+├── HouseFull         the server plays as many house seats as it may  RESOURCE_EXHAUSTED
 ├── UnknownTournament no tournament has this id                       NOT_FOUND
 ├── DirectedElsewhere another replica schedules this tournament       UNAVAILABLE
 ├── Moved             another replica owns the match now              UNAVAILABLE
@@ -53,6 +55,15 @@ class HeldBack(Exception):
     """The match belongs to a tournament's duplicate group that is still being played: its
     cards are for its seats and the operator only until the group has ended (docs/rules.md
     §4.10). The message names the match, its group and how far the group is."""
+
+
+class HouseBotsOff(Exception):
+    """House seats asked of a server whose operator has not turned house bots on."""
+
+
+class HouseFull(Exception):
+    """The server already plays as many house seats as its operator allows: until a match
+    with house seats ends, no more."""
 
 
 class SeatTaken(Exception):

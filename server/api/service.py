@@ -22,6 +22,7 @@ from cardarena.v1.clocks import TimeControl
 from .. import metrics
 from ..errors import BadRequest, NotRunning
 from ..hosting import Arena, HostedMatch, PbProjector, Submitted, project_for
+from ..house import HouseBots
 from .access import Access, Guard
 from .embargo import Embargo, GroupOf
 from .info import STATUS_OF, listed_infos, match_info, settled_info
@@ -60,8 +61,11 @@ class MatchService:
         hosts: ClientHosts | None = None,
         watch_streams: int = WATCH_STREAMS,
         groups: GroupOf | None = None,
+        house: HouseBots | None = None,
     ) -> None:
         self.arena = arena
+        self.house = house or HouseBots(arena)
+        """The seats the server plays itself (``serve --house-bots``; none by default)."""
         self.guard = Guard(access or Access(), peers, hosts)
         self.embargo = Embargo(self.guard, groups)
         """Who may read a match of a duplicate group still being played (``groups``: where
@@ -85,7 +89,9 @@ class MatchService:
     async def ListGames(
         self, request: spb.ListGamesRequest, context: Context
     ) -> spb.ListGamesResponse:
-        return spb.ListGamesResponse(games=[describe(spec) for spec in GAMES.values()])
+        return spb.ListGamesResponse(
+            games=[describe(spec) for spec in GAMES.values()], house_bots=self.house.offer()
+        )
 
     @unary
     async def GetMatch(
@@ -155,6 +161,7 @@ class MatchService:
         check_request_id(request.request_id)
         check_secret("creator_secret", request.creator_secret)
         reserved = reservations(request)
+        house = self.house.planned(request, list(reserved))
         options = (
             parsed("options", lambda: codec.dict_of(request.options))
             if request.HasField("options")
@@ -170,6 +177,7 @@ class MatchService:
             reserved=reserved,
             creator_secret=request.creator_secret or None,
         )
+        await house.seat(hosted)
         return spb.CreateMatchResponse(match=match_info(hosted))
 
     @unary

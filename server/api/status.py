@@ -30,6 +30,8 @@ from ..errors import (
     DirectedElsewhere,
     Forbidden,
     HeldBack,
+    HouseBotsOff,
+    HouseFull,
     Moved,
     NotRunning,
     RequestReused,
@@ -76,7 +78,7 @@ _ROWS: tuple[tuple[tuple[type[BaseException], ...], grpc.StatusCode], ...] = (
         grpc.StatusCode.INVALID_ARGUMENT,
     ),
     (
-        (NotYourTurn, IllegalAction, NotRunning, HeldBack, ActionError),
+        (NotYourTurn, IllegalAction, NotRunning, HeldBack, HouseBotsOff, ActionError),
         grpc.StatusCode.FAILED_PRECONDITION,
     ),
     ((Stale, StoreConflict), grpc.StatusCode.ABORTED),
@@ -84,7 +86,7 @@ _ROWS: tuple[tuple[tuple[type[BaseException], ...], grpc.StatusCode], ...] = (
     ((StoreError,), grpc.StatusCode.UNAVAILABLE),  # the database is away (a write may stand)
     ((SeatTaken, RequestReused), grpc.StatusCode.ALREADY_EXISTS),
     ((Forbidden,), grpc.StatusCode.PERMISSION_DENIED),
-    ((Throttled,), grpc.StatusCode.RESOURCE_EXHAUSTED),
+    ((Throttled, HouseFull), grpc.StatusCode.RESOURCE_EXHAUSTED),
     ((Unreplayable,), grpc.StatusCode.DATA_LOSS),
 )
 CODES: dict[type[BaseException], grpc.StatusCode] = {

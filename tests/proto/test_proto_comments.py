@@ -45,6 +45,7 @@ from cardarena.server.api.tournament_requests import (
 from cardarena.server.api.tournaments import MAX_TOURNAMENT_PAGE
 from cardarena.server.hosting.arena import MAX_MOVE_MS
 from cardarena.server.hosting.subscribers import SUBSCRIBER_QUEUE
+from cardarena.server.house import BOTS, MAX_MC_BUDGET_MS, MC_BUDGET_MS
 from cardarena.server.tournaments.director import PLANNED
 from cardarena.server.tournaments.spec import (
     DEFAULT_CONCURRENCY,
@@ -169,6 +170,11 @@ def test_the_games_listed_are_the_registrys() -> None:
     assert quoted("GameDescription.name") == set(GAMES)
 
 
+def test_the_house_bots_listed_are_the_servers() -> None:
+    for element in ("HouseBots.bots", "HouseSeat.bot"):
+        assert quoted(element) == set(BOTS), element
+
+
 def test_the_sprt_verdicts_listed_are_the_stop_rules() -> None:
     assert quoted("SprtState.verdict") == {"H0", "H1", ""}
 
@@ -227,6 +233,7 @@ def test_the_limits_in_the_comments_are_the_servers() -> None:
             f"({MATCH_SPECTATORS_PER_ADDRESS} of",
         ),
         "CreateTournamentRequest": f"At most {spelled(MAX_PLANNED)} matches",
+        "HouseSeat.budget_ms": f"1..{MAX_MC_BUDGET_MS} milliseconds; 0 means {MC_BUDGET_MS}",
     }
     wrong = {
         element: text

@@ -62,6 +62,24 @@ def test_the_config_holds_what_each_flag_was_given(tmp_path: Path) -> None:
     assert config.trusted_proxies == TrustedProxies.parse("10.0.0.0/8, ::1")
 
 
+def test_house_bots_are_off_unless_asked_for_and_their_flags_set_the_config() -> None:
+    assert serve_config(parsed()).house_bots == 0
+    config = serve_config(parsed("--house-bots", "8", "--house-workers", "2", "--house-idle", "30"))
+    assert (config.house_bots, config.house_workers, config.house_idle_seconds) == (8, 2, 30.0)
+
+
+@pytest.mark.parametrize(
+    "argv", [("--house-bots", "-1"), ("--house-workers", "0"), ("--house-idle", "0")]
+)
+def test_a_bad_house_setting_is_a_usage_error_naming_the_flag(
+    argv: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        parsed(*argv)
+    assert exited.value.code == 2
+    assert argv[0] in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("given", ["0", "-1", "many", "1e9"])
 def test_a_bad_stream_cap_is_a_usage_error_naming_the_flag(
     given: str, capsys: pytest.CaptureFixture[str]

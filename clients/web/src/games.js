@@ -3,9 +3,16 @@
 import { matches } from "./rpc.js";
 
 let cache = null;
-export async function games() {
-  if (!cache) cache = matches.listGames({}).then((r) => r.games);
+const listing = () => {
+  if (!cache) cache = matches.listGames({});
   return cache;
+};
+export async function games() {
+  return (await listing()).games;
+}
+// What the server's own bots may be asked to play (ListGamesResponse.house_bots), or null.
+export async function houseBots() {
+  return (await listing()).houseBots || null;
 }
 
 const KIND_TITLES = {

@@ -12,7 +12,7 @@ import { tableView, tickClock } from "./table.js";
 import { handView, submit, refusal, runBot } from "./play.js";
 import { recall } from "./session.js";
 import { takeSeat, startPractice } from "./practice.js";
-import { games, gameContext } from "./games.js";
+import { games, gameContext, houseBots } from "./games.js";
 import { view, showError, ready, flag, crumbs, link, fitTable, motion, go } from "./ui.js";
 import { isHeldBack, heldBackView } from "./held.js";
 import { matchError } from "./errors.js";
@@ -84,7 +84,15 @@ export async function liveView(params, signal) {
   state.names = info.seats.map((s) => s.name);
   state.joined = info.seats.map((s) => s.taken);
   let seat = seatParam === null ? null : seatParam === "any" ? -1 : Number(seatParam);
+  // A seat this browser holds (its token kept: session.js) is taken back, whichever tab or
+  // link opens the match: "any" open seat means this one, and a spectator is offered it.
+  const mine = Object.keys(kept.seats || {}).map(Number).sort((a, b) => a - b);
+  if (seat === -1 && mine.length) {
+    seat = mine[0];
+    history.replaceState(null, "", `?match=${encodeURIComponent(matchId)}&seat=${seat}`);
+  }
   let token = seat === null || seat < 0 ? null : (kept.seats || {})[seat];
+  const takeBack = seat === null && mine.length ? mine[0] : null;
   let notice = "";
   if (seat !== null && !token) {
     const free = seat < 0 ? info.seats.some((s) => !s.taken && !s.reserved) : info.seats[seat] && !info.seats[seat].taken && !info.seats[seat].reserved;
@@ -96,9 +104,14 @@ export async function liveView(params, signal) {
       history.replaceState(null, "", `?match=${encodeURIComponent(matchId)}&seat=${seat}`);
     } else {
       notice = seat < 0 ? "Every seat of this match is taken: you are watching."
-        : `Seat ${seat} is taken and this tab holds no token for it: you are watching.`;
+        : `Seat ${seat} is taken and this browser holds no token for it: you are watching.`;
       seat = null;
     }
+  }
+  const offer = seat !== null && !notice && info.seats.some((s) => s.name.endsWith(" (house)")) ? await houseBots() : null;
+  if (offer) {
+    const idle = offer.idleSeconds >= 120 ? `${Math.round(offer.idleSeconds / 60)} min` : `${offer.idleSeconds} s`;
+    notice = `House bots play the other seats on the server: the match goes on if this page closes${offer.idleSeconds ? ` (cancelled after ${idle} with no player's page open)` : ""}.`;
   }
   flag("match", matchId);
   if (seat !== null) flag("seat", seat);
@@ -175,7 +188,9 @@ export async function liveView(params, signal) {
     ctx.waiting = waiting();
     ctx.open = state.joined.map((j) => !j);
     ctx.ending = ending();
-    ctx.notice = notice ? h("p", { className: "notice", "data-key": "notice" }, notice) : null;
+    ctx.notice = notice ? h("p", { className: "notice", "data-key": "notice" }, notice)
+      : takeBack !== null ? h("p", { className: "notice", "data-key": "notice" }, `You hold seat ${takeBack} of this match in this browser: `,
+        link(`?match=${encodeURIComponent(matchId)}&seat=${takeBack}`, "take it back", { id: "take-back" }), ".") : null;
     crumbs(link("./", "Matches"), ` › ${title}`, h("span", { className: "match-id" }, ` · match ${matchId}`), seat === null ? " · watching" : ` · playing seat ${seat}`,
       state.over ? [" · ", link(`?log=${encodeURIComponent(matchId)}`, "replay")] : null);
     const next = h("main", { id: "view" }, tableView(state, ctx));

@@ -340,22 +340,104 @@ class ListGamesResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     GAMES_FIELD_NUMBER: _builtins.int
+    HOUSE_BOTS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def games(self) -> _containers.RepeatedCompositeFieldContainer[Global___GameDescription]:
         """In the server's registry order."""
+
+    @_builtins.property
+    def house_bots(self) -> Global___HouseBots:
+        """What CreateMatchRequest.house_seats may ask for on this server; unset when it offers no
+        house bots (the default: `serve --house-bots` turns them on).
+        """
 
     def __init__(
         self,
         *,
         games: _abc.Iterable[Global___GameDescription] | None = ...,
+        house_bots: Global___HouseBots | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["house_bots", b"house_bots"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "house_bots", b"house_bots"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListGamesResponse: _TypeAlias = ListGamesResponse  # noqa: Y015
+
+@_typing.final
+class HouseBots(_message.Message):
+    """The server's own reference bots, which it seats and plays itself in its worker processes
+    (docs/server.md, "House bots"): a match against them goes on and ends whether or not
+    anyone keeps a page open.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOTS_FIELD_NUMBER: _builtins.int
+    MAX_SEATS_FIELD_NUMBER: _builtins.int
+    MAX_BUDGET_MS_FIELD_NUMBER: _builtins.int
+    IDLE_SECONDS_FIELD_NUMBER: _builtins.int
+    max_seats: _builtins.int
+    """The most house seats the server plays at once (`serve --house-bots`); beyond them
+    CreateMatch is RESOURCE_EXHAUSTED until a match with house seats ends.
+    """
+    max_budget_ms: _builtins.int
+    """The most an "mc" seat may think per decision, milliseconds."""
+    idle_seconds: _builtins.int
+    """A match with house seats whose other seats have had no stream open (StreamEvents or
+    Play) for this many seconds is cancelled (`serve --house-idle`); 0: never (replicas,
+    each of which sees only the streams it serves).
+    """
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The bots a house seat may be: "random", "rules", "mc"."""
+
+    def __init__(
+        self,
+        *,
+        bots: _abc.Iterable[_builtins.str] | None = ...,
+        max_seats: _builtins.int = ...,
+        max_budget_ms: _builtins.int = ...,
+        idle_seconds: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "idle_seconds", b"idle_seconds", "max_budget_ms", b"max_budget_ms", "max_seats", b"max_seats"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HouseBots: _TypeAlias = HouseBots  # noqa: Y015
+
+@_typing.final
+class HouseSeat(_message.Message):
+    """A seat the server fills with one of its house bots (see HouseBots)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    BUDGET_MS_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """0..players-1, each at most once, not also reserved (else INVALID_ARGUMENT)."""
+    bot: _builtins.str
+    """One of HouseBots.bots: "random", "rules" or "mc" (else INVALID_ARGUMENT)."""
+    budget_ms: _builtins.int
+    """For "mc" only: its thinking time per decision, 1..200 milliseconds; 0 means 50."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        bot: _builtins.str = ...,
+        budget_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "budget_ms", b"budget_ms", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HouseSeat: _TypeAlias = HouseSeat  # noqa: Y015
 
 @_typing.final
 class CreateMatchRequest(_message.Message):
@@ -371,6 +453,7 @@ class CreateMatchRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     RESERVED_SEATS_FIELD_NUMBER: _builtins.int
     CREATOR_SECRET_FIELD_NUMBER: _builtins.int
+    HOUSE_SEATS_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """A GameDescription.name; anything else is INVALID_ARGUMENT."""
     players: _builtins.int
@@ -402,6 +485,14 @@ class CreateMatchRequest(_message.Message):
     def reserved_seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatReservation]:
         """Seats only a chosen client may take; the others stay open to anyone."""
 
+    @_builtins.property
+    def house_seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___HouseSeat]:
+        """Seats the server takes itself, each played by one of its house bots to the match's end
+        (see ListGamesResponse.house_bots); the other seats are joined as usual, and at least one
+        must be left for them. Not with a seed: a house seat's token derives from the seed the
+        server draws. Each house seat is named after its bot, e.g. "rules (house)".
+        """
+
     def __init__(
         self,
         *,
@@ -413,10 +504,11 @@ class CreateMatchRequest(_message.Message):
         request_id: _builtins.str = ...,
         reserved_seats: _abc.Iterable[Global___SeatReservation] | None = ...,
         creator_secret: _builtins.str = ...,
+        house_seats: _abc.Iterable[Global___HouseSeat] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["creator_secret", b"creator_secret", "game", b"game", "options", b"options", "players", b"players", "request_id", b"request_id", "reserved_seats", b"reserved_seats", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["creator_secret", b"creator_secret", "game", b"game", "house_seats", b"house_seats", "options", b"options", "players", b"players", "request_id", b"request_id", "reserved_seats", b"reserved_seats", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

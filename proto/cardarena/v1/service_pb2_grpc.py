@@ -115,8 +115,10 @@ class MatchServiceServicer:
         """Create a match; the seed commitment is public from now on. Needs the operator token
         when the server has one (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone
         else is rate-limited per address (RESOURCE_EXHAUSTED). INVALID_ARGUMENT: unknown game,
-        players or option, a bad seed, request_id, secret, reserved seat or move_ms;
-        ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining.
+        players or option, a bad seed, request_id, secret, reserved seat, house seat or move_ms;
+        ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining. With
+        house_seats: FAILED_PRECONDITION when the server offers no house bots,
+        RESOURCE_EXHAUSTED when it already plays as many house seats as it may.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -57,8 +57,10 @@ class MatchServiceStub:
     """Create a match; the seed commitment is public from now on. Needs the operator token
     when the server has one (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone
     else is rate-limited per address (RESOURCE_EXHAUSTED). INVALID_ARGUMENT: unknown game,
-    players or option, a bad seed, request_id, secret, reserved seat or move_ms;
-    ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining.
+    players or option, a bad seed, request_id, secret, reserved seat, house seat or move_ms;
+    ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining. With
+    house_seats: FAILED_PRECONDITION when the server offers no house bots,
+    RESOURCE_EXHAUSTED when it already plays as many house seats as it may.
     """
     GetMatch: _grpc.UnaryUnaryMultiCallable[_service_pb2.GetMatchRequest, _service_pb2.GetMatchResponse]
     """One match's MatchInfo, at any time. No credential, but a match of a tournament's
@@ -164,8 +166,10 @@ class MatchServiceAsyncStub(MatchServiceStub):
     """Create a match; the seed commitment is public from now on. Needs the operator token
     when the server has one (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone
     else is rate-limited per address (RESOURCE_EXHAUSTED). INVALID_ARGUMENT: unknown game,
-    players or option, a bad seed, request_id, secret, reserved seat or move_ms;
-    ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining.
+    players or option, a bad seed, request_id, secret, reserved seat, house seat or move_ms;
+    ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining. With
+    house_seats: FAILED_PRECONDITION when the server offers no house bots,
+    RESOURCE_EXHAUSTED when it already plays as many house seats as it may.
     """
     GetMatch: _aio.UnaryUnaryMultiCallable[_service_pb2.GetMatchRequest, _service_pb2.GetMatchResponse]  # type: ignore[assignment]
     """One match's MatchInfo, at any time. No credential, but a match of a tournament's
@@ -280,8 +284,10 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         """Create a match; the seed commitment is public from now on. Needs the operator token
         when the server has one (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone
         else is rate-limited per address (RESOURCE_EXHAUSTED). INVALID_ARGUMENT: unknown game,
-        players or option, a bad seed, request_id, secret, reserved seat or move_ms;
-        ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining.
+        players or option, a bad seed, request_id, secret, reserved seat, house seat or move_ms;
+        ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining. With
+        house_seats: FAILED_PRECONDITION when the server offers no house bots,
+        RESOURCE_EXHAUSTED when it already plays as many house seats as it may.
         """
 
     @_abc_1.abstractmethod

@@ -357,6 +357,14 @@ export declare type ListGamesResponse = Message<"cardarena.v1.ListGamesResponse"
    * @generated from field: repeated cardarena.v1.GameDescription games = 1;
    */
   games: GameDescription[];
+
+  /**
+   * What CreateMatchRequest.house_seats may ask for on this server; unset when it offers no
+   * house bots (the default: `serve --house-bots` turns them on).
+   *
+   * @generated from field: cardarena.v1.HouseBots house_bots = 2;
+   */
+  houseBots?: HouseBots | undefined;
 };
 
 /**
@@ -364,6 +372,86 @@ export declare type ListGamesResponse = Message<"cardarena.v1.ListGamesResponse"
  * Use `create(ListGamesResponseSchema)` to create a new message.
  */
 export declare const ListGamesResponseSchema: GenMessage<ListGamesResponse>;
+
+/**
+ * The server's own reference bots, which it seats and plays itself in its worker processes
+ * (docs/server.md, "House bots"): a match against them goes on and ends whether or not
+ * anyone keeps a page open.
+ *
+ * @generated from message cardarena.v1.HouseBots
+ */
+export declare type HouseBots = Message<"cardarena.v1.HouseBots"> & {
+  /**
+   * The bots a house seat may be: "random", "rules", "mc".
+   *
+   * @generated from field: repeated string bots = 1;
+   */
+  bots: string[];
+
+  /**
+   * The most house seats the server plays at once (`serve --house-bots`); beyond them
+   * CreateMatch is RESOURCE_EXHAUSTED until a match with house seats ends.
+   *
+   * @generated from field: uint32 max_seats = 2;
+   */
+  maxSeats: number;
+
+  /**
+   * The most an "mc" seat may think per decision, milliseconds.
+   *
+   * @generated from field: uint32 max_budget_ms = 3;
+   */
+  maxBudgetMs: number;
+
+  /**
+   * A match with house seats whose other seats have had no stream open (StreamEvents or
+   * Play) for this many seconds is cancelled (`serve --house-idle`); 0: never (replicas,
+   * each of which sees only the streams it serves).
+   *
+   * @generated from field: uint32 idle_seconds = 4;
+   */
+  idleSeconds: number;
+};
+
+/**
+ * Describes the message cardarena.v1.HouseBots.
+ * Use `create(HouseBotsSchema)` to create a new message.
+ */
+export declare const HouseBotsSchema: GenMessage<HouseBots>;
+
+/**
+ * A seat the server fills with one of its house bots (see HouseBots).
+ *
+ * @generated from message cardarena.v1.HouseSeat
+ */
+export declare type HouseSeat = Message<"cardarena.v1.HouseSeat"> & {
+  /**
+   * 0..players-1, each at most once, not also reserved (else INVALID_ARGUMENT).
+   *
+   * @generated from field: uint32 seat = 1;
+   */
+  seat: number;
+
+  /**
+   * One of HouseBots.bots: "random", "rules" or "mc" (else INVALID_ARGUMENT).
+   *
+   * @generated from field: string bot = 2;
+   */
+  bot: string;
+
+  /**
+   * For "mc" only: its thinking time per decision, 1..200 milliseconds; 0 means 50.
+   *
+   * @generated from field: uint32 budget_ms = 3;
+   */
+  budgetMs: number;
+};
+
+/**
+ * Describes the message cardarena.v1.HouseSeat.
+ * Use `create(HouseSeatSchema)` to create a new message.
+ */
+export declare const HouseSeatSchema: GenMessage<HouseSeat>;
 
 /**
  * A new match. Every field but game may be left unset.
@@ -432,6 +520,16 @@ export declare type CreateMatchRequest = Message<"cardarena.v1.CreateMatchReques
    * @generated from field: string creator_secret = 8;
    */
   creatorSecret: string;
+
+  /**
+   * Seats the server takes itself, each played by one of its house bots to the match's end
+   * (see ListGamesResponse.house_bots); the other seats are joined as usual, and at least one
+   * must be left for them. Not with a seed: a house seat's token derives from the seed the
+   * server draws. Each house seat is named after its bot, e.g. "rules (house)".
+   *
+   * @generated from field: repeated cardarena.v1.HouseSeat house_seats = 9;
+   */
+  houseSeats: HouseSeat[];
 };
 
 /**
@@ -1521,8 +1619,10 @@ export declare const MatchService: GenService<{
    * Create a match; the seed commitment is public from now on. Needs the operator token
    * when the server has one (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone
    * else is rate-limited per address (RESOURCE_EXHAUSTED). INVALID_ARGUMENT: unknown game,
-   * players or option, a bad seed, request_id, secret, reserved seat or move_ms;
-   * ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining.
+   * players or option, a bad seed, request_id, secret, reserved seat, house seat or move_ms;
+   * ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining. With
+   * house_seats: FAILED_PRECONDITION when the server offers no house bots,
+   * RESOURCE_EXHAUSTED when it already plays as many house seats as it may.
    *
    * @generated from rpc cardarena.v1.MatchService.CreateMatch
    */

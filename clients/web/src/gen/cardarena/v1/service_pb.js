@@ -25,7 +25,7 @@ import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
  * Describes the file cardarena/v1/service.proto.
  */
 export const file_cardarena_v1_service = /*@__PURE__*/
-  fileDesc("ChpjYXJkYXJlbmEvdjEvc2VydmljZS5wcm90bxIMY2FyZGFyZW5hLnYxIlcKC1RpbWVDb250cm9sEg8KB21vdmVfbXMYASABKA0SDwoHYmFua19tcxgCIAEoDRIUCgxpbmNyZW1lbnRfbXMYAyABKA0SEAoIcm91bmRfbXMYBCABKA0iagoIU2VhdEluZm8SDAoEc2VhdBgBIAEoDRINCgV0YWtlbhgCIAEoCBIMCgRuYW1lGAMgASgJEhAKCHJlc2VydmVkGAQgASgIEg4KBmZhdWx0cxgFIAEoDRIRCglmb3JmZWl0ZWQYBiABKAgirgMKCU1hdGNoSW5mbxIQCghtYXRjaF9pZBgBIAEoCRIMCgRnYW1lGAIgASgJEg8KB3BsYXllcnMYAyABKA0SKAoHb3B0aW9ucxgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSKQoGc3RhdHVzGAUgASgOMhkuY2FyZGFyZW5hLnYxLk1hdGNoU3RhdHVzEiUKBXNlYXRzGAYgAygLMhYuY2FyZGFyZW5hLnYxLlNlYXRJbmZvEhcKD2NyZWF0ZWRfdW5peF9tcxgHIAEoAxIXCg9zZWVkX2NvbW1pdG1lbnQYCCABKAkSEAoIbGFzdF9zZXEYCSABKAQSLwoMdGltZV9jb250cm9sGAogASgLMhkuY2FyZGFyZW5hLnYxLlRpbWVDb250cm9sEiMKBnRvdGFscxgLIAMoCzITLmNhcmRhcmVuYS52MS5TY29yZRIPCgd3aW5uZXJzGAwgAygNEgwKBHNlZWQYDSABKAwSEQoJbGFzdF9oYXNoGA4gASgMEhEKCWNhbmNlbGxlZBgPIAEoCBIVCg10b3VybmFtZW50X2lkGBAgASgJIuEBCg9HYW1lRGVzY3JpcHRpb24SDAoEbmFtZRgBIAEoCRINCgV0aXRsZRgCIAEoCRIPCgdzdW1tYXJ5GAMgASgJEg8KB3BsYXllcnMYBCADKA0SFwoPZGVmYXVsdF9wbGF5ZXJzGAUgASgNEhMKC2xvd2VzdF93aW5zGAYgASgIEi8KDm9wdGlvbnNfc2NoZW1hGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIwCg9kZWZhdWx0X29wdGlvbnMYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IhIKEExpc3RHYW1lc1JlcXVlc3QiQQoRTGlzdEdhbWVzUmVzcG9uc2USLAoFZ2FtZXMYASADKAsyHS5jYXJkYXJlbmEudjEuR2FtZURlc2NyaXB0aW9uIv8BChJDcmVhdGVNYXRjaFJlcXVlc3QSDAoEZ2FtZRgBIAEoCRIPCgdwbGF5ZXJzGAIgASgNEigKB29wdGlvbnMYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei8KDHRpbWVfY29udHJvbBgEIAEoCzIZLmNhcmRhcmVuYS52MS5UaW1lQ29udHJvbBIMCgRzZWVkGAUgASgMEhIKCnJlcXVlc3RfaWQYBiABKAkSNQoOcmVzZXJ2ZWRfc2VhdHMYByADKAsyHS5jYXJkYXJlbmEudjEuU2VhdFJlc2VydmF0aW9uEhYKDmNyZWF0b3Jfc2VjcmV0GAggASgJIkAKD1NlYXRSZXNlcnZhdGlvbhIMCgRzZWF0GAEgASgNEhUKC2pvaW5fc2VjcmV0GAIgASgJSABCCAoGaG9sZGVyIj0KE0NyZWF0ZU1hdGNoUmVzcG9uc2USJgoFbWF0Y2gYASABKAsyFy5jYXJkYXJlbmEudjEuTWF0Y2hJbmZvIiMKD0dldE1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSI6ChBHZXRNYXRjaFJlc3BvbnNlEiYKBW1hdGNoGAEgASgLMhcuY2FyZGFyZW5hLnYxLk1hdGNoSW5mbyJ0ChJMaXN0TWF0Y2hlc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgNEhIKCnBhZ2VfdG9rZW4YAiABKAkSKQoGc3RhdHVzGAMgASgOMhkuY2FyZGFyZW5hLnYxLk1hdGNoU3RhdHVzEgwKBGdhbWUYBCABKAkiWAoTTGlzdE1hdGNoZXNSZXNwb25zZRIoCgdtYXRjaGVzGAEgAygLMhcuY2FyZGFyZW5hLnYxLk1hdGNoSW5mbxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiiAEKEEpvaW5NYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSEQoEc2VhdBgCIAEoDUgAiAEBEgwKBG5hbWUYAyABKAkSDQoFdG9rZW4YBCABKAkSEwoLam9pbl9zZWNyZXQYBSABKAkSFAoMY29udHJpYnV0aW9uGAYgASgMQgcKBV9zZWF0IlgKEUpvaW5NYXRjaFJlc3BvbnNlEgwKBHNlYXQYASABKA0SDQoFdG9rZW4YAiABKAkSJgoFbWF0Y2gYAyABKAsyFy5jYXJkYXJlbmEudjEuTWF0Y2hJbmZvIoUBChNTdWJtaXRBY3Rpb25SZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgwKBHNlYXQYAiABKA0SJAoGYWN0aW9uGAMgASgLMhQuY2FyZGFyZW5hLnYxLkFjdGlvbhIUCgxleHBlY3RlZF9zZXEYBCABKAQSEgoKcmVxdWVzdF9pZBgFIAEoCSJgChRTdWJtaXRBY3Rpb25SZXNwb25zZRIRCglmaXJzdF9zZXEYASABKAQSEAoIbGFzdF9zZXEYAiABKAQSIwoGZXZlbnRzGAMgAygLMhMuY2FyZGFyZW5hLnYxLkV2ZW50IkgKE1N0cmVhbUV2ZW50c1JlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDAoEc2VhdBgCIAEoDRIRCglhZnRlcl9zZXEYAyABKAQivwEKFFN0cmVhbUV2ZW50c1Jlc3BvbnNlEioKCHNuYXBzaG90GAEgASgLMhYuY2FyZGFyZW5hLnYxLlNuYXBzaG90SAASJAoFZXZlbnQYAiABKAsyEy5jYXJkYXJlbmEudjEuRXZlbnRIABIrCgl5b3VyX3R1cm4YAyABKAsyFi5jYXJkYXJlbmEudjEuWW91clR1cm5IABIgCgR0dXJuGAQgASgLMhIuY2FyZGFyZW5hLnYxLlR1cm5CBgoEa2luZCI4ChFXYXRjaE1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIRCglhZnRlcl9zZXEYAiABKAQikAEKEldhdGNoTWF0Y2hSZXNwb25zZRIqCghzbmFwc2hvdBgBIAEoCzIWLmNhcmRhcmVuYS52MS5TbmFwc2hvdEgAEiQKBWV2ZW50GAIgASgLMhMuY2FyZGFyZW5hLnYxLkV2ZW50SAASIAoEdHVybhgEIAEoCzISLmNhcmRhcmVuYS52MS5UdXJuQgYKBGtpbmQiPQoIUGxheU9wZW4SEAoIbWF0Y2hfaWQYASABKAkSDAoEc2VhdBgCIAEoDRIRCglhZnRlcl9zZXEYAyABKAQiXAoKUGxheUFjdGlvbhIkCgZhY3Rpb24YASABKAsyFC5jYXJkYXJlbmEudjEuQWN0aW9uEhQKDGV4cGVjdGVkX3NlcRgCIAEoBBISCgpyZXF1ZXN0X2lkGAMgASgJImYKC1BsYXlSZXF1ZXN0EiYKBG9wZW4YASABKAsyFi5jYXJkYXJlbmEudjEuUGxheU9wZW5IABInCgNhY3QYAiABKAsyGC5jYXJkYXJlbmEudjEuUGxheUFjdGlvbkgAQgYKBGtpbmQiZgoMQWN0aW9uUmVzdWx0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJZmlyc3Rfc2VxGAIgASgEEhAKCGxhc3Rfc2VxGAMgASgEEgwKBGNvZGUYBCABKAUSDwoHbWVzc2FnZRgFIAEoCSLlAQoMUGxheVJlc3BvbnNlEioKCHNuYXBzaG90GAEgASgLMhYuY2FyZGFyZW5hLnYxLlNuYXBzaG90SAASJAoFZXZlbnQYAiABKAsyEy5jYXJkYXJlbmEudjEuRXZlbnRIABIrCgl5b3VyX3R1cm4YAyABKAsyFi5jYXJkYXJlbmEudjEuWW91clR1cm5IABIsCgZyZXN1bHQYBCABKAsyGi5jYXJkYXJlbmEudjEuQWN0aW9uUmVzdWx0SAASIAoEdHVybhgFIAEoCzISLmNhcmRhcmVuYS52MS5UdXJuQgYKBGtpbmQiJgoSR2V0TWF0Y2hMb2dSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJIjQKCExvZ0VudHJ5EgsKA3NlcRgBIAEoBBINCgVldmVudBgCIAEoDBIMCgRoYXNoGAMgASgMIjYKEkNhbmNlbE1hdGNoUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiPQoTQ2FuY2VsTWF0Y2hSZXNwb25zZRImCgVtYXRjaBgBIAEoCzIXLmNhcmRhcmVuYS52MS5NYXRjaEluZm8iogEKE0dldE1hdGNoTG9nUmVzcG9uc2USJgoFbWF0Y2gYASABKAsyFy5jYXJkYXJlbmEudjEuTWF0Y2hJbmZvEicKB2VudHJpZXMYAiADKAsyFi5jYXJkYXJlbmEudjEuTG9nRW50cnkSDAoEc2VlZBgDIAEoDBIsCgpjaGVja3BvaW50GAQgASgLMhguY2FyZGFyZW5hLnYxLkNoZWNrcG9pbnQiZgoKQ2hlY2twb2ludBIQCghtYXRjaF9pZBgBIAEoCRIQCghsYXN0X3NlcRgCIAEoBBIRCglsYXN0X2hhc2gYAyABKAwSDgoGa2V5X2lkGAQgASgJEhEKCXNpZ25hdHVyZRgFIAEoDCI1ChBSZXN1bHRzU2lnbmF0dXJlEg4KBmtleV9pZBgBIAEoCRIRCglzaWduYXR1cmUYAiABKAwiSAoJUHVibGljS2V5Eg4KBmtleV9pZBgBIAEoCRISCgpwdWJsaWNfa2V5GAIgASgMEhcKD2NyZWF0ZWRfdW5peF9tcxgDIAEoAyIWChRHZXRQdWJsaWNLZXlzUmVxdWVzdCI+ChVHZXRQdWJsaWNLZXlzUmVzcG9uc2USJQoEa2V5cxgBIAMoCzIXLmNhcmRhcmVuYS52MS5QdWJsaWNLZXkqdwoLTWF0Y2hTdGF0dXMSHAoYTUFUQ0hfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGAoUTUFUQ0hfU1RBVFVTX1dBSVRJTkcQARIYChRNQVRDSF9TVEFUVVNfUlVOTklORxACEhYKEk1BVENIX1NUQVRVU19FTkRFRBADMuUHCgxNYXRjaFNlcnZpY2USTAoJTGlzdEdhbWVzEh4uY2FyZGFyZW5hLnYxLkxpc3RHYW1lc1JlcXVlc3QaHy5jYXJkYXJlbmEudjEuTGlzdEdhbWVzUmVzcG9uc2USUgoLQ3JlYXRlTWF0Y2gSIC5jYXJkYXJlbmEudjEuQ3JlYXRlTWF0Y2hSZXF1ZXN0GiEuY2FyZGFyZW5hLnYxLkNyZWF0ZU1hdGNoUmVzcG9uc2USSQoIR2V0TWF0Y2gSHS5jYXJkYXJlbmEudjEuR2V0TWF0Y2hSZXF1ZXN0Gh4uY2FyZGFyZW5hLnYxLkdldE1hdGNoUmVzcG9uc2USUgoLTGlzdE1hdGNoZXMSIC5jYXJkYXJlbmEudjEuTGlzdE1hdGNoZXNSZXF1ZXN0GiEuY2FyZGFyZW5hLnYxLkxpc3RNYXRjaGVzUmVzcG9uc2USTAoJSm9pbk1hdGNoEh4uY2FyZGFyZW5hLnYxLkpvaW5NYXRjaFJlcXVlc3QaHy5jYXJkYXJlbmEudjEuSm9pbk1hdGNoUmVzcG9uc2USVQoMU3VibWl0QWN0aW9uEiEuY2FyZGFyZW5hLnYxLlN1Ym1pdEFjdGlvblJlcXVlc3QaIi5jYXJkYXJlbmEudjEuU3VibWl0QWN0aW9uUmVzcG9uc2USVwoMU3RyZWFtRXZlbnRzEiEuY2FyZGFyZW5hLnYxLlN0cmVhbUV2ZW50c1JlcXVlc3QaIi5jYXJkYXJlbmEudjEuU3RyZWFtRXZlbnRzUmVzcG9uc2UwARJRCgpXYXRjaE1hdGNoEh8uY2FyZGFyZW5hLnYxLldhdGNoTWF0Y2hSZXF1ZXN0GiAuY2FyZGFyZW5hLnYxLldhdGNoTWF0Y2hSZXNwb25zZTABElIKC0dldE1hdGNoTG9nEiAuY2FyZGFyZW5hLnYxLkdldE1hdGNoTG9nUmVxdWVzdBohLmNhcmRhcmVuYS52MS5HZXRNYXRjaExvZ1Jlc3BvbnNlEkEKBFBsYXkSGS5jYXJkYXJlbmEudjEuUGxheVJlcXVlc3QaGi5jYXJkYXJlbmEudjEuUGxheVJlc3BvbnNlKAEwARJSCgtDYW5jZWxNYXRjaBIgLmNhcmRhcmVuYS52MS5DYW5jZWxNYXRjaFJlcXVlc3QaIS5jYXJkYXJlbmEudjEuQ2FuY2VsTWF0Y2hSZXNwb25zZRJYCg1HZXRQdWJsaWNLZXlzEiIuY2FyZGFyZW5hLnYxLkdldFB1YmxpY0tleXNSZXF1ZXN0GiMuY2FyZGFyZW5hLnYxLkdldFB1YmxpY0tleXNSZXNwb25zZWIGcHJvdG8z", [file_cardarena_v1_game, file_google_protobuf_struct]);
+  fileDesc("ChpjYXJkYXJlbmEvdjEvc2VydmljZS5wcm90bxIMY2FyZGFyZW5hLnYxIlcKC1RpbWVDb250cm9sEg8KB21vdmVfbXMYASABKA0SDwoHYmFua19tcxgCIAEoDRIUCgxpbmNyZW1lbnRfbXMYAyABKA0SEAoIcm91bmRfbXMYBCABKA0iagoIU2VhdEluZm8SDAoEc2VhdBgBIAEoDRINCgV0YWtlbhgCIAEoCBIMCgRuYW1lGAMgASgJEhAKCHJlc2VydmVkGAQgASgIEg4KBmZhdWx0cxgFIAEoDRIRCglmb3JmZWl0ZWQYBiABKAgirgMKCU1hdGNoSW5mbxIQCghtYXRjaF9pZBgBIAEoCRIMCgRnYW1lGAIgASgJEg8KB3BsYXllcnMYAyABKA0SKAoHb3B0aW9ucxgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSKQoGc3RhdHVzGAUgASgOMhkuY2FyZGFyZW5hLnYxLk1hdGNoU3RhdHVzEiUKBXNlYXRzGAYgAygLMhYuY2FyZGFyZW5hLnYxLlNlYXRJbmZvEhcKD2NyZWF0ZWRfdW5peF9tcxgHIAEoAxIXCg9zZWVkX2NvbW1pdG1lbnQYCCABKAkSEAoIbGFzdF9zZXEYCSABKAQSLwoMdGltZV9jb250cm9sGAogASgLMhkuY2FyZGFyZW5hLnYxLlRpbWVDb250cm9sEiMKBnRvdGFscxgLIAMoCzITLmNhcmRhcmVuYS52MS5TY29yZRIPCgd3aW5uZXJzGAwgAygNEgwKBHNlZWQYDSABKAwSEQoJbGFzdF9oYXNoGA4gASgMEhEKCWNhbmNlbGxlZBgPIAEoCBIVCg10b3VybmFtZW50X2lkGBAgASgJIuEBCg9HYW1lRGVzY3JpcHRpb24SDAoEbmFtZRgBIAEoCRINCgV0aXRsZRgCIAEoCRIPCgdzdW1tYXJ5GAMgASgJEg8KB3BsYXllcnMYBCADKA0SFwoPZGVmYXVsdF9wbGF5ZXJzGAUgASgNEhMKC2xvd2VzdF93aW5zGAYgASgIEi8KDm9wdGlvbnNfc2NoZW1hGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIwCg9kZWZhdWx0X29wdGlvbnMYCCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IhIKEExpc3RHYW1lc1JlcXVlc3QibgoRTGlzdEdhbWVzUmVzcG9uc2USLAoFZ2FtZXMYASADKAsyHS5jYXJkYXJlbmEudjEuR2FtZURlc2NyaXB0aW9uEisKCmhvdXNlX2JvdHMYAiABKAsyFy5jYXJkYXJlbmEudjEuSG91c2VCb3RzIlkKCUhvdXNlQm90cxIMCgRib3RzGAEgAygJEhEKCW1heF9zZWF0cxgCIAEoDRIVCg1tYXhfYnVkZ2V0X21zGAMgASgNEhQKDGlkbGVfc2Vjb25kcxgEIAEoDSI5CglIb3VzZVNlYXQSDAoEc2VhdBgBIAEoDRILCgNib3QYAiABKAkSEQoJYnVkZ2V0X21zGAMgASgNIq0CChJDcmVhdGVNYXRjaFJlcXVlc3QSDAoEZ2FtZRgBIAEoCRIPCgdwbGF5ZXJzGAIgASgNEigKB29wdGlvbnMYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei8KDHRpbWVfY29udHJvbBgEIAEoCzIZLmNhcmRhcmVuYS52MS5UaW1lQ29udHJvbBIMCgRzZWVkGAUgASgMEhIKCnJlcXVlc3RfaWQYBiABKAkSNQoOcmVzZXJ2ZWRfc2VhdHMYByADKAsyHS5jYXJkYXJlbmEudjEuU2VhdFJlc2VydmF0aW9uEhYKDmNyZWF0b3Jfc2VjcmV0GAggASgJEiwKC2hvdXNlX3NlYXRzGAkgAygLMhcuY2FyZGFyZW5hLnYxLkhvdXNlU2VhdCJACg9TZWF0UmVzZXJ2YXRpb24SDAoEc2VhdBgBIAEoDRIVCgtqb2luX3NlY3JldBgCIAEoCUgAQggKBmhvbGRlciI9ChNDcmVhdGVNYXRjaFJlc3BvbnNlEiYKBW1hdGNoGAEgASgLMhcuY2FyZGFyZW5hLnYxLk1hdGNoSW5mbyIjCg9HZXRNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkiOgoQR2V0TWF0Y2hSZXNwb25zZRImCgVtYXRjaBgBIAEoCzIXLmNhcmRhcmVuYS52MS5NYXRjaEluZm8idAoSTGlzdE1hdGNoZXNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJEikKBnN0YXR1cxgDIAEoDjIZLmNhcmRhcmVuYS52MS5NYXRjaFN0YXR1cxIMCgRnYW1lGAQgASgJIlgKE0xpc3RNYXRjaGVzUmVzcG9uc2USKAoHbWF0Y2hlcxgBIAMoCzIXLmNhcmRhcmVuYS52MS5NYXRjaEluZm8SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIogBChBKb2luTWF0Y2hSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEhEKBHNlYXQYAiABKA1IAIgBARIMCgRuYW1lGAMgASgJEg0KBXRva2VuGAQgASgJEhMKC2pvaW5fc2VjcmV0GAUgASgJEhQKDGNvbnRyaWJ1dGlvbhgGIAEoDEIHCgVfc2VhdCJYChFKb2luTWF0Y2hSZXNwb25zZRIMCgRzZWF0GAEgASgNEg0KBXRva2VuGAIgASgJEiYKBW1hdGNoGAMgASgLMhcuY2FyZGFyZW5hLnYxLk1hdGNoSW5mbyKFAQoTU3VibWl0QWN0aW9uUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCRIMCgRzZWF0GAIgASgNEiQKBmFjdGlvbhgDIAEoCzIULmNhcmRhcmVuYS52MS5BY3Rpb24SFAoMZXhwZWN0ZWRfc2VxGAQgASgEEhIKCnJlcXVlc3RfaWQYBSABKAkiYAoUU3VibWl0QWN0aW9uUmVzcG9uc2USEQoJZmlyc3Rfc2VxGAEgASgEEhAKCGxhc3Rfc2VxGAIgASgEEiMKBmV2ZW50cxgDIAMoCzITLmNhcmRhcmVuYS52MS5FdmVudCJIChNTdHJlYW1FdmVudHNSZXF1ZXN0EhAKCG1hdGNoX2lkGAEgASgJEgwKBHNlYXQYAiABKA0SEQoJYWZ0ZXJfc2VxGAMgASgEIr8BChRTdHJlYW1FdmVudHNSZXNwb25zZRIqCghzbmFwc2hvdBgBIAEoCzIWLmNhcmRhcmVuYS52MS5TbmFwc2hvdEgAEiQKBWV2ZW50GAIgASgLMhMuY2FyZGFyZW5hLnYxLkV2ZW50SAASKwoJeW91cl90dXJuGAMgASgLMhYuY2FyZGFyZW5hLnYxLllvdXJUdXJuSAASIAoEdHVybhgEIAEoCzISLmNhcmRhcmVuYS52MS5UdXJuQgYKBGtpbmQiOAoRV2F0Y2hNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSEQoJYWZ0ZXJfc2VxGAIgASgEIpABChJXYXRjaE1hdGNoUmVzcG9uc2USKgoIc25hcHNob3QYASABKAsyFi5jYXJkYXJlbmEudjEuU25hcHNob3RIABIkCgVldmVudBgCIAEoCzITLmNhcmRhcmVuYS52MS5FdmVudEgAEiAKBHR1cm4YBCABKAsyEi5jYXJkYXJlbmEudjEuVHVybkIGCgRraW5kIj0KCFBsYXlPcGVuEhAKCG1hdGNoX2lkGAEgASgJEgwKBHNlYXQYAiABKA0SEQoJYWZ0ZXJfc2VxGAMgASgEIlwKClBsYXlBY3Rpb24SJAoGYWN0aW9uGAEgASgLMhQuY2FyZGFyZW5hLnYxLkFjdGlvbhIUCgxleHBlY3RlZF9zZXEYAiABKAQSEgoKcmVxdWVzdF9pZBgDIAEoCSJmCgtQbGF5UmVxdWVzdBImCgRvcGVuGAEgASgLMhYuY2FyZGFyZW5hLnYxLlBsYXlPcGVuSAASJwoDYWN0GAIgASgLMhguY2FyZGFyZW5hLnYxLlBsYXlBY3Rpb25IAEIGCgRraW5kImYKDEFjdGlvblJlc3VsdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCWZpcnN0X3NlcRgCIAEoBBIQCghsYXN0X3NlcRgDIAEoBBIMCgRjb2RlGAQgASgFEg8KB21lc3NhZ2UYBSABKAki5QEKDFBsYXlSZXNwb25zZRIqCghzbmFwc2hvdBgBIAEoCzIWLmNhcmRhcmVuYS52MS5TbmFwc2hvdEgAEiQKBWV2ZW50GAIgASgLMhMuY2FyZGFyZW5hLnYxLkV2ZW50SAASKwoJeW91cl90dXJuGAMgASgLMhYuY2FyZGFyZW5hLnYxLllvdXJUdXJuSAASLAoGcmVzdWx0GAQgASgLMhouY2FyZGFyZW5hLnYxLkFjdGlvblJlc3VsdEgAEiAKBHR1cm4YBSABKAsyEi5jYXJkYXJlbmEudjEuVHVybkIGCgRraW5kIiYKEkdldE1hdGNoTG9nUmVxdWVzdBIQCghtYXRjaF9pZBgBIAEoCSI0CghMb2dFbnRyeRILCgNzZXEYASABKAQSDQoFZXZlbnQYAiABKAwSDAoEaGFzaBgDIAEoDCI2ChJDYW5jZWxNYXRjaFJlcXVlc3QSEAoIbWF0Y2hfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIj0KE0NhbmNlbE1hdGNoUmVzcG9uc2USJgoFbWF0Y2gYASABKAsyFy5jYXJkYXJlbmEudjEuTWF0Y2hJbmZvIqIBChNHZXRNYXRjaExvZ1Jlc3BvbnNlEiYKBW1hdGNoGAEgASgLMhcuY2FyZGFyZW5hLnYxLk1hdGNoSW5mbxInCgdlbnRyaWVzGAIgAygLMhYuY2FyZGFyZW5hLnYxLkxvZ0VudHJ5EgwKBHNlZWQYAyABKAwSLAoKY2hlY2twb2ludBgEIAEoCzIYLmNhcmRhcmVuYS52MS5DaGVja3BvaW50ImYKCkNoZWNrcG9pbnQSEAoIbWF0Y2hfaWQYASABKAkSEAoIbGFzdF9zZXEYAiABKAQSEQoJbGFzdF9oYXNoGAMgASgMEg4KBmtleV9pZBgEIAEoCRIRCglzaWduYXR1cmUYBSABKAwiNQoQUmVzdWx0c1NpZ25hdHVyZRIOCgZrZXlfaWQYASABKAkSEQoJc2lnbmF0dXJlGAIgASgMIkgKCVB1YmxpY0tleRIOCgZrZXlfaWQYASABKAkSEgoKcHVibGljX2tleRgCIAEoDBIXCg9jcmVhdGVkX3VuaXhfbXMYAyABKAMiFgoUR2V0UHVibGljS2V5c1JlcXVlc3QiPgoVR2V0UHVibGljS2V5c1Jlc3BvbnNlEiUKBGtleXMYASADKAsyFy5jYXJkYXJlbmEudjEuUHVibGljS2V5KncKC01hdGNoU3RhdHVzEhwKGE1BVENIX1NUQVRVU19VTlNQRUNJRklFRBAAEhgKFE1BVENIX1NUQVRVU19XQUlUSU5HEAESGAoUTUFUQ0hfU1RBVFVTX1JVTk5JTkcQAhIWChJNQVRDSF9TVEFUVVNfRU5ERUQQAzLlBwoMTWF0Y2hTZXJ2aWNlEkwKCUxpc3RHYW1lcxIeLmNhcmRhcmVuYS52MS5MaXN0R2FtZXNSZXF1ZXN0Gh8uY2FyZGFyZW5hLnYxLkxpc3RHYW1lc1Jlc3BvbnNlElIKC0NyZWF0ZU1hdGNoEiAuY2FyZGFyZW5hLnYxLkNyZWF0ZU1hdGNoUmVxdWVzdBohLmNhcmRhcmVuYS52MS5DcmVhdGVNYXRjaFJlc3BvbnNlEkkKCEdldE1hdGNoEh0uY2FyZGFyZW5hLnYxLkdldE1hdGNoUmVxdWVzdBoeLmNhcmRhcmVuYS52MS5HZXRNYXRjaFJlc3BvbnNlElIKC0xpc3RNYXRjaGVzEiAuY2FyZGFyZW5hLnYxLkxpc3RNYXRjaGVzUmVxdWVzdBohLmNhcmRhcmVuYS52MS5MaXN0TWF0Y2hlc1Jlc3BvbnNlEkwKCUpvaW5NYXRjaBIeLmNhcmRhcmVuYS52MS5Kb2luTWF0Y2hSZXF1ZXN0Gh8uY2FyZGFyZW5hLnYxLkpvaW5NYXRjaFJlc3BvbnNlElUKDFN1Ym1pdEFjdGlvbhIhLmNhcmRhcmVuYS52MS5TdWJtaXRBY3Rpb25SZXF1ZXN0GiIuY2FyZGFyZW5hLnYxLlN1Ym1pdEFjdGlvblJlc3BvbnNlElcKDFN0cmVhbUV2ZW50cxIhLmNhcmRhcmVuYS52MS5TdHJlYW1FdmVudHNSZXF1ZXN0GiIuY2FyZGFyZW5hLnYxLlN0cmVhbUV2ZW50c1Jlc3BvbnNlMAESUQoKV2F0Y2hNYXRjaBIfLmNhcmRhcmVuYS52MS5XYXRjaE1hdGNoUmVxdWVzdBogLmNhcmRhcmVuYS52MS5XYXRjaE1hdGNoUmVzcG9uc2UwARJSCgtHZXRNYXRjaExvZxIgLmNhcmRhcmVuYS52MS5HZXRNYXRjaExvZ1JlcXVlc3QaIS5jYXJkYXJlbmEudjEuR2V0TWF0Y2hMb2dSZXNwb25zZRJBCgRQbGF5EhkuY2FyZGFyZW5hLnYxLlBsYXlSZXF1ZXN0GhouY2FyZGFyZW5hLnYxLlBsYXlSZXNwb25zZSgBMAESUgoLQ2FuY2VsTWF0Y2gSIC5jYXJkYXJlbmEudjEuQ2FuY2VsTWF0Y2hSZXF1ZXN0GiEuY2FyZGFyZW5hLnYxLkNhbmNlbE1hdGNoUmVzcG9uc2USWAoNR2V0UHVibGljS2V5cxIiLmNhcmRhcmVuYS52MS5HZXRQdWJsaWNLZXlzUmVxdWVzdBojLmNhcmRhcmVuYS52MS5HZXRQdWJsaWNLZXlzUmVzcG9uc2ViBnByb3RvMw", [file_cardarena_v1_game, file_google_protobuf_struct]);
 
 /**
  * Describes the message cardarena.v1.TimeControl.
@@ -70,214 +70,228 @@ export const ListGamesResponseSchema = /*@__PURE__*/
   messageDesc(file_cardarena_v1_service, 5);
 
 /**
+ * Describes the message cardarena.v1.HouseBots.
+ * Use `create(HouseBotsSchema)` to create a new message.
+ */
+export const HouseBotsSchema = /*@__PURE__*/
+  messageDesc(file_cardarena_v1_service, 6);
+
+/**
+ * Describes the message cardarena.v1.HouseSeat.
+ * Use `create(HouseSeatSchema)` to create a new message.
+ */
+export const HouseSeatSchema = /*@__PURE__*/
+  messageDesc(file_cardarena_v1_service, 7);
+
+/**
  * Describes the message cardarena.v1.CreateMatchRequest.
  * Use `create(CreateMatchRequestSchema)` to create a new message.
  */
 export const CreateMatchRequestSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 6);
+  messageDesc(file_cardarena_v1_service, 8);
 
 /**
  * Describes the message cardarena.v1.SeatReservation.
  * Use `create(SeatReservationSchema)` to create a new message.
  */
 export const SeatReservationSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 7);
+  messageDesc(file_cardarena_v1_service, 9);
 
 /**
  * Describes the message cardarena.v1.CreateMatchResponse.
  * Use `create(CreateMatchResponseSchema)` to create a new message.
  */
 export const CreateMatchResponseSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 8);
+  messageDesc(file_cardarena_v1_service, 10);
 
 /**
  * Describes the message cardarena.v1.GetMatchRequest.
  * Use `create(GetMatchRequestSchema)` to create a new message.
  */
 export const GetMatchRequestSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 9);
+  messageDesc(file_cardarena_v1_service, 11);
 
 /**
  * Describes the message cardarena.v1.GetMatchResponse.
  * Use `create(GetMatchResponseSchema)` to create a new message.
  */
 export const GetMatchResponseSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 10);
+  messageDesc(file_cardarena_v1_service, 12);
 
 /**
  * Describes the message cardarena.v1.ListMatchesRequest.
  * Use `create(ListMatchesRequestSchema)` to create a new message.
  */
 export const ListMatchesRequestSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 11);
+  messageDesc(file_cardarena_v1_service, 13);
 
 /**
  * Describes the message cardarena.v1.ListMatchesResponse.
  * Use `create(ListMatchesResponseSchema)` to create a new message.
  */
 export const ListMatchesResponseSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 12);
+  messageDesc(file_cardarena_v1_service, 14);
 
 /**
  * Describes the message cardarena.v1.JoinMatchRequest.
  * Use `create(JoinMatchRequestSchema)` to create a new message.
  */
 export const JoinMatchRequestSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 13);
+  messageDesc(file_cardarena_v1_service, 15);
 
 /**
  * Describes the message cardarena.v1.JoinMatchResponse.
  * Use `create(JoinMatchResponseSchema)` to create a new message.
  */
 export const JoinMatchResponseSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 14);
+  messageDesc(file_cardarena_v1_service, 16);
 
 /**
  * Describes the message cardarena.v1.SubmitActionRequest.
  * Use `create(SubmitActionRequestSchema)` to create a new message.
  */
 export const SubmitActionRequestSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 15);
+  messageDesc(file_cardarena_v1_service, 17);
 
 /**
  * Describes the message cardarena.v1.SubmitActionResponse.
  * Use `create(SubmitActionResponseSchema)` to create a new message.
  */
 export const SubmitActionResponseSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 16);
+  messageDesc(file_cardarena_v1_service, 18);
 
 /**
  * Describes the message cardarena.v1.StreamEventsRequest.
  * Use `create(StreamEventsRequestSchema)` to create a new message.
  */
 export const StreamEventsRequestSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 17);
+  messageDesc(file_cardarena_v1_service, 19);
 
 /**
  * Describes the message cardarena.v1.StreamEventsResponse.
  * Use `create(StreamEventsResponseSchema)` to create a new message.
  */
 export const StreamEventsResponseSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 18);
+  messageDesc(file_cardarena_v1_service, 20);
 
 /**
  * Describes the message cardarena.v1.WatchMatchRequest.
  * Use `create(WatchMatchRequestSchema)` to create a new message.
  */
 export const WatchMatchRequestSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 19);
+  messageDesc(file_cardarena_v1_service, 21);
 
 /**
  * Describes the message cardarena.v1.WatchMatchResponse.
  * Use `create(WatchMatchResponseSchema)` to create a new message.
  */
 export const WatchMatchResponseSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 20);
+  messageDesc(file_cardarena_v1_service, 22);
 
 /**
  * Describes the message cardarena.v1.PlayOpen.
  * Use `create(PlayOpenSchema)` to create a new message.
  */
 export const PlayOpenSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 21);
+  messageDesc(file_cardarena_v1_service, 23);
 
 /**
  * Describes the message cardarena.v1.PlayAction.
  * Use `create(PlayActionSchema)` to create a new message.
  */
 export const PlayActionSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 22);
+  messageDesc(file_cardarena_v1_service, 24);
 
 /**
  * Describes the message cardarena.v1.PlayRequest.
  * Use `create(PlayRequestSchema)` to create a new message.
  */
 export const PlayRequestSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 23);
+  messageDesc(file_cardarena_v1_service, 25);
 
 /**
  * Describes the message cardarena.v1.ActionResult.
  * Use `create(ActionResultSchema)` to create a new message.
  */
 export const ActionResultSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 24);
+  messageDesc(file_cardarena_v1_service, 26);
 
 /**
  * Describes the message cardarena.v1.PlayResponse.
  * Use `create(PlayResponseSchema)` to create a new message.
  */
 export const PlayResponseSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 25);
+  messageDesc(file_cardarena_v1_service, 27);
 
 /**
  * Describes the message cardarena.v1.GetMatchLogRequest.
  * Use `create(GetMatchLogRequestSchema)` to create a new message.
  */
 export const GetMatchLogRequestSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 26);
+  messageDesc(file_cardarena_v1_service, 28);
 
 /**
  * Describes the message cardarena.v1.LogEntry.
  * Use `create(LogEntrySchema)` to create a new message.
  */
 export const LogEntrySchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 27);
+  messageDesc(file_cardarena_v1_service, 29);
 
 /**
  * Describes the message cardarena.v1.CancelMatchRequest.
  * Use `create(CancelMatchRequestSchema)` to create a new message.
  */
 export const CancelMatchRequestSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 28);
+  messageDesc(file_cardarena_v1_service, 30);
 
 /**
  * Describes the message cardarena.v1.CancelMatchResponse.
  * Use `create(CancelMatchResponseSchema)` to create a new message.
  */
 export const CancelMatchResponseSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 29);
+  messageDesc(file_cardarena_v1_service, 31);
 
 /**
  * Describes the message cardarena.v1.GetMatchLogResponse.
  * Use `create(GetMatchLogResponseSchema)` to create a new message.
  */
 export const GetMatchLogResponseSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 30);
+  messageDesc(file_cardarena_v1_service, 32);
 
 /**
  * Describes the message cardarena.v1.Checkpoint.
  * Use `create(CheckpointSchema)` to create a new message.
  */
 export const CheckpointSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 31);
+  messageDesc(file_cardarena_v1_service, 33);
 
 /**
  * Describes the message cardarena.v1.ResultsSignature.
  * Use `create(ResultsSignatureSchema)` to create a new message.
  */
 export const ResultsSignatureSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 32);
+  messageDesc(file_cardarena_v1_service, 34);
 
 /**
  * Describes the message cardarena.v1.PublicKey.
  * Use `create(PublicKeySchema)` to create a new message.
  */
 export const PublicKeySchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 33);
+  messageDesc(file_cardarena_v1_service, 35);
 
 /**
  * Describes the message cardarena.v1.GetPublicKeysRequest.
  * Use `create(GetPublicKeysRequestSchema)` to create a new message.
  */
 export const GetPublicKeysRequestSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 34);
+  messageDesc(file_cardarena_v1_service, 36);
 
 /**
  * Describes the message cardarena.v1.GetPublicKeysResponse.
  * Use `create(GetPublicKeysResponseSchema)` to create a new message.
  */
 export const GetPublicKeysResponseSchema = /*@__PURE__*/
-  messageDesc(file_cardarena_v1_service, 35);
+  messageDesc(file_cardarena_v1_service, 37);
 
 /**
  * Describes the enum cardarena.v1.MatchStatus.
