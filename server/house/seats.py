@@ -143,8 +143,8 @@ class HouseBots:
     def full(self, asked: int) -> HouseFull:
         free = max(0, self.settings.seats - self.count)
         return HouseFull(
-            f"house_seats: this server plays at most {self.settings.seats} house seats at once"
-            f" and {free} are free, {asked} asked: try again once a match with house bots ends"
+            f"house_seats: this server plays at most {self.settings.seats} house seats at once,"
+            f" {free} free now and {asked} asked: try again once a match with house bots ends"
         )
 
     def planned(self, request: spb.CreateMatchRequest, reserved: Sequence[int]) -> Plan:

@@ -125,7 +125,9 @@ def test_a_chosen_seed_makes_no_house_seat_even_with_the_derived_token(tmp_path:
 def test_the_bound_counts_seats_until_their_match_ends(tmp_path: Path) -> None:
     async def body(arena: Arena, house: HouseBots, clock: Clock) -> None:
         first = await created(arena, house, asked({1: "rules", 2: "random"}))
-        with pytest.raises(HouseFull, match="at most 3 house seats at once and 1 are free"):
+        with pytest.raises(
+            HouseFull, match="at most 3 house seats at once, 1 free now and 2 asked"
+        ):
             house.planned(asked({1: "rules", 2: "random"}), [])
         second = await created(arena, house, asked({1: "random"}))
         assert house.count == 3
