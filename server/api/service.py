@@ -113,7 +113,11 @@ class MatchService:
         check_text("game", request.game, MAX_NAME)
         game = get_game(request.game).name if request.game else None  # unknown: OptionError
         records, token = await self.arena.list_records(
-            status=store_status, game=game, page_size=size, page_token=request.page_token or None
+            status=store_status,
+            game=game,
+            page_size=size,
+            page_token=request.page_token or None,
+            newest_first=request.newest_first,
         )
         infos = [
             self.embargo.listed(self.arena.matches.get(info.match_id), info, context)

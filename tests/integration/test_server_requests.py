@@ -86,12 +86,16 @@ async def every_page(
     api: MatchServiceAsyncStub,
     page_size: int,
     status: spb.MatchStatus.ValueType = spb.MATCH_STATUS_UNSPECIFIED,
+    *,
+    newest_first: bool = False,
 ) -> list[list[spb.MatchInfo]]:
     pages: list[list[spb.MatchInfo]] = []
     token = ""
     while True:
         page = await api.ListMatches(
-            spb.ListMatchesRequest(page_size=page_size, page_token=token, status=status),
+            spb.ListMatchesRequest(
+                page_size=page_size, page_token=token, status=status, newest_first=newest_first
+            ),
             timeout=10,
         )
         assert len(page.matches) <= page_size
@@ -121,6 +125,23 @@ def test_list_matches_pages_through_every_match_once_by_status(catalog: Catalog)
                 assert {m.match_id for m in listed} == expected, (status, size)
                 assert len(listed) == len(expected)
                 assert all(m.status == status for m in listed)
+
+    with_api(catalog.server.address, scenario)
+
+
+def test_list_matches_newest_first_is_the_reverse_order_page_by_page(catalog: Catalog) -> None:
+    async def scenario(api: MatchServiceAsyncStub) -> None:
+        oldest = [m.match_id for p in await every_page(api, 1000) for m in p]
+        pages = await every_page(api, 5, newest_first=True)
+        assert [len(p) for p in pages] == [5, 5, 2]
+        assert [m.match_id for p in pages for m in p] == oldest[::-1]
+        created = [m.created_unix_ms for p in pages for m in p]
+        assert created == sorted(created, reverse=True)
+        for status, expected in catalog.by_status.items():
+            listed = [
+                m.match_id for p in await every_page(api, 3, status, newest_first=True) for m in p
+            ]
+            assert listed == [i for i in oldest[::-1] if i in expected], status
 
     with_api(catalog.server.address, scenario)
 

@@ -26,15 +26,15 @@ from cardarena.v1 import game_pb2 as cardarena_dot_v1_dot_game__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x63\x61rdarena/v1/service.proto\x12\x0c\x63\x61rdarena.v1\x1a\x17\x63\x61rdarena/v1/game.proto\x1a\x1cgoogle/protobuf/struct.proto\"W\n\x0bTimeControl\x12\x0f\n\x07move_ms\x18\x01 \x01(\r\x12\x0f\n\x07\x62\x61nk_ms\x18\x02 \x01(\r\x12\x14\n\x0cincrement_ms\x18\x03 \x01(\r\x12\x10\n\x08round_ms\x18\x04 \x01(\r\"j\n\x08SeatInfo\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05taken\x18\x02 \x01(\x08\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x10\n\x08reserved\x18\x04 \x01(\x08\x12\x0e\n\x06\x66\x61ults\x18\x05 \x01(\r\x12\x11\n\tforfeited\x18\x06 \x01(\x08\"\xae\x03\n\tMatchInfo\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0f\n\x07players\x18\x03 \x01(\r\x12(\n\x07options\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12)\n\x06status\x18\x05 \x01(\x0e\x32\x19.cardarena.v1.MatchStatus\x12%\n\x05seats\x18\x06 \x03(\x0b\x32\x16.cardarena.v1.SeatInfo\x12\x17\n\x0f\x63reated_unix_ms\x18\x07 \x01(\x03\x12\x17\n\x0fseed_commitment\x18\x08 \x01(\t\x12\x10\n\x08last_seq\x18\t \x01(\x04\x12/\n\x0ctime_control\x18\n \x01(\x0b\x32\x19.cardarena.v1.TimeControl\x12#\n\x06totals\x18\x0b \x03(\x0b\x32\x13.cardarena.v1.Score\x12\x0f\n\x07winners\x18\x0c \x03(\r\x12\x0c\n\x04seed\x18\r \x01(\x0c\x12\x11\n\tlast_hash\x18\x0e \x01(\x0c\x12\x11\n\tcancelled\x18\x0f \x01(\x08\x12\x15\n\rtournament_id\x18\x10 \x01(\t\"\xe1\x01\n\x0fGameDescription\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0f\n\x07summary\x18\x03 \x01(\t\x12\x0f\n\x07players\x18\x04 \x03(\r\x12\x17\n\x0f\x64\x65\x66\x61ult_players\x18\x05 \x01(\r\x12\x13\n\x0blowest_wins\x18\x06 \x01(\x08\x12/\n\x0eoptions_schema\x18\x07 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x30\n\x0f\x64\x65\x66\x61ult_options\x18\x08 \x01(\x0b\x32\x17.google.protobuf.Struct\"\x12\n\x10ListGamesRequest\"n\n\x11ListGamesResponse\x12,\n\x05games\x18\x01 \x03(\x0b\x32\x1d.cardarena.v1.GameDescription\x12+\n\nhouse_bots\x18\x02 \x01(\x0b\x32\x17.cardarena.v1.HouseBots\"Y\n\tHouseBots\x12\x0c\n\x04\x62ots\x18\x01 \x03(\t\x12\x11\n\tmax_seats\x18\x02 \x01(\r\x12\x15\n\rmax_budget_ms\x18\x03 \x01(\r\x12\x14\n\x0cidle_seconds\x18\x04 \x01(\r\"9\n\tHouseSeat\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\x11\n\tbudget_ms\x18\x03 \x01(\r\"\xad\x02\n\x12\x43reateMatchRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x01(\r\x12(\n\x07options\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12/\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x19.cardarena.v1.TimeControl\x12\x0c\n\x04seed\x18\x05 \x01(\x0c\x12\x12\n\nrequest_id\x18\x06 \x01(\t\x12\x35\n\x0ereserved_seats\x18\x07 \x03(\x0b\x32\x1d.cardarena.v1.SeatReservation\x12\x16\n\x0e\x63reator_secret\x18\x08 \x01(\t\x12,\n\x0bhouse_seats\x18\t \x03(\x0b\x32\x17.cardarena.v1.HouseSeat\"@\n\x0fSeatReservation\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x15\n\x0bjoin_secret\x18\x02 \x01(\tH\x00\x42\x08\n\x06holder\"=\n\x13\x43reateMatchResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\":\n\x10GetMatchResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\"t\n\x12ListMatchesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\r\x12\x12\n\npage_token\x18\x02 \x01(\t\x12)\n\x06status\x18\x03 \x01(\x0e\x32\x19.cardarena.v1.MatchStatus\x12\x0c\n\x04game\x18\x04 \x01(\t\"X\n\x13ListMatchesResponse\x12(\n\x07matches\x18\x01 \x03(\x0b\x32\x17.cardarena.v1.MatchInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x88\x01\n\x10JoinMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\r\n\x05token\x18\x04 \x01(\t\x12\x13\n\x0bjoin_secret\x18\x05 \x01(\t\x12\x14\n\x0c\x63ontribution\x18\x06 \x01(\x0c\x42\x07\n\x05_seat\"X\n\x11JoinMatchResponse\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05token\x18\x02 \x01(\t\x12&\n\x05match\x18\x03 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\"\x85\x01\n\x13SubmitActionRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12$\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x14.cardarena.v1.Action\x12\x14\n\x0c\x65xpected_seq\x18\x04 \x01(\x04\x12\x12\n\nrequest_id\x18\x05 \x01(\t\"`\n\x14SubmitActionResponse\x12\x11\n\tfirst_seq\x18\x01 \x01(\x04\x12\x10\n\x08last_seq\x18\x02 \x01(\x04\x12#\n\x06\x65vents\x18\x03 \x03(\x0b\x32\x13.cardarena.v1.Event\"H\n\x13StreamEventsRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x11\n\tafter_seq\x18\x03 \x01(\x04\"\xbf\x01\n\x14StreamEventsResponse\x12*\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.SnapshotH\x00\x12$\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x13.cardarena.v1.EventH\x00\x12+\n\tyour_turn\x18\x03 \x01(\x0b\x32\x16.cardarena.v1.YourTurnH\x00\x12 \n\x04turn\x18\x04 \x01(\x0b\x32\x12.cardarena.v1.TurnB\x06\n\x04kind\"8\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x04\"\x90\x01\n\x12WatchMatchResponse\x12*\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.SnapshotH\x00\x12$\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x13.cardarena.v1.EventH\x00\x12 \n\x04turn\x18\x04 \x01(\x0b\x32\x12.cardarena.v1.TurnB\x06\n\x04kind\"=\n\x08PlayOpen\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x11\n\tafter_seq\x18\x03 \x01(\x04\"\\\n\nPlayAction\x12$\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x14.cardarena.v1.Action\x12\x14\n\x0c\x65xpected_seq\x18\x02 \x01(\x04\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"f\n\x0bPlayRequest\x12&\n\x04open\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.PlayOpenH\x00\x12\'\n\x03\x61\x63t\x18\x02 \x01(\x0b\x32\x18.cardarena.v1.PlayActionH\x00\x42\x06\n\x04kind\"f\n\x0c\x41\x63tionResult\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x11\n\tfirst_seq\x18\x02 \x01(\x04\x12\x10\n\x08last_seq\x18\x03 \x01(\x04\x12\x0c\n\x04\x63ode\x18\x04 \x01(\x05\x12\x0f\n\x07message\x18\x05 \x01(\t\"\xe5\x01\n\x0cPlayResponse\x12*\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.SnapshotH\x00\x12$\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x13.cardarena.v1.EventH\x00\x12+\n\tyour_turn\x18\x03 \x01(\x0b\x32\x16.cardarena.v1.YourTurnH\x00\x12,\n\x06result\x18\x04 \x01(\x0b\x32\x1a.cardarena.v1.ActionResultH\x00\x12 \n\x04turn\x18\x05 \x01(\x0b\x32\x12.cardarena.v1.TurnB\x06\n\x04kind\"&\n\x12GetMatchLogRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"4\n\x08LogEntry\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\r\n\x05\x65vent\x18\x02 \x01(\x0c\x12\x0c\n\x04hash\x18\x03 \x01(\x0c\"6\n\x12\x43\x61ncelMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"=\n\x13\x43\x61ncelMatchResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\"\xa2\x01\n\x13GetMatchLogResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\x12\'\n\x07\x65ntries\x18\x02 \x03(\x0b\x32\x16.cardarena.v1.LogEntry\x12\x0c\n\x04seed\x18\x03 \x01(\x0c\x12,\n\ncheckpoint\x18\x04 \x01(\x0b\x32\x18.cardarena.v1.Checkpoint\"f\n\nCheckpoint\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x10\n\x08last_seq\x18\x02 \x01(\x04\x12\x11\n\tlast_hash\x18\x03 \x01(\x0c\x12\x0e\n\x06key_id\x18\x04 \x01(\t\x12\x11\n\tsignature\x18\x05 \x01(\x0c\"5\n\x10ResultsSignature\x12\x0e\n\x06key_id\x18\x01 \x01(\t\x12\x11\n\tsignature\x18\x02 \x01(\x0c\"H\n\tPublicKey\x12\x0e\n\x06key_id\x18\x01 \x01(\t\x12\x12\n\npublic_key\x18\x02 \x01(\x0c\x12\x17\n\x0f\x63reated_unix_ms\x18\x03 \x01(\x03\"\x16\n\x14GetPublicKeysRequest\">\n\x15GetPublicKeysResponse\x12%\n\x04keys\x18\x01 \x03(\x0b\x32\x17.cardarena.v1.PublicKey*w\n\x0bMatchStatus\x12\x1c\n\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14MATCH_STATUS_WAITING\x10\x01\x12\x18\n\x14MATCH_STATUS_RUNNING\x10\x02\x12\x16\n\x12MATCH_STATUS_ENDED\x10\x03\x32\xe5\x07\n\x0cMatchService\x12L\n\tListGames\x12\x1e.cardarena.v1.ListGamesRequest\x1a\x1f.cardarena.v1.ListGamesResponse\x12R\n\x0b\x43reateMatch\x12 .cardarena.v1.CreateMatchRequest\x1a!.cardarena.v1.CreateMatchResponse\x12I\n\x08GetMatch\x12\x1d.cardarena.v1.GetMatchRequest\x1a\x1e.cardarena.v1.GetMatchResponse\x12R\n\x0bListMatches\x12 .cardarena.v1.ListMatchesRequest\x1a!.cardarena.v1.ListMatchesResponse\x12L\n\tJoinMatch\x12\x1e.cardarena.v1.JoinMatchRequest\x1a\x1f.cardarena.v1.JoinMatchResponse\x12U\n\x0cSubmitAction\x12!.cardarena.v1.SubmitActionRequest\x1a\".cardarena.v1.SubmitActionResponse\x12W\n\x0cStreamEvents\x12!.cardarena.v1.StreamEventsRequest\x1a\".cardarena.v1.StreamEventsResponse0\x01\x12Q\n\nWatchMatch\x12\x1f.cardarena.v1.WatchMatchRequest\x1a .cardarena.v1.WatchMatchResponse0\x01\x12R\n\x0bGetMatchLog\x12 .cardarena.v1.GetMatchLogRequest\x1a!.cardarena.v1.GetMatchLogResponse\x12\x41\n\x04Play\x12\x19.cardarena.v1.PlayRequest\x1a\x1a.cardarena.v1.PlayResponse(\x01\x30\x01\x12R\n\x0b\x43\x61ncelMatch\x12 .cardarena.v1.CancelMatchRequest\x1a!.cardarena.v1.CancelMatchResponse\x12X\n\rGetPublicKeys\x12\".cardarena.v1.GetPublicKeysRequest\x1a#.cardarena.v1.GetPublicKeysResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x63\x61rdarena/v1/service.proto\x12\x0c\x63\x61rdarena.v1\x1a\x17\x63\x61rdarena/v1/game.proto\x1a\x1cgoogle/protobuf/struct.proto\"W\n\x0bTimeControl\x12\x0f\n\x07move_ms\x18\x01 \x01(\r\x12\x0f\n\x07\x62\x61nk_ms\x18\x02 \x01(\r\x12\x14\n\x0cincrement_ms\x18\x03 \x01(\r\x12\x10\n\x08round_ms\x18\x04 \x01(\r\"j\n\x08SeatInfo\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05taken\x18\x02 \x01(\x08\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x10\n\x08reserved\x18\x04 \x01(\x08\x12\x0e\n\x06\x66\x61ults\x18\x05 \x01(\r\x12\x11\n\tforfeited\x18\x06 \x01(\x08\"\xae\x03\n\tMatchInfo\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0f\n\x07players\x18\x03 \x01(\r\x12(\n\x07options\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12)\n\x06status\x18\x05 \x01(\x0e\x32\x19.cardarena.v1.MatchStatus\x12%\n\x05seats\x18\x06 \x03(\x0b\x32\x16.cardarena.v1.SeatInfo\x12\x17\n\x0f\x63reated_unix_ms\x18\x07 \x01(\x03\x12\x17\n\x0fseed_commitment\x18\x08 \x01(\t\x12\x10\n\x08last_seq\x18\t \x01(\x04\x12/\n\x0ctime_control\x18\n \x01(\x0b\x32\x19.cardarena.v1.TimeControl\x12#\n\x06totals\x18\x0b \x03(\x0b\x32\x13.cardarena.v1.Score\x12\x0f\n\x07winners\x18\x0c \x03(\r\x12\x0c\n\x04seed\x18\r \x01(\x0c\x12\x11\n\tlast_hash\x18\x0e \x01(\x0c\x12\x11\n\tcancelled\x18\x0f \x01(\x08\x12\x15\n\rtournament_id\x18\x10 \x01(\t\"\xe1\x01\n\x0fGameDescription\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0f\n\x07summary\x18\x03 \x01(\t\x12\x0f\n\x07players\x18\x04 \x03(\r\x12\x17\n\x0f\x64\x65\x66\x61ult_players\x18\x05 \x01(\r\x12\x13\n\x0blowest_wins\x18\x06 \x01(\x08\x12/\n\x0eoptions_schema\x18\x07 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x30\n\x0f\x64\x65\x66\x61ult_options\x18\x08 \x01(\x0b\x32\x17.google.protobuf.Struct\"\x12\n\x10ListGamesRequest\"n\n\x11ListGamesResponse\x12,\n\x05games\x18\x01 \x03(\x0b\x32\x1d.cardarena.v1.GameDescription\x12+\n\nhouse_bots\x18\x02 \x01(\x0b\x32\x17.cardarena.v1.HouseBots\"Y\n\tHouseBots\x12\x0c\n\x04\x62ots\x18\x01 \x03(\t\x12\x11\n\tmax_seats\x18\x02 \x01(\r\x12\x15\n\rmax_budget_ms\x18\x03 \x01(\r\x12\x14\n\x0cidle_seconds\x18\x04 \x01(\r\"9\n\tHouseSeat\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\x11\n\tbudget_ms\x18\x03 \x01(\r\"\xad\x02\n\x12\x43reateMatchRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x01(\r\x12(\n\x07options\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12/\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x19.cardarena.v1.TimeControl\x12\x0c\n\x04seed\x18\x05 \x01(\x0c\x12\x12\n\nrequest_id\x18\x06 \x01(\t\x12\x35\n\x0ereserved_seats\x18\x07 \x03(\x0b\x32\x1d.cardarena.v1.SeatReservation\x12\x16\n\x0e\x63reator_secret\x18\x08 \x01(\t\x12,\n\x0bhouse_seats\x18\t \x03(\x0b\x32\x17.cardarena.v1.HouseSeat\"@\n\x0fSeatReservation\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x15\n\x0bjoin_secret\x18\x02 \x01(\tH\x00\x42\x08\n\x06holder\"=\n\x13\x43reateMatchResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\":\n\x10GetMatchResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\"\x8a\x01\n\x12ListMatchesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\r\x12\x12\n\npage_token\x18\x02 \x01(\t\x12)\n\x06status\x18\x03 \x01(\x0e\x32\x19.cardarena.v1.MatchStatus\x12\x0c\n\x04game\x18\x04 \x01(\t\x12\x14\n\x0cnewest_first\x18\x05 \x01(\x08\"X\n\x13ListMatchesResponse\x12(\n\x07matches\x18\x01 \x03(\x0b\x32\x17.cardarena.v1.MatchInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x88\x01\n\x10JoinMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\r\n\x05token\x18\x04 \x01(\t\x12\x13\n\x0bjoin_secret\x18\x05 \x01(\t\x12\x14\n\x0c\x63ontribution\x18\x06 \x01(\x0c\x42\x07\n\x05_seat\"X\n\x11JoinMatchResponse\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05token\x18\x02 \x01(\t\x12&\n\x05match\x18\x03 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\"\x85\x01\n\x13SubmitActionRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12$\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x14.cardarena.v1.Action\x12\x14\n\x0c\x65xpected_seq\x18\x04 \x01(\x04\x12\x12\n\nrequest_id\x18\x05 \x01(\t\"`\n\x14SubmitActionResponse\x12\x11\n\tfirst_seq\x18\x01 \x01(\x04\x12\x10\n\x08last_seq\x18\x02 \x01(\x04\x12#\n\x06\x65vents\x18\x03 \x03(\x0b\x32\x13.cardarena.v1.Event\"H\n\x13StreamEventsRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x11\n\tafter_seq\x18\x03 \x01(\x04\"\xbf\x01\n\x14StreamEventsResponse\x12*\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.SnapshotH\x00\x12$\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x13.cardarena.v1.EventH\x00\x12+\n\tyour_turn\x18\x03 \x01(\x0b\x32\x16.cardarena.v1.YourTurnH\x00\x12 \n\x04turn\x18\x04 \x01(\x0b\x32\x12.cardarena.v1.TurnB\x06\n\x04kind\"8\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\tafter_seq\x18\x02 \x01(\x04\"\x90\x01\n\x12WatchMatchResponse\x12*\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.SnapshotH\x00\x12$\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x13.cardarena.v1.EventH\x00\x12 \n\x04turn\x18\x04 \x01(\x0b\x32\x12.cardarena.v1.TurnB\x06\n\x04kind\"=\n\x08PlayOpen\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x11\n\tafter_seq\x18\x03 \x01(\x04\"\\\n\nPlayAction\x12$\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x14.cardarena.v1.Action\x12\x14\n\x0c\x65xpected_seq\x18\x02 \x01(\x04\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"f\n\x0bPlayRequest\x12&\n\x04open\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.PlayOpenH\x00\x12\'\n\x03\x61\x63t\x18\x02 \x01(\x0b\x32\x18.cardarena.v1.PlayActionH\x00\x42\x06\n\x04kind\"f\n\x0c\x41\x63tionResult\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x11\n\tfirst_seq\x18\x02 \x01(\x04\x12\x10\n\x08last_seq\x18\x03 \x01(\x04\x12\x0c\n\x04\x63ode\x18\x04 \x01(\x05\x12\x0f\n\x07message\x18\x05 \x01(\t\"\xe5\x01\n\x0cPlayResponse\x12*\n\x08snapshot\x18\x01 \x01(\x0b\x32\x16.cardarena.v1.SnapshotH\x00\x12$\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x13.cardarena.v1.EventH\x00\x12+\n\tyour_turn\x18\x03 \x01(\x0b\x32\x16.cardarena.v1.YourTurnH\x00\x12,\n\x06result\x18\x04 \x01(\x0b\x32\x1a.cardarena.v1.ActionResultH\x00\x12 \n\x04turn\x18\x05 \x01(\x0b\x32\x12.cardarena.v1.TurnB\x06\n\x04kind\"&\n\x12GetMatchLogRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"4\n\x08LogEntry\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\r\n\x05\x65vent\x18\x02 \x01(\x0c\x12\x0c\n\x04hash\x18\x03 \x01(\x0c\"6\n\x12\x43\x61ncelMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"=\n\x13\x43\x61ncelMatchResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\"\xa2\x01\n\x13GetMatchLogResponse\x12&\n\x05match\x18\x01 \x01(\x0b\x32\x17.cardarena.v1.MatchInfo\x12\'\n\x07\x65ntries\x18\x02 \x03(\x0b\x32\x16.cardarena.v1.LogEntry\x12\x0c\n\x04seed\x18\x03 \x01(\x0c\x12,\n\ncheckpoint\x18\x04 \x01(\x0b\x32\x18.cardarena.v1.Checkpoint\"f\n\nCheckpoint\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x10\n\x08last_seq\x18\x02 \x01(\x04\x12\x11\n\tlast_hash\x18\x03 \x01(\x0c\x12\x0e\n\x06key_id\x18\x04 \x01(\t\x12\x11\n\tsignature\x18\x05 \x01(\x0c\"5\n\x10ResultsSignature\x12\x0e\n\x06key_id\x18\x01 \x01(\t\x12\x11\n\tsignature\x18\x02 \x01(\x0c\"H\n\tPublicKey\x12\x0e\n\x06key_id\x18\x01 \x01(\t\x12\x12\n\npublic_key\x18\x02 \x01(\x0c\x12\x17\n\x0f\x63reated_unix_ms\x18\x03 \x01(\x03\"\x16\n\x14GetPublicKeysRequest\">\n\x15GetPublicKeysResponse\x12%\n\x04keys\x18\x01 \x03(\x0b\x32\x17.cardarena.v1.PublicKey*w\n\x0bMatchStatus\x12\x1c\n\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14MATCH_STATUS_WAITING\x10\x01\x12\x18\n\x14MATCH_STATUS_RUNNING\x10\x02\x12\x16\n\x12MATCH_STATUS_ENDED\x10\x03\x32\xe5\x07\n\x0cMatchService\x12L\n\tListGames\x12\x1e.cardarena.v1.ListGamesRequest\x1a\x1f.cardarena.v1.ListGamesResponse\x12R\n\x0b\x43reateMatch\x12 .cardarena.v1.CreateMatchRequest\x1a!.cardarena.v1.CreateMatchResponse\x12I\n\x08GetMatch\x12\x1d.cardarena.v1.GetMatchRequest\x1a\x1e.cardarena.v1.GetMatchResponse\x12R\n\x0bListMatches\x12 .cardarena.v1.ListMatchesRequest\x1a!.cardarena.v1.ListMatchesResponse\x12L\n\tJoinMatch\x12\x1e.cardarena.v1.JoinMatchRequest\x1a\x1f.cardarena.v1.JoinMatchResponse\x12U\n\x0cSubmitAction\x12!.cardarena.v1.SubmitActionRequest\x1a\".cardarena.v1.SubmitActionResponse\x12W\n\x0cStreamEvents\x12!.cardarena.v1.StreamEventsRequest\x1a\".cardarena.v1.StreamEventsResponse0\x01\x12Q\n\nWatchMatch\x12\x1f.cardarena.v1.WatchMatchRequest\x1a .cardarena.v1.WatchMatchResponse0\x01\x12R\n\x0bGetMatchLog\x12 .cardarena.v1.GetMatchLogRequest\x1a!.cardarena.v1.GetMatchLogResponse\x12\x41\n\x04Play\x12\x19.cardarena.v1.PlayRequest\x1a\x1a.cardarena.v1.PlayResponse(\x01\x30\x01\x12R\n\x0b\x43\x61ncelMatch\x12 .cardarena.v1.CancelMatchRequest\x1a!.cardarena.v1.CancelMatchResponse\x12X\n\rGetPublicKeys\x12\".cardarena.v1.GetPublicKeysRequest\x1a#.cardarena.v1.GetPublicKeysResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'cardarena.v1.service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_MATCHSTATUS']._serialized_start=4209
-  _globals['_MATCHSTATUS']._serialized_end=4328
+  _globals['_MATCHSTATUS']._serialized_start=4232
+  _globals['_MATCHSTATUS']._serialized_end=4351
   _globals['_TIMECONTROL']._serialized_start=99
   _globals['_TIMECONTROL']._serialized_end=186
   _globals['_SEATINFO']._serialized_start=188
@@ -61,56 +61,56 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GETMATCHREQUEST']._serialized_end=1707
   _globals['_GETMATCHRESPONSE']._serialized_start=1709
   _globals['_GETMATCHRESPONSE']._serialized_end=1767
-  _globals['_LISTMATCHESREQUEST']._serialized_start=1769
-  _globals['_LISTMATCHESREQUEST']._serialized_end=1885
-  _globals['_LISTMATCHESRESPONSE']._serialized_start=1887
-  _globals['_LISTMATCHESRESPONSE']._serialized_end=1975
-  _globals['_JOINMATCHREQUEST']._serialized_start=1978
-  _globals['_JOINMATCHREQUEST']._serialized_end=2114
-  _globals['_JOINMATCHRESPONSE']._serialized_start=2116
-  _globals['_JOINMATCHRESPONSE']._serialized_end=2204
-  _globals['_SUBMITACTIONREQUEST']._serialized_start=2207
-  _globals['_SUBMITACTIONREQUEST']._serialized_end=2340
-  _globals['_SUBMITACTIONRESPONSE']._serialized_start=2342
-  _globals['_SUBMITACTIONRESPONSE']._serialized_end=2438
-  _globals['_STREAMEVENTSREQUEST']._serialized_start=2440
-  _globals['_STREAMEVENTSREQUEST']._serialized_end=2512
-  _globals['_STREAMEVENTSRESPONSE']._serialized_start=2515
-  _globals['_STREAMEVENTSRESPONSE']._serialized_end=2706
-  _globals['_WATCHMATCHREQUEST']._serialized_start=2708
-  _globals['_WATCHMATCHREQUEST']._serialized_end=2764
-  _globals['_WATCHMATCHRESPONSE']._serialized_start=2767
-  _globals['_WATCHMATCHRESPONSE']._serialized_end=2911
-  _globals['_PLAYOPEN']._serialized_start=2913
-  _globals['_PLAYOPEN']._serialized_end=2974
-  _globals['_PLAYACTION']._serialized_start=2976
-  _globals['_PLAYACTION']._serialized_end=3068
-  _globals['_PLAYREQUEST']._serialized_start=3070
-  _globals['_PLAYREQUEST']._serialized_end=3172
-  _globals['_ACTIONRESULT']._serialized_start=3174
-  _globals['_ACTIONRESULT']._serialized_end=3276
-  _globals['_PLAYRESPONSE']._serialized_start=3279
-  _globals['_PLAYRESPONSE']._serialized_end=3508
-  _globals['_GETMATCHLOGREQUEST']._serialized_start=3510
-  _globals['_GETMATCHLOGREQUEST']._serialized_end=3548
-  _globals['_LOGENTRY']._serialized_start=3550
-  _globals['_LOGENTRY']._serialized_end=3602
-  _globals['_CANCELMATCHREQUEST']._serialized_start=3604
-  _globals['_CANCELMATCHREQUEST']._serialized_end=3658
-  _globals['_CANCELMATCHRESPONSE']._serialized_start=3660
-  _globals['_CANCELMATCHRESPONSE']._serialized_end=3721
-  _globals['_GETMATCHLOGRESPONSE']._serialized_start=3724
-  _globals['_GETMATCHLOGRESPONSE']._serialized_end=3886
-  _globals['_CHECKPOINT']._serialized_start=3888
-  _globals['_CHECKPOINT']._serialized_end=3990
-  _globals['_RESULTSSIGNATURE']._serialized_start=3992
-  _globals['_RESULTSSIGNATURE']._serialized_end=4045
-  _globals['_PUBLICKEY']._serialized_start=4047
-  _globals['_PUBLICKEY']._serialized_end=4119
-  _globals['_GETPUBLICKEYSREQUEST']._serialized_start=4121
-  _globals['_GETPUBLICKEYSREQUEST']._serialized_end=4143
-  _globals['_GETPUBLICKEYSRESPONSE']._serialized_start=4145
-  _globals['_GETPUBLICKEYSRESPONSE']._serialized_end=4207
-  _globals['_MATCHSERVICE']._serialized_start=4331
-  _globals['_MATCHSERVICE']._serialized_end=5328
+  _globals['_LISTMATCHESREQUEST']._serialized_start=1770
+  _globals['_LISTMATCHESREQUEST']._serialized_end=1908
+  _globals['_LISTMATCHESRESPONSE']._serialized_start=1910
+  _globals['_LISTMATCHESRESPONSE']._serialized_end=1998
+  _globals['_JOINMATCHREQUEST']._serialized_start=2001
+  _globals['_JOINMATCHREQUEST']._serialized_end=2137
+  _globals['_JOINMATCHRESPONSE']._serialized_start=2139
+  _globals['_JOINMATCHRESPONSE']._serialized_end=2227
+  _globals['_SUBMITACTIONREQUEST']._serialized_start=2230
+  _globals['_SUBMITACTIONREQUEST']._serialized_end=2363
+  _globals['_SUBMITACTIONRESPONSE']._serialized_start=2365
+  _globals['_SUBMITACTIONRESPONSE']._serialized_end=2461
+  _globals['_STREAMEVENTSREQUEST']._serialized_start=2463
+  _globals['_STREAMEVENTSREQUEST']._serialized_end=2535
+  _globals['_STREAMEVENTSRESPONSE']._serialized_start=2538
+  _globals['_STREAMEVENTSRESPONSE']._serialized_end=2729
+  _globals['_WATCHMATCHREQUEST']._serialized_start=2731
+  _globals['_WATCHMATCHREQUEST']._serialized_end=2787
+  _globals['_WATCHMATCHRESPONSE']._serialized_start=2790
+  _globals['_WATCHMATCHRESPONSE']._serialized_end=2934
+  _globals['_PLAYOPEN']._serialized_start=2936
+  _globals['_PLAYOPEN']._serialized_end=2997
+  _globals['_PLAYACTION']._serialized_start=2999
+  _globals['_PLAYACTION']._serialized_end=3091
+  _globals['_PLAYREQUEST']._serialized_start=3093
+  _globals['_PLAYREQUEST']._serialized_end=3195
+  _globals['_ACTIONRESULT']._serialized_start=3197
+  _globals['_ACTIONRESULT']._serialized_end=3299
+  _globals['_PLAYRESPONSE']._serialized_start=3302
+  _globals['_PLAYRESPONSE']._serialized_end=3531
+  _globals['_GETMATCHLOGREQUEST']._serialized_start=3533
+  _globals['_GETMATCHLOGREQUEST']._serialized_end=3571
+  _globals['_LOGENTRY']._serialized_start=3573
+  _globals['_LOGENTRY']._serialized_end=3625
+  _globals['_CANCELMATCHREQUEST']._serialized_start=3627
+  _globals['_CANCELMATCHREQUEST']._serialized_end=3681
+  _globals['_CANCELMATCHRESPONSE']._serialized_start=3683
+  _globals['_CANCELMATCHRESPONSE']._serialized_end=3744
+  _globals['_GETMATCHLOGRESPONSE']._serialized_start=3747
+  _globals['_GETMATCHLOGRESPONSE']._serialized_end=3909
+  _globals['_CHECKPOINT']._serialized_start=3911
+  _globals['_CHECKPOINT']._serialized_end=4013
+  _globals['_RESULTSSIGNATURE']._serialized_start=4015
+  _globals['_RESULTSSIGNATURE']._serialized_end=4068
+  _globals['_PUBLICKEY']._serialized_start=4070
+  _globals['_PUBLICKEY']._serialized_end=4142
+  _globals['_GETPUBLICKEYSREQUEST']._serialized_start=4144
+  _globals['_GETPUBLICKEYSREQUEST']._serialized_end=4166
+  _globals['_GETPUBLICKEYSRESPONSE']._serialized_start=4168
+  _globals['_GETPUBLICKEYSRESPONSE']._serialized_end=4230
+  _globals['_MATCHSERVICE']._serialized_start=4354
+  _globals['_MATCHSERVICE']._serialized_end=5351
 # @@protoc_insertion_point(module_scope)

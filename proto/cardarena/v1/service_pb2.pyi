@@ -624,6 +624,7 @@ class ListMatchesRequest(_message.Message):
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
+    NEWEST_FIRST_FIELD_NUMBER: _builtins.int
     page_size: _builtins.int
     """1..1000; 0 means 100."""
     page_token: _builtins.str
@@ -638,6 +639,12 @@ class ListMatchesRequest(_message.Message):
     """Optional: only this game's matches (a name of ListGames); "" for every game. An unknown
     game is INVALID_ARGUMENT. Keep it, and the status, the same on every page of a listing.
     """
+    newest_first: _builtins.bool
+    """List the newest first: the reverse of creation order (the latest created_unix_ms, then
+    the greatest match_id, first), paged the same way (keyset: a match created while one
+    reads on is never listed twice, and shows on the first page of a new listing). Keep it
+    the same on every page of a listing.
+    """
     def __init__(
         self,
         *,
@@ -645,10 +652,11 @@ class ListMatchesRequest(_message.Message):
         page_token: _builtins.str = ...,
         status: Global___MatchStatus.ValueType = ...,
         game: _builtins.str = ...,
+        newest_first: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "page_size", b"page_size", "page_token", b"page_token", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "newest_first", b"newest_first", "page_size", b"page_size", "page_token", b"page_token", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -656,7 +664,7 @@ Global___ListMatchesRequest: _TypeAlias = ListMatchesRequest  # noqa: Y015
 
 @_typing.final
 class ListMatchesResponse(_message.Message):
-    """Matches, oldest first."""
+    """Matches, oldest first (or newest first, as asked)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -666,7 +674,7 @@ class ListMatchesResponse(_message.Message):
     """Pass it back as page_token; "" on the last page."""
     @_builtins.property
     def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatchInfo]:
-        """In creation order (then by match_id)."""
+        """In creation order (then by match_id), or its reverse with newest_first."""
 
     def __init__(
         self,

@@ -137,10 +137,10 @@ class MatchServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListMatches(self, request, context):
-        """Every match, oldest first (by creation time, then match_id), a page at a time. No
-        credential. A match held back (see GetMatch) is listed without totals, winners and
-        last_hash, except to the operator. INVALID_ARGUMENT: page_size over 1000, or a malformed
-        page_token.
+        """Every match, oldest first (by creation time, then match_id) or newest first
+        (ListMatchesRequest.newest_first), a page at a time. No credential. A match held back
+        (see GetMatch) is listed without totals, winners and last_hash, except to the operator.
+        INVALID_ARGUMENT: page_size over 1000, or a malformed page_token.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

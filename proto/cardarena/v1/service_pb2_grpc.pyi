@@ -71,10 +71,10 @@ class MatchServiceStub:
     ended. NOT_FOUND for an unknown id.
     """
     ListMatches: _grpc.UnaryUnaryMultiCallable[_service_pb2.ListMatchesRequest, _service_pb2.ListMatchesResponse]
-    """Every match, oldest first (by creation time, then match_id), a page at a time. No
-    credential. A match held back (see GetMatch) is listed without totals, winners and
-    last_hash, except to the operator. INVALID_ARGUMENT: page_size over 1000, or a malformed
-    page_token.
+    """Every match, oldest first (by creation time, then match_id) or newest first
+    (ListMatchesRequest.newest_first), a page at a time. No credential. A match held back
+    (see GetMatch) is listed without totals, winners and last_hash, except to the operator.
+    INVALID_ARGUMENT: page_size over 1000, or a malformed page_token.
     """
     JoinMatch: _grpc.UnaryUnaryMultiCallable[_service_pb2.JoinMatchRequest, _service_pb2.JoinMatchResponse]
     """Take a seat and receive its secret token (shown once). No credential (a reserved seat
@@ -180,10 +180,10 @@ class MatchServiceAsyncStub(MatchServiceStub):
     ended. NOT_FOUND for an unknown id.
     """
     ListMatches: _aio.UnaryUnaryMultiCallable[_service_pb2.ListMatchesRequest, _service_pb2.ListMatchesResponse]  # type: ignore[assignment]
-    """Every match, oldest first (by creation time, then match_id), a page at a time. No
-    credential. A match held back (see GetMatch) is listed without totals, winners and
-    last_hash, except to the operator. INVALID_ARGUMENT: page_size over 1000, or a malformed
-    page_token.
+    """Every match, oldest first (by creation time, then match_id) or newest first
+    (ListMatchesRequest.newest_first), a page at a time. No credential. A match held back
+    (see GetMatch) is listed without totals, winners and last_hash, except to the operator.
+    INVALID_ARGUMENT: page_size over 1000, or a malformed page_token.
     """
     JoinMatch: _aio.UnaryUnaryMultiCallable[_service_pb2.JoinMatchRequest, _service_pb2.JoinMatchResponse]  # type: ignore[assignment]
     """Take a seat and receive its secret token (shown once). No credential (a reserved seat
@@ -310,10 +310,10 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _service_pb2.ListMatchesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_service_pb2.ListMatchesResponse, _abc.Awaitable[_service_pb2.ListMatchesResponse]]:
-        """Every match, oldest first (by creation time, then match_id), a page at a time. No
-        credential. A match held back (see GetMatch) is listed without totals, winners and
-        last_hash, except to the operator. INVALID_ARGUMENT: page_size over 1000, or a malformed
-        page_token.
+        """Every match, oldest first (by creation time, then match_id) or newest first
+        (ListMatchesRequest.newest_first), a page at a time. No credential. A match held back
+        (see GetMatch) is listed without totals, winners and last_hash, except to the operator.
+        INVALID_ARGUMENT: page_size over 1000, or a malformed page_token.
         """
 
     @_abc_1.abstractmethod

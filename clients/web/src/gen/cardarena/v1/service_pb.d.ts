@@ -670,6 +670,16 @@ export declare type ListMatchesRequest = Message<"cardarena.v1.ListMatchesReques
    * @generated from field: string game = 4;
    */
   game: string;
+
+  /**
+   * List the newest first: the reverse of creation order (the latest created_unix_ms, then
+   * the greatest match_id, first), paged the same way (keyset: a match created while one
+   * reads on is never listed twice, and shows on the first page of a new listing). Keep it
+   * the same on every page of a listing.
+   *
+   * @generated from field: bool newest_first = 5;
+   */
+  newestFirst: boolean;
 };
 
 /**
@@ -679,13 +689,13 @@ export declare type ListMatchesRequest = Message<"cardarena.v1.ListMatchesReques
 export declare const ListMatchesRequestSchema: GenMessage<ListMatchesRequest>;
 
 /**
- * Matches, oldest first.
+ * Matches, oldest first (or newest first, as asked).
  *
  * @generated from message cardarena.v1.ListMatchesResponse
  */
 export declare type ListMatchesResponse = Message<"cardarena.v1.ListMatchesResponse"> & {
   /**
-   * In creation order (then by match_id).
+   * In creation order (then by match_id), or its reverse with newest_first.
    *
    * @generated from field: repeated cardarena.v1.MatchInfo matches = 1;
    */
@@ -1647,10 +1657,10 @@ export declare const MatchService: GenService<{
     output: typeof GetMatchResponseSchema;
   },
   /**
-   * Every match, oldest first (by creation time, then match_id), a page at a time. No
-   * credential. A match held back (see GetMatch) is listed without totals, winners and
-   * last_hash, except to the operator. INVALID_ARGUMENT: page_size over 1000, or a malformed
-   * page_token.
+   * Every match, oldest first (by creation time, then match_id) or newest first
+   * (ListMatchesRequest.newest_first), a page at a time. No credential. A match held back
+   * (see GetMatch) is listed without totals, winners and last_hash, except to the operator.
+   * INVALID_ARGUMENT: page_size over 1000, or a malformed page_token.
    *
    * @generated from rpc cardarena.v1.MatchService.ListMatches
    */
