@@ -2,7 +2,7 @@
 // ?match=ID a live table as a spectator; ?match=ID&seat=N the table as seat N (its token
 // kept in this browser's localStorage, so a reload or another tab carries on; seat=any
 // takes the next open seat); ?log=ID the replay; ?tournament=ID a tournament's standings,
-// crosstable and matches.
+// crosstable and matches; ?ladder=ID a ladder's board and its matches.
 //
 // Moving between views is not a page load: a click on a link of the app (or go() in ui.js)
 // changes the URL with history.pushState and shows the new view; the script and the style
@@ -14,8 +14,9 @@ import { lobbyView } from "./lobby.js";
 import { liveView } from "./live.js";
 import { replayView } from "./replay.js";
 import { tournamentView } from "./tournament.js";
+import { ladderView } from "./ladder.js";
 
-const VIEWS = { match: liveView, log: replayView, tournament: tournamentView, lobby: lobbyView };
+const VIEWS = { match: liveView, log: replayView, tournament: tournamentView, ladder: ladderView, lobby: lobbyView };
 
 let current = null;
 
@@ -24,8 +25,8 @@ async function show() {
   const controller = new AbortController();
   current = controller;
   const params = new URLSearchParams(location.search);
-  const name = ["match", "log", "tournament"].find((k) => params.get(k)) || "lobby";
-  for (const key of ["ready", "over", "legal", "seq", "toAct", "match", "seat", "step", "held", "tournament", "listed", "errorPage"]) {
+  const name = ["match", "log", "tournament", "ladder"].find((k) => params.get(k)) || "lobby";
+  for (const key of ["ready", "over", "legal", "seq", "toAct", "match", "seat", "step", "held", "tournament", "ladder", "ladderCounted", "listed", "errorPage"]) {
     delete document.body.dataset[key];
   }
   document.body.dataset.view = name;

@@ -1,8 +1,8 @@
 // The front page: a new match against in-page bots, from a form generated from ListGames'
 // options schema, and the list of matches, newest first (filter by game and by state, open
-// seats among them; pages of 20; refreshed every few seconds), each with its date, a link
-// to watch or replay it, a button for each open seat and a link to share; and the
-// tournaments.
+// seats among them; pages of 20 as the server pages them, newest first; refreshed every few
+// seconds), each with its date, a link to watch or replay it, a button for each open seat
+// and a link to share; the tournaments and the ladders.
 import { h } from "./dom.js";
 import { matches, ConnectError, Code, errorText } from "./rpc.js";
 import { games } from "./games.js";
@@ -10,14 +10,16 @@ import { optionFields, readOptions, showErrors, namedOption } from "./forms.js";
 import { takeSeat, startPractice, playerName, keepName } from "./practice.js";
 import { scoreText } from "./model.js";
 import { tournamentList } from "./tournament.js";
+import { ladderList } from "./ladder.js";
 import { view, showError, ready, STATUS, crumbs, go, ago, fullDate } from "./ui.js";
 import { HELD_BACK, listedHeldBack } from "./held.js";
 
 const CLOCKS = [[0, "no clock"], [10000, "10 s a move"], [30000, "30 s a move"], [60000, "1 min a move"], [300000, "5 min a move"]];
 const PAGE = 20;
-// ListMatches answers oldest first, so the lobby reads every page of the filter (up to this
-// many matches) and shows the newest first.
-const MOST = 5000;
+// A page of "open seats" or "running" is filtered by the server after its read (both are
+// unfinished matches in the store), so one may come back short: the lobby reads on to fill
+// its page, but at most this many times.
+const READS = 10;
 
 async function newMatchForm(params) {
   const all = await games();
@@ -109,17 +111,19 @@ function matchRow(m, all) {
     h("td", { className: "id" }, m.matchId));
 }
 
-// Every match of the filter, newest first.
-async function listAll(status, game) {
+// One page of the filter, newest first, from `pageToken` ("" for the first): its matches and
+// the token of the next page ("" on the last). The server orders and pages (keyset, so a page
+// stays exact while matches are created); the lobby asks for what its page still lacks.
+async function listPage(status, game, pageToken) {
   const out = [];
-  let pageToken = "";
-  do {
-    const resp = await matches.listMatches({ pageSize: 1000, pageToken, status, game });
+  let token = pageToken;
+  for (let read = 0; read < READS && out.length < PAGE; read += 1) {
+    const resp = await matches.listMatches({ pageSize: PAGE - out.length, pageToken: token, status, game, newestFirst: true });
     out.push(...resp.matches);
-    pageToken = resp.nextPageToken;
-  } while (pageToken && out.length < MOST);
-  out.sort((a, b) => Number(b.createdUnixMs - a.createdUnixMs) || (a.matchId < b.matchId ? 1 : -1));
-  return out;
+    token = resp.nextPageToken;
+    if (!token) break;
+  }
+  return { matches: out, next: token };
 }
 
 async function matchList(signal) {
@@ -131,27 +135,32 @@ async function matchList(signal) {
   const prev = h("button", { id: "page-prev", type: "button", disabled: true }, "◀ newer");
   const next = h("button", { id: "page-next", type: "button", disabled: true }, "older ▶");
   const pageLabel = h("span", { id: "page" });
-  let page = 0, listed = [];
+  // starts[p]: the token page p starts from (page 0: ""); the next page's is learnt by
+  // reading this one. A refresh reads the page shown again from its own start, so it stays
+  // where it is while newer matches arrive on page 1.
+  let page = 0, starts = [""], shown = [], more = false, asked = 0;
   const show = () => {
-    const pages = Math.max(1, Math.ceil(listed.length / PAGE));
-    page = Math.min(page, pages - 1);
-    const shown = listed.slice(page * PAGE, (page + 1) * PAGE);
     rows.replaceChildren(...shown.map((m) => matchRow(m, all)));
-    if (!shown.length) rows.append(h("tr", {}, h("td", { colSpan: 7, className: "empty" }, "No matches here yet.")));
+    if (!shown.length) rows.append(h("tr", {}, h("td", { colSpan: 7, className: "empty" }, page ? "No older matches." : "No matches here yet.")));
     prev.disabled = page === 0;
-    next.disabled = page >= pages - 1;
-    pageLabel.textContent = `page ${page + 1} of ${pages} · ${listed.length} match${listed.length === 1 ? "" : "es"}`;
+    next.disabled = !more;
+    pageLabel.textContent = `page ${page + 1}${page ? "" : " · newest first"}`;
     document.body.dataset.listed = String(shown.length);
   };
   const load = async () => {
-    // The server filters by game and by state; the lobby orders.
-    listed = await listAll(Number(statusFilter.value), gameFilter.value);
-    if (!signal.aborted) show();
+    const mine = ++asked; // a later ask (a filter changed, a page turned) wins
+    const got = await listPage(Number(statusFilter.value), gameFilter.value, starts[page]);
+    if (signal.aborted || mine !== asked) return;
+    shown = got.matches;
+    more = Boolean(got.next);
+    starts = starts.slice(0, page + 1);
+    if (more) starts.push(got.next);
+    show();
   };
   const reload = () => load().catch(showError);
-  gameFilter.onchange = statusFilter.onchange = () => { page = 0; reload(); };
-  prev.onclick = () => { page -= 1; show(); };
-  next.onclick = () => { page += 1; show(); };
+  gameFilter.onchange = statusFilter.onchange = () => { page = 0; starts = [""]; reload(); };
+  prev.onclick = () => { page = Math.max(0, page - 1); reload(); };
+  next.onclick = () => { if (starts[page + 1] !== undefined) { page += 1; reload(); } };
   await load();
   // Live: statuses, seats and totals as they change, while the page is in view.
   const timer = setInterval(() => { if (document.visibilityState === "visible") reload(); }, 4000);
@@ -165,9 +174,9 @@ async function matchList(signal) {
 
 export async function lobbyView(params, signal) {
   crumbs(h("span", {}, "card games for people and bots"));
-  const [form, list, cups] = await Promise.all([newMatchForm(params), matchList(signal), tournamentList()]);
+  const [form, list, cups, ladderSection] = await Promise.all([newMatchForm(params), matchList(signal), tournamentList(), ladderList()]);
   if (signal.aborted) return;
-  view().replaceChildren(h("div", { className: "lobby" }, form, list, cups));
+  view().replaceChildren(h("div", { className: "lobby" }, form, list, cups, ladderSection));
   if (location.hash === "#create") form.scrollIntoView();
   ready();
 }

@@ -6,12 +6,14 @@ import { createGrpcWebTransport } from "@connectrpc/connect-web";
 import { fromBinary } from "@bufbuild/protobuf";
 import { MatchService } from "./gen/cardarena/v1/service_pb.js";
 import { TournamentService } from "./gen/cardarena/v1/tournament_pb.js";
+import { LadderService } from "./gen/cardarena/v1/ladder_pb.js";
 import { EventSchema } from "./gen/cardarena/v1/game_pb.js";
 
 const transport = createGrpcWebTransport({ baseUrl: location.origin, useBinaryFormat: true });
 
 export const matches = createClient(MatchService, transport);
 export const tournaments = createClient(TournamentService, transport);
+export const ladders = createClient(LadderService, transport);
 export { ConnectError, Code };
 
 // Call options carrying a seat's token (never in a message: see service.proto).
