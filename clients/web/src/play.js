@@ -97,21 +97,29 @@ export function refusal(error) {
 // An in-page bot for one seat: a random legal action whenever its stream says it is to
 // act. Resumes its stream (after the last seq seen) if the connection breaks.
 export function runBot(matchId, seat, token, signal, onError) {
-  let last = 0n;
+  let stream = null; // the open stream's controller: a failed action reopens it
   const act = (seq, legal) => {
     if (!legal.length) return;
     const action = legal[Math.floor(Math.random() * legal.length)];
     submit(matchId, seat, token, seq, action).catch((error) => {
-      if (!(error instanceof ConnectError && error.code === Code.Aborted)) onError(error);
+      if (error instanceof ConnectError && error.code === Code.Aborted) return; // stale: a newer prompt follows
+      onError(error);
+      // No prompt comes again for a turn whose action was lost: a fresh stream's snapshot is one.
+      if (stream) stream.abort();
     });
   };
   const loop = async () => {
     for (let attempt = 0; !signal.aborted && attempt < 20; attempt += 1) {
+      stream = new AbortController();
+      const mine = stream;
+      signal.addEventListener("abort", () => mine.abort(), { once: true });
       try {
-        for await (const msg of matches.streamEvents({ matchId, seat, afterSeq: last }, withToken(token, { signal }))) {
+        for await (const msg of matches.streamEvents({ matchId, seat, afterSeq: 0n }, withToken(token, { signal: mine.signal }))) {
+          // Each (re)opened stream starts with a snapshot, whose legal actions are the prompt
+          // of the position it shows: a bot taken over from a closed tab, or whose action
+          // was lost, acts on it.
           const v = msg.kind.value;
-          if (msg.kind.case === "event") last = v.seq;
-          else if (msg.kind.case === "snapshot") { last = v.seq; if (!v.over) act(v.seq, v.legalActions); }
+          if (msg.kind.case === "snapshot") { if (!v.over) act(v.seq, v.legalActions); }
           else if (msg.kind.case === "yourTurn") act(v.seq, v.legalActions);
         }
         return;
