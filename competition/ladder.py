@@ -76,6 +76,8 @@ class Board:
         self.group_size = group_size
         self.counted = 0
         """Matches folded so far (the settled prefix's length)."""
+        self.voided = 0
+        """Of them, those counted for nothing (voided or cancelled)."""
         self.rows: dict[str, Row] = {}
         self._model = PlackettLuce()
         self._ratings: dict[str, PlackettLuceRating] = {}
@@ -89,6 +91,8 @@ class Board:
                 raise ValueError(f"match {played.index} folded where match {index} is due")
             self._fold(played)
             self._group.append(played)
+        else:
+            self.voided += 1
         self.counted += 1
         if self.counted % self.group_size == 0:  # the group is complete: one sample each
             means = group_means(self._group, lowest_wins=self.lowest_wins)

@@ -13,6 +13,7 @@ from ..errors import BadRequest, NotRunning
 from ..ladders import Ladders, LadderSpec, SnapshotGone
 from ..ladders.info import ladder_info
 from ..ladders.playing import playing
+from ..ladders.registry import KeptLadders
 from ..ladders.spec import VERSION
 from ..tournaments.entrants import entrant_of
 from .access import Guard
@@ -78,9 +79,9 @@ class LadderService:
     async def GetLadder(
         self, request: lpb.GetLadderRequest, context: Context
     ) -> lpb.GetLadderResponse:
-        director = await self.ladders.get(request.ladder_id)
-        response = lpb.GetLadderResponse(ladder=ladder_info(director))
-        if request.include_playing:
+        info, director = await self.ladders.info(request.ladder_id)
+        response = lpb.GetLadderResponse(ladder=info)
+        if request.include_playing and director is not None:
             response.playing.extend(playing(director))
         return response
 
@@ -92,9 +93,11 @@ class LadderService:
         if size > MAX_LADDER_PAGE:
             raise BadRequest(f"page_size is at most {MAX_LADDER_PAGE}, got {size}")
         records, token = await self.ladders.list_records(
-            page_size=size, page_token=request.page_token or None
+            page_size=size,
+            page_token=request.page_token or None,
+            newest_first=request.newest_first,
         )
-        infos = [ladder_info(await self.ladders.get(r.ladder_id)) for r in records]
+        infos = await self.ladders.listed(records)
         return lpb.ListLaddersResponse(ladders=infos, next_page_token=token or "")
 
     @unary
@@ -104,9 +107,15 @@ class LadderService:
         limit = request.matches_limit or MAX_MATCH_LINES
         if limit > MAX_MATCH_LINES:
             raise BadRequest(f"matches_limit is at most {MAX_MATCH_LINES}, got {limit}")
-        director = await self.ladders.get(request.ladder_id)
+        closed = await self.ladders.closed(request.ladder_id)
         try:
-            made, signature = self.ladders.signed(director, request.counted)
+            if closed is not None:
+                record = closed.record
+                made, signature = closed.signed(request.counted)
+            else:
+                director = await self.ladders.get(request.ladder_id)
+                record = director.record
+                made, signature = self.ladders.signed(director, request.counted)
         except SnapshotGone as gone:
             raise NotRunning(str(gone)) from None
         counted = made.ladder.counted
@@ -114,7 +123,9 @@ class LadderService:
             raise BadRequest(
                 f"matches_from is past the snapshot: {request.matches_from} of {counted} matches"
             )
-        lines = await self.ladders.lines(director, counted, request.matches_from, limit)
+        lines = await self.ladders.lines(
+            record, made.ladder.players, counted, request.matches_from, limit
+        )
         response = lpb.GetLadderSnapshotResponse(snapshot=made, matches=lines)
         if signature is not None:
             response.signature.CopyFrom(signature)
@@ -125,6 +136,12 @@ class LadderService:
         self, request: lpb.CloseLadderRequest, context: Context
     ) -> lpb.CloseLadderResponse:
         self.refuse_new()
+        closed = await self.ladders.closed(request.ladder_id)
+        if closed is not None:  # closed already, and kept: answered as it closed
+            await self.guard.cancelling(
+                KeptLadders(closed), request.ladder_id, request.reason, context
+            )
+            return lpb.CloseLadderResponse(ladder=closed.info)
         director, reason = await self.guard.cancelling(
             self.ladders, request.ladder_id, request.reason, context
         )
@@ -137,8 +154,11 @@ class LadderService:
     ) -> AsyncIterator[lpb.EnterLadderResponse]:
         self.refuse_new()
         key = bearer_token(context)
-        director = await self.ladders.get(request.ladder_id)
-        entrant = entrant_of(director.spec.key_hashes, key)
+        closed = await self.ladders.closed(request.ladder_id)
+        director = None if closed is not None else await self.ladders.get(request.ladder_id)
+        spec = director.spec if director is not None else closed.spec if closed else None
+        assert spec is not None
+        entrant = entrant_of(spec.key_hashes, key)
         if entrant is None:
             raise Refused(
                 grpc.StatusCode.UNAUTHENTICATED, "the key is not an entrant's of this ladder"
@@ -150,6 +170,10 @@ class LadderService:
             )
         if request.capacity > MAX_CAPACITY:
             raise BadRequest(f"capacity is at most {MAX_CAPACITY}, got {request.capacity}")
+        if closed is not None:
+            yield lpb.EnterLadderResponse(closed=closed.info)
+            return
+        assert director is not None
         if director.closed:
             yield lpb.EnterLadderResponse(closed=ladder_info(director))
             return

@@ -93,6 +93,10 @@ class LadderDirector:
         self.match_ids: dict[int, str] = {}
         """Index -> match id, of the running matches."""
         self.by_match: dict[str, int] = {}
+        """Match id -> index, of the running matches."""
+        self.group_of_match: dict[str, int] = {}
+        """Match id -> its group, of every match of the groups not finished yet (what the
+        embargo asks of a match it holds back), whether made yet or not."""
         self.busy: Counter[int] = Counter()
         """Entrant -> its running matches."""
         self.scheduled: Counter[str] = Counter()
@@ -151,11 +155,15 @@ class LadderDirector:
         backoff; a ladder never stops scheduling for good because the store blinked."""
         pause = RETRY_SECONDS[0]
         recovered = False
-        while not self.closed:
+        while True:
             try:
                 if not recovered:
                     await self._recover()
                     recovered = True
+                if self.closed:  # closed before a restart, or while recovering: void the rest
+                    await self._void_waiting()
+                    self._changed()  # final now, perhaps: kept as a row
+                    return
                 await self.fill()
                 pause = RETRY_SECONDS[0]
             except asyncio.CancelledError:
@@ -208,6 +216,8 @@ class LadderDirector:
             self.current[entrant] = player  # groups are made in order: the latest wins
         group = Group(number, lineup, entrants, [WAITING] * self.size)
         self.groups[number] = group
+        for index in range(number * self.size, (number + 1) * self.size):
+            self.group_of_match[self.match_id(index)] = number
         self.next_group = max(self.next_group, number + 1)
         for player in lineup:
             self.scheduled[player] += self.size
@@ -386,6 +396,8 @@ class LadderDirector:
         if any(state != DONE for state in group.state) or group.number not in self.groups:
             return
         del self.groups[group.number]
+        for index in range(group.number * self.size, (group.number + 1) * self.size):
+            self.group_of_match.pop(self.match_id(index), None)
         task = asyncio.create_task(self._reveal(group))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -487,13 +499,32 @@ class LadderDirector:
             return
         await self.arena.store.close_ladder(self.ladder_id, now_iso(), reason)
         self.closed = True
-        for group in list(self.groups.values()):
-            for rotation, state in enumerate(group.state):
-                if state == WAITING:
-                    await self._void(group, group.number * self.size + rotation, "closed")
+        await self._void_waiting()
         self._wake.set()
         self._changed()
         self.links.close(lpb.EnterLadderResponse(closed=ladder_info(self)))
+
+    async def _void_waiting(self) -> None:
+        """Void every match of a closed ladder that has not started (after a scheduling
+        round in progress, which stops at the close)."""
+        async with self._filling:
+            for group in sorted(self.groups.values(), key=lambda g: g.number):
+                for rotation, state in enumerate(group.state):
+                    if state == WAITING:
+                        await self._void(group, group.number * self.size + rotation, "closed")
+
+    @property
+    def final(self) -> bool:
+        """Closed, read back, and every match it made counted: its board never changes
+        again, and it may be kept as a row (``Ladders.keep``)."""
+        return (
+            self.closed
+            and self.ready.is_set()
+            and not self.groups
+            and not self.ended
+            and not self.match_ids
+            and self.board.counted == self.next_group * self.size
+        )
 
     def _changed(self) -> None:
         self.version += 1

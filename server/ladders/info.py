@@ -37,6 +37,7 @@ def ladder_info(director: LadderDirector, *, live: bool = True) -> lpb.LadderInf
         scheduled=director.next_group * director.size,
         counted=director.board.counted,
         running=len(director.match_ids),
+        voided=director.board.voided,
     )
     for row in director.board.ranked():
         info.board.append(_row(director, row, live=live))

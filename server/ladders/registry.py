@@ -1,18 +1,24 @@
 """Every ladder of this server: opened, found, listed, closed, resumed after a restart, and
 the signed snapshots of their boards.
 
-A ladder has a :class:`~.director.LadderDirector` in memory while it runs, and after it has
-closed once asked for (its board read back from the store, as after a restart).
+A ladder has a :class:`~.director.LadderDirector` in memory while it runs. Once it has closed
+and its every match has counted, its board never changes again: its last signed snapshot is
+kept as a row (the store's ``ladder`` summaries, as an ended tournament's results are), its
+director leaves memory, and every later read of it (``GetLadder``, ``ListLadders``, a page of
+its snapshot) costs that row and the page's own rows, never a replay of its matches, which
+for a ladder that ran for days would be thousands of logs, asked for by anyone.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import secrets
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import structlog
 
@@ -29,7 +35,7 @@ from ..store import LadderRecord, StoreConflict, now_iso
 from ..tournaments.entrants import derive, drawn_key, key_hash
 from ..tournaments.groups import GroupProgress
 from .director import LadderDirector
-from .info import snapshot
+from .info import ladder_info, snapshot
 from .spec import LadderSpec
 
 log = structlog.get_logger(__name__)
@@ -46,6 +52,48 @@ class SnapshotGone(Exception):
     """The snapshot a reader pages through is no longer kept (FAILED_PRECONDITION)."""
 
 
+@dataclass(frozen=True)
+class Closed:
+    """A closed ladder whose every match has counted, as its kept row has it: its record
+    (the secret its match ids derive from), its settings, and its last signed snapshot."""
+
+    record: LadderRecord
+    spec: LadderSpec
+    kept: lpb.GetLadderSnapshotResponse
+    """The snapshot and its signature, without match lines."""
+
+    @property
+    def info(self) -> lpb.LadderInfo:
+        """The ladder as ``GetLadder`` shows it: its final board (nobody is connected, and
+        when each was last seen is not kept)."""
+        return self.kept.snapshot.ladder
+
+    def signed(self, counted: int) -> tuple[lpb.LadderSnapshot, spb.ResultsSignature | None]:
+        if counted not in (0, self.info.counted):
+            raise SnapshotGone(
+                f"the snapshot at {counted} counted matches is no longer kept: the ladder"
+                f" closed with {self.info.counted}; ask again with counted 0"
+            )
+        signature = self.kept.signature if self.kept.HasField("signature") else None
+        return self.kept.snapshot, signature
+
+
+class KeptLadders:
+    """The closed ladders kept as rows, as ``Guard.cancelling`` finds a target: closing one
+    again answers it as it closed, to its operator or creator."""
+
+    noun = "ladder"
+
+    def __init__(self, closed: Closed) -> None:
+        self.closed = closed
+
+    async def get(self, key: str) -> Closed:
+        return self.closed
+
+    def may_cancel(self, target: Closed, secret: str) -> bool:
+        return is_secret(target.spec.creator, secret)
+
+
 class Ladders:
     noun = "ladder"
     """What it holds, as a refusal names it."""
@@ -55,6 +103,8 @@ class Ladders:
         self.directors: dict[str, LadderDirector] = {}
         self._snapshots: dict[str, OrderedDict[int, tuple[lpb.LadderSnapshot, bytes]]] = {}
         self._loading: dict[str, asyncio.Future[LadderDirector]] = {}
+        self._keeping: dict[str, asyncio.Task[None]] = {}
+        """Final ladders whose row is being written (then their directors leave memory)."""
 
     async def create(
         self, spec: LadderSpec, *, request_id: str | None, drawn: Sequence[int], operator: bool
@@ -98,7 +148,81 @@ class Ladders:
         return is_secret(director.spec.creator, secret)
 
     def _changed(self, director: LadderDirector) -> None:
-        """Nothing to do yet: readers ask for the board when they want it."""
+        """A final ladder is kept as a row (readers ask for the board when they want it)."""
+        ladder_id = director.ladder_id
+        if director.final and ladder_id not in self._keeping:
+            task = asyncio.create_task(self._keep(director))
+            self._keeping[ladder_id] = task
+            task.add_done_callback(lambda _: self._keeping.pop(ladder_id, None))
+
+    async def _keep(self, director: LadderDirector) -> None:
+        """Keep a final ladder's signed snapshot as its row, then let its director go: every
+        later read is of the row. A store that fails leaves it in memory, kept again by the
+        next process that reads it back."""
+        made, signature = self.signed(director, 0)
+        kept = lpb.GetLadderSnapshotResponse(snapshot=made)
+        if signature is not None:
+            kept.signature.CopyFrom(signature)
+        try:
+            await self.arena.store.keep_summaries(
+                "ladder", {director.ladder_id: kept.SerializeToString(deterministic=True)}
+            )
+        except Exception:
+            log.warning("ladder_not_kept", ladder_id=director.ladder_id, exc_info=True)
+            return
+        if self.directors.get(director.ladder_id) is director:
+            del self.directors[director.ladder_id]
+            self._snapshots.pop(director.ladder_id, None)
+        await director.stop()
+
+    async def closed(self, ladder_id: str) -> Closed | None:
+        """The ladder as its kept row has it, if it is closed, final and not in memory (two
+        reads of one row each); ``None`` otherwise."""
+        if ladder_id in self.directors:
+            return None
+        kept = await self.arena.store.kept_summaries("ladder", [ladder_id])
+        if ladder_id not in kept:
+            return None
+        record = await self.arena.store.get_ladder(ladder_id)
+        if record is None:
+            return None
+        return Closed(
+            record,
+            LadderSpec.from_json(record.config),
+            lpb.GetLadderSnapshotResponse.FromString(kept[ladder_id]),
+        )
+
+    async def info(self, ladder_id: str) -> tuple[lpb.LadderInfo, LadderDirector | None]:
+        """``GetLadder``'s ladder: as its director has it now, else from its kept row, else
+        read back (once; a closed one is then kept)."""
+        director = self.directors.get(ladder_id)
+        if director is None:
+            closed = await self.closed(ladder_id)
+            if closed is not None:
+                return closed.info, None
+            director = await self.get(ladder_id)
+        return ladder_info(director), director
+
+    async def listed(self, records: Sequence[LadderRecord]) -> list[lpb.LadderInfo]:
+        """A page of ``ListLadders``: a ladder in memory as its director has it now, a closed
+        one from its kept row (one read for the page), and only one of neither read back."""
+        absent = [
+            r.ladder_id
+            for r in records
+            if r.status != "running" and r.ladder_id not in self.directors
+        ]
+        kept = await self.arena.store.kept_summaries("ladder", absent)
+        infos = []
+        for record in records:
+            director = self.directors.get(record.ladder_id)
+            if director is None and record.ladder_id in kept:
+                made = lpb.GetLadderSnapshotResponse.FromString(kept[record.ladder_id])
+                infos.append(made.snapshot.ladder)
+                continue
+            if director is None:
+                director = await self.get(record.ladder_id)
+            infos.append(ladder_info(director))
+        return infos
 
     async def get(self, ladder_id: str) -> LadderDirector:
         """The ladder's director, read back from the store if it is not in memory (once,
@@ -125,10 +249,12 @@ class Ladders:
         return director
 
     async def list_records(
-        self, *, page_size: int, page_token: str | None
+        self, *, page_size: int, page_token: str | None, newest_first: bool = False
     ) -> tuple[list[LadderRecord], str | None]:
         """One page of stored ladders (see ``EventStore.list_ladders``)."""
-        return await self.arena.store.list_ladders(page_size=page_size, page_token=page_token)
+        return await self.arena.store.list_ladders(
+            page_size=page_size, page_token=page_token, newest_first=newest_first
+        )
 
     async def resume_unfinished(self) -> int:
         """Direct again every ladder that had not closed (after the arena resumed its
@@ -164,20 +290,19 @@ class Ladders:
         director = self.directors.get(hosted.tournament_id)
         if director is None:
             return None
-        match_id = hosted.match_id
-        for group in director.groups.values():
-            first = group.number * director.size
-            if any(director.match_id(first + r) == match_id for r in range(director.size)):
-                return GroupProgress(
-                    tournament_id=director.ladder_id,
-                    group=group.number,
-                    rotations=director.size,
-                    ended=sum(state == "done" for state in group.state),
-                    # Closing voids the waiting matches: every group still ends.
-                    stopped=False,
-                    kind="ladder",
-                )
-        return None
+        number = director.group_of_match.get(hosted.match_id)
+        group = None if number is None else director.groups.get(number)
+        if group is None:
+            return None
+        return GroupProgress(
+            tournament_id=director.ladder_id,
+            group=group.number,
+            rotations=director.size,
+            ended=sum(state == "done" for state in group.state),
+            # Closing voids the waiting matches: every group still ends.
+            stopped=False,
+            kind="ladder",
+        )
 
     # -- snapshots -------------------------------------------------------------------------
 
@@ -190,10 +315,11 @@ class Ladders:
         if counted in (0, director.board.counted):
             made = snapshot(director)
             counted = made.ladder.counted
-            if counted not in kept:
+            if counted not in kept or kept[counted][0] != made:  # new, or closed since
                 signer = self.arena.signer
                 signature = b"" if signer is None else signer.sign_ladder(made).SerializeToString()
                 kept[counted] = (made, signature)
+                kept.move_to_end(counted)
                 while len(kept) > KEPT_SNAPSHOTS:
                     kept.popitem(last=False)
         if counted not in kept:
@@ -205,23 +331,20 @@ class Ladders:
         return made, spb.ResultsSignature.FromString(signature) if signature else None
 
     async def lines(
-        self, director: LadderDirector, counted: int, first: int, limit: int
+        self, record: LadderRecord, size: int, counted: int, first: int, limit: int
     ) -> list[lpb.LadderMatch]:
-        """The counted matches ``first`` to ``first + limit`` (below ``counted``), from the
-        store: a page costs its rows, however long the ladder has run."""
+        """The counted matches ``first`` to ``first + limit`` (below ``counted``) of the
+        ladder ``record`` whose groups are ``size`` matches, from the store: a page costs its
+        rows, however long the ladder has run."""
         last = min(first + limit, counted)
         if first >= last:
             return []
-        size = director.size
         groups = dict(
             await self.arena.store.ladder_groups(
-                director.ladder_id, first // size, (last - 1) // size - first // size + 1
+                record.ladder_id, first // size, (last - 1) // size - first // size + 1
             )
         )
-        ids = {
-            i: match_id_for(derive(director.record.secret, f"match/{i}"))
-            for i in range(first, last)
-        }
+        ids = {i: match_id_for(derive(record.secret, f"match/{i}")) for i in range(first, last)}
         records = await self.arena.store.get_matches(list(ids.values()))
         outcomes = await stored_outcomes(self.arena.store, list(records.values()))
         lines = []
@@ -242,6 +365,9 @@ class Ladders:
         return lines
 
     async def shutdown(self) -> None:
+        for task in list(self._keeping.values()):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
         for director in list(self.directors.values()):
             await director.stop()
 

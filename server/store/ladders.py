@@ -36,9 +36,15 @@ class LadderQueries(StoreThreads):
         return await self._read(work)
 
     async def list_ladders(
-        self, *, page_size: int, page_token: str | None = None, running_only: bool = False
+        self,
+        *,
+        page_size: int,
+        page_token: str | None = None,
+        running_only: bool = False,
+        newest_first: bool = False,
     ) -> tuple[list[LadderRecord], str | None]:
-        """One page in ``(created_at, ladder_id)`` order (keyset pagination, as matches)."""
+        """One page in ``(created_at, ladder_id)`` order, or its reverse (``newest_first``),
+        by keyset pagination, as matches."""
         check_page(page_size, page_token)
 
         def work(conn: Connection) -> tuple[list[LadderRecord], str | None]:
@@ -47,6 +53,7 @@ class LadderQueries(StoreThreads):
                 filters=[("status = 'running'", ())] if running_only else [],
                 page_size=page_size,
                 page_token=page_token,
+                descending=newest_first,
             )
 
         return await self._read(work)

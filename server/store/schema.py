@@ -135,6 +135,10 @@ CREATE TABLE IF NOT EXISTS tournament_results (
     tournament_id TEXT    PRIMARY KEY,
     summary       {bytes} NOT NULL
 );
+CREATE TABLE IF NOT EXISTS ladder_summaries (
+    ladder_id TEXT    PRIMARY KEY,
+    summary   {bytes} NOT NULL
+);
 CREATE TABLE IF NOT EXISTS outcomes (
     match_id TEXT    PRIMARY KEY,
     summary  {bytes} NOT NULL

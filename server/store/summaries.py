@@ -1,6 +1,6 @@
 """What never changes once final, kept as one row each: an ended match's outcome, an ended
-tournament's listing and its signed results (without their match lines, which a reader pages
-through from the matches' own rows).
+tournament's listing and its signed results, a closed ladder's last signed snapshot (without
+their match lines, which a reader pages through from the matches' own rows).
 
 Why rows: listing ended matches, or resuming a tournament of thousands of them, needed every
 log read through to its end to learn a few numbers (totals, winners, faults, the last hash),
@@ -19,12 +19,13 @@ from typing import Final, Literal
 from .schema import Connection
 from .threads import StoreThreads
 
-Kind = Literal["match", "tournament", "results"]
+Kind = Literal["match", "tournament", "results", "ladder"]
 
 TABLES: Final[dict[Kind, tuple[str, str]]] = {
     "match": ("outcomes", "match_id"),
     "tournament": ("tournament_summaries", "tournament_id"),
     "results": ("tournament_results", "tournament_id"),
+    "ladder": ("ladder_summaries", "ladder_id"),
 }
 """Each kind's table and key column (the other column is ``summary``)."""
 

@@ -20,9 +20,18 @@ from cardarena.v1 import tournament_pb2 as tpb
 
 from ..calls import RPC_TIMEOUT as RPC
 from ..calls import auth, run
+from ..waiting import eventually
 from .support import address_of, channel_to, failure, secret, served
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def ladders_get(api: Any, ladder_id: str) -> lpb.LadderInfo:
+    answer = await api.GetLadder(lpb.GetLadderRequest(ladder_id=ladder_id), timeout=RPC)
+    assert isinstance(answer, lpb.GetLadderResponse)
+    return answer.ladder
+
+
 CREATOR = "c" * 40
 
 
@@ -135,6 +144,33 @@ def test_ladders_refuse_bad_input_by_name_and_keep_their_secrets(
                 timeout=RPC,
             )
             assert closed.ladder.status == lpb.LADDER_STATUS_CLOSED
-            assert ladder_id in server.ladders.directors
+
+            # Nothing left to count: kept as a row, and its director leaves memory; it is
+            # read, entered and closed again from the row, its creator's still.
+            async def kept() -> bool:
+                return ladder_id not in server.ladders.directors
+
+            await eventually(kept, within=10, what="the closed ladder kept as a row")
+            again = await ladders_get(api, ladder_id)
+            assert again.status == lpb.LADDER_STATUS_CLOSED and again.counted == 0
+            stranger_closes = await failure(
+                api.CloseLadder(
+                    lpb.CloseLadderRequest(ladder_id=ladder_id), metadata=auth(key), timeout=RPC
+                )
+            )
+            assert stranger_closes.code() == grpc.StatusCode.PERMISSION_DENIED
+            reclosed = await api.CloseLadder(
+                lpb.CloseLadderRequest(ladder_id=ladder_id),
+                metadata=auth(CREATOR),
+                timeout=RPC,
+            )
+            assert reclosed.ladder == again
+            late = api.EnterLadder(
+                lpb.EnterLadderRequest(ladder_id=ladder_id), metadata=auth(key), timeout=RPC
+            )
+            told = await late.read()
+            assert isinstance(told, lpb.EnterLadderResponse)
+            assert told.WhichOneof("kind") == "closed" and told.closed == again
+            assert ladder_id not in server.ladders.directors
 
     run(scenario(), 60)

@@ -195,7 +195,8 @@ export async function ladderView(params, signal) {
 
 // The lobby's list of ladders (one page).
 export async function ladderList() {
-  const resp = await ladders.listLadders({ pageSize: 20 });
+  // The newest first, as the server pages them: a lobby shows the latest ladders.
+  const resp = await ladders.listLadders({ pageSize: 20, newestFirst: true });
   const all = await games();
   const rows = resp.ladders.map((l) => {
     const game = all.find((g) => g.name === l.game);

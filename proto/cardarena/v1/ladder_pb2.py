@@ -27,15 +27,15 @@ from cardarena.v1 import tournament_pb2 as cardarena_dot_v1_dot_tournament__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x63\x61rdarena/v1/ladder.proto\x12\x0c\x63\x61rdarena.v1\x1a\x1a\x63\x61rdarena/v1/service.proto\x1a\x1d\x63\x61rdarena/v1/tournament.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xbc\x02\n\x13\x43reateLadderRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0f\n\x07players\x18\x03 \x01(\r\x12(\n\x07options\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12/\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x19.cardarena.v1.TimeControl\x12+\n\x08\x65ntrants\x18\x06 \x03(\x0b\x32\x19.cardarena.v1.EntrantSpec\x12\x13\n\x0b\x63oncurrency\x18\x07 \x01(\r\x12/\n\x0c\x66\x61ult_policy\x18\x08 \x01(\x0b\x32\x19.cardarena.v1.FaultPolicy\x12\x12\n\nrequest_id\x18\t \x01(\t\x12\x16\n\x0e\x63reator_secret\x18\n \x01(\t\"V\n\x14\x43reateLadderResponse\x12(\n\x06ladder\x18\x01 \x01(\x0b\x32\x18.cardarena.v1.LadderInfo\x12\x14\n\x0c\x65ntrant_keys\x18\x02 \x03(\t\"\xe4\x02\n\tLadderRow\x12\x0e\n\x06player\x18\x01 \x01(\t\x12\x0f\n\x07\x65ntrant\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x0f\n\x07retired\x18\x04 \x01(\x08\x12\x0f\n\x07matches\x18\x05 \x01(\r\x12\x0e\n\x06groups\x18\x06 \x01(\r\x12\n\n\x02mu\x18\x07 \x01(\x01\x12\r\n\x05sigma\x18\x08 \x01(\x01\x12\x0f\n\x07ordinal\x18\t \x01(\x01\x12\x0c\n\x04mean\x18\n \x01(\x01\x12\x10\n\x08has_mean\x18\x0b \x01(\x08\x12\x0e\n\x06\x63i_low\x18\x0c \x01(\x01\x12\x0f\n\x07\x63i_high\x18\r \x01(\x01\x12\x14\n\x0chas_interval\x18\x0e \x01(\x08\x12\x0c\n\x04wins\x18\x0f \x01(\x01\x12\x0e\n\x06\x66\x61ults\x18\x10 \x01(\r\x12\x10\n\x08\x66orfeits\x18\x11 \x01(\r\x12\x12\n\nlast_match\x18\x12 \x01(\r\x12\x19\n\x11last_seen_unix_ms\x18\x13 \x01(\x03\x12\x11\n\tconnected\x18\x14 \x01(\x08\"\xb6\x03\n\nLadderInfo\x12\x11\n\tladder_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0c\n\x04game\x18\x03 \x01(\t\x12\x0f\n\x07players\x18\x04 \x01(\r\x12(\n\x07options\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\x12/\n\x0ctime_control\x18\x06 \x01(\x0b\x32\x19.cardarena.v1.TimeControl\x12\x10\n\x08\x65ntrants\x18\x07 \x03(\t\x12\x13\n\x0b\x63oncurrency\x18\x08 \x01(\r\x12/\n\x0c\x66\x61ult_policy\x18\t \x01(\x0b\x32\x19.cardarena.v1.FaultPolicy\x12*\n\x06status\x18\n \x01(\x0e\x32\x1a.cardarena.v1.LadderStatus\x12\x17\n\x0f\x63reated_unix_ms\x18\x0b \x01(\x03\x12\x13\n\x0blowest_wins\x18\x0c \x01(\x08\x12\x11\n\tscheduled\x18\r \x01(\r\x12\x0f\n\x07\x63ounted\x18\x0e \x01(\r\x12&\n\x05\x62oard\x18\x0f \x03(\x0b\x32\x17.cardarena.v1.LadderRow\x12\x0f\n\x07running\x18\x10 \x01(\r\">\n\x10GetLadderRequest\x12\x11\n\tladder_id\x18\x01 \x01(\t\x12\x17\n\x0finclude_playing\x18\x02 \x01(\x08\"k\n\x11GetLadderResponse\x12(\n\x06ladder\x18\x01 \x01(\x0b\x32\x18.cardarena.v1.LadderInfo\x12,\n\x07playing\x18\x02 \x03(\x0b\x32\x1b.cardarena.v1.LadderPlaying\"\x8e\x01\n\rLadderPlaying\x12\r\n\x05index\x18\x01 \x01(\r\x12\r\n\x05group\x18\x02 \x01(\r\x12\x10\n\x08match_id\x18\x03 \x01(\t\x12\x0f\n\x07players\x18\x04 \x03(\t\x12)\n\x06status\x18\x05 \x01(\x0e\x32\x19.cardarena.v1.MatchStatus\x12\x11\n\tcancelled\x18\x06 \x01(\x08\";\n\x12ListLaddersRequest\x12\x11\n\tpage_size\x18\x01 \x01(\r\x12\x12\n\npage_token\x18\x02 \x01(\t\"Y\n\x13ListLaddersResponse\x12)\n\x07ladders\x18\x01 \x03(\x0b\x32\x18.cardarena.v1.LadderInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"t\n\x0bLadderMatch\x12\r\n\x05index\x18\x01 \x01(\r\x12\r\n\x05group\x18\x02 \x01(\r\x12\x10\n\x08match_id\x18\x03 \x01(\t\x12\x0f\n\x07players\x18\x04 \x03(\t\x12\x11\n\tlast_hash\x18\x05 \x01(\x0c\x12\x11\n\tcancelled\x18\x06 \x01(\x08\"R\n\x0eLadderSnapshot\x12(\n\x06ladder\x18\x01 \x01(\x0b\x32\x18.cardarena.v1.LadderInfo\x12\x16\n\x0ematches_digest\x18\x02 \x01(\x0c\"k\n\x18GetLadderSnapshotRequest\x12\x11\n\tladder_id\x18\x01 \x01(\t\x12\x0f\n\x07\x63ounted\x18\x02 \x01(\r\x12\x14\n\x0cmatches_from\x18\x03 \x01(\r\x12\x15\n\rmatches_limit\x18\x04 \x01(\r\"\xaa\x01\n\x19GetLadderSnapshotResponse\x12.\n\x08snapshot\x18\x01 \x01(\x0b\x32\x1c.cardarena.v1.LadderSnapshot\x12*\n\x07matches\x18\x02 \x03(\x0b\x32\x19.cardarena.v1.LadderMatch\x12\x31\n\tsignature\x18\x03 \x01(\x0b\x32\x1e.cardarena.v1.ResultsSignature\"7\n\x12\x43loseLadderRequest\x12\x11\n\tladder_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"?\n\x13\x43loseLadderResponse\x12(\n\x06ladder\x18\x01 \x01(\x0b\x32\x18.cardarena.v1.LadderInfo\"J\n\x12\x45nterLadderRequest\x12\x11\n\tladder_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x10\n\x08\x63\x61pacity\x18\x03 \x01(\r\"I\n\rLadderEntered\x12\x0e\n\x06player\x18\x01 \x01(\t\x12(\n\x06ladder\x18\x02 \x01(\x0b\x32\x18.cardarena.v1.LadderInfo\"\xa7\x01\n\x13\x45nterLadderResponse\x12.\n\x07\x65ntered\x18\x01 \x01(\x0b\x32\x1b.cardarena.v1.LadderEnteredH\x00\x12,\n\x05match\x18\x02 \x01(\x0b\x32\x1b.cardarena.v1.MatchAssignedH\x00\x12*\n\x06\x63losed\x18\x03 \x01(\x0b\x32\x18.cardarena.v1.LadderInfoH\x00\x42\x06\n\x04kind*b\n\x0cLadderStatus\x12\x1d\n\x19LADDER_STATUS_UNSPECIFIED\x10\x00\x12\x19\n\x15LADDER_STATUS_RUNNING\x10\x01\x12\x18\n\x14LADDER_STATUS_CLOSED\x10\x02\x32\x98\x04\n\rLadderService\x12U\n\x0c\x43reateLadder\x12!.cardarena.v1.CreateLadderRequest\x1a\".cardarena.v1.CreateLadderResponse\x12L\n\tGetLadder\x12\x1e.cardarena.v1.GetLadderRequest\x1a\x1f.cardarena.v1.GetLadderResponse\x12R\n\x0bListLadders\x12 .cardarena.v1.ListLaddersRequest\x1a!.cardarena.v1.ListLaddersResponse\x12\x64\n\x11GetLadderSnapshot\x12&.cardarena.v1.GetLadderSnapshotRequest\x1a\'.cardarena.v1.GetLadderSnapshotResponse\x12R\n\x0b\x43loseLadder\x12 .cardarena.v1.CloseLadderRequest\x1a!.cardarena.v1.CloseLadderResponse\x12T\n\x0b\x45nterLadder\x12 .cardarena.v1.EnterLadderRequest\x1a!.cardarena.v1.EnterLadderResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x63\x61rdarena/v1/ladder.proto\x12\x0c\x63\x61rdarena.v1\x1a\x1a\x63\x61rdarena/v1/service.proto\x1a\x1d\x63\x61rdarena/v1/tournament.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xbc\x02\n\x13\x43reateLadderRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0f\n\x07players\x18\x03 \x01(\r\x12(\n\x07options\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12/\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x19.cardarena.v1.TimeControl\x12+\n\x08\x65ntrants\x18\x06 \x03(\x0b\x32\x19.cardarena.v1.EntrantSpec\x12\x13\n\x0b\x63oncurrency\x18\x07 \x01(\r\x12/\n\x0c\x66\x61ult_policy\x18\x08 \x01(\x0b\x32\x19.cardarena.v1.FaultPolicy\x12\x12\n\nrequest_id\x18\t \x01(\t\x12\x16\n\x0e\x63reator_secret\x18\n \x01(\t\"V\n\x14\x43reateLadderResponse\x12(\n\x06ladder\x18\x01 \x01(\x0b\x32\x18.cardarena.v1.LadderInfo\x12\x14\n\x0c\x65ntrant_keys\x18\x02 \x03(\t\"\xe4\x02\n\tLadderRow\x12\x0e\n\x06player\x18\x01 \x01(\t\x12\x0f\n\x07\x65ntrant\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x0f\n\x07retired\x18\x04 \x01(\x08\x12\x0f\n\x07matches\x18\x05 \x01(\r\x12\x0e\n\x06groups\x18\x06 \x01(\r\x12\n\n\x02mu\x18\x07 \x01(\x01\x12\r\n\x05sigma\x18\x08 \x01(\x01\x12\x0f\n\x07ordinal\x18\t \x01(\x01\x12\x0c\n\x04mean\x18\n \x01(\x01\x12\x10\n\x08has_mean\x18\x0b \x01(\x08\x12\x0e\n\x06\x63i_low\x18\x0c \x01(\x01\x12\x0f\n\x07\x63i_high\x18\r \x01(\x01\x12\x14\n\x0chas_interval\x18\x0e \x01(\x08\x12\x0c\n\x04wins\x18\x0f \x01(\x01\x12\x0e\n\x06\x66\x61ults\x18\x10 \x01(\r\x12\x10\n\x08\x66orfeits\x18\x11 \x01(\r\x12\x12\n\nlast_match\x18\x12 \x01(\r\x12\x19\n\x11last_seen_unix_ms\x18\x13 \x01(\x03\x12\x11\n\tconnected\x18\x14 \x01(\x08\"\xc6\x03\n\nLadderInfo\x12\x11\n\tladder_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0c\n\x04game\x18\x03 \x01(\t\x12\x0f\n\x07players\x18\x04 \x01(\r\x12(\n\x07options\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\x12/\n\x0ctime_control\x18\x06 \x01(\x0b\x32\x19.cardarena.v1.TimeControl\x12\x10\n\x08\x65ntrants\x18\x07 \x03(\t\x12\x13\n\x0b\x63oncurrency\x18\x08 \x01(\r\x12/\n\x0c\x66\x61ult_policy\x18\t \x01(\x0b\x32\x19.cardarena.v1.FaultPolicy\x12*\n\x06status\x18\n \x01(\x0e\x32\x1a.cardarena.v1.LadderStatus\x12\x17\n\x0f\x63reated_unix_ms\x18\x0b \x01(\x03\x12\x13\n\x0blowest_wins\x18\x0c \x01(\x08\x12\x11\n\tscheduled\x18\r \x01(\r\x12\x0f\n\x07\x63ounted\x18\x0e \x01(\r\x12&\n\x05\x62oard\x18\x0f \x03(\x0b\x32\x17.cardarena.v1.LadderRow\x12\x0f\n\x07running\x18\x10 \x01(\r\x12\x0e\n\x06voided\x18\x11 \x01(\r\">\n\x10GetLadderRequest\x12\x11\n\tladder_id\x18\x01 \x01(\t\x12\x17\n\x0finclude_playing\x18\x02 \x01(\x08\"k\n\x11GetLadderResponse\x12(\n\x06ladder\x18\x01 \x01(\x0b\x32\x18.cardarena.v1.LadderInfo\x12,\n\x07playing\x18\x02 \x03(\x0b\x32\x1b.cardarena.v1.LadderPlaying\"\x8e\x01\n\rLadderPlaying\x12\r\n\x05index\x18\x01 \x01(\r\x12\r\n\x05group\x18\x02 \x01(\r\x12\x10\n\x08match_id\x18\x03 \x01(\t\x12\x0f\n\x07players\x18\x04 \x03(\t\x12)\n\x06status\x18\x05 \x01(\x0e\x32\x19.cardarena.v1.MatchStatus\x12\x11\n\tcancelled\x18\x06 \x01(\x08\"Q\n\x12ListLaddersRequest\x12\x11\n\tpage_size\x18\x01 \x01(\r\x12\x12\n\npage_token\x18\x02 \x01(\t\x12\x14\n\x0cnewest_first\x18\x03 \x01(\x08\"Y\n\x13ListLaddersResponse\x12)\n\x07ladders\x18\x01 \x03(\x0b\x32\x18.cardarena.v1.LadderInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"t\n\x0bLadderMatch\x12\r\n\x05index\x18\x01 \x01(\r\x12\r\n\x05group\x18\x02 \x01(\r\x12\x10\n\x08match_id\x18\x03 \x01(\t\x12\x0f\n\x07players\x18\x04 \x03(\t\x12\x11\n\tlast_hash\x18\x05 \x01(\x0c\x12\x11\n\tcancelled\x18\x06 \x01(\x08\"R\n\x0eLadderSnapshot\x12(\n\x06ladder\x18\x01 \x01(\x0b\x32\x18.cardarena.v1.LadderInfo\x12\x16\n\x0ematches_digest\x18\x02 \x01(\x0c\"k\n\x18GetLadderSnapshotRequest\x12\x11\n\tladder_id\x18\x01 \x01(\t\x12\x0f\n\x07\x63ounted\x18\x02 \x01(\r\x12\x14\n\x0cmatches_from\x18\x03 \x01(\r\x12\x15\n\rmatches_limit\x18\x04 \x01(\r\"\xaa\x01\n\x19GetLadderSnapshotResponse\x12.\n\x08snapshot\x18\x01 \x01(\x0b\x32\x1c.cardarena.v1.LadderSnapshot\x12*\n\x07matches\x18\x02 \x03(\x0b\x32\x19.cardarena.v1.LadderMatch\x12\x31\n\tsignature\x18\x03 \x01(\x0b\x32\x1e.cardarena.v1.ResultsSignature\"7\n\x12\x43loseLadderRequest\x12\x11\n\tladder_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"?\n\x13\x43loseLadderResponse\x12(\n\x06ladder\x18\x01 \x01(\x0b\x32\x18.cardarena.v1.LadderInfo\"J\n\x12\x45nterLadderRequest\x12\x11\n\tladder_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x10\n\x08\x63\x61pacity\x18\x03 \x01(\r\"I\n\rLadderEntered\x12\x0e\n\x06player\x18\x01 \x01(\t\x12(\n\x06ladder\x18\x02 \x01(\x0b\x32\x18.cardarena.v1.LadderInfo\"\xa7\x01\n\x13\x45nterLadderResponse\x12.\n\x07\x65ntered\x18\x01 \x01(\x0b\x32\x1b.cardarena.v1.LadderEnteredH\x00\x12,\n\x05match\x18\x02 \x01(\x0b\x32\x1b.cardarena.v1.MatchAssignedH\x00\x12*\n\x06\x63losed\x18\x03 \x01(\x0b\x32\x18.cardarena.v1.LadderInfoH\x00\x42\x06\n\x04kind*b\n\x0cLadderStatus\x12\x1d\n\x19LADDER_STATUS_UNSPECIFIED\x10\x00\x12\x19\n\x15LADDER_STATUS_RUNNING\x10\x01\x12\x18\n\x14LADDER_STATUS_CLOSED\x10\x02\x32\x98\x04\n\rLadderService\x12U\n\x0c\x43reateLadder\x12!.cardarena.v1.CreateLadderRequest\x1a\".cardarena.v1.CreateLadderResponse\x12L\n\tGetLadder\x12\x1e.cardarena.v1.GetLadderRequest\x1a\x1f.cardarena.v1.GetLadderResponse\x12R\n\x0bListLadders\x12 .cardarena.v1.ListLaddersRequest\x1a!.cardarena.v1.ListLaddersResponse\x12\x64\n\x11GetLadderSnapshot\x12&.cardarena.v1.GetLadderSnapshotRequest\x1a\'.cardarena.v1.GetLadderSnapshotResponse\x12R\n\x0b\x43loseLadder\x12 .cardarena.v1.CloseLadderRequest\x1a!.cardarena.v1.CloseLadderResponse\x12T\n\x0b\x45nterLadder\x12 .cardarena.v1.EnterLadderRequest\x1a!.cardarena.v1.EnterLadderResponse0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'cardarena.v1.ladder_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_LADDERSTATUS']._serialized_start=2736
-  _globals['_LADDERSTATUS']._serialized_end=2834
+  _globals['_LADDERSTATUS']._serialized_start=2774
+  _globals['_LADDERSTATUS']._serialized_end=2872
   _globals['_CREATELADDERREQUEST']._serialized_start=133
   _globals['_CREATELADDERREQUEST']._serialized_end=449
   _globals['_CREATELADDERRESPONSE']._serialized_start=451
@@ -43,35 +43,35 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LADDERROW']._serialized_start=540
   _globals['_LADDERROW']._serialized_end=896
   _globals['_LADDERINFO']._serialized_start=899
-  _globals['_LADDERINFO']._serialized_end=1337
-  _globals['_GETLADDERREQUEST']._serialized_start=1339
-  _globals['_GETLADDERREQUEST']._serialized_end=1401
-  _globals['_GETLADDERRESPONSE']._serialized_start=1403
-  _globals['_GETLADDERRESPONSE']._serialized_end=1510
-  _globals['_LADDERPLAYING']._serialized_start=1513
-  _globals['_LADDERPLAYING']._serialized_end=1655
-  _globals['_LISTLADDERSREQUEST']._serialized_start=1657
-  _globals['_LISTLADDERSREQUEST']._serialized_end=1716
-  _globals['_LISTLADDERSRESPONSE']._serialized_start=1718
-  _globals['_LISTLADDERSRESPONSE']._serialized_end=1807
-  _globals['_LADDERMATCH']._serialized_start=1809
-  _globals['_LADDERMATCH']._serialized_end=1925
-  _globals['_LADDERSNAPSHOT']._serialized_start=1927
-  _globals['_LADDERSNAPSHOT']._serialized_end=2009
-  _globals['_GETLADDERSNAPSHOTREQUEST']._serialized_start=2011
-  _globals['_GETLADDERSNAPSHOTREQUEST']._serialized_end=2118
-  _globals['_GETLADDERSNAPSHOTRESPONSE']._serialized_start=2121
-  _globals['_GETLADDERSNAPSHOTRESPONSE']._serialized_end=2291
-  _globals['_CLOSELADDERREQUEST']._serialized_start=2293
-  _globals['_CLOSELADDERREQUEST']._serialized_end=2348
-  _globals['_CLOSELADDERRESPONSE']._serialized_start=2350
-  _globals['_CLOSELADDERRESPONSE']._serialized_end=2413
-  _globals['_ENTERLADDERREQUEST']._serialized_start=2415
-  _globals['_ENTERLADDERREQUEST']._serialized_end=2489
-  _globals['_LADDERENTERED']._serialized_start=2491
-  _globals['_LADDERENTERED']._serialized_end=2564
-  _globals['_ENTERLADDERRESPONSE']._serialized_start=2567
-  _globals['_ENTERLADDERRESPONSE']._serialized_end=2734
-  _globals['_LADDERSERVICE']._serialized_start=2837
-  _globals['_LADDERSERVICE']._serialized_end=3373
+  _globals['_LADDERINFO']._serialized_end=1353
+  _globals['_GETLADDERREQUEST']._serialized_start=1355
+  _globals['_GETLADDERREQUEST']._serialized_end=1417
+  _globals['_GETLADDERRESPONSE']._serialized_start=1419
+  _globals['_GETLADDERRESPONSE']._serialized_end=1526
+  _globals['_LADDERPLAYING']._serialized_start=1529
+  _globals['_LADDERPLAYING']._serialized_end=1671
+  _globals['_LISTLADDERSREQUEST']._serialized_start=1673
+  _globals['_LISTLADDERSREQUEST']._serialized_end=1754
+  _globals['_LISTLADDERSRESPONSE']._serialized_start=1756
+  _globals['_LISTLADDERSRESPONSE']._serialized_end=1845
+  _globals['_LADDERMATCH']._serialized_start=1847
+  _globals['_LADDERMATCH']._serialized_end=1963
+  _globals['_LADDERSNAPSHOT']._serialized_start=1965
+  _globals['_LADDERSNAPSHOT']._serialized_end=2047
+  _globals['_GETLADDERSNAPSHOTREQUEST']._serialized_start=2049
+  _globals['_GETLADDERSNAPSHOTREQUEST']._serialized_end=2156
+  _globals['_GETLADDERSNAPSHOTRESPONSE']._serialized_start=2159
+  _globals['_GETLADDERSNAPSHOTRESPONSE']._serialized_end=2329
+  _globals['_CLOSELADDERREQUEST']._serialized_start=2331
+  _globals['_CLOSELADDERREQUEST']._serialized_end=2386
+  _globals['_CLOSELADDERRESPONSE']._serialized_start=2388
+  _globals['_CLOSELADDERRESPONSE']._serialized_end=2451
+  _globals['_ENTERLADDERREQUEST']._serialized_start=2453
+  _globals['_ENTERLADDERREQUEST']._serialized_end=2527
+  _globals['_LADDERENTERED']._serialized_start=2529
+  _globals['_LADDERENTERED']._serialized_end=2602
+  _globals['_ENTERLADDERRESPONSE']._serialized_start=2605
+  _globals['_ENTERLADDERRESPONSE']._serialized_end=2772
+  _globals['_LADDERSERVICE']._serialized_start=2875
+  _globals['_LADDERSERVICE']._serialized_end=3411
 # @@protoc_insertion_point(module_scope)

@@ -271,6 +271,7 @@ class LadderInfo(_message.Message):
     COUNTED_FIELD_NUMBER: _builtins.int
     BOARD_FIELD_NUMBER: _builtins.int
     RUNNING_FIELD_NUMBER: _builtins.int
+    VOIDED_FIELD_NUMBER: _builtins.int
     ladder_id: _builtins.str
     """The server's id for it."""
     name: _builtins.str
@@ -293,6 +294,10 @@ class LadderInfo(_message.Message):
     """The settled prefix the board counts: matches 0..counted-1, each ended or voided."""
     running: _builtins.int
     """Matches running now."""
+    voided: _builtins.int
+    """Of the counted matches, those counted for nothing (voided, or cancelled): the others
+    are on the board. Complete duplicate groups counted: counted / players.
+    """
     @_builtins.property
     def options(self) -> _struct_pb2.Struct:
         """The options in force, normalised."""
@@ -332,10 +337,11 @@ class LadderInfo(_message.Message):
         counted: _builtins.int = ...,
         board: _abc.Iterable[Global___LadderRow] | None = ...,
         running: _builtins.int = ...,
+        voided: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "options", b"options", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["board", b"board", "concurrency", b"concurrency", "counted", b"counted", "created_unix_ms", b"created_unix_ms", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "ladder_id", b"ladder_id", "lowest_wins", b"lowest_wins", "name", b"name", "options", b"options", "players", b"players", "running", b"running", "scheduled", b"scheduled", "status", b"status", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["board", b"board", "concurrency", b"concurrency", "counted", b"counted", "created_unix_ms", b"created_unix_ms", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "ladder_id", b"ladder_id", "lowest_wins", b"lowest_wins", "name", b"name", "options", b"options", "players", b"players", "running", b"running", "scheduled", b"scheduled", "status", b"status", "time_control", b"time_control", "voided", b"voided"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -460,19 +466,26 @@ class ListLaddersRequest(_message.Message):
 
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    NEWEST_FIRST_FIELD_NUMBER: _builtins.int
     page_size: _builtins.int
     """1..100; 0 means 100."""
     page_token: _builtins.str
     """"" for the first page; then the last answer's next_page_token."""
+    newest_first: _builtins.bool
+    """List the newest first: the reverse of creation order (the latest created_unix_ms, then
+    the greatest ladder_id, first), paged the same way (keyset: no skips, no repeats). Keep
+    it the same on every page of a listing.
+    """
     def __init__(
         self,
         *,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
+        newest_first: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["newest_first", b"newest_first", "page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -480,7 +493,7 @@ Global___ListLaddersRequest: _TypeAlias = ListLaddersRequest  # noqa: Y015
 
 @_typing.final
 class ListLaddersResponse(_message.Message):
-    """Ladders, oldest first."""
+    """Ladders, oldest first (or newest first, as asked)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -82,7 +82,9 @@ class LadderServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetLadder(self, request, context):
-        """One ladder and its board now. No credential. The board counts the settled prefix of the
+        """One ladder and its board now. No credential. A closed ladder whose every match has
+        counted is answered from the summary the server keeps of it (never by reading its
+        matches again), without last_seen_unix_ms. The board counts the settled prefix of the
         ladder's matches (every match before it has ended), so a duplicate group still being
         played shows nowhere on it; with include_playing, the matches of those groups are listed
         beside it, without results. NOT_FOUND: no such ladder.
@@ -92,7 +94,9 @@ class LadderServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListLadders(self, request, context):
-        """Ladders, oldest first, a page at a time. No credential.
+        """Ladders, oldest first (or newest first: ListLaddersRequest.newest_first), a page at a
+        time. No credential. A closed ladder is listed from the summary the server keeps of it
+        once its last match has counted, so a page costs its rows, however long each ran.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

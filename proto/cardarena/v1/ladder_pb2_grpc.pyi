@@ -47,13 +47,18 @@ class LadderServiceStub:
     ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining.
     """
     GetLadder: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.GetLadderRequest, _ladder_pb2.GetLadderResponse]
-    """One ladder and its board now. No credential. The board counts the settled prefix of the
+    """One ladder and its board now. No credential. A closed ladder whose every match has
+    counted is answered from the summary the server keeps of it (never by reading its
+    matches again), without last_seen_unix_ms. The board counts the settled prefix of the
     ladder's matches (every match before it has ended), so a duplicate group still being
     played shows nowhere on it; with include_playing, the matches of those groups are listed
     beside it, without results. NOT_FOUND: no such ladder.
     """
     ListLadders: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.ListLaddersRequest, _ladder_pb2.ListLaddersResponse]
-    """Ladders, oldest first, a page at a time. No credential."""
+    """Ladders, oldest first (or newest first: ListLaddersRequest.newest_first), a page at a
+    time. No credential. A closed ladder is listed from the summary the server keeps of it
+    once its last match has counted, so a page costs its rows, however long each ran.
+    """
     GetLadderSnapshot: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.GetLadderSnapshotRequest, _ladder_pb2.GetLadderSnapshotResponse]
     """A signed snapshot of the board: the board, the digest of the matches it counts, and a
     page of those matches; the signature covers the board and, through the digest, every
@@ -84,13 +89,18 @@ class LadderServiceAsyncStub(LadderServiceStub):
     ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining.
     """
     GetLadder: _aio.UnaryUnaryMultiCallable[_ladder_pb2.GetLadderRequest, _ladder_pb2.GetLadderResponse]  # type: ignore[assignment]
-    """One ladder and its board now. No credential. The board counts the settled prefix of the
+    """One ladder and its board now. No credential. A closed ladder whose every match has
+    counted is answered from the summary the server keeps of it (never by reading its
+    matches again), without last_seen_unix_ms. The board counts the settled prefix of the
     ladder's matches (every match before it has ended), so a duplicate group still being
     played shows nowhere on it; with include_playing, the matches of those groups are listed
     beside it, without results. NOT_FOUND: no such ladder.
     """
     ListLadders: _aio.UnaryUnaryMultiCallable[_ladder_pb2.ListLaddersRequest, _ladder_pb2.ListLaddersResponse]  # type: ignore[assignment]
-    """Ladders, oldest first, a page at a time. No credential."""
+    """Ladders, oldest first (or newest first: ListLaddersRequest.newest_first), a page at a
+    time. No credential. A closed ladder is listed from the summary the server keeps of it
+    once its last match has counted, so a page costs its rows, however long each ran.
+    """
     GetLadderSnapshot: _aio.UnaryUnaryMultiCallable[_ladder_pb2.GetLadderSnapshotRequest, _ladder_pb2.GetLadderSnapshotResponse]  # type: ignore[assignment]
     """A signed snapshot of the board: the board, the digest of the matches it counts, and a
     page of those matches; the signature covers the board and, through the digest, every
@@ -130,7 +140,9 @@ class LadderServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _ladder_pb2.GetLadderRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_ladder_pb2.GetLadderResponse, _abc.Awaitable[_ladder_pb2.GetLadderResponse]]:
-        """One ladder and its board now. No credential. The board counts the settled prefix of the
+        """One ladder and its board now. No credential. A closed ladder whose every match has
+        counted is answered from the summary the server keeps of it (never by reading its
+        matches again), without last_seen_unix_ms. The board counts the settled prefix of the
         ladder's matches (every match before it has ended), so a duplicate group still being
         played shows nowhere on it; with include_playing, the matches of those groups are listed
         beside it, without results. NOT_FOUND: no such ladder.
@@ -142,7 +154,10 @@ class LadderServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _ladder_pb2.ListLaddersRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_ladder_pb2.ListLaddersResponse, _abc.Awaitable[_ladder_pb2.ListLaddersResponse]]:
-        """Ladders, oldest first, a page at a time. No credential."""
+        """Ladders, oldest first (or newest first: ListLaddersRequest.newest_first), a page at a
+        time. No credential. A closed ladder is listed from the summary the server keeps of it
+        once its last match has counted, so a page costs its rows, however long each ran.
+        """
 
     @_abc_1.abstractmethod
     def GetLadderSnapshot(

@@ -401,6 +401,14 @@ export declare type LadderInfo = Message<"cardarena.v1.LadderInfo"> & {
    * @generated from field: uint32 running = 16;
    */
   running: number;
+
+  /**
+   * Of the counted matches, those counted for nothing (voided, or cancelled): the others
+   * are on the board. Complete duplicate groups counted: counted / players.
+   *
+   * @generated from field: uint32 voided = 17;
+   */
+  voided: number;
 };
 
 /**
@@ -544,6 +552,15 @@ export declare type ListLaddersRequest = Message<"cardarena.v1.ListLaddersReques
    * @generated from field: string page_token = 2;
    */
   pageToken: string;
+
+  /**
+   * List the newest first: the reverse of creation order (the latest created_unix_ms, then
+   * the greatest ladder_id, first), paged the same way (keyset: no skips, no repeats). Keep
+   * it the same on every page of a listing.
+   *
+   * @generated from field: bool newest_first = 3;
+   */
+  newestFirst: boolean;
 };
 
 /**
@@ -553,7 +570,7 @@ export declare type ListLaddersRequest = Message<"cardarena.v1.ListLaddersReques
 export declare const ListLaddersRequestSchema: GenMessage<ListLaddersRequest>;
 
 /**
- * Ladders, oldest first.
+ * Ladders, oldest first (or newest first, as asked).
  *
  * @generated from message cardarena.v1.ListLaddersResponse
  */
@@ -950,7 +967,9 @@ export declare const LadderService: GenService<{
     output: typeof CreateLadderResponseSchema;
   },
   /**
-   * One ladder and its board now. No credential. The board counts the settled prefix of the
+   * One ladder and its board now. No credential. A closed ladder whose every match has
+   * counted is answered from the summary the server keeps of it (never by reading its
+   * matches again), without last_seen_unix_ms. The board counts the settled prefix of the
    * ladder's matches (every match before it has ended), so a duplicate group still being
    * played shows nowhere on it; with include_playing, the matches of those groups are listed
    * beside it, without results. NOT_FOUND: no such ladder.
@@ -963,7 +982,9 @@ export declare const LadderService: GenService<{
     output: typeof GetLadderResponseSchema;
   },
   /**
-   * Ladders, oldest first, a page at a time. No credential.
+   * Ladders, oldest first (or newest first: ListLaddersRequest.newest_first), a page at a
+   * time. No credential. A closed ladder is listed from the summary the server keeps of it
+   * once its last match has counted, so a page costs its rows, however long each ran.
    *
    * @generated from rpc cardarena.v1.LadderService.ListLadders
    */
