@@ -22,7 +22,7 @@ from cardarena.v1 import service_pb2 as spb
 
 from .. import metrics
 from ..errors import BadRequest
-from ..hosting import Aside, Subscriber
+from ..hosting import Aside, Subscriber, steady
 from .requests import REQUEST_ID, authorize, check_seat, credential
 from .status import Context, Refused, refusal_of, refusals
 from .streams import response
@@ -58,9 +58,14 @@ class PlayCall:
         self.reader: Subscriber | None = None
         """The seat's reader queue, once the stream has opened: where results go."""
         self.acting: asyncio.Task[None] | None = None
+        """The task that reads the call's actions and applies them, one at a time: never
+        cancelled in the middle of one (:meth:`_stop_acting`), so that an action runs in it
+        to its end without a task of its own (``hosting.steady``)."""
         self.idle = asyncio.Event()
         """Set while no action is being applied."""
         self.idle.set()
+        self.stopping = False
+        """The call is ending: the acting task stops after the action in hand, if any."""
 
     def send(self, message: spb.PlayResponse | BaseException) -> None:
         assert self.reader is not None  # actions are read only once the stream has opened
@@ -93,20 +98,26 @@ class PlayCall:
             # The match has ended: the answer to the action that ended it, then no more (an
             # action sent after the end is not read, let alone answered).
             await self.idle.wait()
-            if self.acting is not None:
-                self.acting.cancel()
+            self._stop_acting()
             assert self.reader is not None
             for _ in range(self.reader.queue.qsize()):
                 last = self.reader.queue.get_nowait()
                 if isinstance(last, Aside):
                     yield response(spb.PlayResponse, last)
         finally:
-            if self.acting is not None:
-                self.acting.cancel()
+            self._stop_acting()
 
     def _opened(self, reader: Subscriber, opening: spb.PlayOpen) -> None:
         self.reader = reader
         self.acting = asyncio.create_task(self._act(opening))
+        steady(self.acting)
+
+    def _stop_acting(self) -> None:
+        """End the acting task: at once while it waits for an action, else once the action
+        in hand is done (it is never cancelled half-way: see :attr:`acting`)."""
+        self.stopping = True
+        if self.acting is not None and self.idle.is_set():
+            self.acting.cancel()
 
     async def _opening(self) -> spb.PlayOpen:
         # A caller whose token is a seat's here proves who it is: only anonymous calls count
@@ -141,6 +152,8 @@ class PlayCall:
                         metrics.lap("result")
                 finally:
                     self.idle.set()
+                if self.stopping:
+                    return
         except grpc.aio.AbortError:
             return  # the call was ended (a dropped reader, a drain): nothing to answer
         except Exception as error:  # ends the call: never leave a bot waiting

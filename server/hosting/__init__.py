@@ -12,7 +12,7 @@ deals, from which seed), :mod:`.credentials` (hashes of secrets, ids) and
 from __future__ import annotations
 
 from .arena import Arena
-from .completion import to_completion
+from .completion import steady, to_completion
 from .credentials import new_match_id, request_key, same_action, secret_hash, token_hash
 from .dealing import CONTRIBUTION_BYTES
 from .match import HostedMatch, Submitted
@@ -39,6 +39,7 @@ __all__ = [
     "request_key",
     "same_action",
     "secret_hash",
+    "steady",
     "to_completion",
     "token_hash",
 ]

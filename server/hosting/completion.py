@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 from collections.abc import Awaitable, Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+_STEADY: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
+"""Tasks whose owner never cancels them while they await work :func:`to_completion`."""
+
+
+def steady(task: asyncio.Task[Any]) -> None:
+    """Promise that ``task`` is never cancelled in the middle of work it runs
+    :func:`to_completion` (its owner cancels it only between such works, as a Play call's
+    acting task is): that work then runs in it directly, without a task of its own."""
+    _STEADY.add(task)
 
 
 def to_completion(work: Coroutine[Any, Any, T]) -> Awaitable[T]:
@@ -16,8 +27,12 @@ def to_completion(work: Coroutine[Any, Any, T]) -> Awaitable[T]:
     Why: gRPC cancels a handler when its client hangs up (or a forwarding replica dies), and a
     handler cancelled between applying an action to the engine and recording what the store
     committed would leave the match in memory out of step with its log. The caller still
-    gets the outcome, or its cancellation; the work finishes either way.
+    gets the outcome, or its cancellation; the work finishes either way. In a :func:`steady`
+    task, which nobody cancels mid-way, the work is awaited as it is: a task and a shield
+    for every action cost the event loop about 8 us and two more turns.
     """
+    if asyncio.current_task() in _STEADY:
+        return work
     task = asyncio.ensure_future(work)
     task.add_done_callback(_retrieve)
     return asyncio.shield(task)
