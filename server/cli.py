@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from .api.access import Access
 from .api.limits import Rate, TrustedProxies
+from .api.reads import READ_SHARE
 from .api.requests import SECRET, SECRET_RULE
 from .api.streams import WATCH_STREAMS
 from .app import MAX_PENDING_CALLS, ServeConfig, run, server_signer, tune_collector
@@ -134,6 +135,7 @@ def trusted_proxies(text: str) -> TrustedProxies:
 
 stream_count = ranged(int, 1, 1_000_000, "streams", "the streams an address may hold are")
 grace_seconds = ranged(float, 0.0, 3600.0, "seconds", "the reconnection grace is")
+read_share = ranged(float, 0.01, 1.0, "", "the anonymous reads' share is")
 house_seats = ranged(int, 0, MAX_SEATS, "seats", "the house seats played at once are")
 house_workers = ranged(int, 1, MAX_WORKERS, "processes", "the house bots' workers are")
 house_idle = ranged(float, 1.0, 86400.0, "seconds", "a practice match is left unattended")
@@ -285,6 +287,17 @@ FLAGS = (
         "200/s,2000",
         "JoinMatch calls per client address, as --create-rate (env CARDARENA_JOIN_RATE;"
         " default 200/s,2000)",
+    ),
+    Flag(
+        "--read-share",
+        "access.read_share",
+        read_share,
+        _plain(READ_SHARE),
+        "the share of the server's time that anonymous reads (GetMatch, ListMatches,"
+        " GetMatchLog, and tournaments and ladders read without the operator token) may take"
+        " together: one runs at a time, each followed by a pause in proportion to its cost,"
+        " waiting addresses served in turn; 1: no pause (env CARDARENA_READ_SHARE; default"
+        f" {_plain(READ_SHARE)})",
     ),
     Flag(
         "--waiting-expiry",

@@ -27,6 +27,7 @@ from .channel import (
     CONNECT_WITHIN_S,
     RETRYABLE,
     channel_target,
+    retry_after,
     wait_connected,
 )
 from .entropy import Contribution, contributed
@@ -133,15 +134,22 @@ class ArenaClient:
         return self._ladders
 
     async def _retrying(self, call: Callable[[], Awaitable[Any]]) -> Any:
-        """Retry a call that is safe to repeat while the server is briefly unreachable."""
+        """Retry a call that is safe to repeat while the server is briefly unreachable, or
+        when it said to retry after a delay (a rate, the gate of anonymous reads)."""
         deadline = asyncio.get_running_loop().time() + self.retry_for
         delay = 0.05
         while True:
             try:
                 return await call()
             except grpc.aio.AioRpcError as error:
-                if error.code() not in RETRYABLE or asyncio.get_running_loop().time() > deadline:
+                told = retry_after(error)
+                if (told is None and error.code() not in RETRYABLE) or (
+                    asyncio.get_running_loop().time() > deadline
+                ):
                     raise
+            if told is not None:
+                await asyncio.sleep(told)
+                continue
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
 

@@ -15,6 +15,23 @@ import grpc
 RETRYABLE = frozenset(
     {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED}
 )
+RETRY_AFTER = "cardarena-retry-after-ms"
+"""The trailer a RESOURCE_EXHAUSTED refusal names its retry delay in (a rate, or the server's
+gate for anonymous reads): a call refused so may be made again once it has passed."""
+MAX_RETRY_AFTER_S = 5.0
+
+
+def retry_after(error: grpc.aio.AioRpcError) -> float | None:
+    """Seconds to wait before the refused call may be made again, where the server said so
+    (RESOURCE_EXHAUSTED with :data:`RETRY_AFTER`); ``None`` for any other refusal."""
+    if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return None
+    for key, value in error.trailing_metadata() or ():
+        if key == RETRY_AFTER and isinstance(value, str) and value.isdigit():
+            return min(MAX_RETRY_AFTER_S, int(value) / 1000)
+    return None
+
+
 CHANNEL_OPTIONS = [
     ("grpc.keepalive_time_ms", 20_000),
     ("grpc.keepalive_timeout_ms", 10_000),

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -15,6 +16,7 @@ import structlog
 from ..errors import Forbidden, Throttled
 from .limits import ClientHosts, Rate, RateLimiter
 from .peers import Peers
+from .reads import READ_SHARE, ReadGate, ReadLimits
 from .requests import MAX_REASON, check_text, credential
 from .status import Context, Refused
 
@@ -36,12 +38,14 @@ class Cancellable(Protocol[T]):
 
 @dataclass(frozen=True)
 class Access:
-    """Who may do what: the operator token (``None``: an open server, for local use) and the
-    per-peer rates of creating and joining for everyone but the operator."""
+    """Who may do what: the operator token (``None``: an open server, for local use), the
+    per-peer rates of creating and joining for everyone but the operator, and the share of
+    the event loop anonymous reads may hold (:mod:`.reads`)."""
 
     operator_token: str | None = None
     create_rate: Rate = field(default_factory=lambda: Rate(50.0, 500))
     join_rate: Rate = field(default_factory=lambda: Rate(200.0, 2000))
+    read_share: float = READ_SHARE
 
 
 class Throttles:
@@ -84,6 +88,7 @@ class Guard:
         self.peers = peers
         self.hosts = hosts or ClientHosts()
         self.throttles = Throttles(access, self.hosts)
+        self.reads = ReadGate(ReadLimits(share=access.read_share))
 
     def is_operator(self, context: Context) -> bool:
         """Whether the call carries the operator token (constant-time compare)."""
@@ -95,14 +100,26 @@ class Guard:
             and hmac.compare_digest(offered.encode(), token.encode())
         )
 
+    def proven(self, context: Context) -> bool:
+        """Whether the call proved who it is: the operator, or another replica forwarding."""
+        return self.is_operator(context) or (
+            self.peers is not None and self.peers.vouched(context.invocation_metadata())
+        )
+
+    @contextlib.asynccontextmanager
+    async def reading(self, context: Context) -> AsyncIterator[None]:
+        """An anonymous read's turn at the gate (:mod:`.reads`); a proven caller needs none."""
+        if self.proven(context):
+            yield
+            return
+        async with self.reads.turn(self.hosts.of(context)):
+            yield
+
     def limit(self, limiter: RateLimiter, call: str, context: Context) -> None:
         """Everyone but the operator, and but calls another replica forwards, is limited (that
         replica limited the client already)."""
-        if self.is_operator(context):
-            return
-        if self.peers is not None and self.peers.vouched(context.invocation_metadata()):
-            return
-        self.throttles.check(limiter, call, context)
+        if not self.proven(context):
+            self.throttles.check(limiter, call, context)
 
     def may_create(self, context: Context, call: str = "CreateMatch") -> None:
         """A locked server creates for its operator only; everyone is rate-limited (matches

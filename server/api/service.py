@@ -29,6 +29,7 @@ from .info import STATUS_OF, listed_infos, match_info, settled_info
 from .limits import ClientHosts
 from .peers import Peers
 from .play import PlayCall
+from .reads import gated
 from .requests import (
     MAX_NAME,
     MAX_PAGE,
@@ -94,6 +95,7 @@ class MatchService:
         )
 
     @unary
+    @gated
     async def GetMatch(
         self, request: spb.GetMatchRequest, context: Context
     ) -> spb.GetMatchResponse:
@@ -102,6 +104,7 @@ class MatchService:
         return spb.GetMatchResponse(match=await settled_info(hosted))
 
     @unary
+    @gated
     async def ListMatches(
         self, request: spb.ListMatchesRequest, context: Context
     ) -> spb.ListMatchesResponse:
@@ -128,6 +131,7 @@ class MatchService:
         return spb.ListMatchesResponse(matches=infos, next_page_token=token or "")
 
     @unary
+    @gated
     async def GetMatchLog(
         self, request: spb.GetMatchLogRequest, context: Context
     ) -> spb.GetMatchLogResponse:

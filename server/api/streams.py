@@ -93,9 +93,11 @@ per-address cap alone let 40 addresses hold 2,560 streams of one match."""
 OPENING_CALLS_TOTAL = 1024
 """Anonymous Play calls without a PlayOpen yet, the whole server together."""
 
-MATCH_SPECTATORS = 256
-"""Spectators' streams of one match at once: each costs every event of that match a message,
-which its players wait for."""
+MATCH_SPECTATORS = 64
+"""Spectators' streams of one match at once (on this replica): each costs every event of that
+match a message, which its players wait for. The flood benchmark measured a victim's p99 at
+1.2-2x its quiet figure with 64 spectators and 10-100x with 128 or 256; a match that more
+people watch is watched through more replicas, each with its own places."""
 
 MATCH_SPECTATORS_PER_ADDRESS = 8
 """Spectators' streams of one match from one address: a person watches a match once or twice;

@@ -14,6 +14,7 @@ from ..hosting import CONTRIBUTION_BYTES
 from ..tournaments import Tournaments, tournament_info
 from ..tournaments.entrants import entrant_of
 from .access import Guard
+from .reads import gated
 from .requests import bearer_token
 from .status import Context, Refused, streaming, unary
 from .streams import Streams
@@ -55,6 +56,7 @@ class TournamentService:
         )
 
     @unary
+    @gated
     async def GetTournament(
         self, request: tpb.GetTournamentRequest, context: Context
     ) -> tpb.GetTournamentResponse:
@@ -66,6 +68,7 @@ class TournamentService:
         return tpb.GetTournamentResponse(tournament=info)
 
     @unary
+    @gated
     async def ListTournaments(
         self, request: tpb.ListTournamentsRequest, context: Context
     ) -> tpb.ListTournamentsResponse:

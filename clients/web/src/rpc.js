@@ -9,7 +9,29 @@ import { TournamentService } from "./gen/cardarena/v1/tournament_pb.js";
 import { LadderService } from "./gen/cardarena/v1/ladder_pb.js";
 import { EventSchema } from "./gen/cardarena/v1/game_pb.js";
 
-const transport = createGrpcWebTransport({ baseUrl: location.origin, useBinaryFormat: true });
+// A unary call the server refused RESOURCE_EXHAUSTED with a retry delay (a rate, or the
+// turns anonymous reads take on a busy server: docs/server.md) is made again once the delay
+// has passed, a few times: a refused call did nothing, so repeating it is safe.
+const RETRY_AFTER = "cardarena-retry-after-ms";
+const RETRIES = 4;
+const retryRefused = (next) => async (request) => {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await next(request);
+    } catch (error) {
+      const delay = error instanceof ConnectError && error.code === Code.ResourceExhausted
+        ? Number(error.metadata.get(RETRY_AFTER)) : 0;
+      if (request.stream || attempt >= RETRIES || !(delay > 0)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(delay, 5000)));
+    }
+  }
+};
+
+const transport = createGrpcWebTransport({
+  baseUrl: location.origin,
+  useBinaryFormat: true,
+  interceptors: [retryRefused],
+});
 
 export const matches = createClient(MatchService, transport);
 export const tournaments = createClient(TournamentService, transport);

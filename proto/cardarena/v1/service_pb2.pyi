@@ -10,8 +10,9 @@ CancelMatch. Errors: INVALID_ARGUMENT (malformed), FAILED_PRECONDITION (illegal 
 turn; or a match of a duplicate group read before the group has ended), ABORTED (stale
 expected_seq), NOT_FOUND (unknown match), UNAUTHENTICATED (no or unknown credential),
 PERMISSION_DENIED (a credential that does not allow this), ALREADY_EXISTS (seat taken, or a
-request id reused for something else), RESOURCE_EXHAUSTED (too many calls from one peer:
-trailing metadata `cardarena-retry-after-ms` says when to retry; or a message over 256 KiB),
+request id reused for something else), RESOURCE_EXHAUSTED (too many calls from one peer, or
+an anonymous read that could not wait its turn: trailing metadata `cardarena-retry-after-ms`
+says when to retry; or a message over 256 KiB),
 INTERNAL (a fault of the server: the message names an error id to report), UNAVAILABLE (the
 server is draining or its store is away: reconnect and resume from your last seq), DATA_LOSS
 (the match's stored log does not replay on this server: only that match is affected).

@@ -28,6 +28,11 @@ if _version_not_supported:
 class MatchServiceStub:
     """Matches: create, join, play, watch, list, cancel, and read an ended match's log. Any
     replica of a deployment answers every call for every match. docs/protocol.md is the guide.
+    Reads made without the operator token (GetMatch, ListMatches, GetMatchLog here, and the
+    tournaments' and ladders' reads) take turns: one at a time, each followed by a pause in
+    proportion to its cost, the addresses waiting served in turn; one that cannot wait (8
+    waiting from its address, 256 in all, or 2 s gone) is refused RESOURCE_EXHAUSTED with
+    `cardarena-retry-after-ms` (docs/server.md, "Anonymous reads take turns").
     """
 
     def __init__(self, channel):
@@ -101,6 +106,11 @@ class MatchServiceStub:
 class MatchServiceServicer:
     """Matches: create, join, play, watch, list, cancel, and read an ended match's log. Any
     replica of a deployment answers every call for every match. docs/protocol.md is the guide.
+    Reads made without the operator token (GetMatch, ListMatches, GetMatchLog here, and the
+    tournaments' and ladders' reads) take turns: one at a time, each followed by a pause in
+    proportion to its cost, the addresses waiting served in turn; one that cannot wait (8
+    waiting from its address, 256 in all, or 2 s gone) is refused RESOURCE_EXHAUSTED with
+    `cardarena-retry-after-ms` (docs/server.md, "Anonymous reads take turns").
     """
 
     def ListGames(self, request, context):
@@ -197,8 +207,8 @@ class MatchServiceServicer:
         NOT_FOUND; UNAVAILABLE as StreamEvents; RESOURCE_EXHAUSTED: this client address holds
         all the spectator streams (WatchMatch and WatchTournament) it may, 64 unless the operator
         set another number (and its fair share of the server's 2048 while others hold some: once
-        half of them are taken, 4 per address), or the match already has 256 spectators (8 of
-        them from this address).
+        half of them are taken, 4 per address), or the match already has 64 spectators (8 of
+        them from this address; more people watch a match through more replicas).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -326,6 +336,11 @@ def add_MatchServiceServicer_to_server(servicer, server):
 class MatchService:
     """Matches: create, join, play, watch, list, cancel, and read an ended match's log. Any
     replica of a deployment answers every call for every match. docs/protocol.md is the guide.
+    Reads made without the operator token (GetMatch, ListMatches, GetMatchLog here, and the
+    tournaments' and ladders' reads) take turns: one at a time, each followed by a pause in
+    proportion to its cost, the addresses waiting served in turn; one that cannot wait (8
+    waiting from its address, 256 in all, or 2 s gone) is refused RESOURCE_EXHAUSTED with
+    `cardarena-retry-after-ms` (docs/server.md, "Anonymous reads take turns").
     """
 
     @staticmethod

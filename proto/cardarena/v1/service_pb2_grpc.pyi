@@ -10,8 +10,9 @@ CancelMatch. Errors: INVALID_ARGUMENT (malformed), FAILED_PRECONDITION (illegal 
 turn; or a match of a duplicate group read before the group has ended), ABORTED (stale
 expected_seq), NOT_FOUND (unknown match), UNAUTHENTICATED (no or unknown credential),
 PERMISSION_DENIED (a credential that does not allow this), ALREADY_EXISTS (seat taken, or a
-request id reused for something else), RESOURCE_EXHAUSTED (too many calls from one peer:
-trailing metadata `cardarena-retry-after-ms` says when to retry; or a message over 256 KiB),
+request id reused for something else), RESOURCE_EXHAUSTED (too many calls from one peer, or
+an anonymous read that could not wait its turn: trailing metadata `cardarena-retry-after-ms`
+says when to retry; or a message over 256 KiB),
 INTERNAL (a fault of the server: the message names an error id to report), UNAVAILABLE (the
 server is draining or its store is away: reconnect and resume from your last seq), DATA_LOSS
 (the match's stored log does not replay on this server: only that match is affected).
@@ -43,6 +44,11 @@ GRPC_VERSION: str
 class MatchServiceStub:
     """Matches: create, join, play, watch, list, cancel, and read an ended match's log. Any
     replica of a deployment answers every call for every match. docs/protocol.md is the guide.
+    Reads made without the operator token (GetMatch, ListMatches, GetMatchLog here, and the
+    tournaments' and ladders' reads) take turns: one at a time, each followed by a pause in
+    proportion to its cost, the addresses waiting served in turn; one that cannot wait (8
+    waiting from its address, 256 in all, or 2 s gone) is refused RESOURCE_EXHAUSTED with
+    `cardarena-retry-after-ms` (docs/server.md, "Anonymous reads take turns").
     """
 
     @_typing.overload
@@ -115,8 +121,8 @@ class MatchServiceStub:
     NOT_FOUND; UNAVAILABLE as StreamEvents; RESOURCE_EXHAUSTED: this client address holds
     all the spectator streams (WatchMatch and WatchTournament) it may, 64 unless the operator
     set another number (and its fair share of the server's 2048 while others hold some: once
-    half of them are taken, 4 per address), or the match already has 256 spectators (8 of
-    them from this address).
+    half of them are taken, 4 per address), or the match already has 64 spectators (8 of
+    them from this address; more people watch a match through more replicas).
     """
     GetMatchLog: _grpc.UnaryUnaryMultiCallable[_service_pb2.GetMatchLogRequest, _service_pb2.GetMatchLogResponse]
     """The full log of an ended match: exact stored bytes, hash chain and the revealed seed.
@@ -155,6 +161,11 @@ class MatchServiceStub:
 class MatchServiceAsyncStub(MatchServiceStub):
     """Matches: create, join, play, watch, list, cancel, and read an ended match's log. Any
     replica of a deployment answers every call for every match. docs/protocol.md is the guide.
+    Reads made without the operator token (GetMatch, ListMatches, GetMatchLog here, and the
+    tournaments' and ladders' reads) take turns: one at a time, each followed by a pause in
+    proportion to its cost, the addresses waiting served in turn; one that cannot wait (8
+    waiting from its address, 256 in all, or 2 s gone) is refused RESOURCE_EXHAUSTED with
+    `cardarena-retry-after-ms` (docs/server.md, "Anonymous reads take turns").
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -224,8 +235,8 @@ class MatchServiceAsyncStub(MatchServiceStub):
     NOT_FOUND; UNAVAILABLE as StreamEvents; RESOURCE_EXHAUSTED: this client address holds
     all the spectator streams (WatchMatch and WatchTournament) it may, 64 unless the operator
     set another number (and its fair share of the server's 2048 while others hold some: once
-    half of them are taken, 4 per address), or the match already has 256 spectators (8 of
-    them from this address).
+    half of them are taken, 4 per address), or the match already has 64 spectators (8 of
+    them from this address; more people watch a match through more replicas).
     """
     GetMatchLog: _aio.UnaryUnaryMultiCallable[_service_pb2.GetMatchLogRequest, _service_pb2.GetMatchLogResponse]  # type: ignore[assignment]
     """The full log of an ended match: exact stored bytes, hash chain and the revealed seed.
@@ -263,6 +274,11 @@ class MatchServiceAsyncStub(MatchServiceStub):
 class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
     """Matches: create, join, play, watch, list, cancel, and read an ended match's log. Any
     replica of a deployment answers every call for every match. docs/protocol.md is the guide.
+    Reads made without the operator token (GetMatch, ListMatches, GetMatchLog here, and the
+    tournaments' and ladders' reads) take turns: one at a time, each followed by a pause in
+    proportion to its cost, the addresses waiting served in turn; one that cannot wait (8
+    waiting from its address, 256 in all, or 2 s gone) is refused RESOURCE_EXHAUSTED with
+    `cardarena-retry-after-ms` (docs/server.md, "Anonymous reads take turns").
     """
 
     @_abc_1.abstractmethod
@@ -378,8 +394,8 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         NOT_FOUND; UNAVAILABLE as StreamEvents; RESOURCE_EXHAUSTED: this client address holds
         all the spectator streams (WatchMatch and WatchTournament) it may, 64 unless the operator
         set another number (and its fair share of the server's 2048 while others hold some: once
-        half of them are taken, 4 per address), or the match already has 256 spectators (8 of
-        them from this address).
+        half of them are taken, 4 per address), or the match already has 64 spectators (8 of
+        them from this address; more people watch a match through more replicas).
         """
 
     @_abc_1.abstractmethod

@@ -91,6 +91,8 @@ class TournamentServiceServicer:
         group has ended (docs/rules.md §4.10): the standings and the crosstable count the ended
         groups only, and a match line of a group still being played has no totals, winners or
         last_hash (the operator token shows the lines whole). NOT_FOUND for an unknown id.
+        Without the operator token it takes its turn among anonymous reads (service.proto):
+        RESOURCE_EXHAUSTED with cardarena-retry-after-ms when it cannot wait.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -98,7 +100,8 @@ class TournamentServiceServicer:
 
     def ListTournaments(self, request, context):
         """Every tournament, oldest first (by creation time, then tournament_id), a page at a time.
-        No credential. INVALID_ARGUMENT: page_size over 100, or a malformed page_token.
+        No credential. INVALID_ARGUMENT: page_size over 100, or a malformed page_token;
+        RESOURCE_EXHAUSTED as GetTournament.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -56,10 +56,13 @@ class TournamentServiceStub:
     group has ended (docs/rules.md §4.10): the standings and the crosstable count the ended
     groups only, and a match line of a group still being played has no totals, winners or
     last_hash (the operator token shows the lines whole). NOT_FOUND for an unknown id.
+    Without the operator token it takes its turn among anonymous reads (service.proto):
+    RESOURCE_EXHAUSTED with cardarena-retry-after-ms when it cannot wait.
     """
     ListTournaments: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.ListTournamentsRequest, _tournament_pb2.ListTournamentsResponse]
     """Every tournament, oldest first (by creation time, then tournament_id), a page at a time.
-    No credential. INVALID_ARGUMENT: page_size over 100, or a malformed page_token.
+    No credential. INVALID_ARGUMENT: page_size over 100, or a malformed page_token;
+    RESOURCE_EXHAUSTED as GetTournament.
     """
     CancelTournament: _grpc.UnaryUnaryMultiCallable[_tournament_pb2.CancelTournamentRequest, _tournament_pb2.CancelTournamentResponse]
     """Stop scheduling and cancel every running match (each logs its MatchCancelled). Needs the
@@ -106,10 +109,13 @@ class TournamentServiceAsyncStub(TournamentServiceStub):
     group has ended (docs/rules.md §4.10): the standings and the crosstable count the ended
     groups only, and a match line of a group still being played has no totals, winners or
     last_hash (the operator token shows the lines whole). NOT_FOUND for an unknown id.
+    Without the operator token it takes its turn among anonymous reads (service.proto):
+    RESOURCE_EXHAUSTED with cardarena-retry-after-ms when it cannot wait.
     """
     ListTournaments: _aio.UnaryUnaryMultiCallable[_tournament_pb2.ListTournamentsRequest, _tournament_pb2.ListTournamentsResponse]  # type: ignore[assignment]
     """Every tournament, oldest first (by creation time, then tournament_id), a page at a time.
-    No credential. INVALID_ARGUMENT: page_size over 100, or a malformed page_token.
+    No credential. INVALID_ARGUMENT: page_size over 100, or a malformed page_token;
+    RESOURCE_EXHAUSTED as GetTournament.
     """
     CancelTournament: _aio.UnaryUnaryMultiCallable[_tournament_pb2.CancelTournamentRequest, _tournament_pb2.CancelTournamentResponse]  # type: ignore[assignment]
     """Stop scheduling and cancel every running match (each logs its MatchCancelled). Needs the
@@ -165,6 +171,8 @@ class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
         group has ended (docs/rules.md §4.10): the standings and the crosstable count the ended
         groups only, and a match line of a group still being played has no totals, winners or
         last_hash (the operator token shows the lines whole). NOT_FOUND for an unknown id.
+        Without the operator token it takes its turn among anonymous reads (service.proto):
+        RESOURCE_EXHAUSTED with cardarena-retry-after-ms when it cannot wait.
         """
 
     @_abc_1.abstractmethod
@@ -174,7 +182,8 @@ class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_tournament_pb2.ListTournamentsResponse, _abc.Awaitable[_tournament_pb2.ListTournamentsResponse]]:
         """Every tournament, oldest first (by creation time, then tournament_id), a page at a time.
-        No credential. INVALID_ARGUMENT: page_size over 100, or a malformed page_token.
+        No credential. INVALID_ARGUMENT: page_size over 100, or a malformed page_token;
+        RESOURCE_EXHAUSTED as GetTournament.
         """
 
     @_abc_1.abstractmethod

@@ -7,8 +7,9 @@
 // turn; or a match of a duplicate group read before the group has ended), ABORTED (stale
 // expected_seq), NOT_FOUND (unknown match), UNAUTHENTICATED (no or unknown credential),
 // PERMISSION_DENIED (a credential that does not allow this), ALREADY_EXISTS (seat taken, or a
-// request id reused for something else), RESOURCE_EXHAUSTED (too many calls from one peer:
-// trailing metadata `cardarena-retry-after-ms` says when to retry; or a message over 256 KiB),
+// request id reused for something else), RESOURCE_EXHAUSTED (too many calls from one peer, or
+// an anonymous read that could not wait its turn: trailing metadata `cardarena-retry-after-ms`
+// says when to retry; or a message over 256 KiB),
 // INTERNAL (a fault of the server: the message names an error id to report), UNAVAILABLE (the
 // server is draining or its store is away: reconnect and resume from your last seq), DATA_LOSS
 // (the match's stored log does not replay on this server: only that match is affected).
@@ -310,6 +311,11 @@ export const MatchStatus = /*@__PURE__*/
 /**
  * Matches: create, join, play, watch, list, cancel, and read an ended match's log. Any
  * replica of a deployment answers every call for every match. docs/protocol.md is the guide.
+ * Reads made without the operator token (GetMatch, ListMatches, GetMatchLog here, and the
+ * tournaments' and ladders' reads) take turns: one at a time, each followed by a pause in
+ * proportion to its cost, the addresses waiting served in turn; one that cannot wait (8
+ * waiting from its address, 256 in all, or 2 s gone) is refused RESOURCE_EXHAUSTED with
+ * `cardarena-retry-after-ms` (docs/server.md, "Anonymous reads take turns").
  *
  * @generated from service cardarena.v1.MatchService
  */
