@@ -32,8 +32,14 @@ fi
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     echo "installing cardarena's locked dependencies into $VENV (about a minute the first time)"
     pip=("$VENV/bin/python" -m pip --disable-pip-version-check --quiet)
-    # Exactly the lock: every file checked against its hash, nothing resolved afresh.
-    "${pip[@]}" install --require-hashes -r "$LOCK"
+    # Exactly the lock: every file checked against its hash, nothing resolved afresh. The
+    # build tools first, so that a package published only as source (rlcard) is built by the
+    # locked setuptools, not by whatever an isolated build would fetch from PyPI today.
+    tools=$(mktemp)
+    awk '/^(setuptools|wheel|packaging)==/ {on=1} on {print} on && !/\\$/ {on=0}' "$LOCK" > "$tools"
+    "${pip[@]}" install --require-hashes -r "$tools"
+    rm -f "$tools"
+    "${pip[@]}" install --require-hashes --no-build-isolation -r "$LOCK"
     # cardarena itself, built by the locked setuptools already in the venv.
     "${pip[@]}" install --no-deps --no-build-isolation -e . --config-settings editable_mode=strict
     echo "$want" > "$stamp"
