@@ -17,6 +17,7 @@ from ..ladders.registry import KeptLadders
 from ..ladders.spec import VERSION
 from ..tournaments.entrants import entrant_of
 from .access import Guard
+from .reads import gated
 from .requests import bearer_token
 from .status import Context, Refused, streaming, unary
 from .streams import Streams
@@ -76,6 +77,7 @@ class LadderService:
         return lpb.CreateLadderResponse(ladder=ladder_info(director), entrant_keys=entrant_keys)
 
     @unary
+    @gated
     async def GetLadder(
         self, request: lpb.GetLadderRequest, context: Context
     ) -> lpb.GetLadderResponse:
@@ -86,6 +88,7 @@ class LadderService:
         return response
 
     @unary
+    @gated
     async def ListLadders(
         self, request: lpb.ListLaddersRequest, context: Context
     ) -> lpb.ListLaddersResponse:
@@ -101,6 +104,7 @@ class LadderService:
         return lpb.ListLaddersResponse(ladders=infos, next_page_token=token or "")
 
     @unary
+    @gated
     async def GetLadderSnapshot(
         self, request: lpb.GetLadderSnapshotRequest, context: Context
     ) -> lpb.GetLadderSnapshotResponse:

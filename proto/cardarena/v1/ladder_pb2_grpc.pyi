@@ -7,7 +7,9 @@ duplicate groups among those connected now, and a board of ratings settles over 
 
 Credentials as in tournament.proto: the operator token for CreateLadder and CloseLadder
 when the server has one (or the ladder's creator secret for CloseLadder); an entrant's key
-for EnterLadder. Errors as in service.proto.
+for EnterLadder. Errors as in service.proto. GetLadder, ListLadders and GetLadderSnapshot
+made without the operator token take their turn among anonymous reads (service.proto):
+RESOURCE_EXHAUSTED with cardarena-retry-after-ms when one cannot wait.
 """
 
 from cardarena.v1 import ladder_pb2 as _ladder_pb2
