@@ -24,6 +24,36 @@ def test_every_event_round_trips(game: str, players: int) -> None:
         assert codec.event_from_pb(again) == event
 
 
+@pytest.mark.parametrize(("game", "players"), GAME_PLAYERS)
+def test_entries_made_from_messages_made_once_are_the_same_bytes(game: str, players: int) -> None:
+    """A play and a trick's close are made from messages made once per process: the entry,
+    its bytes (what the hash chain covers) and what is written on it later are as if built
+    afresh."""
+    log = play_out(new_match(game, players=players, seed=bytes([players + 7]) * 32))
+    for seq, event in enumerate(log, start=1):
+        for _ in range(2):  # the second time, from the messages made the first
+            fast = codec.event_to_pb(event, seq, "m1")
+            fresh = codec._event_to_pb(
+                event,
+                seq,
+                "m1",
+                move_ms=0,
+                reserved_seats=(),
+                forfeit_after=0,
+                tournament_id="",
+                clocks=None,
+            )
+            assert fast == fresh
+            assert fast.SerializeToString() == fresh.SerializeToString()
+            fast.think_ms = fresh.think_ms = 1234  # written on the entry after it is made
+            assert fast.SerializeToString() == fresh.SerializeToString()
+            # A copy: changing an entry changes none of the messages made once.
+            if fast.HasField("card_played"):
+                fast.card_played.card.rank = 99
+            if fast.HasField("trick_won"):
+                fast.trick_won.cards[0].rank = 99
+
+
 @pytest.mark.parametrize("card", [*range(52), *JOKERS, *range(64, 112)])
 def test_cards_round_trip(card: int) -> None:
     assert codec.card_from_pb(codec.card_to_pb(card)) == card
