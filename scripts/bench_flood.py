@@ -7,7 +7,11 @@ victim's p99 within 2x of the quiet run, the server's RSS within a stated bound,
 the victim nor a legitimate bot host refused. This measures exactly that.
 
 Method: one ``cardarena serve`` (SQLite in a temporary dir, gRPC-Web gateway on, default
-limits, open) on 127.0.0.1. In this process the *victim* plays Hexathlon matches back to back,
+limits, open) on 127.0.0.1; with ``--pin`` (the default on two CPUs or more) the server and
+this process on every CPU but the last, each flood process on the last: an attacker's CPU is
+not the server's, and on one machine an unpinned flooder's own work (a connection storm takes
+most of a core) competes with the server for its CPUs, which no server can defend against. In
+this process the *victim* plays Hexathlon matches back to back,
 four random bots over the normal client (``ArenaClient.play`` with unary ``SubmitAction``,
 ``--think`` ms before each action): an action's latency is its ``SubmitAction`` call, retries
 included; a failed call or set-up is a refusal of the victim, and so is a *browser probe* (a
@@ -131,6 +135,22 @@ def serving(workdir: Path) -> Iterator[Server]:
             process.wait(30)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+def pin(pid: int, cpus: set[int] | None) -> None:
+    """Keep process ``pid`` on ``cpus`` (``None``: wherever the kernel puts it)."""
+    if cpus:
+        os.sched_setaffinity(pid, cpus)
+
+
+def placement(enabled: bool) -> tuple[set[int] | None, set[int] | None]:
+    """With ``--pin`` and two CPUs or more: the server and the victim on all but the last,
+    every flood (and the bot host) on the last, as a remote client's CPU would be its own;
+    else ``(None, None)``."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if not enabled or len(cpus) < 2:
+        return None, None
+    return set(cpus[:-1]), {cpus[-1]}
 
 
 # --- the victim --------------------------------------------------------------------------
@@ -447,6 +467,7 @@ async def window(kind: str, server: Server, args: argparse.Namespace, state: Any
         config = bot_host(server.address, args.host_matches, play, args.host_rate)
         process = ctx.Process(target=worker_main, args=(config, barrier, results), daemon=True)
         process.start()
+        pin(process.pid or 0, args.flood_cpus)
         for _ in range(4):  # created; streams opened; the play window begins
             await asyncio.to_thread(barrier.wait, 120)
     elif kind != "quiet":
@@ -454,6 +475,7 @@ async def window(kind: str, server: Server, args: argparse.Namespace, state: Any
         flood.extra = state.extra.get(kind, {})
         process = ctx.Process(target=flood_main, args=(kind, flood, results), daemon=True)
         process.start()
+        pin(process.pid or 0, args.flood_cpus)
     pids = [server.process.pid, *([process.pid] if process and process.pid else [])]
     rss_start = vm_rss_kb(pids[:1])
     await asyncio.sleep(args.ramp)
@@ -537,7 +559,13 @@ async def fill(server: Server, seconds: float) -> None:
 
 async def run(args: argparse.Namespace, workdir: Path) -> list[Window]:
     with serving(workdir) as server:
+        pin(server.process.pid, args.server_cpus)
+        pin(0, args.server_cpus)
         print(f"server {server.address}, gateway port {server.web_port}, in {workdir}")
+        if args.server_cpus:
+            print(
+                f"CPUs: server and victim {sorted(args.server_cpus)}, floods {sorted(args.flood_cpus)}"
+            )
         current = multiprocessing.get_context("spawn").Array("c", 64)
         state = State(Victim(server.address, args.think / 1000, current), current)
         tasks = [state.victim.run(), state.victim.probe_browsers(server.web_port)]
@@ -622,7 +650,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--fill", type=float, default=15.0, help="seconds of play to end matches first (15)")
     add("--rss-bound", type=float, default=128.0, help="MiB over quiet RSS allowed (128)")
     add("--keep", type=Path, help="keep the server's data and log in this directory")
+    add("--pin", action=argparse.BooleanOptionalAction, default=True,
+        help="the floods on a CPU of their own, the server and the victim on the others, as"
+        " a remote attacker's CPU would be its own (default on where there are 2 CPUs or more)")  # fmt: skip
     args = parser.parse_args(argv)
+    args.server_cpus, args.flood_cpus = placement(args.pin)
     args.floods = [f for f in args.floods.split(",") if f]
     if set(args.floods) - set(FLOODS):
         parser.error(f"--floods: choose among {','.join(FLOODS)}")
