@@ -34,6 +34,14 @@ SUBSCRIBER_QUEUE = 1024
 """Messages (events, turns, prompts) a reader may have waiting before it is dropped."""
 
 
+PRIVATE_KINDS: frozenset[str | None] = frozenset({"dealt", "passed", "seat_faulted"})
+"""The kinds of entry some reader may see otherwise than whole (``codec.project_pb``): a
+write with none of them is told to every reader as it is."""
+
+NOTED_KINDS: frozenset[str | None] = frozenset({"round_started", "match_ended", "match_cancelled"})
+"""The kinds of entry :meth:`Readers.note` follows."""
+
+
 class Told:
     """A published event, and the turn that follows it if it is the last of its write: one
     message on the wire, so telling whose turn it is costs no message of its own (``event``
@@ -205,11 +213,31 @@ class Readers:
         ``turn`` that follows them on the last (alone if there is none). ``payloads``: the
         events as the store has them, serialized, which every reader that sees an event
         whole is sent as they are."""
+        kinds: list[str | None] = [event.WhichOneof("kind") for event in encoded]
+        last = len(encoded) - 1
+        if not PRIVATE_KINDS.intersection(kinds):  # most writes: every reader sees them whole
+            shared = [
+                Told(
+                    event,
+                    turn if index == last else None,
+                    None if payloads is None else payloads[index],
+                )
+                for index, event in enumerate(encoded)
+            ]
+            if turn is not None and not encoded:
+                shared.append(Told(None, turn))
+            for sub in list(self.subscribers):
+                for public in shared:
+                    if not self._offer(sub, public):
+                        break
+            self._note_kinds(encoded, kinds)
+            if metrics.STAGE_TIMES:
+                metrics.lap("publish")
+            return
         told: dict[int, Told] = {}
         """One Told per distinct projection (by identity: a public event is projected to
         itself for every kind of reader), so that its bytes are made once."""
         projected: dict[int | None, list[Told]] = {}
-        last = len(encoded) - 1
         for sub in list(self.subscribers):
             items = projected.get(sub.seat)
             if items is None:
@@ -231,10 +259,14 @@ class Readers:
             for item in items:
                 if not self._offer(sub, item):
                     break
-        for event in encoded:
-            self.note(event)
+        self._note_kinds(encoded, kinds)
         if metrics.STAGE_TIMES:
             metrics.lap("publish")
+
+    def _note_kinds(self, encoded: list[pb.Event], kinds: list[str | None]) -> None:
+        for event, kind in zip(encoded, kinds, strict=True):
+            if kind in NOTED_KINDS:
+                self.note(event)
 
     def prompt(self, seat: int, turn: Callable[[], pb.YourTurn]) -> None:
         """Tell ``seat`` (on each of its open streams) what it may do, made once if needed."""
