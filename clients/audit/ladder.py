@@ -127,7 +127,12 @@ def _check_match(
 
 
 def _check_board(ladder: lpb.LadderInfo, board: Board, report: TournamentAudit) -> None:
-    """The signed board, row by row, against the one folded from the logs."""
+    """The signed board, its totals and row by row, against the one folded from the logs."""
+    if ladder.voided != board.voided:
+        report.find(
+            f"the snapshot says {ladder.voided} of its matches counted for nothing, the logs"
+            f" give {board.voided}"
+        )
     mine = {row.player: row for row in board.rows.values()}
     shown = {row.player: row for row in ladder.board}
     if set(mine) != set(shown):

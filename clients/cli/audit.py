@@ -15,6 +15,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from cardarena.v1 import ladder_pb2 as lpb
+
 from ..audit import audit_log, report_json, report_text
 from ..audit.ladder import audit_snapshot
 from ..audit.parallel import default_workers
@@ -27,7 +29,7 @@ from ..logs.results import load_results
 from ..tournament.hosted_report import hosted_json
 from ..tournament.terminal import print_error
 from .argtypes import MAX_WORKERS, hash_hex, output_dir, output_file, whole, writing
-from .ladder import snapshot_of
+from .ladder import snapshot_of, totals
 from .logsource import add_source_arguments, read_source, unavailable_as
 
 EXIT_CLEAN, EXIT_DISCREPANCY, EXIT_UNREADABLE = 0, 1, 2
@@ -224,9 +226,7 @@ def _ladder(
         if args.json:
             print(json.dumps(report.as_json(), indent=2))
         else:
-            head = _summary(report).split(":", 1)[1].rsplit(", the schedule", 1)[0]
-            verdict = "all clean" if report.ok else f"{report.count} FINDINGS"
-            print(f"ladder {report.tournament_id}:{head}, the board recomputed: {verdict}")
+            print(_ladder_summary(report, taken.snapshot.ladder))
             for finding in report.findings:
                 print(f"  {finding}")
         return EXIT_CLEAN if report.ok else EXIT_DISCREPANCY
@@ -234,14 +234,31 @@ def _ladder(
     return unavailable_as("cardarena audit", EXIT_UNREADABLE, audited)
 
 
+SIGNED = {
+    "verified": "signatures verified",
+    "not checked": "signatures not checked (no --key)",
+    "FAILED": "signatures FAILED",
+}
+"""A report's ``signature``, in words."""
+
+
+def _verdict(report: TournamentAudit) -> str:
+    return "all clean" if report.ok else f"{report.count} FINDINGS"
+
+
 def _summary(report: TournamentAudit) -> str:
-    verdict = "all clean" if report.ok else f"{report.count} FINDINGS"
-    signed = {
-        "verified": "signatures verified",
-        "not checked": "signatures not checked (no --key)",
-        "FAILED": "signatures FAILED",
-    }[report.signature]
     return (
         f"tournament {report.tournament_id}: {report.audited} of {report.matches} match logs"
-        f" audited, {signed}, the schedule and the standings recomputed: {verdict}"
+        f" audited, {SIGNED[report.signature]}, the schedule and the standings recomputed:"
+        f" {_verdict(report)}"
+    )
+
+
+def _ladder_summary(report: TournamentAudit, ladder: lpb.LadderInfo) -> str:
+    """The audit of a snapshot in two lines: the totals of the board it recomputed (each
+    checked against the logs), then what was checked and the verdict."""
+    return (
+        f"ladder {report.tournament_id}: {totals(ladder)}\n"
+        f"{report.audited} of {report.matches} match logs audited, {SIGNED[report.signature]},"
+        f" the board recomputed: {_verdict(report)}"
     )

@@ -180,8 +180,9 @@ def _run_board(args: argparse.Namespace) -> int:
     status = "closed" if info.status == lpb.LADDER_STATUS_CLOSED else "running"
     print(
         f"ladder {info.ladder_id} {info.name or ''} ({info.game}, {info.players} seats): {status},"
-        f" {info.counted} matches counted, {info.running} running"
+        f" {info.running} running"
     )
+    print(totals(info))
     print(f"{'player':<24} {'rating':>7} {'mu':>7} {'sigma':>6} {'games':>6} {'mean':>8}  state")
     for row in info.board:
         state = "retired" if row.retired else "connected" if row.connected else "away"
@@ -221,8 +222,29 @@ def _run_snapshot(args: argparse.Namespace) -> int:
         return _refuse(f"cannot write {args.out}: {error.strerror or error}")
     ladder = taken.snapshot.ladder
     signed = "signed" if taken.signature is not None else "unsigned (the server has no key)"
-    print(f"{args.out}: ladder {ladder.ladder_id}, {ladder.counted} matches counted, {signed}")
+    print(f"{args.out}: ladder {ladder.ladder_id}, {signed}")
+    print(totals(ladder))
     return 0
+
+
+def totals(info: lpb.LadderInfo) -> str:
+    """What a board counts, in one line: matches (and those voided), complete duplicate
+    groups, players (and those retired) of how many entrants. Every number is the signed
+    board's own or follows from it, so ``cardarena audit --ladder`` checks each."""
+    groups = info.counted // max(info.players, 1)
+    retired = sum(row.retired for row in info.board)
+    players = f"{len(info.board)} players on the board"
+    if retired:
+        players += f" ({retired} retired)"
+    return (
+        f"{_plural(info.counted, 'match', 'matches')} counted ({info.voided} voided) in"
+        f" {_plural(groups, 'duplicate group', 'duplicate groups')}, {players},"
+        f" {_plural(len(info.entrants), 'entrant', 'entrants')}"
+    )
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
 
 
 def snapshot_json(taken: Snapshot, server: str) -> dict[str, Any]:
