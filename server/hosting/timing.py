@@ -39,6 +39,21 @@ def action_message(action: int) -> pb.Action:
     return made
 
 
+_LEGAL: dict[int, bytes] = {}
+"""Each action as a YourTurn's ``legal_actions`` field, serialized, made once per process: a
+prompt parses its legal actions from these bytes joined, in a third of the time that copying
+each message into it takes (about 1.2 us against 4 for eight)."""
+
+
+def _legal_field(action: int) -> bytes:
+    made = _LEGAL.get(action)
+    if made is None:
+        made = _LEGAL[action] = pb.YourTurn(
+            legal_actions=[action_message(action)]
+        ).SerializeToString()
+    return made
+
+
 class Timing(Ending):
     """The clock half of :class:`~.match.HostedMatch` (its attributes are set there)."""
 
@@ -90,11 +105,8 @@ class Timing(Ending):
 
     def your_turn(self) -> pb.YourTurn:
         seat = self.engine.to_act
-        turn = pb.YourTurn(
-            seq=self.last_seq,
-            legal_actions=[action_message(a) for a in self.engine.legal_actions()],
-            deadline_unix_ms=int(self.clock.deadline * 1000),
-        )
+        turn = pb.YourTurn(seq=self.last_seq, deadline_unix_ms=int(self.clock.deadline * 1000))
+        turn.MergeFromString(b"".join([_legal_field(a) for a in self.engine.legal_actions()]))
         if seat is not None:
             if self.control.bank_ms:
                 turn.bank_ms = self.banks.bank[seat]
