@@ -124,6 +124,9 @@ class EventStore(
         blobs = [bytes(p) for p in payloads]
 
         def work(conn: Connection) -> list[StoredEvent]:
+            tail = None if fence is not None or join is not None else self._known_tail(match_id)
+            if tail is not None and tail[0] == expected_seq:
+                return self._append_after(conn, match_id, blobs, tail, request_id, seat)
             # Everything the append must check, in one statement: one round trip to a server.
             # The lease row is read with a share lock where the database has one: a take-over
             # then waits for this append to commit, and reads the log with it.
@@ -180,15 +183,59 @@ class EventStore(
                 raise
             if metrics.STAGE_TIMES:
                 metrics.WRITER.lap("append: insert")
+            self._note_tail(match_id, events[-1].seq, events[-1].hash)
             return events
 
         return await self._submit(work)
+
+    def _append_after(
+        self,
+        conn: Connection,
+        match_id: str,
+        blobs: list[bytes],
+        tail: tuple[int, bytes],
+        request_id: str | None,
+        seat: int | None,
+    ) -> list[StoredEvent]:
+        """An append at the match's last seq as this writer committed it (:meth:`_known_tail`): the
+        match is open (an ended match is forgotten) and the seq and hash are the log's own, so
+        nothing is read first; a request id used before is refused by the requests' primary
+        key, and then answered as :meth:`append` answers it (writing nothing: the batch or
+        the request's savepoint is rolled back)."""
+        last, prev = tail
+        events = []
+        for seq, payload in enumerate(blobs, start=last + 1):
+            prev = chain_hash(prev, payload)
+            events.append(StoredEvent(match_id, seq, payload, prev))
+        if metrics.STAGE_TIMES:
+            metrics.WRITER.lap("append: hash")
+        try:
+            self._insert_events(conn, events, None if request_id is None else (request_id, seat))
+        except Exception as exc:
+            if not self._is_unique_violation(exc):
+                raise
+            self._forget_tail(match_id)
+            done = None
+            if request_id is not None:
+                done = conn.execute(
+                    "SELECT first_seq, last_seq, seat FROM requests"
+                    " WHERE match_id = ? AND request_id = ?",
+                    (match_id, request_id),
+                ).fetchone()
+            if done is not None:
+                raise DuplicateRequest(*done) from exc
+            raise StoreConflict(f"match {match_id!r} moved past seq {last} meanwhile") from exc
+        if metrics.STAGE_TIMES:
+            metrics.WRITER.lap("append: insert")
+        self._note_tail(match_id, events[-1].seq, prev)
+        return events
 
     async def end_match(self, match_id: str, ended_at: str, *, fence: Fence | None = None) -> None:
         """Mark a match ended (its log is then final) and drop its lease. :class:`UnknownMatch`
         if there is no such match, :class:`StoreConflict` if it has already ended."""
 
         def work(conn: Connection) -> None:
+            self._forget_tail(match_id)  # its log is final: no append may skip the check
             _players, status = match_row(conn, match_id)
             if status == ENDED:
                 raise StoreConflict(f"match {match_id!r} has already ended")

@@ -29,6 +29,7 @@ class SqliteStore(EventStore):
 
     _now_ms: ClassVar[str] = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
     _whole_batches: ClassVar[bool] = True
+    _tail_cache: ClassVar[bool] = True
 
     def __init__(self, path: Path, **tuning: Unpack[Tuning]) -> None:
         super().__init__(**tuning)

@@ -83,6 +83,11 @@ class StoreThreads(ABC):
     _share_lock: ClassVar[str] = ""
     """The locking clause that keeps a read lease row from changing until commit (none where
     the database serialises writers anyway, as SQLite does)."""
+    _tail_cache: ClassVar[bool] = False
+    """Whether the writer thread keeps each match's last seq and hash as it committed them, so
+    that an append at that seq skips the SELECT that checks it (:meth:`_known_tail`): only where this
+    process's writer is the database's only one (SQLite; a second writer is still refused by
+    the primary keys, and an append the cache cannot vouch for is checked as before)."""
 
     def __init__(
         self,
@@ -103,6 +108,10 @@ class StoreThreads(ABC):
         self._readers: concurrent.futures.ThreadPoolExecutor | None = None
         self._local = threading.local()
         self._read_conns: list[Connection] = []
+        self._tails: dict[str, tuple[int, bytes]] = {}
+        """Each match's last seq and hash as committed (the writer thread's alone)."""
+        self._new_tails: dict[str, tuple[int, bytes]] = {}
+        """Those the batch in progress wrote: kept once it commits, dropped if it fails."""
 
     # ------------------------------------------------------------------ the database's part
 
@@ -160,6 +169,24 @@ class StoreThreads(ABC):
                 (events[0].match_id, *request, events[0].seq, events[-1].seq),
             )
 
+    def _known_tail(self, match_id: str) -> tuple[int, bytes] | None:
+        """``(seq, hash)`` of the match's last entry as this writer wrote it, or ``None`` if it
+        does not know (writer thread only)."""
+        if not self._tail_cache:
+            return None
+        new = self._new_tails.get(match_id)
+        return new if new is not None else self._tails.get(match_id)
+
+    def _note_tail(self, match_id: str, seq: int, digest: bytes) -> None:
+        if self._tail_cache:
+            self._new_tails[match_id] = (seq, digest)
+
+    def _forget_tail(self, match_id: str) -> None:
+        """Check the match's next append against the database again (it ended, or an append
+        the cache vouched for was refused)."""
+        self._tails.pop(match_id, None)
+        self._new_tails.pop(match_id, None)
+
     def _savepoint(self, conn: Connection) -> None:
         conn.execute("SAVEPOINT request")
 
@@ -191,6 +218,8 @@ class StoreThreads(ABC):
             raise StoreError("store is already open")
         started: concurrent.futures.Future[None] = concurrent.futures.Future()
         jobs: queue.SimpleQueue[object] = queue.SimpleQueue()  # fresh: no stale _STOP
+        self._tails.clear()  # the database may have changed while the store was closed
+        self._new_tails.clear()
         self._queue = jobs
         self._writer = threading.Thread(
             target=self._writer_main,
@@ -405,6 +434,7 @@ class StoreThreads(ABC):
             if whole is not None:
                 outcomes = whole
             else:
+                self._new_tails.clear()  # the batch's first run, if any, was rolled back
                 self._begin(conn)
             for request in batch if whole is None else ():
                 outcomes.append(self._run_in_savepoint(conn, request))
@@ -415,6 +445,7 @@ class StoreThreads(ABC):
             if timed:
                 metrics.WRITER.lap("commit")
         except Exception as exc:
+            self._new_tails.clear()
             if self._in_transaction(conn):
                 try:
                     conn.execute("ROLLBACK")
@@ -423,6 +454,9 @@ class StoreThreads(ABC):
             log.error("store batch failed", batch_size=len(batch), error=str(exc))
             self._fail_batch(batch, exc)
             return
+        if self._new_tails:
+            self._tails.update(self._new_tails)
+            self._new_tails.clear()
         seconds = time.perf_counter() - started
         if self._on_commit is not None:
             try:
@@ -451,6 +485,7 @@ class StoreThreads(ABC):
         """Every request of ``batch`` in one transaction, none in a savepoint of its own: their
         outcomes, or ``None`` if one failed, the transaction then rolled back (the batch is
         run again a savepoint per request, so that the failure is its request's alone)."""
+        self._new_tails.clear()
         self._begin(conn)
         outcomes: list[tuple[Any, BaseException | None]] = []
         for request in batch:
