@@ -50,3 +50,24 @@ async def _steady() -> None:
     steady(task)
     own, ran_in = await task
     assert ran_in is own  # no task, no shield
+
+
+def test_the_caller_gets_the_result_or_the_error() -> None:
+    async def fine() -> int:
+        await asyncio.sleep(0)
+        return 7
+
+    async def failing() -> int:
+        await asyncio.sleep(0)
+        raise ValueError("no")
+
+    async def main() -> None:
+        assert await to_completion(fine()) == 7
+        try:
+            await to_completion(failing())
+        except ValueError as error:
+            assert str(error) == "no"
+        else:
+            raise AssertionError("the error was lost")
+
+    asyncio.run(main())
