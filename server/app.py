@@ -298,7 +298,9 @@ class Server:
         self.tournament_service = TournamentService(
             self.tournaments, self.service.guard, self.service.streams
         )
-        self.ladder_service = LadderService(self.ladders, self.service.guard, self.service.streams)
+        self.ladder_service = LadderService(
+            self.ladders, self.service.guard, self.service.streams, self.peers
+        )
         self.health = HealthService()
         self.grpc = grpc.aio.server(options=grpc_options(config.max_pending_calls))
         self.port = 0

@@ -14,7 +14,7 @@ Exception
 ├── Throttled         too many calls from one address                 RESOURCE_EXHAUSTED
 ├── HouseFull         the server plays as many house seats as it may  RESOURCE_EXHAUSTED
 ├── UnknownTournament no tournament has this id                       NOT_FOUND
-├── DirectedElsewhere another replica schedules this tournament       UNAVAILABLE
+├── DirectedElsewhere another replica directs this tournament/ladder  UNAVAILABLE
 ├── Moved             another replica owns the match now              UNAVAILABLE
 └── Unreplayable      a stored log this server cannot replay          DATA_LOSS
 ```
@@ -100,13 +100,14 @@ class UnknownLadder(UnknownTournament):
 
 
 class DirectedElsewhere(Exception):
-    """Another replica schedules this tournament: a call that changes it must go there."""
+    """Another replica schedules this tournament or ladder: a call that changes it (or, for
+    a ladder, enters it) must go there."""
 
-    def __init__(self, tournament_id: str, address: str) -> None:
+    def __init__(self, key: str, address: str, noun: str = "tournament") -> None:
         super().__init__(
-            f"tournament {tournament_id!r} is directed by the replica at {address}: send the"
-            " call there"
+            f"{noun} {key!r} is directed by the replica at {address}: send the call there"
         )
+        self.address = address
 
 
 class Unreplayable(Exception):

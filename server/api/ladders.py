@@ -4,12 +4,14 @@ answers, errors mapped by the same decorators and table as the match service."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
+from google.protobuf.message import Message
 
 from cardarena.v1 import ladder_pb2 as lpb
 
-from ..errors import BadRequest, NotRunning
+from ..errors import BadRequest, DirectedElsewhere, NotRunning
 from ..ladders import Ladders, LadderSpec, SnapshotGone
 from ..ladders.info import ladder_info
 from ..ladders.playing import playing
@@ -17,8 +19,9 @@ from ..ladders.registry import KeptLadders
 from ..ladders.spec import VERSION
 from ..tournaments.entrants import entrant_of
 from .access import Guard
+from .peers import FORWARD_TIMEOUT, Peers, forwarded
 from .reads import gated
-from .requests import bearer_token
+from .requests import authorization_of, bearer_token
 from .status import Context, Refused, streaming, unary
 from .streams import Streams
 from .tournament_requests import MAX_CAPACITY, MAX_MATCH_LINES, shared_settings
@@ -52,11 +55,38 @@ def ladder_spec(request: lpb.CreateLadderRequest) -> tuple[LadderSpec, list[int]
 class LadderService:
     """The handlers of ``cardarena.v1.LadderService``."""
 
-    def __init__(self, ladders: Ladders, guard: Guard, streams: Streams) -> None:
+    def __init__(
+        self, ladders: Ladders, guard: Guard, streams: Streams, peers: Peers | None = None
+    ) -> None:
         self.ladders = ladders
         self.guard = guard
         self.streams = streams
+        self.peers = peers
+        """The other replicas: a call about a ladder another one directs is answered there."""
         self.refuse_new = streams.refuse_new
+
+    async def _at_director(
+        self,
+        moved: DirectedElsewhere,
+        method: str,
+        request: Message,
+        context: Context,
+        *,
+        credential: bool = False,
+    ) -> Any:
+        """Ask the replica that directs the ladder (its answer or refusal is the caller's);
+        a call forwarded already is not forwarded again: UNAVAILABLE, and the client retries
+        once the lease has settled."""
+        if self.peers is None or forwarded(context.invocation_metadata()):
+            raise moved
+        return await self.peers.forward_ladder(
+            moved.address,
+            method,
+            lambda stub, metadata: getattr(stub, method)(
+                request, metadata=metadata, timeout=FORWARD_TIMEOUT
+            ),
+            authorization_of(context) if credential else None,
+        )
 
     @unary
     async def CreateLadder(
@@ -81,7 +111,13 @@ class LadderService:
     async def GetLadder(
         self, request: lpb.GetLadderRequest, context: Context
     ) -> lpb.GetLadderResponse:
-        info, director = await self.ladders.info(request.ladder_id)
+        try:
+            info, director = await self.ladders.info(request.ladder_id)
+        except DirectedElsewhere as moved:
+            answer: lpb.GetLadderResponse = await self._at_director(
+                moved, "GetLadder", request, context
+            )
+            return answer
         response = lpb.GetLadderResponse(ladder=info)
         if request.include_playing and director is not None:
             response.playing.extend(playing(director))
@@ -100,7 +136,15 @@ class LadderService:
             page_token=request.page_token or None,
             newest_first=request.newest_first,
         )
-        infos = await self.ladders.listed(records)
+
+        async def elsewhere(moved: DirectedElsewhere, ladder_id: str) -> lpb.LadderInfo:
+            asked = lpb.GetLadderRequest(ladder_id=ladder_id)
+            answer: lpb.GetLadderResponse = await self._at_director(
+                moved, "GetLadder", asked, context
+            )
+            return answer.ladder
+
+        infos = await self.ladders.listed(records, elsewhere)
         return lpb.ListLaddersResponse(ladders=infos, next_page_token=token or "")
 
     @unary
@@ -122,6 +166,11 @@ class LadderService:
                 made, signature = self.ladders.signed(director, request.counted)
         except SnapshotGone as gone:
             raise NotRunning(str(gone)) from None
+        except DirectedElsewhere as moved:
+            answer: lpb.GetLadderSnapshotResponse = await self._at_director(
+                moved, "GetLadderSnapshot", request, context
+            )
+            return answer
         counted = made.ladder.counted
         if request.matches_from > counted:
             raise BadRequest(
@@ -146,9 +195,15 @@ class LadderService:
                 KeptLadders(closed), request.ladder_id, request.reason, context
             )
             return lpb.CloseLadderResponse(ladder=closed.info)
-        director, reason = await self.guard.cancelling(
-            self.ladders, request.ladder_id, request.reason, context
-        )
+        try:
+            director, reason = await self.guard.cancelling(
+                self.ladders, request.ladder_id, request.reason, context
+            )
+        except DirectedElsewhere as moved:
+            answer: lpb.CloseLadderResponse = await self._at_director(
+                moved, "CloseLadder", request, context, credential=True
+            )
+            return answer
         await director.close(reason.replace("cancelled", "closed", 1))
         return lpb.CloseLadderResponse(ladder=ladder_info(director))
 
@@ -189,6 +244,12 @@ class LadderService:
             while True:
                 item = await link.queue.get()
                 if item is None:
+                    if director.moved:
+                        raise Refused(
+                            grpc.StatusCode.UNAVAILABLE,
+                            "another replica directs this ladder now: enter again (calls are"
+                            " told where)",
+                        )
                     if link.dropped:
                         raise Refused(
                             grpc.StatusCode.UNAVAILABLE,

@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 
-from cardarena.v1 import service_pb2_grpc
+from cardarena.v1 import ladder_pb2_grpc, service_pb2_grpc
 
 from .. import metrics
 
 if TYPE_CHECKING:
+    from cardarena.v1.ladder_pb2_grpc import LadderServiceAsyncStub
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
 
 __all__ = ["FORWARDED_BY", "FORWARD_TIMEOUT", "PEER_SECRET", "OwnerUnreachable", "Peers"]
@@ -90,6 +91,20 @@ class Peers:
                     "the replica that owns this match did not answer: retry shortly"
                 ) from None
             raise
+
+    async def forward_ladder(
+        self,
+        address: str,
+        method: str,
+        call: Callable[[LadderServiceAsyncStub, tuple[tuple[str, str], ...]], Awaitable[T]],
+        authorization: str | None,
+    ) -> T:
+        """As :meth:`forward`, a LadderService call, to the replica that directs the ladder."""
+        self.stub(address)  # the channel, opened or moved to the most recently used
+        ladders = ladder_pb2_grpc.LadderServiceStub(self._channels[address][0])
+        return await self.forward(
+            address, method, lambda _stub, metadata: call(ladders, metadata), authorization
+        )
 
     async def close(self) -> None:
         channels, self._channels = self._channels, {}

@@ -113,6 +113,8 @@ class LadderDirector:
         self.current: dict[int, str] = {}
         """Entrant -> the player it is now (its latest version)."""
         self.closed = record.status != "running"
+        self.moved = False
+        """On replicas: another replica took the ladder over, and this director stopped."""
         self.version = 0
         self._on_change = on_change
         self._wake = asyncio.Event()

@@ -15,9 +15,10 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import random
 import secrets
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 import structlog
@@ -25,13 +26,14 @@ import structlog
 from cardarena.v1 import ladder_pb2 as lpb
 from cardarena.v1 import service_pb2 as spb
 
-from ..errors import RequestReused, UnknownLadder
+from ..errors import DirectedElsewhere, RequestReused, UnknownLadder
 from ..hosting import Arena, HostedMatch
 from ..hosting.arena import match_id_for
 from ..hosting.clock import WALL_TIME
+from ..hosting.completion import cancel_and_wait
 from ..hosting.credentials import is_secret
 from ..hosting.outcome import stored_outcomes
-from ..store import LadderRecord, StoreConflict, now_iso
+from ..store import LadderRecord, StoreConflict, StoreError, now_iso
 from ..tournaments.entrants import derive, drawn_key, key_hash
 from ..tournaments.groups import GroupProgress
 from .director import LadderDirector
@@ -105,6 +107,23 @@ class Ladders:
         self._loading: dict[str, asyncio.Future[LadderDirector]] = {}
         self._keeping: dict[str, asyncio.Task[None]] = {}
         """Final ladders whose row is being written (then their directors leave memory)."""
+        self._keeper: asyncio.Task[None] | None = None
+        """On replicas: renews the leases of the ladders directed here, takes orphans over."""
+
+    @property
+    def address(self) -> str:
+        """This replica, as a ladder's lease names its director ("" alone). Read when
+        needed: a replica learns its address only once it listens."""
+        owner = self.arena.owner
+        return owner.address if owner is not None else ""
+
+    async def _claim(self, ladder_id: str) -> str:
+        """On replicas, the lease on a running ladder for this one if nobody else holds it
+        live: who directs it now ("" alone, or if it is not running)."""
+        owner = self.arena.owner
+        if owner is None:
+            return ""
+        return await self.arena.store.claim_ladder(ladder_id, self.address, owner.lease_ms)
 
     async def create(
         self, spec: LadderSpec, *, request_id: str | None, drawn: Sequence[int], operator: bool
@@ -117,6 +136,7 @@ class Ladders:
         record = LadderRecord(ladder_id, now_iso(), _with_keys(spec, secret, drawn), secret)
         try:
             await self.arena.store.create_ladder(record)
+            await self._claim(ladder_id)  # before any replica sees it orphaned
         except StoreConflict:
             if request_id is None:
                 raise
@@ -203,9 +223,14 @@ class Ladders:
             director = await self.get(ladder_id)
         return ladder_info(director), director
 
-    async def listed(self, records: Sequence[LadderRecord]) -> list[lpb.LadderInfo]:
+    async def listed(
+        self,
+        records: Sequence[LadderRecord],
+        elsewhere: Callable[[DirectedElsewhere, str], Awaitable[lpb.LadderInfo]],
+    ) -> list[lpb.LadderInfo]:
         """A page of ``ListLadders``: a ladder in memory as its director has it now, a closed
-        one from its kept row (one read for the page), and only one of neither read back."""
+        one from its kept row (one read for the page), only one of neither read back, and on
+        replicas one directed by another replica as ``elsewhere`` asks it there."""
         absent = [
             r.ladder_id
             for r in records
@@ -220,7 +245,11 @@ class Ladders:
                 infos.append(made.snapshot.ladder)
                 continue
             if director is None:
-                director = await self.get(record.ladder_id)
+                try:
+                    director = await self.get(record.ladder_id)
+                except DirectedElsewhere as moved:
+                    infos.append(await elsewhere(moved, record.ladder_id))
+                    continue
             infos.append(ladder_info(director))
         return infos
 
@@ -244,6 +273,9 @@ class Ladders:
         director = self.directors.get(ladder_id)
         if director is not None:
             return director
+        holder = await self._claim(ladder_id) if record.status == "running" else ""
+        if holder not in ("", self.address):  # on replicas, one directs a running ladder
+            raise DirectedElsewhere(ladder_id, holder, self.noun)
         director = self._host(record)
         await director.ready.wait()
         return director
@@ -267,6 +299,8 @@ class Ladders:
             for record in page:
                 if record.ladder_id in self.directors:
                     continue
+                if await self._claim(record.ladder_id) not in ("", self.address):
+                    continue  # another replica directs it
                 self.arena.reconnection.open(WALL_TIME.now())
                 try:
                     self._host(record)
@@ -277,7 +311,52 @@ class Ladders:
             if token is None:
                 break
         log.info("ladders_resumed", count=count)
+        if self.arena.owner is not None and self._keeper is None:
+            self._keeper = asyncio.create_task(self._keep_leases())
         return count
+
+    async def _keep_leases(self) -> None:
+        """As a replica: renew the leases of the ladders directed here, let go of those lost,
+        and take over the scheduling of any whose director stopped renewing (a third of a
+        lease apart, as tournaments')."""
+        owner = self.arena.owner
+        assert owner is not None
+        while True:
+            await asyncio.sleep(owner.lease_ms / 3000 * random.uniform(0.8, 1.0))
+            try:
+                await self._keep_leases_once()
+            except StoreError as error:  # the database is away: next round
+                log.warning("ladder_lease_round_failed", error=str(error))
+            except Exception:  # a ladder it could not take over: the next round tries again
+                log.exception("ladder_lease_round_failed")
+
+    async def _keep_leases_once(self) -> None:
+        owner = self.arena.owner
+        assert owner is not None
+        held = await self.arena.store.renew_ladders(self.address, owner.lease_ms)
+        for director in list(self.directors.values()):
+            if not director.closed and director.ladder_id not in held:
+                await self._let_go(director)
+        for ladder_id in await self.arena.store.orphaned_ladders():
+            if await self._claim(ladder_id) != self.address or ladder_id in self.directors:
+                continue
+            record = await self.arena.store.get_ladder(ladder_id)
+            if record is not None and record.status == "running":
+                log.info("ladder_lease_taken", ladder_id=ladder_id)
+                self.arena.reconnection.open(WALL_TIME.now())  # its entrants come over
+                self._host(record)
+
+    async def _let_go(self, director: LadderDirector) -> None:
+        """Another replica directs the ladder now: stop scheduling it here and end its
+        entrants' streams, each told where to enter again."""
+        log.info("ladder_lease_lost", ladder_id=director.ladder_id)
+        if self.directors.get(director.ladder_id) is director:
+            del self.directors[director.ladder_id]
+        director.moved = True
+        await director.stop()
+        for links in director.links.by_entrant:
+            for link in list(links):
+                link.offer(None)
 
     def match_changed(self, hosted: HostedMatch) -> None:
         """The arena's report: pass it to the director of the match's ladder."""
@@ -365,6 +444,8 @@ class Ladders:
         return lines
 
     async def shutdown(self) -> None:
+        await cancel_and_wait(self._keeper)
+        self._keeper = None
         for task in list(self._keeping.values()):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task

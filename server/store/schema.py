@@ -95,6 +95,11 @@ CREATE TABLE IF NOT EXISTS ladders (
     end_reason TEXT    NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ladders_by_created ON ladders (created_at, ladder_id);
+CREATE TABLE IF NOT EXISTS ladder_directors (
+    ladder_id TEXT    PRIMARY KEY,
+    director  TEXT    NOT NULL,
+    until_ms  {int64} NOT NULL
+);
 CREATE TABLE IF NOT EXISTS ladder_groups (
     ladder_id TEXT    NOT NULL,
     grp       {int64} NOT NULL,

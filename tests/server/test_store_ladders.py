@@ -51,3 +51,32 @@ def test_ladders_are_kept_closed_once_listed_both_ways_and_summarised_once(url: 
         assert kept == {"l0": b"zero", "l1": b"first"}
 
     with_store(url, body)
+
+
+def test_a_running_ladder_is_directed_by_one_replica_at_a_time(url: str) -> None:
+    """The lease on a ladder: claimed by one replica, refused to another while it is live,
+    taken over once it has run out, renewed only by its holder, and none on a closed one."""
+
+    async def body(store: EventStore) -> None:
+        for n in range(3):
+            await store.create_ladder(ladder(f"l{n}", f"2026-01-01T00:00:0{n}.000Z"))
+        await store.close_ladder("l2", "2026-01-03T00:00:00.000Z", "done")
+        assert await store.orphaned_ladders() == ["l0", "l1"]
+        assert await store.ladder_director("l0") is None
+        assert await store.claim_ladder("l0", "a:1", 60_000) == "a:1"
+        assert await store.claim_ladder("l0", "b:2", 60_000) == "a:1"
+        assert await store.ladder_director("l0") == ("a:1", True)
+        assert await store.orphaned_ladders() == ["l1"]
+        assert await store.claim_ladder("l2", "a:1", 60_000) == ""  # closed: nobody directs
+        assert await store.claim_ladder("nope", "a:1", 60_000) == ""
+        assert await store.claim_ladder("l1", "b:2", -1_000) == "b:2"  # run out at once
+        assert await store.orphaned_ladders() == ["l1"]
+        assert await store.ladder_director("l1") == ("b:2", False)
+        assert await store.claim_ladder("l1", "a:1", 60_000) == "a:1"
+        assert await store.renew_ladders("a:1", 60_000) == {"l0", "l1"}
+        assert await store.renew_ladders("b:2", 60_000) == set()
+        await store.close_ladder("l0", "2026-01-03T00:00:00.000Z", "done")
+        assert await store.renew_ladders("a:1", 60_000) == {"l1"}
+        assert await store.orphaned_ladders() == []
+
+    with_store(url, body)
