@@ -32,6 +32,9 @@ from .status import Context
 READ_SHARE = 0.25
 """The share of the event loop anonymous reads may hold together (``serve --read-share``)."""
 
+WAITING_FLOOR = 4
+"""Reads one address may have waiting once half the queue is taken."""
+
 MAX_COOLDOWN = 1.0
 """Seconds the gate stays shut after one read at most, however long the read took: one
 pathological read must not lock every reader out for long."""
@@ -40,13 +43,15 @@ pathological read must not lock every reader out for long."""
 @dataclass(frozen=True)
 class ReadLimits:
     """How the gate queues: ``share`` of the loop (1: no pause between reads); ``waiting``
-    calls queued in all and ``per_address`` from one address (beyond either: refused at once,
-    RESOURCE_EXHAUSTED with a retry delay); a call that waited ``wait_seconds`` is refused
-    the same way rather than queued for ever."""
+    calls queued in all and ``per_address`` from one address, or once half the queue is
+    taken :data:`WAITING_FLOOR`, so that the other half is there for newcomers however many
+    addresses came first (beyond either: refused at once, RESOURCE_EXHAUSTED with a retry
+    delay); a call that waited ``wait_seconds`` is refused the same way rather than queued
+    for ever."""
 
     share: float = READ_SHARE
-    waiting: int = 256
-    per_address: int = 8
+    waiting: int = 1024
+    per_address: int = 32
     wait_seconds: float = 2.0
 
     def __post_init__(self) -> None:
@@ -92,9 +97,9 @@ class ReadGate:
 
     async def _wait(self, address: str) -> None:
         queue = self._queues.get(address)
-        if self._waiting >= self.limits.waiting or (
-            queue is not None and len(queue) >= self.limits.per_address
-        ):
+        crowded = self._waiting >= self.limits.waiting // 2
+        mine = min(self.limits.per_address, WAITING_FLOOR if crowded else self.limits.waiting)
+        if self._waiting >= self.limits.waiting or (queue is not None and len(queue) >= mine):
             raise self._refusal("too many reads are waiting")
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         if queue is None:

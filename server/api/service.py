@@ -45,6 +45,7 @@ from .requests import (
 from .routing import Router
 from .status import Context, Refused, abort, streaming, unary
 from .streams import WATCH_STREAMS, Response, Streams, response
+from .waiting import WaitingMatches
 from .wire import Undecodable
 
 DRAINING = "the server is draining: reconnect and resume from your last seq"
@@ -73,7 +74,13 @@ class MatchService:
         its group stands, for the refusal's words)."""
         self.router = Router(arena, peers)
         self.streams = Streams(self._refuse_new, self.guard.hosts, watch_streams)
+        self.waiting = WaitingMatches(self._still_waiting)
+        """The matches anonymous creators left waiting for players, per address."""
         self.draining = False
+
+    def _still_waiting(self, match_id: str) -> bool:
+        hosted = self.arena.matches.get(match_id)
+        return hosted is not None and hosted.status == "waiting"
 
     def _refuse_new(self) -> None:
         """New writes and streams are refused while the server drains (reads still work)."""
@@ -164,6 +171,9 @@ class MatchService:
     ) -> spb.CreateMatchResponse:
         self._refuse_new()
         self.guard.may_create(context)
+        creator = None if self.guard.proven(context) else self.guard.hosts.of(context)
+        if creator is not None:
+            self.waiting.check(creator)
         if request.seed and len(request.seed) != 32:
             raise BadRequest(f"seed must be exactly 32 bytes, got {len(request.seed)}")
         check_request_id(request.request_id)
@@ -186,6 +196,8 @@ class MatchService:
             creator_secret=request.creator_secret or None,
         )
         await house.seat(hosted)
+        if creator is not None:
+            self.waiting.add(creator, hosted.match_id)
         return spb.CreateMatchResponse(match=match_info(hosted))
 
     @unary

@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from cardarena.server.api.reads import ReadGate, ReadLimits
+from cardarena.server.api.reads import WAITING_FLOOR, ReadGate, ReadLimits
 from cardarena.server.errors import Throttled
 
 from ..calls import run
@@ -80,6 +80,39 @@ def test_a_full_queue_refuses_at_once_with_a_retry_delay() -> None:
         for name in ("a0", "a1", "b0"):
             reader.release.setdefault(name, asyncio.Event()).set()
         await asyncio.gather(first, *queued)
+        assert gate.waiting == 0
+
+    run(scenario())
+
+
+def test_once_half_the_queue_is_taken_each_address_waits_at_most_the_floor() -> None:
+    """However many addresses came first, the other half of the queue is there for
+    newcomers, :data:`WAITING_FLOOR` each."""
+
+    async def scenario() -> None:
+        gate = ReadGate(ReadLimits(share=1.0, waiting=16, per_address=32))
+        reader = Reader(gate)
+        tasks = [asyncio.create_task(reader.read("held", "x"))]
+        await settle()
+
+        async def queue(address: str) -> int:
+            queued = 0
+            while True:
+                task = asyncio.create_task(reader.read(f"{address}{queued}", address))
+                await settle()
+                if task.done():  # refused at once
+                    assert isinstance(task.exception(), Throttled)
+                    return queued
+                tasks.append(task)
+                queued += 1
+
+        assert await queue("a") == 8  # half the queue: then the floor, which it holds already
+        assert await queue("b") == WAITING_FLOOR
+        assert await queue("c") == WAITING_FLOOR
+        assert await queue("d") == 0  # the queue is full
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         assert gate.waiting == 0
 
     run(scenario())

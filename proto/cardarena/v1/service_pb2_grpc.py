@@ -30,8 +30,8 @@ class MatchServiceStub:
     replica of a deployment answers every call for every match. docs/protocol.md is the guide.
     Reads made without the operator token (GetMatch, ListMatches, GetMatchLog here, and the
     tournaments' and ladders' reads) take turns: one at a time, each followed by a pause in
-    proportion to its cost, the addresses waiting served in turn; one that cannot wait (8
-    waiting from its address, 256 in all, or 2 s gone) is refused RESOURCE_EXHAUSTED with
+    proportion to its cost, the addresses waiting served in turn; one that cannot wait (32
+    waiting from its address, 4 once 512 wait, 1,024 in all, or 2 s gone) is refused RESOURCE_EXHAUSTED with
     `cardarena-retry-after-ms` (docs/server.md, "Anonymous reads take turns").
     """
 
@@ -108,8 +108,8 @@ class MatchServiceServicer:
     replica of a deployment answers every call for every match. docs/protocol.md is the guide.
     Reads made without the operator token (GetMatch, ListMatches, GetMatchLog here, and the
     tournaments' and ladders' reads) take turns: one at a time, each followed by a pause in
-    proportion to its cost, the addresses waiting served in turn; one that cannot wait (8
-    waiting from its address, 256 in all, or 2 s gone) is refused RESOURCE_EXHAUSTED with
+    proportion to its cost, the addresses waiting served in turn; one that cannot wait (32
+    waiting from its address, 4 once 512 wait, 1,024 in all, or 2 s gone) is refused RESOURCE_EXHAUSTED with
     `cardarena-retry-after-ms` (docs/server.md, "Anonymous reads take turns").
     """
 
@@ -124,7 +124,9 @@ class MatchServiceServicer:
     def CreateMatch(self, request, context):
         """Create a match; the seed commitment is public from now on. Needs the operator token
         when the server has one (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone
-        else is rate-limited per address (RESOURCE_EXHAUSTED). INVALID_ARGUMENT: unknown game,
+        else is rate-limited per address (RESOURCE_EXHAUSTED), and may leave at most 256
+        matches waiting for players from one address and its fair share of 4,096 from all
+        (RESOURCE_EXHAUSTED; a match stops counting once it starts). INVALID_ARGUMENT: unknown game,
         players or option, a bad seed, request_id, secret, reserved seat, house seat or move_ms;
         ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining. With
         house_seats: FAILED_PRECONDITION when the server offers no house bots,
@@ -338,8 +340,8 @@ class MatchService:
     replica of a deployment answers every call for every match. docs/protocol.md is the guide.
     Reads made without the operator token (GetMatch, ListMatches, GetMatchLog here, and the
     tournaments' and ladders' reads) take turns: one at a time, each followed by a pause in
-    proportion to its cost, the addresses waiting served in turn; one that cannot wait (8
-    waiting from its address, 256 in all, or 2 s gone) is refused RESOURCE_EXHAUSTED with
+    proportion to its cost, the addresses waiting served in turn; one that cannot wait (32
+    waiting from its address, 4 once 512 wait, 1,024 in all, or 2 s gone) is refused RESOURCE_EXHAUSTED with
     `cardarena-retry-after-ms` (docs/server.md, "Anonymous reads take turns").
     """
 

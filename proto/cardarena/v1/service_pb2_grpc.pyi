@@ -46,8 +46,8 @@ class MatchServiceStub:
     replica of a deployment answers every call for every match. docs/protocol.md is the guide.
     Reads made without the operator token (GetMatch, ListMatches, GetMatchLog here, and the
     tournaments' and ladders' reads) take turns: one at a time, each followed by a pause in
-    proportion to its cost, the addresses waiting served in turn; one that cannot wait (8
-    waiting from its address, 256 in all, or 2 s gone) is refused RESOURCE_EXHAUSTED with
+    proportion to its cost, the addresses waiting served in turn; one that cannot wait (32
+    waiting from its address, 4 once 512 wait, 1,024 in all, or 2 s gone) is refused RESOURCE_EXHAUSTED with
     `cardarena-retry-after-ms` (docs/server.md, "Anonymous reads take turns").
     """
 
@@ -62,7 +62,9 @@ class MatchServiceStub:
     CreateMatch: _grpc.UnaryUnaryMultiCallable[_service_pb2.CreateMatchRequest, _service_pb2.CreateMatchResponse]
     """Create a match; the seed commitment is public from now on. Needs the operator token
     when the server has one (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone
-    else is rate-limited per address (RESOURCE_EXHAUSTED). INVALID_ARGUMENT: unknown game,
+    else is rate-limited per address (RESOURCE_EXHAUSTED), and may leave at most 256
+    matches waiting for players from one address and its fair share of 4,096 from all
+    (RESOURCE_EXHAUSTED; a match stops counting once it starts). INVALID_ARGUMENT: unknown game,
     players or option, a bad seed, request_id, secret, reserved seat, house seat or move_ms;
     ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining. With
     house_seats: FAILED_PRECONDITION when the server offers no house bots,
@@ -163,8 +165,8 @@ class MatchServiceAsyncStub(MatchServiceStub):
     replica of a deployment answers every call for every match. docs/protocol.md is the guide.
     Reads made without the operator token (GetMatch, ListMatches, GetMatchLog here, and the
     tournaments' and ladders' reads) take turns: one at a time, each followed by a pause in
-    proportion to its cost, the addresses waiting served in turn; one that cannot wait (8
-    waiting from its address, 256 in all, or 2 s gone) is refused RESOURCE_EXHAUSTED with
+    proportion to its cost, the addresses waiting served in turn; one that cannot wait (32
+    waiting from its address, 4 once 512 wait, 1,024 in all, or 2 s gone) is refused RESOURCE_EXHAUSTED with
     `cardarena-retry-after-ms` (docs/server.md, "Anonymous reads take turns").
     """
 
@@ -176,7 +178,9 @@ class MatchServiceAsyncStub(MatchServiceStub):
     CreateMatch: _aio.UnaryUnaryMultiCallable[_service_pb2.CreateMatchRequest, _service_pb2.CreateMatchResponse]  # type: ignore[assignment]
     """Create a match; the seed commitment is public from now on. Needs the operator token
     when the server has one (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone
-    else is rate-limited per address (RESOURCE_EXHAUSTED). INVALID_ARGUMENT: unknown game,
+    else is rate-limited per address (RESOURCE_EXHAUSTED), and may leave at most 256
+    matches waiting for players from one address and its fair share of 4,096 from all
+    (RESOURCE_EXHAUSTED; a match stops counting once it starts). INVALID_ARGUMENT: unknown game,
     players or option, a bad seed, request_id, secret, reserved seat, house seat or move_ms;
     ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining. With
     house_seats: FAILED_PRECONDITION when the server offers no house bots,
@@ -276,8 +280,8 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
     replica of a deployment answers every call for every match. docs/protocol.md is the guide.
     Reads made without the operator token (GetMatch, ListMatches, GetMatchLog here, and the
     tournaments' and ladders' reads) take turns: one at a time, each followed by a pause in
-    proportion to its cost, the addresses waiting served in turn; one that cannot wait (8
-    waiting from its address, 256 in all, or 2 s gone) is refused RESOURCE_EXHAUSTED with
+    proportion to its cost, the addresses waiting served in turn; one that cannot wait (32
+    waiting from its address, 4 once 512 wait, 1,024 in all, or 2 s gone) is refused RESOURCE_EXHAUSTED with
     `cardarena-retry-after-ms` (docs/server.md, "Anonymous reads take turns").
     """
 
@@ -299,7 +303,9 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_service_pb2.CreateMatchResponse, _abc.Awaitable[_service_pb2.CreateMatchResponse]]:
         """Create a match; the seed commitment is public from now on. Needs the operator token
         when the server has one (none: UNAUTHENTICATED; another: PERMISSION_DENIED); everyone
-        else is rate-limited per address (RESOURCE_EXHAUSTED). INVALID_ARGUMENT: unknown game,
+        else is rate-limited per address (RESOURCE_EXHAUSTED), and may leave at most 256
+        matches waiting for players from one address and its fair share of 4,096 from all
+        (RESOURCE_EXHAUSTED; a match stops counting once it starts). INVALID_ARGUMENT: unknown game,
         players or option, a bad seed, request_id, secret, reserved seat, house seat or move_ms;
         ALREADY_EXISTS: request_id reused with other settings; UNAVAILABLE: draining. With
         house_seats: FAILED_PRECONDITION when the server offers no house bots,

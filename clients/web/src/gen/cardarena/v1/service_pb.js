@@ -313,8 +313,8 @@ export const MatchStatus = /*@__PURE__*/
  * replica of a deployment answers every call for every match. docs/protocol.md is the guide.
  * Reads made without the operator token (GetMatch, ListMatches, GetMatchLog here, and the
  * tournaments' and ladders' reads) take turns: one at a time, each followed by a pause in
- * proportion to its cost, the addresses waiting served in turn; one that cannot wait (8
- * waiting from its address, 256 in all, or 2 s gone) is refused RESOURCE_EXHAUSTED with
+ * proportion to its cost, the addresses waiting served in turn; one that cannot wait (32
+ * waiting from its address, 4 once 512 wait, 1,024 in all, or 2 s gone) is refused RESOURCE_EXHAUSTED with
  * `cardarena-retry-after-ms` (docs/server.md, "Anonymous reads take turns").
  *
  * @generated from service cardarena.v1.MatchService

@@ -1,0 +1,83 @@
+"""Matches left waiting for players: a budget per address and one for the whole server.
+
+The per-address create rate let 40 addresses create 12,842 matches in seconds on an open
+server (issue 29.2): each holds memory and a row until it starts or expires. Now an open
+server counts the matches each address created and left waiting, shares a server-wide
+budget fairly among them, and stops counting a match once it starts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grpc
+import pytest
+
+from cardarena.server.api.status import Refused
+from cardarena.server.api.streams import FAIR_FLOOR
+from cardarena.server.api.waiting import WaitingMatches
+from cardarena.v1 import service_pb2 as spb
+
+from ..calls import RPC_TIMEOUT as RPC
+from ..calls import run
+from .support import address_of, channel_to, create_table, secret, served
+
+
+def fill(budget: WaitingMatches, address: str) -> int:
+    """How many matches ``address`` may leave waiting before it is refused."""
+    made = 0
+    while True:
+        try:
+            budget.check(address)
+        except Refused as refused:
+            assert refused.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+            return made
+        budget.add(address, f"{address}/{made}")
+        made += 1
+
+
+def test_the_server_wide_budget_is_shared_and_leaves_room_for_newcomers() -> None:
+    budget = WaitingMatches(lambda match_id: True, per_address=64, total=16)
+    assert fill(budget, "10.0.0.1") == 8  # alone, half: the rest is for whoever comes next
+    assert fill(budget, "10.0.0.2") == FAIR_FLOOR
+    assert fill(budget, "10.0.0.3") == FAIR_FLOOR
+    assert fill(budget, "10.0.0.4") == 0  # all 16 are taken
+    with pytest.raises(Refused, match="from all addresses"):
+        budget.check("10.0.0.4")
+
+
+def test_a_match_that_started_no_longer_counts() -> None:
+    started: set[str] = set()
+    budget = WaitingMatches(lambda match_id: match_id not in started, per_address=3)
+    assert fill(budget, "10.0.0.1") == 3
+    started.add("10.0.0.1/1")
+    budget.check("10.0.0.1")  # one place again
+    budget.add("10.0.0.1", "10.0.0.1/3")
+    assert budget.counted == 3
+    with pytest.raises(Refused, match="3 matches waiting for players"):
+        budget.check("10.0.0.1")
+
+
+def test_an_open_server_refuses_an_address_its_waiting_matches_past_its_budget(
+    data_dir: Path,
+) -> None:
+    async def scenario() -> None:
+        async with served(data_dir) as server, channel_to(address_of(server)) as (_, api):
+            server.service.waiting.per_address = 3
+            waiting = [await create_table(api, seat_all=False) for _ in range(3)]
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await create_table(api, seat_all=False)
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "waiting for players" in (refused.value.details() or "")
+            # Its seats taken, a match starts and makes room.
+            for seat in range(waiting[0].players):
+                await api.JoinMatch(
+                    spb.JoinMatchRequest(
+                        match_id=waiting[0].match_id, seat=seat, name="p", token=secret()
+                    ),
+                    timeout=RPC,
+                )
+            await create_table(api, seat_all=False)
+            assert server.service.waiting.counted == 3
+
+    run(scenario(), 60)
