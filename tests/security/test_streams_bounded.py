@@ -38,6 +38,11 @@ NOT_READING = [("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 1024)
 """A client channel that takes in at most ~1 KiB of a stream it does not read."""
 MAX_GROWTH_KIB = 60 * 1024
 """Generous: a bounded server grows by a few MB here; the unbounded one by hundreds."""
+OVERFLOW = PLAY_QUEUE + 200
+"""Actions a non-reading client writes: more answers than its queue holds, so the server
+drops it; and few enough that they fit the server's fixed receive window once it stops
+reading the dropped call (without bandwidth-delay probing, a write past that window would
+wait for ever, and a write still pending when the call ends fails INTERNAL on the client)."""
 LONG_MATCH = {"rounds": ["pass", "clubs", "queens", "grand", "trumps", "finale", "fan_tan"] * 3}
 """A Heptathlon three times over: about 1,300 events, more than a subscriber's queue holds."""
 
@@ -87,7 +92,7 @@ def test_a_play_client_that_stops_reading_after_its_snapshot_is_dropped_with_mem
     with ServerProcess(data_dir) as server:
         assert server.process is not None
         growth, got, code = run(
-            write_without_reading(server.address, server.process.pid, 6000, "bogus"), 60
+            write_without_reading(server.address, server.process.pid, OVERFLOW, "bogus"), 60
         )
     assert growth < MAX_GROWTH_KIB, f"the server grew by {growth} KiB"
     assert code == grpc.StatusCode.UNAVAILABLE, (got, code)
@@ -99,7 +104,7 @@ def test_a_dropped_play_client_is_not_logged_as_a_server_fault(data_dir: Path) -
     with ServerProcess(data_dir) as server:
         assert server.process is not None
         _, _, code = run(
-            write_without_reading(server.address, server.process.pid, 6000, "bogus"), 60
+            write_without_reading(server.address, server.process.pid, OVERFLOW, "bogus"), 60
         )
         server.terminate()
     assert code == grpc.StatusCode.UNAVAILABLE
