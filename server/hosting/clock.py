@@ -66,6 +66,10 @@ class Reconnection:
         return max(0, int((self.until - now) * 1000))
 
 
+_EXPIRING: set[asyncio.Task[None]] = set()
+"""Expiries under way (a move clock that fired): kept referenced until they end."""
+
+
 class MoveClock:
     """``move_ms`` per move (0: no clock), kept by ``keeper``."""
 
@@ -75,16 +79,32 @@ class MoveClock:
         self.deadline = 0.0
         """Unix seconds by which the seat to act must act; 0: none."""
         self._timer: asyncio.Task[None] | None = None
+        self._handle: asyncio.TimerHandle | None = None
+        """The event loop's timer, on the wall clock: a task is made only if it fires."""
 
     def start(
         self, expire: Callable[[], Coroutine[Any, Any, None]], *, delay_ms: int | None = None
     ) -> None:
         """A full move's time from now (or ``delay_ms``), then ``expire()`` (any running timer
-        is stopped)."""
+        is stopped).
+
+        Why a loop timer and not a task that sleeps: the clock is started and stopped at every
+        action of a timed match, and a task costs its creation, a first step to go to sleep
+        and another to be cancelled (about 10 us of the event loop), a timer a fifth of that.
+        A keeper of its own (a test's) keeps a task that sleeps on it."""
         self.stop()
         delay = self.move_ms if delay_ms is None else delay_ms
         self.deadline = self.keeper.now() + delay / 1000
-        self._timer = asyncio.create_task(self._run(expire, delay / 1000))
+        if self.keeper is WALL_TIME:
+            self._handle = asyncio.get_running_loop().call_later(delay / 1000, self._fire, expire)
+        else:
+            self._timer = asyncio.create_task(self._run(expire, delay / 1000))
+
+    def _fire(self, expire: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        self._handle = None
+        task = asyncio.ensure_future(expire())
+        _EXPIRING.add(task)  # referenced until it ends, as the timer's task was
+        task.add_done_callback(_EXPIRING.discard)
 
     def estimate(
         self,
@@ -109,6 +129,9 @@ class MoveClock:
             self.deadline = self.keeper.now() + allowed / 1000
 
     def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
