@@ -7,11 +7,10 @@ victim's p99 within 2x of the quiet run, the server's RSS within a stated bound,
 the victim nor a legitimate bot host refused. This measures exactly that.
 
 Method: one ``cardarena serve`` (SQLite in a temporary dir, gRPC-Web gateway on, default
-limits, open) on 127.0.0.1; with ``--pin`` (the default on two CPUs or more) the server and
-this process on every CPU but the last, each flood process on the last: an attacker's CPU is
-not the server's, and on one machine an unpinned flooder's own work (a connection storm takes
-most of a core) competes with the server for its CPUs, which no server can defend against. In
-this process the *victim* plays Hexathlon matches back to back,
+limits, open) on 127.0.0.1; with ``--pin`` (the default on two CPUs or more) each flood
+process on the last CPU: an attacker's CPU is not the server's, and on one machine an
+unpinned flooder's own work (a connection storm takes most of a core) would take the server's
+CPUs too, which no server can defend against. In this process the *victim* plays Hexathlon matches back to back,
 four random bots over the normal client (``ArenaClient.play`` with unary ``SubmitAction``,
 ``--think`` ms before each action): an action's latency is its ``SubmitAction`` call, retries
 included; a failed call or set-up is a refusal of the victim, and so is a *browser probe* (a
@@ -144,13 +143,15 @@ def pin(pid: int, cpus: set[int] | None) -> None:
 
 
 def placement(enabled: bool) -> tuple[set[int] | None, set[int] | None]:
-    """With ``--pin`` and two CPUs or more: the server and the victim on all but the last,
-    every flood (and the bot host) on the last, as a remote client's CPU would be its own;
-    else ``(None, None)``."""
+    """With ``--pin`` and two CPUs or more: every flood (and the bot host) on the last CPU,
+    the server and the victim wherever the kernel puts them, so that a flooder's own work
+    takes at most one CPU, as a remote client's would take none of the server's; else
+    ``(None, None)``. (Pinning the server to the other CPUs as well would put its store's
+    writer thread on its event loop's CPU, which no deployment does.)"""
     cpus = sorted(os.sched_getaffinity(0))
     if not enabled or len(cpus) < 2:
         return None, None
-    return set(cpus[:-1]), {cpus[-1]}
+    return None, {cpus[-1]}
 
 
 # --- the victim --------------------------------------------------------------------------
@@ -651,8 +652,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--rss-bound", type=float, default=128.0, help="MiB over quiet RSS allowed (128)")
     add("--keep", type=Path, help="keep the server's data and log in this directory")
     add("--pin", action=argparse.BooleanOptionalAction, default=True,
-        help="the floods on a CPU of their own, the server and the victim on the others, as"
-        " a remote attacker's CPU would be its own (default on where there are 2 CPUs or more)")  # fmt: skip
+        help="the floods on the last CPU, so that a flooder's own work takes at most one"
+        " (default on where there are 2 CPUs or more)")  # fmt: skip
     args = parser.parse_args(argv)
     args.server_cpus, args.flood_cpus = placement(args.pin)
     args.floods = [f for f in args.floods.split(",") if f]
