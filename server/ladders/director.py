@@ -114,6 +114,8 @@ class LadderDirector:
         """Entrant -> the player it is now (its latest version)."""
         self.closed = record.status != "running"
         self.moved = False
+        self.stopping = False
+        """Set by :meth:`stop`: the scheduling loop ends even if a cancel is lost."""
         """On replicas: another replica took the ladder over, and this director stopped."""
         self.version = 0
         self._on_change = on_change
@@ -157,7 +159,7 @@ class LadderDirector:
         backoff; a ladder never stops scheduling for good because the store blinked."""
         pause = RETRY_SECONDS[0]
         recovered = False
-        while True:
+        while not self.stopping:
             try:
                 if not recovered:
                     await self._recover()
@@ -176,8 +178,11 @@ class LadderDirector:
                 pause = min(pause * 2, RETRY_SECONDS[-1])
                 continue
             self._wake.clear()
+            # asyncio.timeout, not wait_for: 3.11's wait_for loses a cancel that comes as the
+            # event is set (stop() then waited on a director that went on scheduling).
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), RETRY_SECONDS[-1])
+                async with asyncio.timeout(RETRY_SECONDS[-1]):
+                    await self._wake.wait()
 
     async def _recover(self) -> None:
         """Walk the groups a previous process made, a batch at a time: ended matches fold
@@ -533,6 +538,7 @@ class LadderDirector:
         self._on_change(self)
 
     async def stop(self) -> None:
+        self.stopping = True
         for task in [self.task, *self._tasks]:
             if task is not None:
                 task.cancel()
