@@ -17,6 +17,14 @@ How to run (from the repository root)::
     .venv/bin/python scripts/bench_hosting.py                       # 200 matches, ~30 s
     .venv/bin/python scripts/bench_hosting.py --matches 50 --actions 100 --rounds 5
     .venv/bin/python scripts/bench_hosting.py --profile             # where the time goes
+    .venv/bin/python scripts/bench_hosting.py --play --stages       # Play-like, per stage
+
+``--play`` acts as a Play call does (each match's actions in a task marked ``hosting.steady``:
+no task of its own per action), ``--timed`` hosts matches with a move clock, and ``--stages``
+prints each stage's CPU per action on the event loop and the writer thread
+(``CARDARENA_STAGE_TIMES=1``, as ``bench_server.py --stages``), which is far steadier than a
+run's total on a shared machine: compare a change by running both versions in turn, several
+rounds each, and reading the medians.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import os
 import pstats
 import random
 import statistics
@@ -33,10 +42,14 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+if "--stages" in sys.argv[1:]:  # read once, when cardarena.server.metrics is imported
+    os.environ["CARDARENA_STAGE_TIMES"] = "1"
+
 from cardarena.engine import Match
+from cardarena.server import metrics
 from cardarena.server.api.streams import response
 from cardarena.server.app import configure_logging
-from cardarena.server.hosting import Arena, HostedMatch, Subscriber
+from cardarena.server.hosting import Arena, HostedMatch, Subscriber, steady
 from cardarena.server.store import SqliteStore
 from cardarena.server.store.records import MatchRecord
 from cardarena.v1 import service_pb2 as spb
@@ -53,10 +66,10 @@ async def drain(reader: Subscriber) -> None:
             made.SerializeToString()
 
 
-async def seated(arena: Arena, matches: int) -> list[HostedMatch]:
+async def seated(arena: Arena, matches: int, move_ms: int = 0) -> list[HostedMatch]:
     hosted = []
     for _ in range(matches):
-        match = await arena.create("hexathlon", 4, None)
+        match = await arena.create("hexathlon", 4, None, move_ms=move_ms)
         for _ in range(4):
             await match.join(None, "bench")
         hosted.append(match)
@@ -81,26 +94,38 @@ def cpu_per(count: int, run: Callable[[], object]) -> float:
 
 
 async def hosting_round(
-    matches: int, actions: int, seed: int, profile: bool
+    matches: int,
+    actions: int,
+    seed: int,
+    profile: bool,
+    *,
+    play: bool = False,
+    move_ms: int = 0,
+    stages: dict[str, list[float]] | None = None,
 ) -> tuple[float, int, list[tuple[Match, Moves]]]:
-    """µs per action of hosted play; the actions; each match's engine as it started."""
+    """µs per action of hosted play; the actions; each match's engine as it started. With
+    ``stages``, each stage's µs per action is appended to it."""
     with tempfile.TemporaryDirectory() as tmp:
         async with SqliteStore(Path(tmp) / "bench.db") as store:
-            hosted = await seated(Arena(store), matches)
+            hosted = await seated(Arena(store), matches, move_ms)
             starts = [h.engine.clone() for h in hosted]
             readers = [h.readers.subscribe(seat) for h in hosted for seat in range(4)]
             draining = [asyncio.create_task(drain(r)) for r in readers]
             moves: list[Moves] = [[] for _ in hosted]
             profiler = cProfile.Profile() if profile else None
-            started = time.process_time()
+            acting = [
+                asyncio.create_task(act(h, actions, random.Random(seed * 100_003 + i), m))
+                for i, (h, m) in enumerate(zip(hosted, moves, strict=True))
+            ]
+            for task in acting if play else ():
+                steady(task)  # as a Play call's acting task: never cancelled mid-action
+            metrics.LOOP.ns.clear()
+            metrics.WRITER.ns.clear()
+            started, loop_started = time.process_time(), time.thread_time()
             if profiler is not None:
                 profiler.enable()
-            await asyncio.gather(
-                *(
-                    act(h, actions, random.Random(seed * 100_003 + i), m)
-                    for i, (h, m) in enumerate(zip(hosted, moves, strict=True))
-                )
-            )
+            await asyncio.gather(*acting)
+            loop_cpu = time.thread_time() - loop_started
             if profiler is not None:
                 profiler.disable()
                 pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
@@ -111,6 +136,11 @@ async def hosting_round(
             if dropped:  # a reader that fell behind costs nothing more: the figure would flatter
                 raise SystemExit(f"{dropped} readers fell a whole queue behind: fewer --matches")
             count = sum(len(m) for m in moves)
+            if stages is not None:
+                for thread, laps in (("loop", metrics.LOOP), ("writer", metrics.WRITER)):
+                    for stage, ns in laps.ns.items():
+                        stages.setdefault(f"{thread}: {stage}", []).append(ns / 1e3 / count)
+                stages.setdefault("loop: the thread's CPU", []).append(loop_cpu * 1e6 / count)
             return elapsed * 1e6 / max(count, 1), count, list(zip(starts, moves, strict=True))
 
 
@@ -156,6 +186,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="rounds; medians shown (3)")
     parser.add_argument("--seed", type=int, default=1, help="of the random actions (1)")
     parser.add_argument("--profile", action="store_true", help="profile one hosting round")
+    parser.add_argument(
+        "--play", action="store_true", help="act as a Play call does (no task per action)"
+    )
+    parser.add_argument("--timed", action="store_true", help="matches with a 60 s move clock")
+    parser.add_argument(
+        "--stages", action="store_true", help="print each stage's CPU per action (medians)"
+    )
     args = parser.parse_args(argv)
     for name in ("matches", "actions", "rounds"):
         if getattr(args, name) < 1:
@@ -164,11 +201,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     hosting: list[float] = []
     engine: list[float] = []
     store: list[float] = []
+    move_ms = 60_000 if args.timed else 0
+    stages: dict[str, list[float]] = {}
     if args.profile:  # a round of its own: the profiler's overhead stays out of the medians
-        asyncio.run(hosting_round(args.matches, args.actions, args.seed, profile=True))
+        asyncio.run(
+            hosting_round(
+                args.matches, args.actions, args.seed, True, play=args.play, move_ms=move_ms
+            )
+        )
     for round_ in range(args.rounds):
         per_action, count, played = asyncio.run(
-            hosting_round(args.matches, args.actions, args.seed + round_, profile=False)
+            hosting_round(
+                args.matches,
+                args.actions,
+                args.seed + round_,
+                False,
+                play=args.play,
+                move_ms=move_ms,
+                stages=stages if args.stages else None,
+            )
         )
         hosting.append(per_action)
         engine.append(engine_alone(played))
@@ -186,6 +237,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"  the hosting layer's own (the rest)       {h - e - s:7.0f} µs   {(h - e - s) / h:5.1%}"
     )
+    if stages:
+        print(
+            "  stages of a hosted action, µs of CPU per action (medians; each with a clock read):"
+        )
+        for name, values in sorted(stages.items()):
+            print(f"    {name:<38} {statistics.median(values):7.1f}")
     return 0
 
 
