@@ -172,8 +172,12 @@ class MatchService:
         self._refuse_new()
         self.guard.may_create(context)
         creator = None if self.guard.proven(context) else self.guard.hosts.of(context)
-        if creator is not None:
-            self.waiting.check(creator)
+        with self.waiting.creating(creator) as created:  # its place held while it is made
+            hosted = await self._create(request)
+            created(hosted.match_id)
+        return spb.CreateMatchResponse(match=match_info(hosted))
+
+    async def _create(self, request: spb.CreateMatchRequest) -> HostedMatch:
         if request.seed and len(request.seed) != 32:
             raise BadRequest(f"seed must be exactly 32 bytes, got {len(request.seed)}")
         check_request_id(request.request_id)
@@ -196,9 +200,7 @@ class MatchService:
             creator_secret=request.creator_secret or None,
         )
         await house.seat(hosted)
-        if creator is not None:
-            self.waiting.add(creator, hosted.match_id)
-        return spb.CreateMatchResponse(match=match_info(hosted))
+        return hosted
 
     @unary
     async def JoinMatch(

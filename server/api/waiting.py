@@ -8,12 +8,15 @@ creator's address and against one budget for the whole server, shared as the spe
 streams are (:meth:`.streams.Streams._shared`): an address holds at most its share, and once
 half the budget is taken at most :data:`.streams.FAIR_FLOOR`, so that newcomers always find
 room. A match stops counting when it starts, ends or is cancelled; the operator's (and a
-tournament's or a ladder's) never count.
+tournament's or a ladder's) never count. A match being created holds its place from the
+check to its creation (:meth:`WaitingMatches.creating`): creates in flight together (the
+store writes them in one batch) must not all pass one check that counts none of them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 
 import grpc
 
@@ -44,17 +47,44 @@ class WaitingMatches:
         self.per_address = per_address
         self.total = total
         self._by_address: dict[str, set[str]] = {}
+        self._creating: dict[str, int] = {}
+        """Places held by matches being created, by address (:meth:`creating`)."""
         self.counted = 0
-        """Matches counted now, every address's together."""
+        """Matches counted now, every address's together (those being created too)."""
+
+    @contextlib.contextmanager
+    def creating(self, address: str | None) -> Iterator[Callable[[str], None]]:
+        """Hold a place for one match ``address`` is creating (``None``: a proven caller,
+        never counted), refused as :meth:`check` refuses; the function yielded names the
+        match created, which keeps the place. A create that fails gives it back."""
+        if address is None:
+            yield lambda match_id: None
+            return
+        self.check(address)
+        self._creating[address] = self._creating.get(address, 0) + 1
+        self.counted += 1
+        named: list[str] = []
+        try:
+            yield named.append
+        finally:
+            left = self._creating[address] - 1
+            if left:
+                self._creating[address] = left
+            else:
+                del self._creating[address]
+            self.counted -= 1
+            for match_id in named:
+                self.add(address, match_id)
 
     def check(self, address: str) -> None:
         """Refuse RESOURCE_EXHAUSTED if ``address`` may not leave one more match waiting."""
-        mine = self._by_address.get(address, set())
-        if len(mine) >= self._cap(address) and self._prune(address) >= self._cap(address):
+        if self._held(address) >= self._cap(address) and (
+            self._prune(address) + self._creating.get(address, 0) >= self._cap(address)
+        ):
             raise Refused(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"this address has {len(mine)} matches waiting for players, the most it may"
-                " now: take their seats, cancel them or let them expire first",
+                f"this address has {self._held(address)} matches waiting for players, the"
+                " most it may now: take their seats, cancel them or let them expire first",
             )
         if self.counted >= self.total and self._prune_all() >= self.total:
             raise Refused(
@@ -69,11 +99,15 @@ class WaitingMatches:
             ids.add(match_id)
             self.counted += 1
 
+    def _held(self, address: str) -> int:
+        """The places ``address`` holds: its matches counted, and those being created."""
+        return len(self._by_address.get(address, ())) + self._creating.get(address, 0)
+
     def _cap(self, address: str) -> int:
         """Its share leaves room for one more address than hold matches now; once half the
         budget is taken, the rest is for addresses holding no more than the floor."""
         used = self.counted
-        holders = len(self._by_address.keys() - {address})
+        holders = len((self._by_address.keys() | self._creating.keys()) - {address})
         share = self.total // (holders + 2) if used < self.total // 2 else 0
         return min(self.per_address, max(FAIR_FLOOR, share))
 

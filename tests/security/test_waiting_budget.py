@@ -8,6 +8,8 @@ budget fairly among them, and stops counting a match once it starts.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from pathlib import Path
 
 import grpc
@@ -79,5 +81,52 @@ def test_an_open_server_refuses_an_address_its_waiting_matches_past_its_budget(
                 )
             await create_table(api, seat_all=False)
             assert server.service.waiting.counted == 3
+
+    run(scenario(), 60)
+
+
+def test_creates_in_flight_hold_their_places_and_a_failed_one_gives_its_back() -> None:
+    budget = WaitingMatches(lambda match_id: True, per_address=3)
+    with contextlib.ExitStack() as flight:
+        named = [flight.enter_context(budget.creating("10.0.0.1")) for _ in range(3)]
+        with pytest.raises(Refused, match="3 matches waiting"), budget.creating("10.0.0.1"):
+            pass  # three creates are under way: a fourth may not start
+        assert budget.counted == 3
+        with pytest.raises(ValueError), budget.creating("10.0.0.2"):
+            raise ValueError("the create failed")
+        assert budget.counted == 3  # the failed create's place is back
+        for n, name in enumerate(named):
+            name(f"m{n}")
+    assert budget.counted == 3
+    with pytest.raises(Refused):
+        budget.check("10.0.0.1")
+    with budget.creating(None) as name:  # a proven caller's is never counted
+        name("operator's")
+    assert budget.counted == 3
+
+
+def test_concurrent_creates_from_one_address_stop_at_its_budget(data_dir: Path) -> None:
+    """Before: every create in flight passed the check, none of them counted yet, so 300
+    creates at once over 10 connections left 21 to 25 waiting where 20 were allowed."""
+
+    async def scenario() -> None:
+        async with served(data_dir) as server, contextlib.AsyncExitStack() as stack:
+            server.service.waiting.per_address = 20
+            apis = [
+                (await stack.enter_async_context(channel_to(address_of(server))))[1]
+                for _ in range(10)
+            ]
+            outcomes = await asyncio.gather(
+                *(create_table(apis[n % 10], seat_all=False) for n in range(300)),
+                return_exceptions=True,
+            )
+            made = [o for o in outcomes if not isinstance(o, BaseException)]
+            refused = [o for o in outcomes if isinstance(o, grpc.aio.AioRpcError)]
+            assert len(made) + len(refused) == 300
+            assert {e.code() for e in refused} == {grpc.StatusCode.RESOURCE_EXHAUSTED}
+            assert len(made) == 20
+            assert server.service.waiting.counted == 20
+            waiting = [m for m in server.arena.matches.values() if m.status == "waiting"]
+            assert len(waiting) == 20
 
     run(scenario(), 60)
