@@ -108,7 +108,12 @@ class ReadGate:
         self._waiting += 1
         self._schedule()
         try:
-            await asyncio.wait_for(asyncio.shield(waiter), self.limits.wait_seconds)
+            # Not wait_for: on 3.11 it swallows a cancel that comes as the turn is given, and
+            # the read of a call that is gone would run (for ever, if it awaits for ever).
+            # The shield: only this task's wait is cancelled, never the waiter, which the
+            # gate may be giving its turn to meanwhile.
+            async with asyncio.timeout(self.limits.wait_seconds):
+                await asyncio.shield(waiter)
         except (TimeoutError, asyncio.CancelledError) as error:
             if waiter.done() and not waiter.cancelled():  # the turn came as it gave up: pass it on
                 self._running = False
