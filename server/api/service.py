@@ -22,6 +22,7 @@ from cardarena.v1.clocks import TimeControl
 from .. import metrics
 from ..errors import BadRequest, NotRunning
 from ..hosting import Arena, HostedMatch, PbProjector, Submitted, project_for
+from ..hosting.arena import match_id_for
 from ..house import HouseBots
 from .access import Access, Guard
 from .embargo import Embargo, GroupOf
@@ -172,6 +173,8 @@ class MatchService:
         self._refuse_new()
         self.guard.may_create(context)
         creator = None if self.guard.proven(context) else self.guard.hosts.of(context)
+        if request.request_id and match_id_for(request.request_id) in self.arena.matches:
+            creator = None  # a retry: it makes no match (the first's, or refused as reused)
         with self.waiting.creating(creator) as created:  # its place held while it is made
             hosted = await self._create(request)
             created(hosted.match_id)

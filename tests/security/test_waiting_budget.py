@@ -130,3 +130,41 @@ def test_concurrent_creates_from_one_address_stop_at_its_budget(data_dir: Path) 
             assert len(waiting) == 20
 
     run(scenario(), 60)
+
+
+def test_a_retried_create_at_the_budget_returns_its_match(data_dir: Path) -> None:
+    """A create whose answer was lost is retried with its request id (the reference client
+    does): at its address's budget, the retry still returns the match its first attempt
+    made, which counts once. Before: refused RESOURCE_EXHAUSTED, with no retry delay, so
+    the client gave up on a match that stood waiting for an hour."""
+
+    async def scenario() -> None:
+        async with served(data_dir) as server, channel_to(address_of(server)) as (_, api):
+            server.service.waiting.per_address = 2
+            requests = [
+                spb.CreateMatchRequest(game="triathlon", players=3, request_id=secret())
+                for _ in range(3)
+            ]
+            made = [
+                (await api.CreateMatch(request, timeout=RPC)).match.match_id
+                for request in requests[:2]
+            ]
+            again = await api.CreateMatch(requests[1], timeout=RPC)
+            assert again.match.match_id == made[1]
+            assert server.service.waiting.counted == 2
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await api.CreateMatch(requests[2], timeout=RPC)  # a new match: over budget
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            reused = spb.CreateMatchRequest(
+                game="triathlon",
+                players=3,
+                request_id=requests[0].request_id,
+                time_control=spb.TimeControl(move_ms=5000),
+            )
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await api.CreateMatch(reused, timeout=RPC)  # its id, other settings: no match
+            assert refused.value.code() == grpc.StatusCode.ALREADY_EXISTS
+            assert server.service.waiting.counted == 2
+            assert sum(m.status == "waiting" for m in server.arena.matches.values()) == 2
+
+    run(scenario(), 30)
