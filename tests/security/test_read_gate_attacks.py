@@ -17,6 +17,9 @@ from typing import Any
 import grpc
 import pytest
 
+from cardarena.engine import GAMES
+from cardarena.engine.schedule import GameSpec
+from cardarena.server.api import service as service_module
 from cardarena.server.api.access import Access
 from cardarena.server.api.limits import FORWARDED_FOR, WEB_CLIENT
 from cardarena.server.api.peers import FORWARDED_BY, PEER_SECRET, Peers
@@ -467,5 +470,30 @@ def test_a_refusal_leaves_the_queue_as_it_was() -> None:
         release.set()
         await asyncio.wait_for(asyncio.gather(*tasks), QUICK)
         await whole(gate)
+
+    run(scenario())
+
+
+def test_list_games_is_cheap_for_every_caller(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ListGames is neither gated nor limited (a client's first call): it must cost the event
+    loop little. Before, every call built every game's description and options schema again
+    (1.7 ms of the loop, more than a gated ListMatches); now they are built once."""
+    built: list[str] = []
+    describe = service_module.describe
+
+    def counted(spec: GameSpec) -> spb.GameDescription:
+        built.append(spec.name)
+        return describe(spec)
+
+    monkeypatch.setattr(service_module, "describe", counted)
+
+    async def scenario() -> None:
+        async with served(data_dir) as server, channel_to(address_of(server)) as (_, api):
+            answers = [await api.ListGames(spb.ListGamesRequest(), timeout=QUICK) for _ in range(3)]
+            assert answers[0] == answers[1] == answers[2]
+            assert [g.name for g in answers[0].games] == list(GAMES)
+            assert len(built) <= len(GAMES)  # at most once each, whoever asked first
 
     run(scenario())
