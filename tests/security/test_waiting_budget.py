@@ -168,3 +168,38 @@ def test_a_retried_create_at_the_budget_returns_its_match(data_dir: Path) -> Non
             assert sum(m.status == "waiting" for m in server.arena.matches.values()) == 2
 
     run(scenario(), 30)
+
+
+def test_a_bot_host_creating_and_joining_200_matches_at_once_is_never_refused(
+    data_dir: Path,
+) -> None:
+    """As scripts/bench sets up: one address creates 200 matches at once, then takes every
+    seat of them; the started matches no longer count, so it sets up 200 more the same way."""
+
+    async def scenario() -> None:
+        async with served(data_dir) as server, contextlib.AsyncExitStack() as stack:
+            apis = [
+                (await stack.enter_async_context(channel_to(address_of(server))))[1]
+                for _ in range(4)
+            ]
+            for round_ in range(2):
+                tables = await asyncio.gather(
+                    *(create_table(apis[n % 4], seat_all=False) for n in range(200))
+                )
+                assert server.service.waiting.counted <= 200 * (round_ + 1)
+                await asyncio.gather(
+                    *(
+                        apis[n % 4].JoinMatch(
+                            spb.JoinMatchRequest(
+                                match_id=table.match_id, seat=seat, name="bot", token=secret()
+                            ),
+                            timeout=RPC,
+                        )
+                        for n, table in enumerate(tables)
+                        for seat in range(table.players)
+                    )
+                )
+                assert all(server.arena.matches[t.match_id].status == "running" for t in tables)
+            assert server.service.waiting._prune_all() == 0  # all 400 started
+
+    run(scenario(), 60)
