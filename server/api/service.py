@@ -22,7 +22,14 @@ from cardarena.v1.clocks import TimeControl
 
 from .. import metrics
 from ..errors import BadRequest, NotRunning
-from ..hosting import Arena, HostedMatch, PbProjector, Submitted, project_for
+from ..hosting import (
+    Arena,
+    HostedMatch,
+    PbProjector,
+    Submitted,
+    project_for,
+    to_completion,
+)
 from ..hosting.arena import match_id_for
 from ..house import HouseBots
 from .access import Access, Guard
@@ -174,10 +181,18 @@ class MatchService:
         creator = None if self.guard.proven(context) else self.guard.hosts.of(context)
         if request.request_id and match_id_for(request.request_id) in self.arena.matches:
             creator = None  # a retry: it makes no match (the first's, or refused as reused)
+        # To its end whether or not the call lives: the store makes the match either way
+        # (its work runs to completion), and a match made must count.
+        hosted = await to_completion(self._counted_create(request, creator))
+        return spb.CreateMatchResponse(match=match_info(hosted))
+
+    async def _counted_create(
+        self, request: spb.CreateMatchRequest, creator: str | None
+    ) -> HostedMatch:
         with self.waiting.creating(creator) as created:  # its place held while it is made
             hosted = await self._create(request)
             created(hosted.match_id)
-        return spb.CreateMatchResponse(match=match_info(hosted))
+        return hosted
 
     async def _create(self, request: spb.CreateMatchRequest) -> HostedMatch:
         if request.seed and len(request.seed) != 32:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -22,7 +23,8 @@ from cardarena.v1 import service_pb2 as spb
 
 from ..calls import RPC_TIMEOUT as RPC
 from ..calls import run
-from .support import address_of, channel_to, create_table, secret, served
+from ..waiting import eventually
+from .support import address_of, channel_to, code_of, create_table, secret, served
 
 
 def fill(budget: WaitingMatches, address: str) -> int:
@@ -203,3 +205,52 @@ def test_a_bot_host_creating_and_joining_200_matches_at_once_is_never_refused(
             assert server.service.waiting._prune_all() == 0  # all 400 started
 
     run(scenario(), 60)
+
+
+def test_a_create_whose_call_ends_before_its_answer_still_counts(data_dir: Path) -> None:
+    """The match of a CreateMatch cancelled or past its deadline mid-way is still made (the
+    store's work runs to its end), so it must count as well. Before: its place was given
+    back as the call ended and the match made afterwards was never counted, so a client
+    with a deadline shorter than a create left as many matches waiting as it liked."""
+
+    async def scenario() -> None:
+        async with served(data_dir) as server, channel_to(address_of(server)) as (_, api):
+            budget = server.service.waiting
+            budget.per_address = 2
+            store = server.arena.store
+            create_match = store.create_match
+            slow = asyncio.Event()
+
+            async def held(*args: Any, **kwargs: Any) -> Any:
+                await slow.wait()
+                return await create_match(*args, **kwargs)
+
+            store.create_match = held  # type: ignore[method-assign]
+            try:
+                request = spb.CreateMatchRequest(game="triathlon", players=3)
+                codes: list[grpc.StatusCode] = []
+                for _ in range(3):  # the calls end, their creates are still under way
+                    codes += await asyncio.gather(
+                        *(code_of(api.CreateMatch(request, timeout=0.3)) for _ in range(4))
+                    )
+                assert grpc.StatusCode.DEADLINE_EXCEEDED in codes, codes
+                assert set(codes) <= {
+                    grpc.StatusCode.DEADLINE_EXCEEDED,
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                }
+                slow.set()
+
+                def waiting() -> int:
+                    return sum(m.status == "waiting" for m in server.arena.matches.values())
+
+                await eventually(lambda: waiting() >= 2 or None, what="the held creates done")
+                await asyncio.sleep(0.1)
+                assert waiting() == 2
+                assert budget.counted == 2
+                assert await code_of(api.CreateMatch(request, timeout=RPC)) == (
+                    grpc.StatusCode.RESOURCE_EXHAUSTED
+                )
+            finally:
+                store.create_match = create_match  # type: ignore[method-assign]
+
+    run(scenario(), 30)
