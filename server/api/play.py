@@ -6,6 +6,11 @@ the call itself: each message is handed on once, with no task in between. A clie
 reading overflows it and the call ends (UNAVAILABLE; resume from the last seq). When the match
 ends, the result of the action in flight (the one that ended it) is sent before the stream
 closes.
+
+A call opened with ``PlayOpen.batched`` gets each live write's events on one message (the
+first in ``event``, the rest in ``more_events``), made once for every batched reader that sees
+the write alike (``hosting.ToldBatch``): fewer messages, each of which costs the event loop
+more than its bytes do.
 """
 
 from __future__ import annotations
@@ -84,6 +89,7 @@ class PlayCall:
             on_drop=self.drop,
             size=PLAY_QUEUE,
             opened=lambda reader: self._opened(reader, opening),
+            batched=opening.batched,
         )
         try:
             async with contextlib.aclosing(events) as stream:

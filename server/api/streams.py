@@ -24,14 +24,16 @@ from ..hosting import (
     PbProjector,
     Subscriber,
     Told,
+    ToldBatch,
     project_for,
 )
 from .limits import ClientHosts
 from .status import FELL_BEHIND, Context, Refused, abort
 
-StreamItem = pb.Snapshot | pb.Event | Told | pb.YourTurn | Aside
+StreamItem = pb.Snapshot | pb.Event | Told | ToldBatch | pb.YourTurn | Aside
 """What :meth:`Streams.events` yields: the snapshot first, then events (the last of a write
-with the turn that follows it) and prompts, and what the reader's own call put among them."""
+with the turn that follows it; a batched Play call's writes each as one ``ToldBatch``) and
+prompts, and what the reader's own call put among them."""
 
 Response = TypeVar("Response", spb.StreamEventsResponse, spb.WatchMatchResponse, spb.PlayResponse)
 
@@ -49,6 +51,10 @@ TOLD_FIELDS = {
 """The numbers of the event's and the turn's fields in each stream's message: a published
 event goes out as bytes made once for every reader of a kind (:meth:`Told.wire`)."""
 
+MORE_EVENTS = spb.PlayResponse.DESCRIPTOR.fields_by_name["more_events"].number
+"""The field of a PlayResponse that holds the rest of a write's events on a batched call
+(``PlayOpen.batched``: :meth:`ToldBatch.wire`)."""
+
 
 def response(kind: type[Response], item: StreamItem) -> Response | bytes:
     """``item`` as a message of the stream ``kind`` (a told turn in its event's message), or
@@ -65,6 +71,11 @@ def response(kind: type[Response], item: StreamItem) -> Response | bytes:
     if isinstance(item, Told):
         event_field, turn_field = TOLD_FIELDS[kind]
         return item.wire(event_field, turn_field)
+    if isinstance(item, ToldBatch):
+        if kind is not spb.PlayResponse:
+            raise TypeError(f"a batch of events on a {kind.__name__} stream")
+        event_field, turn_field = TOLD_FIELDS[kind]
+        return item.wire(event_field, turn_field, MORE_EVENTS)
     field: dict[str, Any] = {FIELDS[type(item)]: item}
     return kind(**field)
 
@@ -261,12 +272,14 @@ class Streams:
         on_drop: Callable[[], None],
         size: int = SUBSCRIBER_QUEUE,
         opened: Callable[[Subscriber], None] | None = None,
+        batched: bool = False,
     ) -> AsyncGenerator[StreamItem, None]:
         """Snapshot, then stored events after ``after_seq``, then live ones: gap-free. Live
         turns and prompts come among them; a turn at the snapshot's own seq is news too (the
         clock restarted with no event: a replica took the match over). ``opened`` is handed
         the reader (its queue holds ``size`` messages) once it exists, so that the call can put
-        its own messages among the match's (:class:`Aside`). The stream ends once it has sent
+        its own messages among the match's (:class:`Aside`). ``batched``: each live write's
+        events come as one item (a Play call that asked for it). The stream ends once it has sent
         everything up to the match's last entry (``Readers.finished``). Close it when done
         (``contextlib.aclosing``): until then its reader stays subscribed, and holds one of
         its seat's streams or, a spectator's, one of its ``context``'s address's."""
@@ -275,7 +288,7 @@ class Streams:
             metrics.watch_idle(asyncio.get_running_loop())
         with self._slot(hosted, seat, context):
             async with hosted.lock:
-                sub = hosted.readers.subscribe(seat, on_drop, size)
+                sub = hosted.readers.subscribe(seat, on_drop, size, batched=batched)
                 if seat is not None:  # back after an outage: its clock runs from now
                     hosted.seat_back(seat)
                 snapshot = hosted.snapshot(seat)
@@ -299,7 +312,13 @@ class Streams:
                     live = await sub.queue.get()
                     if live is None:
                         raise Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND)
-                    if (
+                    if isinstance(live, ToldBatch) and live.first_seq <= opened_at:
+                        # A write partly in the snapshot (none is, while writes hold the
+                        # match's lock): only its newer events, never one twice.
+                        for told in live.items:
+                            if told.seq > opened_at:
+                                yield told
+                    elif (
                         isinstance(live, Aside)
                         or live.seq > opened_at
                         or (isinstance(live, Told) and live.event is None and live.seq == opened_at)

@@ -18,7 +18,15 @@ from .dealing import CONTRIBUTION_BYTES
 from .match import HostedMatch, Submitted
 from .rebuild import engine_setup, logged_action, rebuild_engine
 from .seating import Seat
-from .subscribers import SUBSCRIBER_QUEUE, Aside, PbProjector, Subscriber, Told, project_for
+from .subscribers import (
+    SUBSCRIBER_QUEUE,
+    Aside,
+    PbProjector,
+    Subscriber,
+    Told,
+    ToldBatch,
+    project_for,
+)
 
 __all__ = [
     "CONTRIBUTION_BYTES",
@@ -31,6 +39,7 @@ __all__ = [
     "Submitted",
     "Subscriber",
     "Told",
+    "ToldBatch",
     "engine_setup",
     "logged_action",
     "new_match_id",

@@ -81,16 +81,87 @@ class Told:
             return made[2]
         parts = []
         if self.event is not None:
-            if self.payload is None:
-                self.payload = self.event.SerializeToString()
-            parts.append(_field(event_field, self.payload))
+            parts.append(_field(event_field, self.event_bytes()))
         if self.turn is not None:
-            if self._turn_bytes is None:
-                self._turn_bytes = self.turn.SerializeToString()
-            parts.append(_field(turn_field, self._turn_bytes))
+            parts.append(_field(turn_field, self.turn_bytes()))
         data = b"".join(parts)
         self._wire = (event_field, turn_field, data)
         return data
+
+    def event_bytes(self) -> bytes:
+        """The event serialized, made once (the stored bytes when the reader sees it whole)."""
+        assert self.event is not None
+        if self.payload is None:
+            self.payload = self.event.SerializeToString()
+        return self.payload
+
+    def turn_bytes(self) -> bytes:
+        """The turn serialized, made once."""
+        assert self.turn is not None
+        if self._turn_bytes is None:
+            self._turn_bytes = self.turn.SerializeToString()
+        return self._turn_bytes
+
+
+BATCH_EVENTS = 256
+"""Events one batched message holds at most: a write has a few, but a follower that catches
+up on many writes publishes them together, and a message must stay small."""
+
+
+class ToldBatch:
+    """The events of one write on one message, for the readers that asked for it (a Play
+    call opened with ``batched``): the first in the message's ``event``, the others in order
+    in its ``more_events``, the turn of the last :class:`Told` (if any) in its ``turn``.
+
+    Like a :class:`Told`, one batch is shared by every batched reader whose projections of
+    the write agree (every one, for a write with no private entry), and its message is
+    serialized once (:meth:`wire`), from the bytes each event's ``Told`` made once."""
+
+    __slots__ = ("_wire", "items")
+
+    def __init__(self, items: Sequence[Told]) -> None:
+        assert len(items) > 1 and all(item.event is not None for item in items)
+        self.items = tuple(items)
+        self._wire: tuple[int, int, int, bytes] | None = None
+
+    @property
+    def seq(self) -> int:
+        """The seq of its last event."""
+        return self.items[-1].seq
+
+    @property
+    def first_seq(self) -> int:
+        return self.items[0].seq
+
+    def wire(self, event_field: int, turn_field: int, more_field: int) -> bytes:
+        """The stream message holding the first event in ``event_field``, the others in
+        ``more_field`` and the last one's turn in ``turn_field``, serialized (in field order,
+        as protobuf would): made once, the same bytes for every reader that gets the batch."""
+        made = self._wire
+        if made is not None and made[:3] == (event_field, turn_field, more_field):
+            return made[3]
+        first, *more = self.items
+        parts = [_field(event_field, first.event_bytes())]
+        last = self.items[-1]
+        after = [_field(more_field, item.event_bytes()) for item in more]
+        turn = [_field(turn_field, last.turn_bytes())] if last.turn is not None else []
+        if turn_field < more_field:
+            parts += turn + after
+        else:
+            parts += after + turn
+        data = b"".join(parts)
+        self._wire = (event_field, turn_field, more_field, data)
+        return data
+
+
+def batched(items: Sequence[Told]) -> list[Told | ToldBatch]:
+    """``items`` (one write's, in order) as a batched reader's queue takes them: one item, in
+    chunks of at most :data:`BATCH_EVENTS` events; a lone :class:`Told` as it is."""
+    chunks: list[Told | ToldBatch] = []
+    for start in range(0, len(items), BATCH_EVENTS):
+        chunk = items[start : start + BATCH_EVENTS]
+        chunks.append(chunk[0] if len(chunk) == 1 else ToldBatch(chunk))
+    return chunks
 
 
 def _field(number: int, body: bytes) -> bytes:
@@ -120,7 +191,7 @@ class Aside:
     message: object
 
 
-Item = Told | pb.YourTurn | Aside
+Item = Told | ToldBatch | pb.YourTurn | Aside
 """What a reader's queue carries after the snapshot."""
 
 
@@ -130,6 +201,8 @@ class Subscriber:
 
     seat: int | None
     size: int = SUBSCRIBER_QUEUE
+    batched: bool = False
+    """Whether it takes each write's events as one item (:class:`ToldBatch`)."""
     queue: Mailbox[Item | None] = field(init=False)
     dropped: bool = False
     on_drop: Callable[[], None] | None = None
@@ -195,8 +268,10 @@ class Readers:
         seat: int | None,
         on_drop: Callable[[], None] | None = None,
         size: int = SUBSCRIBER_QUEUE,
+        *,
+        batched: bool = False,
     ) -> Subscriber:
-        sub = Subscriber(seat, size, on_drop=on_drop)
+        sub = Subscriber(seat, size, batched, on_drop=on_drop)
         self.subscribers.add(sub)
         return sub
 
@@ -226,8 +301,13 @@ class Readers:
             ]
             if turn is not None and not encoded:
                 shared.append(Told(None, turn))
+            as_one: list[Told | ToldBatch] | None = None
+            """The write as one message, for the readers that ask for it: made once."""
             for sub in list(self.subscribers):
-                for public in shared:
+                offered: Sequence[Item] = shared
+                if sub.batched and len(shared) > 1:
+                    offered = as_one = as_one or batched(shared)
+                for public in offered:
                     if not self._offer(sub, public):
                         break
             self._note_kinds(encoded, kinds)
@@ -238,6 +318,9 @@ class Readers:
         """One Told per distinct projection (by identity: a public event is projected to
         itself for every kind of reader), so that its bytes are made once."""
         projected: dict[int | None, list[Told]] = {}
+        batches: dict[tuple[int, ...], list[Told | ToldBatch]] = {}
+        """The write as one message per distinct projection (by its Tolds), for the readers
+        that ask for it: a seat's own cards go only to that seat's streams."""
         for sub in list(self.subscribers):
             items = projected.get(sub.seat)
             if items is None:
@@ -256,8 +339,12 @@ class Readers:
                     items.append(item)
                 if turn is not None and not encoded:
                     items.append(told.setdefault(-1, Told(None, turn)))
-            for item in items:
-                if not self._offer(sub, item):
+            to_offer: Sequence[Item] = items
+            if sub.batched and len(items) > 1:
+                key = tuple(map(id, items))  # the Tolds live until the end of the call
+                to_offer = batches.get(key) or batches.setdefault(key, batched(items))
+            for each in to_offer:
+                if not self._offer(sub, each):
                     break
         self._note_kinds(encoded, kinds)
         if metrics.STAGE_TIMES:

@@ -1012,22 +1012,30 @@ class PlayOpen(_message.Message):
     MATCH_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     AFTER_SEQ_FIELD_NUMBER: _builtins.int
+    BATCHED_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """As StreamEventsRequest."""
     seat: _builtins.int
     """As StreamEventsRequest."""
     after_seq: _builtins.int
     """As StreamEventsRequest."""
+    batched: _builtins.bool
+    """Ask for every live event of one write (an action's events, a time-out's, a deal, ...)
+    on one PlayResponse: the first in `event`, the others in order in `more_events`, the
+    turn after the last in `turn`. Without it each event has a message of its own, as on
+    StreamEvents. The snapshot and the history after it are sent as without it.
+    """
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
         seat: _builtins.int = ...,
         after_seq: _builtins.int = ...,
+        batched: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "match_id", b"match_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "batched", b"batched", "match_id", b"match_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1148,6 +1156,7 @@ class PlayResponse(_message.Message):
     YOUR_TURN_FIELD_NUMBER: _builtins.int
     RESULT_FIELD_NUMBER: _builtins.int
     TURN_FIELD_NUMBER: _builtins.int
+    MORE_EVENTS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def snapshot(self) -> _game_pb2.Snapshot:
         """As StreamEventsResponse."""
@@ -1168,6 +1177,12 @@ class PlayResponse(_message.Message):
     def turn(self) -> _game_pb2.Turn:
         """As StreamEventsResponse.turn."""
 
+    @_builtins.property
+    def more_events(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.Event]:
+        """Only on a call opened with PlayOpen.batched: the events of the same write after `event`,
+        in seq order (each one seq after the one before); `turn` follows the last of them.
+        """
+
     def __init__(
         self,
         *,
@@ -1176,10 +1191,11 @@ class PlayResponse(_message.Message):
         your_turn: _game_pb2.YourTurn | None = ...,
         result: Global___ActionResult | None = ...,
         turn: _game_pb2.Turn | None = ...,
+        more_events: _abc.Iterable[_game_pb2.Event] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "result", b"result", "snapshot", b"snapshot", "turn", b"turn", "your_turn", b"your_turn"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "result", b"result", "snapshot", b"snapshot", "turn", b"turn", "your_turn", b"your_turn"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "more_events", b"more_events", "result", b"result", "snapshot", b"snapshot", "turn", b"turn", "your_turn", b"your_turn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event", "your_turn", "result"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015

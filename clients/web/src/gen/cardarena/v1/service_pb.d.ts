@@ -1086,6 +1086,16 @@ export declare type PlayOpen = Message<"cardarena.v1.PlayOpen"> & {
    * @generated from field: uint64 after_seq = 3;
    */
   afterSeq: bigint;
+
+  /**
+   * Ask for every live event of one write (an action's events, a time-out's, a deal, ...)
+   * on one PlayResponse: the first in `event`, the others in order in `more_events`, the
+   * turn after the last in `turn`. Without it each event has a message of its own, as on
+   * StreamEvents. The snapshot and the history after it are sent as without it.
+   *
+   * @generated from field: bool batched = 4;
+   */
+  batched: boolean;
 };
 
 /**
@@ -1265,6 +1275,14 @@ export declare type PlayResponse = Message<"cardarena.v1.PlayResponse"> & {
    * @generated from field: cardarena.v1.Turn turn = 5;
    */
   turn?: Turn | undefined;
+
+  /**
+   * Only on a call opened with PlayOpen.batched: the events of the same write after `event`,
+   * in seq order (each one seq after the one before); `turn` follows the last of them.
+   *
+   * @generated from field: repeated cardarena.v1.Event more_events = 6;
+   */
+  moreEvents: Event[];
 };
 
 /**
