@@ -56,11 +56,15 @@ def observe(state: SeatState, event: pb.Event, on_event: OnEvent) -> None:
 def take(
     message: spb.StreamEventsResponse | spb.PlayResponse, state: SeatState, on_event: OnEvent
 ) -> Prompt | None:
-    """Fold one stream message into ``state``; the prompt it carries, if any."""
+    """Fold one stream message into ``state`` (every event it carries, in order: a batched
+    Play call's message holds a whole write's); the prompt it carries, if any."""
     prompt: Prompt | None = None
     kind = message.WhichOneof("kind")
     if kind == "event":
         observe(state, message.event, on_event)
+        if isinstance(message, spb.PlayResponse):  # the rest of its write (PlayOpen.batched)
+            for event in message.more_events:
+                observe(state, event, on_event)
     elif kind == "snapshot":
         snap = message.snapshot
         state.note_turn(snap.to_act if snap.HasField("to_act") else None, snap.deadline_unix_ms)
@@ -91,7 +95,11 @@ async def follow_play(
     has no deadline of its own: a result that never comes is the seat's clock's to settle."""
     call = stub.Play(metadata=ticket.metadata)
     try:
-        opening = spb.PlayOpen(match_id=ticket.match_id, seat=ticket.seat, after_seq=state.seq)
+        # Batched: each write's events on one message, which costs both ends less than one
+        # message an event.
+        opening = spb.PlayOpen(
+            match_id=ticket.match_id, seat=ticket.seat, after_seq=state.seq, batched=True
+        )
         if not await send(call, spb.PlayRequest(open=opening)):
             return
         turn: Prompt | None = None

@@ -71,6 +71,7 @@ class WorkerConfig:
     pattern: Pattern
     seed: int
     rate: float = 0.0  # actions per second per match; 0: closed loop
+    batched: bool = True  # --pattern play: PlayOpen.batched (a write's events on one message)
 
 
 @dataclasses.dataclass

@@ -216,6 +216,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="also time each stage of an action in both servers (CARDARENA_STAGE_TIMES=1) and "
         "print where an action's time goes, stage by stage, beside the ceiling's (closed loop)",
     )
+    parser.add_argument(
+        "--unbatched",
+        action="store_true",
+        help="--pattern play: open each Play call without PlayOpen.batched, one message per "
+        "event as before it existed (default: batched, a write's events on one message)",
+    )
     parser.add_argument("--noop-server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
         "--noop-match-actions",

@@ -44,7 +44,12 @@ class PlayBot(SeatBot):
         """Open the seat's Play call (its token in the call's metadata) and read the snapshot."""
         self.in_flight = collections.deque()
         self.play_call = self.api.Play(metadata=self.metadata)
-        opening = spb.PlayOpen(match_id=self.table.match_id, seat=self.seat, after_seq=after_seq)
+        opening = spb.PlayOpen(
+            match_id=self.table.match_id,
+            seat=self.seat,
+            after_seq=after_seq,
+            batched=self.config.batched,
+        )
         with failing_match(stats, "Play"):
             await self.play_call.write(spb.PlayRequest(open=opening))
             first = await self.play_call.read()
@@ -75,7 +80,10 @@ class PlayBot(SeatBot):
                 await self.prompted(message.your_turn.seq, message.your_turn.legal_actions, stats)
             elif kind == "result":
                 self.answered(message.result, stats)
-            elif kind == "event" and message.event.HasField("match_ended"):
+            elif kind == "event" and (
+                message.event.HasField("match_ended")
+                or any(event.HasField("match_ended") for event in message.more_events)
+            ):
                 ended = True
         with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
             await self.play_call.done_writing()

@@ -139,6 +139,7 @@ def client_configs(
             pattern=pattern,
             seed=args.seed * 1000 + repeat,
             rate=rate,
+            batched=not args.unbatched,
         )
         for i, share in enumerate(shares)
     ]
