@@ -477,13 +477,6 @@ def web_log(web: GrpcWebGateway, host: str, port: int) -> None:
 FULL_COLLECTION_AFTER: Final = 1000
 """Collections of the middle generation before a full one may run (Python's default: 10)."""
 
-YOUNG_COLLECTION_AFTER: Final = 5000
-"""Allocations (less frees) of tracked objects before a young collection (Python's default:
-700). An action makes and drops a few hundred short-lived objects (messages, futures); at
-700 a young collection ran every few actions and cost 9.1 µs an action in
-``scripts/bench_hosting.py --play``, at 5,000 it costs 1.3 µs (2026-12-06), each collection
-still well under a millisecond."""
-
 
 def tune_collector() -> None:
     """Keep the garbage collector's pauses out of the event loop's way, in two steps.
@@ -500,13 +493,13 @@ def tune_collector() -> None:
     call's messages, an action's futures), so at 1,000 matches one ran every 2–4 s and took
     150–340 ms, about a twentieth of the time with the loop stopped; each freed about 50
     objects. After 1,000 middle collections they ran twice in a 90 s run, at the same memory.
-    Young collections run after 5,000 allocations instead of 700 (:data:`YOUNG_COLLECTION_AFTER`);
-    only cyclic garbage waits longer. (This is the generational collector of CPython 3.11–3.13; an
+    Young cycles are still collected as before; only cyclic garbage that outlived two
+    generations waits longer. (This is the generational collector of CPython 3.11–3.13; an
     incremental collector ignores the third threshold.)"""
     gc.collect()
     gc.freeze()
-    _, middle, _ = gc.get_threshold()
-    gc.set_threshold(YOUNG_COLLECTION_AFTER, middle, FULL_COLLECTION_AFTER)
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, FULL_COLLECTION_AFTER)
 
 
 async def run(config: ServeConfig) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from cardarena.server.api.access import Access
 from cardarena.server.api.limits import Rate, TrustedProxies
-from cardarena.server.app import FULL_COLLECTION_AFTER, YOUNG_COLLECTION_AFTER, ServeConfig
+from cardarena.server.app import FULL_COLLECTION_AFTER, ServeConfig
 from cardarena.server.cli import FLAGS, Flag, configure, serve, serve_config
 
 
@@ -124,4 +124,4 @@ def test_serve_tunes_the_collector_before_it_runs_the_server(
     assert serve(parsed("--data-dir", str(tmp_path))) == 0
     [(frozen, (young, middle, full))] = seen
     assert frozen > 1000
-    assert (young, middle, full) == (YOUNG_COLLECTION_AFTER, 10, FULL_COLLECTION_AFTER)
+    assert (young, middle, full) == (700, 10, FULL_COLLECTION_AFTER)
