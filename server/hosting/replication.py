@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import structlog
@@ -209,3 +210,18 @@ class Replicas(Replication):
                 continue
             claimed += 1
         return claimed
+
+
+async def renew_forever(owner: Owner, renew: Callable[[], Awaitable[None]], what: str) -> None:
+    """As a replica, for ever: ``renew`` the leases on ``what`` this process directs (a
+    tournament, a ladder) a third of a lease apart, jittered so that replicas do not renew in
+    step. A round that fails is logged and the next one tries again: a store away for a while
+    (its leases then run out, and another replica takes over) or a takeover that failed."""
+    while True:
+        await asyncio.sleep(owner.lease_ms / 3000 * random.uniform(0.8, 1.0))
+        try:
+            await renew()
+        except StoreError as error:  # the database is away: next round
+            log.warning(f"{what}_lease_round_failed", error=str(error))
+        except Exception:  # one it could not take over: the next round tries again
+            log.exception(f"{what}_lease_round_failed")

@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import random
 import secrets
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
@@ -33,7 +32,8 @@ from ..hosting.clock import WALL_TIME
 from ..hosting.completion import cancel_and_wait
 from ..hosting.credentials import is_secret
 from ..hosting.outcome import stored_outcomes
-from ..store import LadderRecord, StoreConflict, StoreError, now_iso
+from ..hosting.replication import renew_forever
+from ..store import LadderRecord, StoreConflict, now_iso
 from ..tournaments.entrants import derive, drawn_key, key_hash
 from ..tournaments.groups import GroupProgress
 from .director import LadderDirector
@@ -317,18 +317,10 @@ class Ladders:
 
     async def _keep_leases(self) -> None:
         """As a replica: renew the leases of the ladders directed here, let go of those lost,
-        and take over the scheduling of any whose director stopped renewing (a third of a
-        lease apart, as tournaments')."""
+        and take over the scheduling of any whose director stopped renewing."""
         owner = self.arena.owner
         assert owner is not None
-        while True:
-            await asyncio.sleep(owner.lease_ms / 3000 * random.uniform(0.8, 1.0))
-            try:
-                await self._keep_leases_once()
-            except StoreError as error:  # the database is away: next round
-                log.warning("ladder_lease_round_failed", error=str(error))
-            except Exception:  # a ladder it could not take over: the next round tries again
-                log.exception("ladder_lease_round_failed")
+        await renew_forever(owner, self._keep_leases_once, "ladder")
 
     async def _keep_leases_once(self) -> None:
         owner = self.arena.owner

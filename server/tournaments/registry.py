@@ -12,7 +12,6 @@ import dataclasses
 import hashlib
 import hmac
 import json
-import random
 import secrets
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -25,6 +24,7 @@ from ..errors import RequestReused, UnknownTournament
 from ..hosting import Arena, HostedMatch
 from ..hosting.clock import WALL_TIME
 from ..hosting.completion import cancel_and_wait
+from ..hosting.replication import renew_forever
 from ..store import StoreConflict, StoreError, TournamentRecord, now_iso
 from .director import Director
 from .entrants import drawn_key, key_hash
@@ -341,14 +341,7 @@ class Tournaments:
         lost, and take over the scheduling of any whose director stopped renewing."""
         owner = self.arena.owner
         assert owner is not None
-        while True:
-            await asyncio.sleep(owner.lease_ms / 3000 * random.uniform(0.8, 1.0))
-            try:
-                await self._keep_leases_once()
-            except StoreError as error:  # the database is away: next round
-                log.warning("tournament_lease_round_failed", error=str(error))
-            except Exception:  # a tournament it could not take over: the next round tries again
-                log.exception("tournament_lease_round_failed")
+        await renew_forever(owner, self._keep_leases_once, "tournament")
 
     async def _keep_leases_once(self) -> None:
         owner = self.arena.owner
