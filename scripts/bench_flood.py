@@ -142,16 +142,14 @@ def pin(pid: int, cpus: set[int] | None) -> None:
         os.sched_setaffinity(pid, cpus)
 
 
-def placement(enabled: bool) -> tuple[set[int] | None, set[int] | None]:
-    """With ``--pin`` and two CPUs or more: every flood (and the bot host) on the last CPU,
-    the server and the victim wherever the kernel puts them, so that a flooder's own work
-    takes at most one CPU, as a remote client's would take none of the server's; else
-    ``(None, None)``. (Pinning the server to the other CPUs as well would put its store's
-    writer thread on its event loop's CPU, which no deployment does.)"""
+def flood_cpus(enabled: bool) -> set[int] | None:
+    """With ``--pin`` and two CPUs or more, the last: every flood (and the bot host) runs
+    there, the server and the victim wherever the kernel puts them, so that a flooder's own
+    work takes at most one CPU, as a remote client's would take none of the server's; else
+    ``None``. (Pinning the server to the other CPUs as well would put its store's writer
+    thread on its event loop's CPU, which no deployment does.)"""
     cpus = sorted(os.sched_getaffinity(0))
-    if not enabled or len(cpus) < 2:
-        return None, None
-    return None, {cpus[-1]}
+    return {cpus[-1]} if enabled and len(cpus) >= 2 else None
 
 
 # --- the victim --------------------------------------------------------------------------
@@ -560,13 +558,9 @@ async def fill(server: Server, seconds: float) -> None:
 
 async def run(args: argparse.Namespace, workdir: Path) -> list[Window]:
     with serving(workdir) as server:
-        pin(server.process.pid, args.server_cpus)
-        pin(0, args.server_cpus)
         print(f"server {server.address}, gateway port {server.web_port}, in {workdir}")
-        if args.server_cpus:
-            print(
-                f"CPUs: server and victim {sorted(args.server_cpus)}, floods {sorted(args.flood_cpus)}"
-            )
+        if args.flood_cpus:
+            print(f"floods on CPU {sorted(args.flood_cpus)}; the server and the victim anywhere")
         current = multiprocessing.get_context("spawn").Array("c", 64)
         state = State(Victim(server.address, args.think / 1000, current), current)
         tasks = [state.victim.run(), state.victim.probe_browsers(server.web_port)]
@@ -655,7 +649,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="the floods on the last CPU, so that a flooder's own work takes at most one"
         " (default on where there are 2 CPUs or more)")  # fmt: skip
     args = parser.parse_args(argv)
-    args.server_cpus, args.flood_cpus = placement(args.pin)
+    args.flood_cpus = flood_cpus(args.pin)
     args.floods = [f for f in args.floods.split(",") if f]
     if set(args.floods) - set(FLOODS):
         parser.error(f"--floods: choose among {','.join(FLOODS)}")
