@@ -19,7 +19,7 @@ its own, four a second) not answered within 5 s. Each flood runs in a process of
 ``--ramp`` s to build up, ``--seconds`` s measured, ``--settle`` s after it stops:
 
 * ``quiet``: no flood, the peer of every other window;
-* ``tournaments``: ``--readers`` callers loop ``GetTournament`` (a 5,000-line page of its
+* ``tournaments``: ``--readers`` callers loop ``GetTournament`` (a 1,000-line page of its
   plan at a random offset, and without) and ``ListTournaments`` on a cancelled tournament of
   ~100,000 planned matches (issue 29.1);
 * ``spectators``: ``WatchMatch`` streams of the victim's match from ``--addresses`` loopback
