@@ -13,6 +13,8 @@ them), which ``tests/security/test_tournament_reload.py`` holds.
 
 from __future__ import annotations
 
+import asyncio
+
 from cardarena.competition import mixed_seed
 from cardarena.v1 import codec
 from cardarena.v1 import service_pb2 as spb
@@ -26,6 +28,11 @@ from .entrants import derive
 from .entry import plan_matches
 from .spec import TournamentSpec
 
+LINES_BETWEEN_TURNS = 200
+"""Lines made between two turns of the event loop: a page of 1,000 costs about 5 ms of it,
+which a player's action arriving meanwhile would wait for whole; in slices of 200 it waits
+for one slice (docs/benchmarks.md, "Floods")."""
+
 
 async def stored_lines(
     arena: Arena, record: TournamentRecord, brief: tpb.TournamentInfo, indices: range
@@ -36,11 +43,17 @@ async def stored_lines(
     contributions = [c or None for c in brief.contributions]
     mixed = mixed_seed(record.seed, contributions) if brief.entry_closed else record.seed
     plans = plan_matches(spec, mixed)
-    ids = {i: match_id_for(derive(record.secret, f"match/{i}")) for i in indices}
+    ids: dict[int, str] = {}
+    for n, i in enumerate(indices, 1):
+        ids[i] = match_id_for(derive(record.secret, f"match/{i}"))
+        if n % LINES_BETWEEN_TURNS == 0:
+            await asyncio.sleep(0)
     records = await arena.store.get_matches(list(ids.values()))
     outcomes = await stored_outcomes(arena.store, list(records.values()))
     lines = []
-    for index, match_id in ids.items():
+    for n, (index, match_id) in enumerate(ids.items(), 1):
+        if n % LINES_BETWEEN_TURNS == 0:
+            await asyncio.sleep(0)
         plan = plans[index]
         line = tpb.TournamentMatch(
             index=plan.index,
