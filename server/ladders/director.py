@@ -212,6 +212,9 @@ class LadderDirector:
                 self._collect(group, index, outcomes[match_id])
             elif match_id in records:
                 hosted = await self.arena.get(match_id)
+                if hosted.status == "waiting":  # made, but stopped before every seat was taken
+                    with contextlib.suppress(NotRunning):
+                        await self._seat(index, self.seats(group, index)[0], hosted.match_id)
                 self._follow(group, index, hosted)
                 if hosted.ended:
                     self._collect(group, index, hosted.outcome())
@@ -320,18 +323,23 @@ class LadderDirector:
         self, group: Group, index: int, players: tuple[str, ...], entrants: tuple[int, ...]
     ) -> None:
         hosted = await self._create(group, index)
-        joins = [
-            Join(seat, player, self.token(index, seat), self._derived(f"join/{index}/{seat}"))
-            for seat, player in enumerate(players)
-        ]
         try:
-            await seat_all(self.arena, hosted.match_id, joins, None)
+            await self._seat(index, players, hosted.match_id)
         except NotRunning:  # closed meanwhile
             return
         self._follow(group, index, hosted)
         for seat, entrant in enumerate(entrants):
             self.links.tell(entrant, lpb.EnterLadderResponse(match=self.assignment(index, seat)))
         self._changed()
+
+    async def _seat(self, index: int, players: tuple[str, ...], match_id: str) -> None:
+        """Take every seat of match ``index`` for its players (again after a stop: a seat
+        already taken with its token is taken back, the rest are joined)."""
+        joins = [
+            Join(seat, player, self.token(index, seat), self._derived(f"join/{index}/{seat}"))
+            for seat, player in enumerate(players)
+        ]
+        await seat_all(self.arena, match_id, joins, None)
 
     def _follow(self, group: Group, index: int, hosted: HostedMatch) -> None:
         if hosted.ended:
