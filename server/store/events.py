@@ -166,10 +166,7 @@ class EventStore(
             if join is not None:
                 self._insert_seat(conn, players, join)
             prev = genesis_hash(match_id) if tail_hash is None else bytes(tail_hash)
-            events = []
-            for seq, payload in enumerate(blobs, start=expected_seq + 1):
-                prev = chain_hash(prev, payload)
-                events.append(StoredEvent(match_id, seq, payload, prev))
+            events = chained(match_id, blobs, expected_seq, prev)
             if metrics.STAGE_TIMES:
                 metrics.WRITER.lap("append: hash")
             request = None if request_id is None else (request_id, seat)
@@ -203,10 +200,7 @@ class EventStore(
         key, and then answered as :meth:`append` answers it (writing nothing: the batch or
         the request's savepoint is rolled back)."""
         last, prev = tail
-        events = []
-        for seq, payload in enumerate(blobs, start=last + 1):
-            prev = chain_hash(prev, payload)
-            events.append(StoredEvent(match_id, seq, payload, prev))
+        events = chained(match_id, blobs, last, prev)
         if metrics.STAGE_TIMES:
             metrics.WRITER.lap("append: hash")
         try:
@@ -227,7 +221,7 @@ class EventStore(
             raise StoreConflict(f"match {match_id!r} moved past seq {last} meanwhile") from exc
         if metrics.STAGE_TIMES:
             metrics.WRITER.lap("append: insert")
-        self._note_tail(match_id, events[-1].seq, prev)
+        self._note_tail(match_id, events[-1].seq, events[-1].hash)
         return events
 
     async def end_match(self, match_id: str, ended_at: str, *, fence: Fence | None = None) -> None:
@@ -514,3 +508,13 @@ class EventStore(
             return (0, genesis_hash(match_id)) if row is None else (row[0], bytes(row[1]))
 
         return await self._read(work)
+
+
+def chained(match_id: str, blobs: list[bytes], after_seq: int, prev: bytes) -> list[StoredEvent]:
+    """``blobs`` as the entries after ``after_seq``, each hash chained to the one before (the
+    entry at ``after_seq`` has hash ``prev``)."""
+    events = []
+    for seq, payload in enumerate(blobs, start=after_seq + 1):
+        prev = chain_hash(prev, payload)
+        events.append(StoredEvent(match_id, seq, payload, prev))
+    return events
