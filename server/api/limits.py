@@ -16,6 +16,20 @@ MAX_PEERS = 10_000
 be a way to fill the server's memory with made-up peers."""
 
 
+FAIR_FLOOR = 4
+"""What any address may hold of a shared budget however many others hold some: a newcomer is
+never shut out by addresses that came first."""
+
+
+def fair_share(per_address: int, total: int, used: int, others: int) -> int:
+    """How much of a server-wide budget of ``total`` (``used`` taken) one address may hold
+    while ``others`` addresses hold some: at most ``per_address``, and its share, which leaves
+    room for one address more than hold places now; once half the budget is taken, no more
+    than :data:`FAIR_FLOOR`, so that the other half always has places for newcomers."""
+    share = total // (others + 2) if used < total // 2 else 0
+    return min(per_address, max(FAIR_FLOOR, share))
+
+
 @dataclass(frozen=True)
 class Rate:
     """``per_second`` calls on average, ``burst`` at once; ``per_second == 0``: no limit."""

@@ -27,7 +27,7 @@ from ..hosting import (
     ToldBatch,
     project_for,
 )
-from .limits import ClientHosts
+from .limits import ClientHosts, fair_share
 from .status import FELL_BEHIND, Context, Refused, abort
 
 StreamItem = pb.Snapshot | pb.Event | Told | ToldBatch | pb.YourTurn | Aside
@@ -114,10 +114,6 @@ MATCH_SPECTATORS_PER_ADDRESS = 8
 """Spectators' streams of one match from one address: a person watches a match once or twice;
 without this, four addresses at 64 each held every place of a match."""
 
-FAIR_FLOOR = 4
-"""What any address may hold however many others hold some: a newcomer is never shut out by
-addresses that came first."""
-
 
 class Streams:
     """Opens readers' streams, as many at once as the caps allow; ``refuse_new`` says why none
@@ -193,16 +189,13 @@ class Streams:
         """One of ``total`` places the whole server has for ``kind``, shared fairly: an
         address holds at most ``per_address`` and its share of the total (which leaves room
         for one address more than hold places now); once half the total is taken, no address
-        gets more than :data:`FAIR_FLOOR`, so that the other half always has places for
+        gets more than :data:`.limits.FAIR_FLOOR`, so that the other half always has places for
         newcomers, however many came first."""
         address = self.hosts.of(context)
         holders = self._holders[kind]
         everyone = (kind, "*")
         used = self._open[everyone]
-        # Its share leaves room for one more address than hold places now; and once half the
-        # budget is taken, the rest is for addresses holding no more than the floor.
-        share = total // (len(holders - {address}) + 2) if used < total // 2 else 0
-        cap = min(per_address, max(FAIR_FLOOR, share))
+        cap = fair_share(per_address, total, used, len(holders - {address}))
         if used >= total:
             raise Refused(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,

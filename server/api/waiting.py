@@ -6,7 +6,7 @@ and the per-address create rate alone let 40 addresses create 12,842 matches in 
 without the operator token and still waiting for a seat to be taken count against their
 creator's address and against one budget for the whole server, shared as the spectator
 streams are (:meth:`.streams.Streams._shared`): an address holds at most its share, and once
-half the budget is taken at most :data:`.streams.FAIR_FLOOR`, so that newcomers always find
+half the budget is taken at most :data:`.limits.FAIR_FLOOR`, so that newcomers always find
 room. A match stops counting when it starts, ends or is cancelled; the operator's (and a
 tournament's or a ladder's) never count. A match being created holds its place from the
 check to its creation (:meth:`WaitingMatches.creating`): creates in flight together (the
@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterator
 
 import grpc
 
+from .limits import fair_share
 from .status import Refused
-from .streams import FAIR_FLOOR
 
 WAITING_PER_ADDRESS = 256
 """Matches one address may have waiting at once (a bot host sets up hundreds, then joins)."""
@@ -106,10 +106,8 @@ class WaitingMatches:
     def _cap(self, address: str) -> int:
         """Its share leaves room for one more address than hold matches now; once half the
         budget is taken, the rest is for addresses holding no more than the floor."""
-        used = self.counted
         holders = len((self._by_address.keys() | self._creating.keys()) - {address})
-        share = self.total // (holders + 2) if used < self.total // 2 else 0
-        return min(self.per_address, max(FAIR_FLOOR, share))
+        return fair_share(self.per_address, self.total, self.counted, holders)
 
     def _prune(self, address: str) -> int:
         ids = self._by_address.get(address)

@@ -20,10 +20,10 @@ from grpc_tools import protoc  # type: ignore[import-untyped]  # no stubs; proto
 from cardarena.competition import MAX_EFFECT
 from cardarena.engine.games import GAMES, ROUND_KINDS
 from cardarena.engine.triathlon import LAST, MIDDLE, MULTIPLE
+from cardarena.server.api.limits import FAIR_FLOOR
 from cardarena.server.api.play import OPEN_SECONDS, PLAY_QUEUE
 from cardarena.server.api.requests import MAX_NAME, MAX_PAGE, MAX_REASON
 from cardarena.server.api.streams import (
-    FAIR_FLOOR,
     MATCH_SPECTATORS,
     MATCH_SPECTATORS_PER_ADDRESS,
     OPENING_CALLS,

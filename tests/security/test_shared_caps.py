@@ -17,9 +17,9 @@ import grpc
 import pytest
 
 from cardarena.server.api import streams as streams_module
-from cardarena.server.api.limits import ClientHosts
+from cardarena.server.api.limits import FAIR_FLOOR, ClientHosts
 from cardarena.server.api.status import Refused
-from cardarena.server.api.streams import FAIR_FLOOR, SEAT_STREAMS, Streams
+from cardarena.server.api.streams import SEAT_STREAMS, Streams
 from cardarena.v1 import service_pb2 as spb
 
 from ..calls import RPC_TIMEOUT as RPC

@@ -16,8 +16,8 @@ from typing import Any
 import grpc
 import pytest
 
+from cardarena.server.api.limits import FAIR_FLOOR
 from cardarena.server.api.status import Refused
-from cardarena.server.api.streams import FAIR_FLOOR
 from cardarena.server.api.waiting import WaitingMatches
 from cardarena.v1 import service_pb2 as spb
 
