@@ -19,9 +19,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ctypes
 import functools
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable
 from typing import Any, Final
@@ -33,6 +35,8 @@ RETRY_FOR: Final = 120.0
 """How long a seat's stream is retried without progress (the server restarting, say) before
 the worker gives the seat back to the server."""
 LINE_LIMIT: Final = 1 << 20
+PR_SET_PDEATHSIG: Final = 1
+"""Linux's prctl option: the signal this process gets when its parent dies."""
 
 Say = Callable[[dict[str, Any]], None]
 Key = tuple[str, int]
@@ -76,9 +80,19 @@ async def work(address: str, orders: asyncio.StreamReader, say: Say) -> None:
                 gone = playing.pop((str(left["match"]), int(left["seat"])), None)
                 if gone is not None:
                     gone.cancel()
-        for task in playing.values():
+        await leave_all(set(playing.values()))
+
+
+async def leave_all(seats: set[asyncio.Task[None]]) -> None:
+    """Cancel every seat's task and wait until each has ended, cancelling again any still
+    running a moment later. Once is not enough: a task cancelled while gRPC sets up one of
+    its calls loses the cancellation (grpc.aio's set-up catches it and returns, and the task
+    awaiting it goes on as if nothing happened), and a seat retrying a dead server would then
+    keep this worker alive for the two minutes of ``RETRY_FOR``."""
+    while seats:
+        for task in seats:
             task.cancel()
-        await asyncio.gather(*playing.values(), return_exceptions=True)
+        _, seats = await asyncio.wait(seats, timeout=0.1)
 
 
 def _forget(playing: dict[Key, asyncio.Task[None]], key: Key, task: asyncio.Task[None]) -> None:
@@ -89,6 +103,21 @@ def _forget(playing: dict[Key, asyncio.Task[None]], key: Key, task: asyncio.Task
 def say_line(message: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(message, separators=(",", ":")) + "\n")
     sys.stdout.flush()
+
+
+def die_with_parent() -> None:
+    """Ask Linux to end this worker when the server that started it dies, whatever the
+    worker is doing then (``PR_SET_PDEATHSIG``): the closed stdin says the same, but only to
+    a worker whose event loop reads it. Elsewhere, or if the server died before this ran,
+    the closed stdin alone ends it."""
+    if not sys.platform.startswith("linux"):
+        return
+    parent = os.getppid()
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # it died before the request was made
+        os._exit(0)
 
 
 async def _main(address: str) -> None:
@@ -107,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--server", required=True, metavar="HOST:PORT")
     args = parser.parse_args(argv)
+    die_with_parent()
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_main(args.server))
     return 0
