@@ -13,6 +13,7 @@ import asyncio
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from cardarena.clients.house.worker import leave_all
 
@@ -63,7 +64,7 @@ def test_a_worker_whose_server_dies_dies_with_it() -> None:
 
 def alive(pid: int) -> bool:
     try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+        stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
