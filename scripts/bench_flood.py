@@ -24,6 +24,7 @@ its own, four a second) not answered within 5 s. Each flood runs in a process of
   ~100,000 planned matches (issue 29.1);
 * ``spectators``: ``WatchMatch`` streams of the victim's match from ``--addresses`` loopback
   addresses (a local relay per address binds the source), ``--streams`` each, reopened (29.2);
+  each asks for the costliest stream, unbatched, and for a batched one when refused that;
 * ``ended``: ``--readers`` callers loop ``ListMatches(page_size=100)`` and ``GetMatchLog`` of
   the matches ended by ``--fill`` s of closed-loop play before the windows (29.3);
 * ``bodies``: 8 callers send 16 MiB requests to the gRPC port, 8 to the gateway (29.4);
@@ -318,12 +319,19 @@ async def flood_spectators(flood: Flood) -> None:
         if watched.get(index) == flood.current.value.decode():
             await asyncio.sleep(0.2)  # it ended: wait for the victim's next match
         watched[index] = match_id = flood.current.value.decode()
-        call = stubs[index % len(stubs)].WatchMatch(spb.WatchMatchRequest(match_id=match_id))
-        try:
-            await call.read()  # the snapshot: the stream is open (or this raises, refused)
-        except grpc.aio.AioRpcError:
-            await asyncio.sleep(1.0)  # refused: a patient flooder tries again a second later
-            raise
+        stub = stubs[index % len(stubs)]
+        # The costliest streams first: unbatched (a message an event), batched once refused.
+        for batched in (False, True):
+            request = spb.WatchMatchRequest(match_id=match_id, batched=batched)
+            call = stub.WatchMatch(request)
+            try:
+                await call.read()  # the snapshot: the stream is open (or this raises, refused)
+                break
+            except grpc.aio.AioRpcError as error:
+                if not batched and "batched" in (error.details() or ""):
+                    continue
+                await asyncio.sleep(1.0)  # refused: a patient flooder tries again a second later
+                raise
         open_now[0] += 1
         flood.tally["open at most"] = max(flood.tally["open at most"], open_now[0])
         try:

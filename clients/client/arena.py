@@ -269,23 +269,26 @@ class ArenaClient:
         sends, a ``Snapshot`` first, then ``Event`` entries after ``after_seq`` and ``Turn``
         messages (whose turn it is, and the move deadline). A stream that breaks is reopened
         from the last seq seen (a fresh ``Snapshot`` first, then exactly the events missed),
-        with backoff, for up to ``retry_for`` seconds without a message."""
+        with backoff, for up to ``retry_for`` seconds without a message. The stream is asked
+        for in batches (``WatchMatchRequest.batched``: at most ten messages a second, which is
+        what lets many people watch one match), and takes each message of a batch in turn."""
         loop = asyncio.get_running_loop()
         seq, deadline, delay = after_seq, loop.time() + self.retry_for, 0.05
         while True:
-            request = spb.WatchMatchRequest(match_id=match_id, after_seq=seq)
+            request = spb.WatchMatchRequest(match_id=match_id, after_seq=seq, batched=True)
             try:
-                async for message in self.stub.WatchMatch(request):
+                async for batch in self.stub.WatchMatch(request):
                     deadline, delay = loop.time() + self.retry_for, 0.05
-                    kind = message.WhichOneof("kind")
-                    if kind == "event":
-                        seq = message.event.seq
-                        yield message.event
-                    elif kind == "snapshot":
-                        yield message.snapshot
-                    # else none (a turn alone) or a kind this client does not know: skipped
-                    if message.HasField("turn"):  # whose turn it is after the event
-                        yield message.turn
+                    for message in (batch, *batch.more):
+                        kind = message.WhichOneof("kind")
+                        if kind == "event":
+                            seq = message.event.seq
+                            yield message.event
+                        elif kind == "snapshot":
+                            yield message.snapshot
+                        # else none (a turn alone) or a kind this client does not know
+                        if message.HasField("turn"):  # whose turn it is after the event
+                            yield message.turn
                 return
             except grpc.aio.AioRpcError as error:
                 if error.code() not in RETRYABLE or loop.time() > deadline:

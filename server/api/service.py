@@ -361,7 +361,12 @@ class MatchService:
         self, request: spb.WatchMatchRequest, context: Context
     ) -> AsyncIterator[spb.WatchMatchResponse | bytes]:
         return self._events(  # a spectator: seat None, prompted for nothing
-            spb.WatchMatchResponse, request.match_id, None, request.after_seq, context
+            spb.WatchMatchResponse,
+            request.match_id,
+            None,
+            request.after_seq,
+            context,
+            batched=request.batched,
         )
 
     async def _events(
@@ -371,9 +376,12 @@ class MatchService:
         seat: int | None,
         after_seq: int,
         context: Context,
+        *,
+        batched: bool = False,
     ) -> AsyncIterator[Response | bytes]:
         """The stream of a match's events as ``seat`` (``None``: a spectator) may see them, as
-        messages of ``kind``: what StreamEvents and WatchMatch answer."""
+        messages of ``kind``: what StreamEvents and WatchMatch answer (``batched``: a
+        spectator's paced batches)."""
         hosted = await self.arena.get(match_id)
         if seat is not None:
             check_seat(hosted, seat)
@@ -381,7 +389,9 @@ class MatchService:
         else:
             await self.embargo.check(hosted, context)
         drop = self.streams.dropper(context)
-        events = self.streams.events(hosted, seat, after_seq, context=context, on_drop=drop)
+        events = self.streams.events(
+            hosted, seat, after_seq, context=context, on_drop=drop, batched=batched
+        )
         async with contextlib.aclosing(events) as stream:
             async for item in stream:
                 if metrics.STAGE_TIMES:

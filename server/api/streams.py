@@ -25,12 +25,14 @@ from ..hosting import (
     Subscriber,
     Told,
     ToldBatch,
+    ToldRun,
     project_for,
+    runs,
 )
 from .limits import ClientHosts, fair_share
 from .status import FELL_BEHIND, Context, Refused, abort
 
-StreamItem = pb.Snapshot | pb.Event | Told | ToldBatch | pb.YourTurn | Aside
+StreamItem = pb.Snapshot | pb.Event | Told | ToldBatch | ToldRun | pb.YourTurn | Aside
 """What :meth:`Streams.events` yields: the snapshot first, then events (the last of a write
 with the turn that follows it; a batched Play call's writes each as one ``ToldBatch``) and
 prompts, and what the reader's own call put among them."""
@@ -55,6 +57,17 @@ MORE_EVENTS = spb.PlayResponse.DESCRIPTOR.fields_by_name["more_events"].number
 """The field of a PlayResponse that holds the rest of a write's events on a batched call
 (``PlayOpen.batched``: :meth:`ToldBatch.wire`)."""
 
+MORE_MESSAGES = spb.WatchMatchResponse.DESCRIPTOR.fields_by_name["more"].number
+"""The field of a WatchMatchResponse that holds the messages after it on a batched
+spectator's stream (``WatchMatchRequest.batched``: :meth:`ToldRun.wire`)."""
+
+SPECTATOR_FRAME = 0.1
+"""Seconds a batched spectator's stream waits after each message before the next, while
+whatever comes meanwhile gathers into it: a person sees ten moves a second at most, and a
+match played by bots at hundreds of events a second costs each of its spectators ten
+messages a second, not hundreds (each message is about 40 µs of the event loop, which the
+match's players wait for)."""
+
 
 def response(kind: type[Response], item: StreamItem) -> Response | bytes:
     """``item`` as a message of the stream ``kind`` (a told turn in its event's message), or
@@ -76,6 +89,11 @@ def response(kind: type[Response], item: StreamItem) -> Response | bytes:
             raise TypeError(f"a batch of events on a {kind.__name__} stream")
         event_field, turn_field = TOLD_FIELDS[kind]
         return item.wire(event_field, turn_field, MORE_EVENTS)
+    if isinstance(item, ToldRun):
+        if kind is not spb.WatchMatchResponse:
+            raise TypeError(f"a run of messages on a {kind.__name__} stream")
+        event_field, turn_field = TOLD_FIELDS[kind]
+        return item.wire(event_field, turn_field, MORE_MESSAGES)
     field: dict[str, Any] = {FIELDS[type(item)]: item}
     return kind(**field)
 
@@ -114,6 +132,11 @@ MATCH_SPECTATORS_PER_ADDRESS = 8
 """Spectators' streams of one match from one address: a person watches a match once or twice;
 without this, four addresses at 64 each held every place of a match."""
 
+MATCH_UNBATCHED_SPECTATORS = 8
+"""Of a match's spectators' streams, those that did not ask for batches
+(``WatchMatchRequest.batched``): each costs the match a message an event, where a batched one
+costs at most ten a second (:data:`SPECTATOR_FRAME`)."""
+
 
 class Streams:
     """Opens readers' streams, as many at once as the caps allow; ``refuse_new`` says why none
@@ -137,10 +160,12 @@ class Streams:
         self._aborts: set[asyncio.Task[None]] = set()
 
     @contextlib.contextmanager
-    def watching(self, context: Context, match_id: str | None = None) -> Iterator[None]:
+    def watching(
+        self, context: Context, match_id: str | None = None, *, batched: bool = True
+    ) -> Iterator[None]:
         """Hold one of the spectator streams of the call's address (:class:`ClientHosts`),
-        of the server and, watching a match, of that match while the block runs;
-        RESOURCE_EXHAUSTED if any of them is full."""
+        of the server and, watching a match, of that match (one of its unbatched ones unless
+        ``batched``) while the block runs; RESOURCE_EXHAUSTED if any of them is full."""
         with self._shared(
             "watch", context, self.watch_streams, self.watch_total, "spectator streams"
         ):
@@ -148,14 +173,26 @@ class Streams:
                 yield
                 return
             key = ("spectators", match_id)
-            with (
-                self._holding(key, MATCH_SPECTATORS, "spectator streams of this match"),
-                self._holding(
-                    (*key, self.hosts.of(context)),
-                    MATCH_SPECTATORS_PER_ADDRESS,
-                    "spectator streams of this match from this address",
-                ),
-            ):
+            with contextlib.ExitStack() as held:
+                held.enter_context(
+                    self._holding(key, MATCH_SPECTATORS, "spectator streams of this match")
+                )
+                held.enter_context(
+                    self._holding(
+                        (*key, self.hosts.of(context)),
+                        MATCH_SPECTATORS_PER_ADDRESS,
+                        "spectator streams of this match from this address",
+                    )
+                )
+                if not batched:
+                    held.enter_context(
+                        self._holding(
+                            (*key, "unbatched"),
+                            MATCH_UNBATCHED_SPECTATORS,
+                            "spectator streams of this match without"
+                            " WatchMatchRequest.batched (ask for it)",
+                        )
+                    )
                 yield
 
     @contextlib.contextmanager
@@ -230,10 +267,10 @@ class Streams:
                 del self._open[key]
 
     def _slot(
-        self, hosted: HostedMatch, seat: int | None, context: Context
+        self, hosted: HostedMatch, seat: int | None, context: Context, batched: bool
     ) -> contextlib.AbstractContextManager[None]:
         if seat is None:
-            return self.watching(context, hosted.match_id)
+            return self.watching(context, hosted.match_id, batched=batched)
         key = ("seat", hosted.match_id, str(seat))
         return self._holding(key, SEAT_STREAMS, f"streams of seat {seat} of this match")
 
@@ -272,16 +309,19 @@ class Streams:
         clock restarted with no event: a replica took the match over). ``opened`` is handed
         the reader (its queue holds ``size`` messages) once it exists, so that the call can put
         its own messages among the match's (:class:`Aside`). ``batched``: each live write's
-        events come as one item (a Play call that asked for it). The stream ends once it has sent
+        events come as one item (a Play call that asked for it); a spectator's (``seat``
+        ``None``) come paced instead, everything since its last message as one item at most
+        every :data:`SPECTATOR_FRAME` seconds, the history too. The stream ends once it has sent
         everything up to the match's last entry (``Readers.finished``). Close it when done
         (``contextlib.aclosing``): until then its reader stays subscribed, and holds one of
         its seat's streams or, a spectator's, one of its ``context``'s address's."""
         self.refuse_new()
         if metrics.STAGE_TIMES:  # the loop's idle time, from the first stream on
             metrics.watch_idle(asyncio.get_running_loop())
-        with self._slot(hosted, seat, context):
+        paced = batched and seat is None
+        with self._slot(hosted, seat, context, batched):
             async with hosted.lock:
-                sub = hosted.readers.subscribe(seat, on_drop, size, batched=batched)
+                sub = hosted.readers.subscribe(seat, on_drop, size, batched=batched and not paced)
                 if seat is not None:  # back after an outage: its clock runs from now
                     hosted.seat_back(seat)
                 snapshot = hosted.snapshot(seat)
@@ -294,8 +334,16 @@ class Streams:
                 # A stream lives as long as its match: it keeps none of the messages it sent.
                 del snapshot
                 history = deque(await past(hosted, seat, after_seq, opened_at))
+                if paced:
+                    for frame in runs([Told(event, None) for event in history]):
+                        yield frame
+                    history.clear()
                 while history:
                     yield history.popleft()
+                if paced:
+                    async for frame in self._frames(hosted, sub, opened_at):
+                        yield frame
+                    return
                 while True:
                     if sub.queue.empty():
                         if hosted.readers.finished:
@@ -311,16 +359,54 @@ class Streams:
                         for told in live.items:
                             if told.seq > opened_at:
                                 yield told
-                    elif (
-                        isinstance(live, Aside)
-                        or live.seq > opened_at
-                        or (isinstance(live, Told) and live.event is None and live.seq == opened_at)
-                    ):
+                    elif isinstance(live, Aside) or news(live, opened_at):
                         yield live
                     del live
             finally:
                 metrics.SUBSCRIBERS.dec()
                 hosted.readers.unsubscribe(sub)
+
+    @staticmethod
+    async def _frames(
+        hosted: HostedMatch, sub: Subscriber, opened_at: int
+    ) -> AsyncGenerator[Told | ToldRun, None]:
+        """A paced reader's live messages: whatever its queue holds, as one message (or a few,
+        :func:`runs`), then a pause of :data:`SPECTATOR_FRAME` seconds while the next
+        gather. A spectator's queue holds only what :meth:`Readers.publish` tells every reader
+        (``Told``: no prompt, no ``Aside``) and ``None`` when it is ended."""
+        while True:
+            if sub.queue.empty():
+                if hosted.readers.finished:
+                    return
+                if sub.dropped:
+                    raise Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND)
+            told: list[Told] = []
+            ended = False
+            item = await sub.queue.get()
+            while True:
+                if item is None:
+                    ended = True
+                    break
+                if isinstance(item, Told) and news(item, opened_at):
+                    told.append(item)
+                if sub.queue.empty():
+                    break
+                item = sub.queue.get_nowait()
+            for frame in runs(told):
+                yield frame
+            if ended:
+                raise Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND)
+            del told, item
+            await asyncio.sleep(SPECTATOR_FRAME)
+
+
+def news(live: Told | ToldBatch | pb.YourTurn, opened_at: int) -> bool:
+    """Whether a live item is news to a stream whose snapshot was at ``opened_at``: anything
+    after it, and a turn alone at its very seq (the clock restarted with no event: a replica
+    took the match over)."""
+    return live.seq > opened_at or (
+        isinstance(live, Told) and live.event is None and live.seq == opened_at
+    )
 
 
 async def past(hosted: HostedMatch, seat: int | None, after_seq: int, seq: int) -> list[pb.Event]:

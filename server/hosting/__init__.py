@@ -25,7 +25,9 @@ from .subscribers import (
     Subscriber,
     Told,
     ToldBatch,
+    ToldRun,
     project_for,
+    runs,
 )
 
 __all__ = [
@@ -40,12 +42,14 @@ __all__ = [
     "Subscriber",
     "Told",
     "ToldBatch",
+    "ToldRun",
     "engine_setup",
     "logged_action",
     "new_match_id",
     "project_for",
     "rebuild_engine",
     "request_key",
+    "runs",
     "same_action",
     "secret_hash",
     "steady",

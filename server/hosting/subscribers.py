@@ -16,7 +16,7 @@ import bisect
 import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
@@ -40,6 +40,10 @@ write with none of them is told to every reader as it is."""
 
 NOTED_KINDS: frozenset[str | None] = frozenset({"round_started", "match_ended", "match_cancelled"})
 """The kinds of entry :meth:`Readers.note` follows."""
+
+
+Many = TypeVar("Many")
+"""A message of several :class:`Told` (:class:`ToldBatch`, :class:`ToldRun`)."""
 
 
 class Told:
@@ -157,11 +161,49 @@ class ToldBatch:
 def batched(items: Sequence[Told]) -> list[Told | ToldBatch]:
     """``items`` (one write's, in order) as a batched reader's queue takes them: one item, in
     chunks of at most :data:`BATCH_EVENTS` events; a lone :class:`Told` as it is."""
-    chunks: list[Told | ToldBatch] = []
+    return _chunked(items, ToldBatch)
+
+
+def _chunked(items: Sequence[Told], whole: Callable[[Sequence[Told]], Many]) -> list[Told | Many]:
+    """``items`` in chunks of at most :data:`BATCH_EVENTS`, each made ``whole``; one alone as
+    it is."""
+    chunks: list[Told | Many] = []
     for start in range(0, len(items), BATCH_EVENTS):
         chunk = items[start : start + BATCH_EVENTS]
-        chunks.append(chunk[0] if len(chunk) == 1 else ToldBatch(chunk))
+        chunks.append(chunk[0] if len(chunk) == 1 else whole(chunk))
     return chunks
+
+
+class ToldRun:
+    """Several messages of a stream on one, for a spectator that asked for batches
+    (``WatchMatchRequest.batched``): the first :class:`Told`'s message as it is, each later
+    one's nested in its ``more`` field, exactly as it would have been sent alone (its event
+    and its turn, or a turn alone). Nothing is merged, so a batched spectator learns whose
+    turn it was at every step, as an unbatched one does; each nested message is the bytes its
+    ``Told`` made once for every reader."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: Sequence[Told]) -> None:
+        assert len(items) > 1
+        self.items = tuple(items)
+
+    @property
+    def seq(self) -> int:
+        return self.items[-1].seq
+
+    def wire(self, event_field: int, turn_field: int, more_field: int) -> bytes:
+        """The first message's fields, then each later message as a ``more_field`` entry."""
+        first, *more = self.items
+        nested = [_field(more_field, told.wire(event_field, turn_field)) for told in more]
+        return b"".join([first.wire(event_field, turn_field), *nested])
+
+
+def runs(items: Sequence[Told]) -> list[Told | ToldRun]:
+    """What a batched spectator was handed since its last message, several writes' items in
+    order, as the fewest messages: runs of at most :data:`BATCH_EVENTS`; a lone ``Told`` as
+    it is."""
+    return _chunked(items, ToldRun)
 
 
 def _field(number: int, body: bytes) -> bytes:

@@ -26,9 +26,11 @@ from cardarena.server.api.requests import MAX_NAME, MAX_PAGE, MAX_REASON
 from cardarena.server.api.streams import (
     MATCH_SPECTATORS,
     MATCH_SPECTATORS_PER_ADDRESS,
+    MATCH_UNBATCHED_SPECTATORS,
     OPENING_CALLS,
     OPENING_CALLS_TOTAL,
     SEAT_STREAMS,
+    SPECTATOR_FRAME,
     WATCH_STREAMS,
     WATCH_STREAMS_TOTAL,
 )
@@ -44,7 +46,7 @@ from cardarena.server.api.tournament_requests import (
 )
 from cardarena.server.api.tournaments import MAX_TOURNAMENT_PAGE
 from cardarena.server.hosting.arena import MAX_MOVE_MS
-from cardarena.server.hosting.subscribers import SUBSCRIBER_QUEUE
+from cardarena.server.hosting.subscribers import BATCH_EVENTS, SUBSCRIBER_QUEUE
 from cardarena.server.house import BOTS, MAX_MC_BUDGET_MS, MC_BUDGET_MS
 from cardarena.server.tournaments.director import PLANNED
 from cardarena.server.tournaments.spec import (
@@ -231,6 +233,12 @@ def test_the_limits_in_the_comments_are_the_servers() -> None:
             f"{FAIR_FLOOR} per address",
             f"already has {MATCH_SPECTATORS} spectators",
             f"({MATCH_SPECTATORS_PER_ADDRESS} of",
+            f"{MATCH_UNBATCHED_SPECTATORS} of them without WatchMatchRequest.batched",
+        ),
+        "WatchMatchRequest.batched": (
+            f"one message every {SPECTATOR_FRAME * 1000:g} ms",
+            f"up to {BATCH_EVENTS} events a message",
+            f"room for {MATCH_SPECTATORS} spectators, of which {MATCH_UNBATCHED_SPECTATORS}",
         ),
         "CreateTournamentRequest": f"At most {spelled(MAX_PLANNED)} matches",
         "HouseSeat.budget_ms": f"1..{MAX_MC_BUDGET_MS} milliseconds; 0 means {MC_BUDGET_MS}",

@@ -7,7 +7,7 @@
 // after a trick, none under prefers-reduced-motion or while catching up on history.
 import { h, morph } from "./dom.js";
 import { matches, withToken, ConnectError, Code } from "./rpc.js";
-import { newState, applyEvent, applySnapshot, applyTurn, applyYourTurn, tricksRound, seatName, scoreText, scoreValue } from "./model.js";
+import { newState, applyEvent, applySnapshot, applyTurn, applyYourTurn, unbatched, tricksRound, seatName, scoreText, scoreValue } from "./model.js";
 import { tableView, tickClock } from "./table.js";
 import { handView, submit, refusal, runBot } from "./play.js";
 import { recall } from "./session.js";
@@ -260,12 +260,17 @@ export async function liveView(params, signal) {
       if (pause) {
         draw();
         await sleep(pause, signal);
+      } else if (msg.turn && caughtUp > 0n && queue.length) {
+        // The end of a write with more behind it (a spectator's batch holds several): shown
+        // before the next, as it was when each write came on its own.
+        draw();
+        await sleep(0, signal);
       } else schedule();
     }
     pumping = null;
   };
   const onMessage = (msg) => {
-    queue.push(msg);
+    queue.push(...unbatched(msg));
     if (!pumping) pumping = pump();
   };
   const drained = async () => { while (pumping) await pumping; };
@@ -280,7 +285,8 @@ export async function liveView(params, signal) {
     try {
       const options = seat === null ? { signal: controller.signal } : withToken(token, { signal: controller.signal });
       const request = { matchId, afterSeq: state.seq };
-      const stream = seat === null ? matches.watchMatch(request, options) : matches.streamEvents({ ...request, seat }, options);
+      // A spectator asks for batches (at most ten messages a second, whatever the pace of play).
+      const stream = seat === null ? matches.watchMatch({ ...request, batched: true }, options) : matches.streamEvents({ ...request, seat }, options);
       for await (const msg of stream) onMessage(msg);
       await drained();
       if (state.over) break;

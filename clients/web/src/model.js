@@ -259,6 +259,12 @@ export function applyEvent(state, event) {
   return state;
 }
 
+// A stream message as the messages it holds: a batched spectator's (WatchMatchRequest.batched)
+// holds the ones after it in `more`, each as it would have come alone; any other is one.
+export function unbatched(msg) {
+  return msg.more && msg.more.length ? [msg, ...msg.more] : [msg];
+}
+
 // Whose turn it is and until when, as a live stream's Turn says (seat absent: nobody).
 export function applyTurn(state, turn) {
   state.told = true;

@@ -947,19 +947,29 @@ class WatchMatchRequest(_message.Message):
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     AFTER_SEQ_FIELD_NUMBER: _builtins.int
+    BATCHED_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """As MatchInfo.match_id."""
     after_seq: _builtins.int
     """As StreamEventsRequest.after_seq."""
+    batched: _builtins.bool
+    """Ask for batches: the messages not yet sent go as one, the first as it is and the others
+    in order in its `more` (each with its event and turn, or a turn alone, exactly as sent
+    without batches), at most one message every 100 ms once the match is played (the first
+    after a quiet spell goes at once), so a spectator costs a fast match a few messages a
+    second, not one an event. The history after the snapshot comes the same way, up to
+    256 events a message. A match has room for 64 spectators, of which 8 without it.
+    """
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
         after_seq: _builtins.int = ...,
+        batched: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "match_id", b"match_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "batched", b"batched", "match_id", b"match_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -974,6 +984,7 @@ class WatchMatchResponse(_message.Message):
     SNAPSHOT_FIELD_NUMBER: _builtins.int
     EVENT_FIELD_NUMBER: _builtins.int
     TURN_FIELD_NUMBER: _builtins.int
+    MORE_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def snapshot(self) -> _game_pb2.Snapshot:
         """First, once: every hand hidden, no legal actions."""
@@ -986,16 +997,23 @@ class WatchMatchResponse(_message.Message):
     def turn(self) -> _game_pb2.Turn:
         """As StreamEventsResponse.turn (numbered as there: a spectator gets no YourTurn)."""
 
+    @_builtins.property
+    def more(self) -> _containers.RepeatedCompositeFieldContainer[Global___WatchMatchResponse]:
+        """Only on a stream opened with WatchMatchRequest.batched: the messages after this one, in
+        order, each read as if it had come alone (none has a snapshot or a `more` of its own).
+        """
+
     def __init__(
         self,
         *,
         snapshot: _game_pb2.Snapshot | None = ...,
         event: _game_pb2.Event | None = ...,
         turn: _game_pb2.Turn | None = ...,
+        more: _abc.Iterable[Global___WatchMatchResponse] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "snapshot", b"snapshot", "turn", b"turn"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "snapshot", b"snapshot", "turn", b"turn"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "more", b"more", "snapshot", b"snapshot", "turn", b"turn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015

@@ -1009,6 +1009,18 @@ export declare type WatchMatchRequest = Message<"cardarena.v1.WatchMatchRequest"
    * @generated from field: uint64 after_seq = 2;
    */
   afterSeq: bigint;
+
+  /**
+   * Ask for batches: the messages not yet sent go as one, the first as it is and the others
+   * in order in its `more` (each with its event and turn, or a turn alone, exactly as sent
+   * without batches), at most one message every 100 ms once the match is played (the first
+   * after a quiet spell goes at once), so a spectator costs a fast match a few messages a
+   * second, not one an event. The history after the snapshot comes the same way, up to
+   * 256 events a message. A match has room for 64 spectators, of which 8 without it.
+   *
+   * @generated from field: bool batched = 3;
+   */
+  batched: boolean;
 };
 
 /**
@@ -1052,6 +1064,14 @@ export declare type WatchMatchResponse = Message<"cardarena.v1.WatchMatchRespons
    * @generated from field: cardarena.v1.Turn turn = 4;
    */
   turn?: Turn | undefined;
+
+  /**
+   * Only on a stream opened with WatchMatchRequest.batched: the messages after this one, in
+   * order, each read as if it had come alone (none has a snapshot or a `more` of its own).
+   *
+   * @generated from field: repeated cardarena.v1.WatchMatchResponse more = 5;
+   */
+  more: WatchMatchResponse[];
 };
 
 /**
@@ -1756,7 +1776,8 @@ export declare const MatchService: GenService<{
    * all the spectator streams (WatchMatch and WatchTournament) it may, 64 unless the operator
    * set another number (and its fair share of the server's 2048 while others hold some: once
    * half of them are taken, 4 per address), or the match already has 64 spectators (8 of
-   * them from this address; more people watch a match through more replicas).
+   * them from this address, 8 of them without WatchMatchRequest.batched; more people watch a
+   * match through more replicas).
    *
    * @generated from rpc cardarena.v1.MatchService.WatchMatch
    */
