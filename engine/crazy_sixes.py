@@ -52,19 +52,6 @@ def kind_traits(kind: str, options: Mapping[str, Any], players: int) -> RoundTra
     return round_traits(options, players, 0)
 
 
-def _build_hand(
-    players: int,
-    deck_mask: int,
-    split: str,
-    pool: str,
-    starter: int | None,
-    hands: tuple[int, ...],
-    dealer: int,
-    trump: int,
-) -> Round:
-    return SixesHand(players, hands, deck_mask, starter=starter, split=split, pool=pool)
-
-
 @cache
 def hand_plans(
     players: int, deck_size: int, split: str, pool: str
@@ -73,7 +60,7 @@ def hand_plans(
     seat starts: made once for each configuration and shared by its matches, as every hand
     of every match needs one and a plan never changes."""
     traits = _hand_traits(deck_size)
-    hand = partial(_build_hand, players, traits.deck_mask, split, pool)
+    hand = partial(SixesHand, players, traits.deck_mask, split, pool)
     return RoundPlan(traits, partial(hand, None)), tuple(
         [RoundPlan(traits, partial(hand, seat)) for seat in range(players)]
     )

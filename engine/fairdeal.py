@@ -129,6 +129,37 @@ class RandomStream:
         return deck
 
 
+_TOP: Final = b"\xff\xff"
+"""The first two bytes of every word at or above :data:`_SAFE`, which ``uniform`` may reject."""
+_BLOCK_WORDS: Final = tuple(struct.Struct(f">{8 * blocks}I") for blocks in range(10))
+"""``_BLOCK_WORDS[b].unpack``: ``b`` whole blocks as their words, in the stream's order."""
+
+
+def shuffled(seed: bytes, label: str, items: Sequence[T]) -> list[T]:
+    """``RandomStream(seed, label).shuffle(items)``: the shuffle of a stream's first words.
+
+    Why: a deal shuffles a fresh stream and reads nothing more from it. Its words are then
+    the first blocks, unpacked in order, with no queue to keep for later reads; a word that
+    some ``uniform`` could reject (one in 65,536), found by its first bytes, sends the
+    shuffle the general way.
+    """
+    deck = list(items)
+    size = len(deck)
+    blocks = (size + 6) // 8  # one word per swap, size - 1 of them
+    if size < 2 or blocks >= len(_BLOCK_WORDS):
+        return RandomStream(seed, label).shuffle(deck)
+    prefix, sha256 = check_seed(seed) + label.encode("ascii") + b"\x00", hashlib.sha256
+    data = b"".join([sha256(prefix + _INDEX_BYTES[i]).digest() for i in range(blocks)])
+    if _TOP in data:  # a word at or above _SAFE begins so (and a few others hold it)
+        return RandomStream(seed, label).shuffle(deck)
+    i = size
+    for x in _BLOCK_WORDS[blocks].unpack(data)[: size - 1]:
+        j = x % i  # uniform(i), then the position it is swapped with
+        i -= 1
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck
+
+
 def commitment(seed: bytes) -> str:
     """``SHA-256("cardarena-seed-v1" || seed)`` in hex: published at creation, checked at the end."""
     return hashlib.sha256(COMMITMENT_PREFIX + check_seed(seed)).hexdigest()

@@ -48,7 +48,15 @@ from .events import (
     round_started,
 )
 from .exact import add_all
-from .fairdeal import DEALER_LABEL, RandomStream, check_seed, commitment, deal_label, trump_label
+from .fairdeal import (
+    DEALER_LABEL,
+    RandomStream,
+    check_seed,
+    commitment,
+    deal_label,
+    shuffled,
+    trump_label,
+)
 from .games import get_game
 from .options import check_seat, whole_number
 from .schedule import GameSpec, Round, RoundPlan, Schedule, best_seats
@@ -312,10 +320,14 @@ class Match:
     def _auto(self, out: list[Event]) -> None:
         """Do whatever needs no seat (seeded draws, round ends, next rounds), then note who acts."""
         while not self.over:
-            if self.pending is not None:
+            pending = self.pending
+            if pending is not None:
                 if self._seed is None:
                     break
-                self._take_chance(self._draw(), out)
+                if pending == "deal":
+                    self._deal(out)
+                else:
+                    self._take_chance(self._draw(), out)
             elif self.round is not None and self.round.finished:
                 self._end_round(out)
             else:
@@ -323,20 +335,26 @@ class Match:
         rnd = self.round
         self.to_act = None if rnd is None else rnd.to_act
 
-    def _draw(self) -> ChanceEvent:
+    def _draw(self) -> DealerDrawn | TrumpDrawn:
+        """The pending draw (of the first dealer, or of a trump) from the seed."""
         assert self._seed is not None
         if self.pending == "dealer":
             return DealerDrawn(RandomStream(self._seed, DEALER_LABEL).uniform(self.players))
-        if self.pending == "trump":
-            return TrumpDrawn(
-                self.round_index, RandomStream(self._seed, trump_label(self.round_index)).uniform(4)
-            )
-        assert self.plan is not None
+        return TrumpDrawn(
+            self.round_index, RandomStream(self._seed, trump_label(self.round_index)).uniform(4)
+        )
+
+    def _deal(self, out: list[Event]) -> None:
+        """The pending deal from the seed: its event, then its round, built from the hands as
+        they were dealt (a deal from a log reads them off its event, :meth:`_take_chance`)."""
+        assert self._seed is not None and self.plan is not None
         # The deck shuffled as its cards' bits: the same order, and each hand a sum.
         bits, shift = deck_bits(self.plan.traits.deck)
-        order = RandomStream(self._seed, deal_label(self.round_index)).shuffle(bits)
+        order = shuffled(self._seed, deal_label(self.round_index), bits)
         hands = deal_bits(order, shift, self.dealer, self.players)
-        return dealt(self.round_index, tuple(map(CardSet, hands)), tuple(map(int.bit_count, hands)))
+        sizes = tuple(map(int.bit_count, hands))
+        out.append(dealt(self.round_index, tuple(map(CardSet, hands)), sizes))
+        self._start_round(hands, out)
 
     def _check_chance(self, event: ChanceEvent) -> None:
         if isinstance(event, DealerDrawn):
@@ -378,11 +396,14 @@ class Match:
             self._trump = event.suit
             self.pending = "deal"
         else:
-            assert self.plan is not None
-            hands = tuple([h.mask if h is not None else 0 for h in event.hands])
-            self.pending = None
-            self.round = self.plan.build(hands, self.dealer, self._trump)
-            self.round.start(out)
+            self._start_round(tuple([h.mask if h is not None else 0 for h in event.hands]), out)
+
+    def _start_round(self, hands: tuple[int, ...], out: list[Event]) -> None:
+        """The round of the pending deal, dealt ``hands``, begins."""
+        assert self.plan is not None
+        self.pending = None
+        self.round = self.plan.build(hands, self.dealer, self._trump)
+        self.round.start(out)
 
     # -- rounds ------------------------------------------------------------------------
 

@@ -12,13 +12,25 @@ from fractions import Fraction
 from typing import Any, ClassVar, Final
 
 from .actions import PASS
-from .cards import OROS, SPANISH_BASE, SUIT_MASKS, CardSet, cards_of, mask_of, spanish
+from .cards import (
+    OROS,
+    SPANISH_BASE,
+    SPANISH_CARD_LISTS,
+    SUIT_MASKS,
+    CardSet,
+    cards_of,
+    mask_of,
+    spanish,
+)
 from .decks import spanish_deck
 from .events import CARD_PLAYED, MAX_SEATS, PASSED, CardsDead, Event, cards_dead
 from .exact import WHOLE, WHOLE_COUNT, fraction
 from .traits import Layout, LayoutRound
 
 SIX_OF_OROS = spanish(OROS, 6)
+_OROS, _COPAS, _ESPADAS, _BASTOS = SPANISH_CARD_LISTS
+_COPAS_AT, _ESPADAS_AT, _BASTOS_AT = (SPANISH_BASE + 12 * s for s in range(1, 4))
+"""The card id of each suit's ace but that of Oros (``SPANISH_BASE``): where its 12 bits start."""
 SIXES = sum(1 << spanish(OROS + s, 6) for s in range(4))
 ACES_AND_KINGS = sum(1 << spanish(OROS + s, r) for s in range(4) for r in (1, 12))
 
@@ -40,6 +52,22 @@ def suit_playable(suit_index: int, low: int, high: int) -> int:
     if low == 0:
         return _ranks_mask(suit_index, 6, 6)
     return _ranks_mask(suit_index, 1, low - 1) | _ranks_mask(suit_index, high + 1, 12)
+
+
+def spanish_cards(mask: int) -> tuple[int, ...]:
+    """The cards of ``mask``, Spanish cards only, in ascending order: ``cards_of`` as a tuple,
+    read suit by suit from the Spanish card lists.
+
+    Why: a hand keeps its legal cards as this tuple (``legal_cards``), which ``Match`` copies
+    into the list it hands out instead of telling the deck of ``legal`` and reading it itself.
+    """
+    spanish = mask >> SPANISH_BASE
+    return (
+        _OROS[spanish & 4095]
+        + _COPAS[spanish >> 12 & 4095]
+        + _ESPADAS[spanish >> 24 & 4095]
+        + _BASTOS[spanish >> 36]
+    )
 
 
 def row_ends(low: int, high: int, rank: int) -> tuple[int, int]:
@@ -135,6 +163,10 @@ what may go down next; one lookup, made here from the rule functions above, give
 One table for both decks, rather than one per hand, so that a copied hand copies none of it.
 """
 
+SEATS: Final = tuple(tuple(range(players)) for players in range(MAX_SEATS + 1))
+"""``SEATS[n]``: the seats of an ``n``-seat hand in order, made once rather than a ``range``
+each time a card kills (about every other card)."""
+
 DEAD_EVENTS: Final[tuple[dict[int, CardsDead], ...]] = tuple({} for _ in range(MAX_SEATS))
 """Every ``CardsDead`` made so far, as ``DEAD_EVENTS[seat][cards]``.
 
@@ -201,13 +233,18 @@ class SixesHand(LayoutRound):
     def __init__(
         self,
         players: int,
-        hands: tuple[int, ...],
         deck_mask: int,
-        *,
-        starter: int | None,
         split: str,
         pool: str,
+        starter: int | None,
+        hands: tuple[int, ...],
+        dealer: int = -1,
+        trump: int = -1,
     ) -> None:
+        """The hand's rules, then its deal: the order in which a round plan's builder
+        (:func:`.crazy_sixes.hand_plans`) gives them, so that the builder is this class with
+        the rules bound. The dealer and the trump, which every builder is given, play no
+        part in a hand of Crazy Sixes."""
         self._lay_out(players, hands, SIXES)
         self.deck_mask = deck_mask
         self.offset = DECK_OFFSETS[deck_mask]
@@ -218,9 +255,11 @@ class SixesHand(LayoutRound):
         self.must_open_oros = starter is None
         if starter is None:
             starter = next(s for s in range(players) if self.hands[s] >> SIX_OF_OROS & 1)
+            self.legal, self.legal_cards = 1 << SIX_OF_OROS, (SIX_OF_OROS,)
+        else:  # :meth:`start` finds the first seat that can play, and its legal cards
+            self.legal, self.legal_cards = 0, ()
         self.starter = starter
         self.to_act: int | None = starter
-        self.legal = self._compute_legal()
 
     def copy(self) -> SixesHand:
         """An independent copy to play on: every list copied."""
@@ -236,10 +275,18 @@ class SixesHand(LayoutRound):
         ]
 
     def start(self, out: list[Event]) -> None:
-        """A later hand's starter without a six passes at once."""
+        """A later hand's starter without a six passes at once. Until this, a later hand has
+        no legal actions: a round is started as soon as it is built (``Match``)."""
         if not self.must_open_oros:
             assert self.to_act is not None
             self._settle(self.to_act, out)
+
+    def forget_legal(self) -> None:
+        """Work the legal mask and tuple out from the state (at the deal, or after hands were
+        replaced from outside); the tuple is None when the seat to act can only pass, which
+        only a hand replaced from outside brings about."""
+        legal = self.legal = self._compute_legal()
+        self.legal_cards = None if legal >> PASS else spanish_cards(legal)
 
     def _compute_legal(self) -> int:
         if self.to_act is None:
@@ -283,10 +330,11 @@ class SixesHand(LayoutRound):
         if killed:
             # Every card it jumped over is in a hand: it was neither on the table nor dead.
             dead = self.dead
-            for holder in range(players):
-                newly_dead = hands[holder] & killed
+            for holder in SEATS[players]:
+                hand = hands[holder]
+                newly_dead = hand & killed
                 if newly_dead:
-                    hands[holder] ^= newly_dead
+                    hands[holder] = hand ^ newly_dead
                     dead[holder] |= newly_dead
                     try:
                         event = DEAD_EVENTS[holder][newly_dead]
@@ -298,9 +346,7 @@ class SixesHand(LayoutRound):
                     killed ^= newly_dead
         playable = self.playable = (self.playable & others) | row
         if not playable:  # every ace and king is down: nothing can go down any more
-            self.finished = True
-            self.to_act = None
-            self.legal = 0
+            self._finish()
             return
         # _settle(seat + 1, out)
         seat += 1
@@ -316,6 +362,20 @@ class SixesHand(LayoutRound):
             legal = hands[seat] & playable
         self.to_act = seat
         self.legal = legal
+        # spanish_cards(legal), written out for the same reason
+        self.legal_cards = (
+            _OROS[legal >> SPANISH_BASE & 4095]
+            + _COPAS[legal >> _COPAS_AT & 4095]
+            + _ESPADAS[legal >> _ESPADAS_AT & 4095]
+            + _BASTOS[legal >> _BASTOS_AT]
+        )
+
+    def _finish(self) -> None:
+        """The hand is over: nobody is to act."""
+        self.finished = True
+        self.to_act = None
+        self.legal = 0
+        self.legal_cards = ()
 
     def _place(self, seat: int, card: int, out: list[Event]) -> None:
         """Put ``card`` on the table, move its suit's end and kill what it jumped over.
@@ -344,9 +404,7 @@ class SixesHand(LayoutRound):
         self.must_open_oros = False
         self._place(seat, action, out)
         if self.table_mask & ACES_AND_KINGS == ACES_AND_KINGS:
-            self.finished = True
-            self.to_act = None
-            self.legal = 0
+            self._finish()
             return
         self._settle((seat + 1) % self.players, out)
 
@@ -370,13 +428,18 @@ class SixesHand(LayoutRound):
             seat = (seat + 1) % players
         self.to_act = seat
         self.legal = hands[seat] & playable
+        self.legal_cards = spanish_cards(self.legal)
 
     def scores(self) -> tuple[Fraction, ...]:
-        dead = list(map(int.bit_count, self.dead))
-        placed = [
-            dealt - hand.bit_count() - lost
-            for dealt, hand, lost in zip(self.dealt, self.hands, dead, strict=True)
-        ]
+        """RULES.md §2.3 from what each seat placed and lost (see :attr:`placed`), counted
+        in a plain loop, cheaper than a comprehension: every hand of every match ends here."""
+        dealt, hands, dead_piles = self.dealt, self.hands, self.dead
+        dead = []
+        placed = []
+        for seat in range(self.players):
+            lost = dead_piles[seat].bit_count()
+            dead.append(lost)
+            placed.append(dealt[seat] - hands[seat].bit_count() - lost)
         return score_hand(placed, dead, split=self.split, pool=self.pool)
 
     def table(self) -> dict[str, Any]:

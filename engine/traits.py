@@ -124,7 +124,7 @@ class LayoutInference:
 
 L = TypeVar("L", bound="LayoutRound")
 
-LAYOUT_SHARED = ("players", "playable", "table_mask", "finished")
+LAYOUT_SHARED = ("players", "playable", "table_mask", "finished", "legal_cards")
 """What every layout round's ``copy`` shares with the original (:meth:`LayoutRound._copy_as`)."""
 LAYOUT_COPIED = ("hands", "low", "high")
 """And what it copies: the seats' hands and the table's rows."""
@@ -134,12 +134,23 @@ class LayoutRound:
     """What the two cores played onto a :class:`Layout` share (a Fan Tan round, a hand of
     Crazy Sixes): the seats, the hands and the table (each suit's ends, what may go down),
     laid out empty by :meth:`_lay_out`; the legal mask ``legal``, kept current by every
-    change, and no legal list of their own; actions taken as they are given."""
+    change, and the same as a sorted tuple, ``legal_cards``, where the core keeps one (else
+    None, and ``Match`` derives the list from ``legal``); actions taken as they are given."""
 
-    __slots__ = ("finished", "hands", "high", "low", "playable", "players", "table_mask")
+    __slots__ = (
+        "finished",
+        "hands",
+        "high",
+        "legal_cards",
+        "low",
+        "playable",
+        "players",
+        "table_mask",
+    )
 
-    legal_cards: tuple[int, ...] | None = None
-    """This round keeps no legal list of its own: ``Match`` derives it from ``legal``."""
+    legal_cards: tuple[int, ...] | None
+    """The legal actions as a sorted tuple, kept by a core that has them cheaply at hand
+    (Crazy Sixes); None: ``Match`` derives them from ``legal``."""
     players: int
     hands: list[int]
     low: list[int]
@@ -161,6 +172,7 @@ class LayoutRound:
         self.playable = playable
         self.table_mask = 0
         self.finished = False
+        self.legal_cards = None
 
     def __new__(cls, *args: object, **kwargs: object) -> LayoutRound:
         """An empty round for :meth:`_copy_as` to fill, also in the
