@@ -344,12 +344,7 @@ class Streams:
                     async for frame in self._frames(hosted, sub, opened_at):
                         yield frame
                     return
-                while True:
-                    if sub.queue.empty():
-                        if hosted.readers.finished:
-                            return
-                        if sub.dropped:
-                            raise Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND)
+                while not drained(hosted, sub):
                     live = await sub.queue.get()
                     if live is None:
                         raise Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND)
@@ -374,12 +369,7 @@ class Streams:
         :func:`runs`), then a pause of :data:`SPECTATOR_FRAME` seconds while the next
         gather. A spectator's queue holds only what :meth:`Readers.publish` tells every reader
         (``Told``: no prompt, no ``Aside``) and ``None`` when it is ended."""
-        while True:
-            if sub.queue.empty():
-                if hosted.readers.finished:
-                    return
-                if sub.dropped:
-                    raise Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND)
+        while not drained(hosted, sub):
             told: list[Told] = []
             ended = False
             item = await sub.queue.get()
@@ -398,6 +388,18 @@ class Streams:
                 raise Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND)
             del told, item
             await asyncio.sleep(SPECTATOR_FRAME)
+
+
+def drained(hosted: HostedMatch, sub: Subscriber) -> bool:
+    """Whether a stream has sent all it will: its queue is empty and the match's last entry
+    was handed to it; UNAVAILABLE if it was dropped, with nothing left to send."""
+    if not sub.queue.empty():
+        return False
+    if hosted.readers.finished:
+        return True
+    if sub.dropped:
+        raise Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND)
+    return False
 
 
 def news(live: Told | ToldBatch | pb.YourTurn, opened_at: int) -> bool:

@@ -13,11 +13,11 @@ import asyncio
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from cardarena.clients.house.worker import leave_all
 
 from ..calls import run
+from ..integration.test_house_bots import running
 
 
 async def stubborn(swallowed: list[int]) -> None:
@@ -57,14 +57,6 @@ def test_a_worker_whose_server_dies_dies_with_it() -> None:
     parent.kill()
     parent.wait()
     deadline = time.monotonic() + 10
-    while alive(worker):
+    while running(worker):
         assert time.monotonic() < deadline, "the worker outlived its parent"
         time.sleep(0.05)
-
-
-def alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"

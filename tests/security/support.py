@@ -185,19 +185,24 @@ async def play_hosted_to_end(
     for count in range(max_actions):
         if hosted.ended:
             return count
-        seat, seq, legal = hosted_turn(server, table.match_id)
-        await api.SubmitAction(
-            spb.SubmitActionRequest(
-                match_id=table.match_id,
-                seat=seat,
-                action=codec.action_to_pb(legal[0]),
-                expected_seq=seq,
-                request_id=secrets.token_hex(8),
-            ),
-            metadata=auth(table.tokens[seat]),
-            timeout=RPC,
-        )
+        await play_lowest(server, api, table)
     raise AssertionError(f"match {table.match_id} did not end in {max_actions} actions")
+
+
+async def play_lowest(server: Server, api: MatchServiceAsyncStub, table: Table) -> None:
+    """The lowest legal action of whoever is to act, over SubmitAction."""
+    seat, seq, legal = hosted_turn(server, table.match_id)
+    await api.SubmitAction(
+        spb.SubmitActionRequest(
+            match_id=table.match_id,
+            seat=seat,
+            action=codec.action_to_pb(legal[0]),
+            expected_seq=seq,
+            request_id=secrets.token_hex(8),
+        ),
+        metadata=auth(table.tokens[seat]),
+        timeout=RPC,
+    )
 
 
 async def failure(call: Awaitable[object]) -> grpc.aio.AioRpcError:

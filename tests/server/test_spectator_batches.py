@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import secrets
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +23,16 @@ from cardarena.server.api.status import Refused
 from cardarena.server.api.streams import MATCH_UNBATCHED_SPECTATORS, Streams, response
 from cardarena.server.hosting import Told, runs
 from cardarena.server.hosting.subscribers import BATCH_EVENTS
-from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
-from ..calls import RPC_TIMEOUT, STREAM_TIMEOUT, auth, run
+from ..calls import STREAM_TIMEOUT, run
 from ..security.support import (
     address_of,
     channel_to,
     create_table,
-    hosted_turn,
     play_hosted_to_end,
+    play_lowest,
     served,
 )
 from ..security.test_shared_caps import Caller
@@ -132,7 +130,7 @@ def test_a_batched_spectator_sees_what_an_unbatched_one_sees_in_fewer_messages(
             )
             hosted = server.arena.matches[table.match_id]
             for _ in range(12):  # a history before the spectators come
-                await play_one(server, api, table)
+                await play_lowest(server, api, table)
             history = hosted.last_seq
 
             def watch(batched: bool) -> Any:
@@ -158,19 +156,3 @@ def test_a_batched_spectator_sees_what_an_unbatched_one_sees_in_fewer_messages(
             assert len(live) <= 4 < actions, (len(live), actions)
 
     run(scenario(), 120)
-
-
-async def play_one(server: Any, api: Any, table: Any) -> None:
-    """The lowest legal action of whoever is to act."""
-    seat, seq, legal = hosted_turn(server, table.match_id)
-    await api.SubmitAction(
-        spb.SubmitActionRequest(
-            match_id=table.match_id,
-            seat=seat,
-            action=codec.action_to_pb(legal[0]),
-            expected_seq=seq,
-            request_id=secrets.token_hex(8),
-        ),
-        metadata=auth(table.tokens[seat]),
-        timeout=RPC_TIMEOUT,
-    )
