@@ -66,6 +66,17 @@ async def read_to_end(call: Any) -> list[Any]:
         out.append(message)
 
 
+def prompted(response: spb.PlayResponse) -> tuple[list[pb.Action], int] | None:
+    """What a Play message asks the seat to do, ``(legal actions, seq)``: a ``YourTurn``, or a
+    snapshot with legal actions (the seat was to act when the call opened); else ``None``."""
+    kind = response.WhichOneof("kind")
+    if kind == "your_turn":
+        return list(response.your_turn.legal_actions), response.your_turn.seq
+    if kind == "snapshot" and response.snapshot.legal_actions:
+        return list(response.snapshot.legal_actions), response.snapshot.seq
+    return None
+
+
 def stub(channel: grpc.aio.Channel) -> MatchServiceAsyncStub:
     return service_pb2_grpc.MatchServiceStub(channel)
 

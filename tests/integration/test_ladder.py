@@ -124,14 +124,21 @@ def test_a_ladder_survives_a_restart_and_a_new_version_and_its_snapshot_audits(
         )
         assert main(["ladder", "board", ladder_id, "--server", address]) == 0
         assert "retired" in capsys.readouterr().out
-        keyfile = tmp_path / "server.pub"
         assert second is not None
-        main(["serve", "--print-public-key", "--data-dir", str(data)])
-        keyfile.write_text(capsys.readouterr().out)
-        assert main(["audit", "--ladder", str(snapshot), "--key", str(keyfile)]) == 0
-        out = capsys.readouterr().out
-        assert "signatures verified" in out and "all clean" in out, out
+        audit_snapshot(snapshot, data, capsys)
     finally:
         first.kill()
         if second is not None:
             second.kill()
+
+
+def audit_snapshot(snapshot: Path, data: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """``cardarena audit --ladder`` of ``snapshot`` with the public key of the server whose
+    data is ``data``: clean, signatures verified; what it printed."""
+    keyfile = snapshot.with_name("server.pub")
+    main(["serve", "--print-public-key", "--data-dir", str(data)])
+    keyfile.write_text(capsys.readouterr().out)
+    assert main(["audit", "--ladder", str(snapshot), "--key", str(keyfile)]) == 0
+    out = capsys.readouterr().out
+    assert "signatures verified" in out and "all clean" in out, out
+    return out

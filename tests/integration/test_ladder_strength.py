@@ -41,6 +41,7 @@ from ..calls import run
 from ..serverproc import ServerProcess
 from ..waiting import eventually
 from .hosted import NODE_BOT
+from .test_ladder import audit_snapshot
 
 pytestmark = [
     pytest.mark.integration,
@@ -179,13 +180,8 @@ def test_the_board_orders_the_reference_bots_across_a_restart_and_a_new_version(
         assert f"in {groups} duplicate groups, 7 players on the board (1 retired)" in said, said
         assert main(["ladder", "board", ladder_id, "--server", address]) == 0
         assert "6 entrants" in capsys.readouterr().out
-        keyfile = tmp_path / "server.pub"
         assert second is not None
-        main(["serve", "--print-public-key", "--data-dir", str(data)])
-        keyfile.write_text(capsys.readouterr().out)
-        assert main(["audit", "--ladder", str(snapshot), "--key", str(keyfile)]) == 0
-        out = capsys.readouterr().out
-        assert "signatures verified" in out and "all clean" in out, out
+        out = audit_snapshot(snapshot, data, capsys)
         assert f"ladder {ladder_id}: {closed.counted} matches counted" in out, out
 
         # A total changed in the file (its signature not checked) is recomputed and flagged.

@@ -22,7 +22,7 @@ from cardarena.clients.client.seatplay import take
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
-from ..calls import RPC_TIMEOUT, auth, create, join_all, run, stub
+from ..calls import RPC_TIMEOUT, auth, create, join_all, prompted, run, stub
 from ..serverproc import ServerProcess
 
 if TYPE_CHECKING:
@@ -101,12 +101,9 @@ async def play_call(
             await start.all_open.wait()
         if not acts:
             continue
-        if kind == "your_turn":
-            legal, seq = list(response.your_turn.legal_actions), response.your_turn.seq
-        elif kind == "snapshot" and response.snapshot.legal_actions:
-            legal, seq = list(response.snapshot.legal_actions), response.snapshot.seq
-        else:
+        if (prompt := prompted(response)) is None:
             continue
+        legal, seq = prompt
         act = spb.PlayAction(action=legal[0], expected_seq=seq, request_id=f"s{seat}q{seq}")
         await outgoing.put(spb.PlayRequest(act=act))
     await outgoing.put(None)

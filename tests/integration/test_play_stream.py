@@ -11,7 +11,7 @@ import pytest
 
 from cardarena.v1 import service_pb2 as spb
 
-from ..calls import auth, stub
+from ..calls import auth, prompted, stub
 from ..serverproc import ServerProcess
 
 if TYPE_CHECKING:
@@ -44,12 +44,9 @@ async def play_seat(
             last_seq = response.event.seq
         elif kind == "result":
             results.append(response.result)
-        if kind == "your_turn":
-            legal, seq = list(response.your_turn.legal_actions), response.your_turn.seq
-        elif kind == "snapshot" and response.snapshot.legal_actions:
-            legal, seq = list(response.snapshot.legal_actions), response.snapshot.seq
-        else:
+        if (prompt := prompted(response)) is None:
             continue
+        legal, seq = prompt
         if legal:
             if not stale_sent:
                 stale_sent = True

@@ -28,7 +28,6 @@ import grpc
 from google.protobuf.message import Message
 
 from cardarena.server.api import Access
-from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
@@ -36,7 +35,7 @@ from cardarena.v1 import tournament_pb2 as tpb
 from ..calls import RPC_TIMEOUT as RPC
 from ..calls import SERVICE, STREAM_TIMEOUT, audit, auth, run, seat_feed
 from ..waiting import eventually
-from .support import Table, hosted_turn, play_hosted_to_end, secret, served
+from .support import Table, play_hosted_to_end, play_lowest, secret, served
 from .tournaments import apis, director_of, host
 
 if TYPE_CHECKING:
@@ -156,20 +155,8 @@ async def rotation(server: Server, tournament_id: str, index: int) -> Table:
     return Table(director.match_ids[index], PLAYERS, tokens)
 
 
-async def act(server: Server, api: MatchServiceAsyncStub, table: Table) -> None:
-    """One action of the seat to act, with its token (its lowest legal one)."""
-    seat, seq, legal = hosted_turn(server, table.match_id)
-    await api.SubmitAction(
-        spb.SubmitActionRequest(
-            match_id=table.match_id,
-            seat=seat,
-            action=codec.action_to_pb(legal[0]),
-            expected_seq=seq,
-            request_id=f"act-{seq}",
-        ),
-        metadata=auth(table.tokens[seat]),
-        timeout=RPC,
-    )
+act = play_lowest
+"""One action of the seat to act, with its token (its lowest legal one)."""
 
 
 async def revealed(server: Server, table: Table) -> None:
