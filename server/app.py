@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import logging
 import secrets
 import signal
 import socket
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -26,7 +24,9 @@ from cardarena.v1 import service_pb2 as spb
 
 from . import metrics
 from .api import Access, MatchService, TournamentService, add_service
-from .api.grpcweb import MAX_MESSAGE_BYTES, WEB_ROOT, GrpcWebGateway
+from .api.grpcweb import MAX_MESSAGE_BYTES, WEB_ROOT
+from .api.grpcweb.process import GatewayProcess, GatewaySettings
+from .api.grpcweb.webapp import missing
 from .api.ladders import LadderService
 from .api.limits import ClientHosts, TrustedProxies
 from .api.peers import FORWARD_TIMEOUT, OwnerUnreachable, Peers
@@ -38,6 +38,7 @@ from .hosting.clock import RECONNECT_GRACE_S
 from .hosting.signing import Signer, load_signer, signer_in
 from .house import IDLE_SECONDS, HouseBots, HouseSettings
 from .ladders import Ladders
+from .logs import configure_logging
 from .store import Owner, SqliteStore, StoreError, open_store
 from .tournaments import Tournaments
 from .tournaments.groups import GroupProgress
@@ -217,28 +218,6 @@ class ServeConfig:
     house_idle_seconds: float = IDLE_SECONDS
 
 
-def configure_logging(level: str) -> None:
-    """JSON lines on stderr; the match id is bound by whoever logs about a match."""
-    structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            # Tracebacks without their frames' local variables: those hold seat tokens and
-            # seeds, which must never reach a log.
-            structlog.processors.ExceptionRenderer(
-                structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
-            ),
-            structlog.processors.JSONRenderer(),
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(
-            logging.getLevelNamesMapping()[level.upper()]
-        ),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=True,
-    )
-
-
 def count_matches(arena: Arena) -> None:
     """The matches gauge, from the counts the arena keeps as statuses change (O(1))."""
     for state, count in arena.counts.items():
@@ -308,7 +287,7 @@ class Server:
         self.grpc = grpc.aio.server(options=grpc_options(config.max_pending_calls))
         self.port = 0
         self.metrics_port = 0
-        self.web: GrpcWebGateway | None = None
+        self.web: GatewayProcess | None = None
         self.web_port = 0
         self._stopped = asyncio.Event()
 
@@ -398,14 +377,17 @@ class Server:
         if self.config.web is not None:
             local = "127.0.0.1" if host in ("0.0.0.0", "[::]", "") else host
             web_host, web_port = self.config.web.rsplit(":", 1)
-            self.web = GrpcWebGateway(
-                f"{local}:{self.port}",
-                self.config.web_root,
-                client_secret=self.web_secret,
-                proxies=self.config.trusted_proxies,
+            self.web = GatewayProcess(
+                GatewaySettings(
+                    f"{local}:{self.port}",
+                    self.config.web_root,
+                    client_secret=self.web_secret,
+                    proxies=self.config.trusted_proxies,
+                    log_level=self.config.log_level,
+                )
             )
             self.web_port = await self.web.start(web_host.strip("[]"), int(web_port))
-            web_log(self.web, web_host, self.web_port)
+            web_log(self.config.web_root, web_host, self.web_port)
         loopback = "127.0.0.1" if host in ("0.0.0.0", "[::]", "") else host
         await self.house.start(f"{loopback}:{self.port}")  # its workers call this server
         logger.info(
@@ -465,13 +447,14 @@ def server_signer(config: ServeConfig) -> Signer:
     return signer_in(config.data_dir)
 
 
-def web_log(web: GrpcWebGateway, host: str, port: int) -> None:
+def web_log(web_root: Path, host: str, port: int) -> None:
     """Say where the browser app is served, or why it cannot be: a 404 alone says nothing."""
     log = structlog.get_logger("cardarena.server")
-    if web.app_missing is None:
-        log.info("web_app_served", url=f"http://{host}:{port}/", root=str(web.static_dir))
+    why = missing(web_root)
+    if why is None:
+        log.info("web_app_served", url=f"http://{host}:{port}/", root=str(web_root.resolve()))
     else:
-        log.warning("web_app_missing", reason=web.app_missing, grpc_web_port=port)
+        log.warning("web_app_missing", reason=why, grpc_web_port=port)
 
 
 FULL_COLLECTION_AFTER: Final = 1000

@@ -5,6 +5,9 @@ audits of a fetched log, health and reflection, and the Prometheus page."""
 from __future__ import annotations
 
 import asyncio
+import http.client
+import struct
+import urllib.parse
 import urllib.request
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
@@ -12,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 from google.protobuf import struct_pb2
+from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2
 from prometheus_client.parser import text_string_to_metric_families
@@ -461,3 +465,37 @@ def same_action(a: pb.Action, b: pb.Action) -> bool:
     if kind == "play":
         return (a.play.suit, a.play.rank) == (b.play.suit, b.play.rank)
     return a == b
+
+
+def grpc_web(
+    port: int, method: str, message: Message, headers: dict[str, str] | None = None
+) -> tuple[int, str, list[bytes]]:
+    """One gRPC-Web call through the gateway, as a browser makes it: its grpc-status, its
+    grpc-message and the messages it carried."""
+    payload = message.SerializeToString()
+    body = struct.pack(">BI", 0, len(payload)) + payload
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=RPC_TIMEOUT)
+    try:
+        connection.request(
+            "POST",
+            f"/{SERVICE}/{method}",
+            body,
+            {"content-type": "application/grpc-web+proto", **(headers or {})},
+        )
+        data = connection.getresponse().read()
+    finally:
+        connection.close()
+    messages: list[bytes] = []
+    trailers: dict[str, str] = {}
+    while data:
+        flags, length = struct.unpack(">BI", data[:5])
+        frame, data = data[5 : 5 + length], data[5 + length :]
+        if flags & 0x80:
+            for line in frame.decode().split("\r\n"):
+                if line:
+                    name, value = line.split(":", 1)
+                    trailers[name.strip()] = value.strip()
+        else:
+            messages.append(frame)
+    status = int(trailers["grpc-status"])
+    return status, urllib.parse.unquote(trailers.get("grpc-message", "")), messages

@@ -17,9 +17,6 @@ In-process servers on 127.0.0.1:0; every wait is bounded.
 from __future__ import annotations
 
 import asyncio
-import http.client
-import struct
-import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,7 +30,7 @@ from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
 
 from ..calls import RPC_TIMEOUT as RPC
-from ..calls import SERVICE, STREAM_TIMEOUT, audit, auth, run, seat_feed
+from ..calls import STREAM_TIMEOUT, audit, auth, grpc_web, run, seat_feed
 from ..waiting import eventually
 from .support import Table, play_hosted_to_end, play_lowest, secret, served
 from .tournaments import apis, director_of, host
@@ -363,40 +360,6 @@ def test_after_a_restart_resumed_matches_and_stored_ones_are_held_back_alike(
     tid, started = run(before(), 60)
     group = run(after(tid, started), 60)
     run(reread(tid, group), 60)
-
-
-def grpc_web(
-    port: int, method: str, message: Message, headers: dict[str, str] | None = None
-) -> tuple[int, str, list[bytes]]:
-    """One gRPC-Web call through the gateway, as a browser makes it: its grpc-status, its
-    grpc-message and the messages it carried."""
-    payload = message.SerializeToString()
-    body = struct.pack(">BI", 0, len(payload)) + payload
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=RPC)
-    try:
-        connection.request(
-            "POST",
-            f"/{SERVICE}/{method}",
-            body,
-            {"content-type": "application/grpc-web+proto", **(headers or {})},
-        )
-        data = connection.getresponse().read()
-    finally:
-        connection.close()
-    messages: list[bytes] = []
-    trailers: dict[str, str] = {}
-    while data:
-        flags, length = struct.unpack(">BI", data[:5])
-        frame, data = data[5 : 5 + length], data[5 + length :]
-        if flags & 0x80:
-            for line in frame.decode().split("\r\n"):
-                if line:
-                    name, value = line.split(":", 1)
-                    trailers[name.strip()] = value.strip()
-        else:
-            messages.append(frame)
-    status = int(trailers["grpc-status"])
-    return status, urllib.parse.unquote(trailers.get("grpc-message", "")), messages
 
 
 def test_through_the_gateway_a_browser_is_held_back_alike(data_dir: Path) -> None:

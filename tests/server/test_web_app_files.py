@@ -6,7 +6,7 @@ from pathlib import Path
 
 from structlog.testing import capture_logs
 
-from cardarena.server.api.grpcweb import WEB_ROOT, GrpcWebGateway
+from cardarena.server.api.grpcweb import WEB_ROOT
 from cardarena.server.api.grpcweb.webapp import missing
 from cardarena.server.app import web_log
 
@@ -24,8 +24,8 @@ def test_an_incomplete_app_is_named_with_what_it_lacks(tmp_path: Path) -> None:
 
 def test_start_up_says_where_the_app_is_served_or_why_not(tmp_path: Path) -> None:
     with capture_logs() as logs:
-        web_log(GrpcWebGateway("127.0.0.1:1", WEB_ROOT), "127.0.0.1", 8080)
-        web_log(GrpcWebGateway("127.0.0.1:1", tmp_path), "127.0.0.1", 8081)
+        web_log(WEB_ROOT, "127.0.0.1", 8080)
+        web_log(tmp_path, "127.0.0.1", 8081)
     served, absent = logs
     assert served["event"] == "web_app_served"
     assert served["url"] == "http://127.0.0.1:8080/"

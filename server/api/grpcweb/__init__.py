@@ -12,6 +12,9 @@ The gateway forwards raw bytes through a ``grpc.aio`` channel with generic metho
 (no decoding: the server checks every message), passes ``authorization`` through, answers
 CORS preflights and serves the static web app from a directory.
 
+``cardarena serve --web`` runs it in a process of its own (:mod:`.process`): what browsers
+and floods of connections cost is not the players' event loop.
+
 It faces strangers, so it bounds what any client can hold, as a mature HTTP server does: at
 most ``max_connections`` at once (keeping the process well below its file descriptor limit),
 admitted fairly: at the cap an idle connection (waiting for a request head) of the address
@@ -36,6 +39,7 @@ One concern a module, each importing only those before it::
     proxy       forwarding one call to the gRPC server and relaying its answer
     webapp      where the browser app is installed, and whether it can be served
     gateway     the accept loop, admitting and shedding, routing and static files
+    process     the gateway in a process of its own, below the server's CPU priority
 """
 
 from __future__ import annotations

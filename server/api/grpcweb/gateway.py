@@ -120,11 +120,16 @@ class GrpcWebGateway:
         self._assets = AssetCache()
 
     async def start(self, host: str, port: int) -> int:
-        self._channel = grpc.aio.insecure_channel(self.target)
-        self._socket = listen(host, port)
-        self.port = self._socket.getsockname()[1]
-        self._acceptor = asyncio.create_task(self._accept_loop(self._socket))
+        """Listen on ``host:port`` and serve; the bound port."""
+        await self.serve(listen(host, port))
         return self.port
+
+    async def serve(self, sock: socket.socket) -> None:
+        """Serve on ``sock``, a non-blocking listening socket (closed by :meth:`close`)."""
+        self._channel = grpc.aio.insecure_channel(self.target)
+        self._socket = sock
+        self.port = sock.getsockname()[1]
+        self._acceptor = asyncio.create_task(self._accept_loop(sock))
 
     async def close(self) -> None:
         if self._acceptor is not None:
