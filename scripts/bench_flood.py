@@ -19,6 +19,12 @@ its own, four a second) not answered within 5 s. Each flood runs in a process of
 ``--ramp`` s to build up, ``--seconds`` s measured, ``--settle`` s after it stops:
 
 * ``quiet``: no flood, the peer of every other window;
+* ``burn``: no request, a process that only computes on the flood's CPU: the machine's own
+  floor (on a VM's two vCPUs a busy neighbour slows the other CPU too), the control of every
+  flood below;
+* ``churn``: the ``idle`` flood's connections against a listener in the flood's own process
+  that refuses each with a 503: the server is not involved, so this is what the connection
+  churn costs the machine's kernel, the floor of ``idle`` and ``bodies``;
 * ``tournaments``: ``--readers`` callers loop ``GetTournament`` (a 1,000-line page of its
   plan at a random offset, and without) and ``ListTournaments`` on a cancelled tournament of
   ~100,000 planned matches (issue 29.1);
@@ -35,8 +41,10 @@ its own, four a second) not answered within 5 s. Each flood runs in a process of
   actions/s per match; its set-up and play errors are its refusals (29.6).
 
 Per window: the victim's actions, p50/p99 (ms) and p99 over the quiet p99; the server's peak
-VmRSS (sampled every 0.25 s) over the quiet peak and over the window's start; the CPU the
-server and the flooder used (% of one core: on two cores they compete); the flooder's calls
+VmRSS with its gateway process's (sampled every 0.25 s) over the quiet peak and over the
+window's start; the CPU the server, its gateway and the flooder used (% of one core: on two
+cores they compete), and the server's event loop on a core and waiting for one (the kernel's
+schedstat); the flooder's calls
 by outcome; the victim's refusals; the browser probes answered and their p50. Targets: p99
 ratio at most 2, no refusal of the victim or the bot host, RSS at most ``--rss-bound`` MiB over
 the quiet peak. ``--repeats`` runs every window again.
@@ -78,13 +86,13 @@ from cardarena.v1 import tournament_pb2 as tpb
 if TYPE_CHECKING:  # mypy names the modules from the repository root: scripts.bench
     from scripts.bench.bots import WorkerConfig
     from scripts.bench.load import worker_main
-    from scripts.bench.measure import cpu_seconds, loop_sched, percentile, vm_rss_kb
+    from scripts.bench.measure import children, cpu_seconds, loop_sched, percentile, vm_rss_kb
 else:  # run as a script, sys.path[0] is scripts/: the package is the sibling bench
     from bench.bots import WorkerConfig
     from bench.load import worker_main
-    from bench.measure import cpu_seconds, loop_sched, percentile, vm_rss_kb
+    from bench.measure import children, cpu_seconds, loop_sched, percentile, vm_rss_kb
 
-FLOODS = ("tournaments", "spectators", "ended", "bodies", "idle", "bothost")
+FLOODS = ("burn", "churn", "tournaments", "spectators", "ended", "bodies", "idle", "bothost")
 CARDARENA = Path(sys.executable).parent / "cardarena"
 GAME, PLAYERS, BIG = "hexathlon", 4, 16 << 20
 LIST_GAMES = "/cardarena.v1.MatchService/ListGames"
@@ -395,14 +403,15 @@ async def flood_bodies(flood: Flood) -> None:
         await flood.loop(16, send)
 
 
-async def flood_idle(flood: Flood) -> None:
+async def flood_idle(flood: Flood, port: int = 0) -> None:
+    """Idle connections to the gateway (or to ``port``)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, flood.args.idle + 256)), hard))
 
     async def hold(index: int) -> str:
         """One idle connection, held until the gateway closes it: how it ended."""
         reader, writer = await asyncio.open_connection(
-            "127.0.0.1", flood.web_port, local_addr=(loopback(1, index), 0)
+            "127.0.0.1", port or flood.web_port, local_addr=(loopback(1, index), 0)
         )
         try:
             answer = await reader.read(64)
@@ -418,7 +427,36 @@ async def flood_idle(flood: Flood) -> None:
     await flood.loop(flood.args.idle, hold)
 
 
+async def flood_churn(flood: Flood) -> None:
+    """The idle flood's connections against a listener of the flood's own, which answers each
+    with the gateway's 503 and closes it: the server is not involved, so what the victim loses
+    is what the connection churn itself costs this machine's kernel (loopback TCP on the
+    flood's CPU), the floor of ``idle`` and ``bodies``."""
+
+    async def busy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")
+        writer.close()
+
+    listener = await asyncio.start_server(busy, "127.0.0.1", 0, backlog=1024)
+    async with listener:
+        await flood_idle(flood, listener.sockets[0].getsockname()[1])
+
+
+async def flood_burn(flood: Flood) -> None:
+    """No request at all: a neighbour that only computes on the flood's CPU. What it costs the
+    victim is the machine's own floor for every other flood (two vCPUs of a VM are seldom two
+    whole cores), not the server's doing."""
+    while not flood.stop.is_set():
+        deadline = time.monotonic() + 0.05
+        while time.monotonic() < deadline:
+            sum(range(1000))
+        flood.tally["slices of 50 ms computed"] += 1
+        await asyncio.sleep(0)
+
+
 RUNNERS: dict[str, Callable[[Flood], Coroutine[Any, Any, None]]] = {
+    "burn": flood_burn,
+    "churn": flood_churn,
     "tournaments": flood_tournaments,
     "spectators": flood_spectators,
     "ended": flood_ended,
@@ -458,7 +496,7 @@ class Window:
     probes: list[float]
     rss_kb: tuple[int, int]  # at the start, at the peak
     cpu: tuple[float, ...]
-    """The server's and the flooder's CPU; the server's event loop on a core and waiting for
+    """The server's, its gateway's and the flooder's CPU; the server's event loop on a core and waiting for
     one (the kernel's schedstat): a loop runnable all the time is saturated."""
     flooder: Tally
     details: list[str]
@@ -483,17 +521,20 @@ async def window(kind: str, server: Server, args: argparse.Namespace, state: Any
         process = ctx.Process(target=flood_main, args=(kind, flood, results), daemon=True)
         process.start()
         pin(process.pid or 0, args.flood_cpus)
-    pids = [server.process.pid, *([process.pid] if process and process.pid else [])]
-    rss_start = vm_rss_kb(pids[:1])
+    # The server is its process and its gateway's (server/api/grpcweb/process.py): the
+    # gateway's memory is the server's, and its CPU is shown beside the server's own.
+    served = [server.process.pid, *gateways(server.process.pid)]
+    pids = [*served[:2], *([process.pid] if process and process.pid else [])]
+    rss_start = vm_rss_kb(served)
     await asyncio.sleep(args.ramp)
     start, cpu_start, rss = time.monotonic(), [cpu_seconds([pid]) for pid in pids], 0
     loop_start = loop_sched(pids[:1])
     while time.monotonic() < start + args.seconds:
-        rss = max(rss, vm_rss_kb(pids[:1]))
+        rss = max(rss, vm_rss_kb(served))
         await asyncio.sleep(0.25)
     end = time.monotonic()
     used = [cpu_seconds([pid]) - c for pid, c in zip(pids, cpu_start, strict=True)]
-    used += [0.0] * (2 - len(used))
+    used += [0.0] * (3 - len(used))
     used += [b - a for a, b in zip(loop_start, loop_sched(pids[:1]), strict=True)]
     stop.set()
     flooder: Tally = Counter()
@@ -521,6 +562,15 @@ async def window(kind: str, server: Server, args: argparse.Namespace, state: Any
     refusals = Counter(within(victim.refusals))
     cpu = tuple(seconds * 100 / (end - start) for seconds in used)
     return Window(kind, latencies, refusals, probes, (rss_start, rss), cpu, flooder, details)
+
+
+def gateways(pid: int) -> list[int]:
+    """The gateway process of the server ``pid`` (none without ``--web``)."""
+    return [
+        child
+        for child in children(pid)
+        if b"grpcweb.process" in Path(f"/proc/{child}/cmdline").read_bytes()
+    ]
 
 
 # --- the run and its table -----------------------------------------------------------------
@@ -592,7 +642,7 @@ async def run(args: argparse.Namespace, workdir: Path) -> list[Window]:
 
 HEADER = (
     "| flood | victim actions | p50 ms | p99 ms | p99 ÷ quiet | server RSS MiB: peak (Δ quiet,"
-    " rise in window) | CPU %: server, flooder; server loop on a core, waiting for one"
+    " rise in window) | CPU %: server, its gateway, flooder; server loop on a core, waiting"
     " | flooder: calls, outcomes | victim refused | browser probes: answered, p50 ms |"
     "\n|---|---|---|---|---|---|---|---|---|---|"
 )
@@ -612,7 +662,8 @@ def row(w: Window, quiet: Window) -> str:
     return (
         f"| {w.flood} | {len(w.latencies):,} | {ms(w.latencies, 0.5):.1f} "
         f"| {ms(w.latencies, 0.99):.1f} | {ratio:.2f} | {peak:.0f} ({over_quiet:+.0f}, {rise:+.0f}) "
-        f"| {w.cpu[0]:.0f}, {w.cpu[1]:.0f}; {w.cpu[2]:.0f}, {w.cpu[3]:.0f} | {flooder} | {refused} "
+        f"| {w.cpu[0]:.0f}, {w.cpu[1]:.0f}, {w.cpu[2]:.0f}; {w.cpu[3]:.0f}, {w.cpu[4]:.0f} "
+        f"| {flooder} | {refused} "
         f"| {len(w.probes)}, {ms(w.probes, 0.5):.0f} |"
     )
 

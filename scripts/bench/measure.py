@@ -51,6 +51,17 @@ def stat_cpu(stat: str) -> float:
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
+def children(pid: int) -> list[int]:
+    """The processes ``pid`` started that are still running (Linux's ``task/*/children``)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            found += [int(child) for child in (task / "children").read_text().split()]
+        except FileNotFoundError:  # the thread ended, or a kernel without the file
+            continue
+    return found
+
+
 def cpu_seconds(pids: Sequence[int]) -> float:
     """User + system CPU of every thread of the processes ``pids``, summed."""
     return sum(stat_cpu(Path(f"/proc/{pid}/stat").read_text()) for pid in pids)
