@@ -3,11 +3,13 @@ which address a call counts against."""
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
+import random
 import time
 import urllib.parse
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +30,52 @@ def fair_share(per_address: int, total: int, used: int, others: int) -> int:
     than :data:`FAIR_FLOOR`, so that the other half always has places for newcomers."""
     share = total // (others + 2) if used < total // 2 else 0
     return min(per_address, max(FAIR_FLOOR, share))
+
+
+class RefusalPauses:
+    """Where a spectator refused for want of places hears so only after a pause.
+
+    A spectator turned away almost always asks again, and a crowd of them (a flood, or a
+    popular match's audience reloading) asks again together: each ask is a whole gRPC call
+    set up and torn down on the event loop the players wait for, and asks that arrive in
+    waves hold it for tens of milliseconds each. A refusal said after a pause of
+    :data:`PAUSE_SECONDS` (random within it, so that the crowd's next asks spread out) costs a
+    legitimate spectator nothing (there was no place for it), and a caller that waits for
+    its answer can ask at most once a pause. The pauses are bounded like any held call: at
+    most ``per_address`` of an address and ``total`` of the server at once; beyond that the
+    refusal comes at once."""
+
+    def __init__(
+        self,
+        seconds: tuple[float, float] | None = None,
+        per_address: int = 16,
+        total: int = 1024,
+    ) -> None:
+        self.seconds = PAUSE_SECONDS if seconds is None else seconds
+        self.per_address = per_address
+        self.total = total
+        self._held: Counter[str] = Counter()
+
+    @property
+    def held(self) -> int:
+        return self._held.total()
+
+    async def pause(self, address: str) -> None:
+        """Wait before a refusal to ``address`` (at once when its or the server's pauses are
+        all taken)."""
+        if self._held[address] >= self.per_address or self.held >= self.total:
+            return
+        self._held[address] += 1
+        try:
+            await asyncio.sleep(random.uniform(*self.seconds))
+        finally:
+            self._held[address] -= 1
+            if not self._held[address]:
+                del self._held[address]
+
+
+PAUSE_SECONDS = (1.0, 3.0)
+"""How long a refused spectator waits for its answer, drawn uniformly."""
 
 
 @dataclass(frozen=True)

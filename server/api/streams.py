@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import random
 from collections import Counter, deque
-from collections.abc import AsyncGenerator, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from typing import Any, TypeVar
 
 import grpc
@@ -29,7 +30,7 @@ from ..hosting import (
     project_for,
     runs,
 )
-from .limits import ClientHosts, fair_share
+from .limits import ClientHosts, RefusalPauses, fair_share
 from .status import FELL_BEHIND, Context, Refused, abort
 
 StreamItem = pb.Snapshot | pb.Event | Told | ToldBatch | ToldRun | pb.YourTurn | Aside
@@ -67,6 +68,12 @@ whatever comes meanwhile gathers into it: a person sees ten moves a second at mo
 match played by bots at hundreds of events a second costs each of its spectators ten
 messages a second, not hundreds (each message is about 40 µs of the event loop, which the
 match's players wait for)."""
+
+FRAME_SPREAD = 1.5
+"""A paced stream's pause is :data:`SPECTATOR_FRAME` times a random factor from 1 to this. Its
+spectators are all woken by the same event, and with equal pauses they would go on sending in
+step, dozens of messages in one turn of the loop ten times a second, right as the players
+are told of the event; pauses of random length spread their messages over the frame."""
 
 
 def response(kind: type[Response], item: StreamItem) -> Response | bytes:
@@ -154,6 +161,8 @@ class Streams:
         self.opening_calls = OPENING_CALLS
         self.watch_total = WATCH_STREAMS_TOTAL
         self.opening_total = OPENING_CALLS_TOTAL
+        self.pauses = RefusalPauses()
+        """A spectator refused for want of places hears so after a pause (:meth:`spectating`)."""
         self._open: Counter[tuple[str, ...]] = Counter()
         self._holders: dict[str, set[str]] = {"watch": set(), "opening": set()}
         """The addresses holding places of each shared kind now (for their fair share)."""
@@ -194,6 +203,22 @@ class Streams:
                         )
                     )
                 yield
+
+    @contextlib.asynccontextmanager
+    async def spectating(
+        self, context: Context, match_id: str | None = None, *, batched: bool = True
+    ) -> AsyncIterator[None]:
+        """:meth:`watching` for a spectator's call: refused for want of places, it hears so
+        after a pause (:class:`.limits.RefusalPauses`), so that a crowd refused together does
+        not come back together."""
+        with contextlib.ExitStack() as held:
+            try:
+                held.enter_context(self.watching(context, match_id, batched=batched))
+            except Refused as refused:
+                if refused.code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    await self.pauses.pause(self.hosts.of(context))
+                raise
+            yield
 
     @contextlib.contextmanager
     def opening(self, context: Context) -> Iterator[None]:
@@ -266,13 +291,17 @@ class Streams:
             if not self._open[key]:
                 del self._open[key]
 
-    def _slot(
+    @contextlib.asynccontextmanager
+    async def _slot(
         self, hosted: HostedMatch, seat: int | None, context: Context, batched: bool
-    ) -> contextlib.AbstractContextManager[None]:
+    ) -> AsyncIterator[None]:
         if seat is None:
-            return self.watching(context, hosted.match_id, batched=batched)
+            async with self.spectating(context, hosted.match_id, batched=batched):
+                yield
+            return
         key = ("seat", hosted.match_id, str(seat))
-        return self._holding(key, SEAT_STREAMS, f"streams of seat {seat} of this match")
+        with self._holding(key, SEAT_STREAMS, f"streams of seat {seat} of this match"):
+            yield
 
     def dropper(self, context: Context) -> Callable[[], None]:
         """What ends a stream whose client stopped reading: an UNAVAILABLE abort from a task
@@ -319,7 +348,7 @@ class Streams:
         if metrics.STAGE_TIMES:  # the loop's idle time, from the first stream on
             metrics.watch_idle(asyncio.get_running_loop())
         paced = batched and seat is None
-        with self._slot(hosted, seat, context, batched):
+        async with self._slot(hosted, seat, context, batched):
             async with hosted.lock:
                 sub = hosted.readers.subscribe(seat, on_drop, size, batched=batched and not paced)
                 if seat is not None:  # back after an outage: its clock runs from now
@@ -387,7 +416,7 @@ class Streams:
             if ended:
                 raise Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND)
             del told, item
-            await asyncio.sleep(SPECTATOR_FRAME)
+            await asyncio.sleep(SPECTATOR_FRAME * random.uniform(1.0, FRAME_SPREAD))
 
 
 def drained(hosted: HostedMatch, sub: Subscriber) -> bool:

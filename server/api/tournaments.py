@@ -99,7 +99,7 @@ class TournamentService:
         """Conflated: a watcher that reads slowly sees the latest state, not every one."""
         self.refuse_new()
         director = await self.tournaments.get(request.tournament_id)
-        with self.streams.watching(context):
+        async with self.streams.spectating(context):
             while True:
                 version, ended = director.version, director.ended
                 yield tpb.WatchTournamentResponse(tournament=tournament_info(director))
