@@ -309,8 +309,12 @@ class Streams:
         dropped: list[bool] = []
 
         async def end() -> None:
-            with contextlib.suppress(Exception):
+            try:
                 await abort(context, Refused(grpc.StatusCode.UNAVAILABLE, FELL_BEHIND))
+            except Exception as error:
+                # gRPC keeps the abort's exception on the call: without its traceback it
+                # holds no frame that holds the call (see ``status.finish``).
+                error.__traceback__ = None
 
         def drop() -> None:
             if not dropped:
