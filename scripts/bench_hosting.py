@@ -48,8 +48,8 @@ if "--stages" in sys.argv[1:]:  # read once, when cardarena.server.metrics is im
 from cardarena.engine import Match
 from cardarena.server import metrics
 from cardarena.server.api.streams import response
-from cardarena.server.app import configure_logging
 from cardarena.server.hosting import Arena, HostedMatch, Subscriber, steady
+from cardarena.server.logs import configure_logging
 from cardarena.server.store import SqliteStore
 from cardarena.server.store.records import MatchRecord
 from cardarena.v1 import service_pb2 as spb

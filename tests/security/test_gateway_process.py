@@ -7,6 +7,7 @@ its server logs (``web_gateway_started``)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import socket
@@ -39,6 +40,10 @@ def alive(pid: int) -> bool:
         return False
     state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     return state != "Z"  # a zombie has ended; only its parent's wait is missing
+
+
+def ended(pid: int) -> bool:
+    return not alive(pid)
 
 
 def web_port(server: ServerProcess) -> int:
@@ -92,7 +97,7 @@ def test_the_gateway_ends_with_its_server_even_a_killed_one(tmp_path: Path) -> N
             port = web_port(server)
             (pid,) = gateway_pids(server)
             getattr(server, stop)()
-            wait_until(lambda: not alive(pid), what=f"the gateway to end after {stop}")
+            wait_until(functools.partial(ended, pid), what=f"the gateway to end after {stop}")
             with socket.socket() as sock:  # the port is free again
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 sock.bind(("127.0.0.1", port))

@@ -7,7 +7,7 @@ import json
 import pytest
 import structlog
 
-from cardarena.server.app import configure_logging
+from cardarena.server.logs import configure_logging
 
 
 def test_tracebacks_leave_out_local_variables(capsys: pytest.CaptureFixture[str]) -> None:
