@@ -6,11 +6,12 @@ accepts the same ``--server`` forms and every channel has the same keepalive and
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import re
 
 import grpc
+
+from .cancelling import wait_within
 
 RETRYABLE = frozenset(
     {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED}
@@ -133,8 +134,10 @@ def _port(port: str, text: str) -> int:
 
 async def wait_connected(channel: grpc.aio.Channel, address: str, within: float) -> None:
     """Wait until ``channel`` is connected to a server at ``address``, trying again with
-    gRPC's exponential back-off, for at most ``within`` seconds; else :class:`Unreachable`."""
+    gRPC's exponential back-off, for at most ``within`` seconds; else :class:`Unreachable`.
+    Not ``asyncio.wait_for``: were its cancellation of the wait lost in gRPC's connecting, it
+    would wait for a server that is not there for ever."""
     try:
-        await asyncio.wait_for(channel.channel_ready(), within)
+        await wait_within(channel.channel_ready(), within)
     except TimeoutError:
         raise Unreachable(f"no server answers at {address} (tried for {within:g} s)") from None

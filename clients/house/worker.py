@@ -30,6 +30,7 @@ from typing import Any, Final
 
 from ..bots.base import Bot, load_bot
 from ..client import ArenaClient, Ticket
+from ..client.cancelling import cancel_until_ended
 
 RETRY_FOR: Final = 120.0
 """How long a seat's stream is retried without progress (the server restarting, say) before
@@ -84,15 +85,11 @@ async def work(address: str, orders: asyncio.StreamReader, say: Say) -> None:
 
 
 async def leave_all(seats: set[asyncio.Task[None]]) -> None:
-    """Cancel every seat's task and wait until each has ended, cancelling again any still
-    running a moment later. Once is not enough: a task cancelled while gRPC sets up one of
-    its calls loses the cancellation (grpc.aio's set-up catches it and returns, and the task
-    awaiting it goes on as if nothing happened), and a seat retrying a dead server would then
-    keep this worker alive for the two minutes of ``RETRY_FOR``."""
-    while seats:
-        for task in seats:
-            task.cancel()
-        _, seats = await asyncio.wait(seats, timeout=0.1)
+    """Cancel every seat's task until each has ended. Once is not enough: a task cancelled
+    while gRPC sets up one of its calls may lose the cancellation (see
+    :mod:`~cardarena.clients.client.cancelling`), and a seat retrying a dead server would
+    then keep this worker alive for the two minutes of ``RETRY_FOR``."""
+    await cancel_until_ended(seats)
 
 
 def _forget(playing: dict[Key, asyncio.Task[None]], key: Key, task: asyncio.Task[None]) -> None:

@@ -41,6 +41,7 @@ from ..bots.decider import Decider, SeatContext, describe_error
 from ..bots.external import MAX_AHEAD, STARTUP_S, Ahead, ExternalDecider
 from ..bots.state import SeatState
 from ..client import Abstain, ArenaClient, Ticket
+from ..client.cancelling import CLEANUP_S, cancel_until_ended
 from ..client.channel import RETRYABLE
 from ..client.entropy import Contribution
 
@@ -154,8 +155,9 @@ async def play_entrant(
                 pause = min(pause * 2, 2.0)
         await asyncio.gather(*playing.values(), return_exceptions=True)
     finally:
-        for task in playing.values():
-            task.cancel()
+        # Until they ended: a match task whose cancellation is lost in a gRPC call would play
+        # on after the entrant stopped, and after its programs started ahead were closed.
+        await cancel_until_ended(playing.values(), CLEANUP_S)
         if ahead is not None:
             await ahead.close()
     return report

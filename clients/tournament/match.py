@@ -27,6 +27,7 @@ from ..bots.decider import Decider, PythonDecider, SeatContext, describe_error
 from ..bots.external import ExternalDecider
 from ..bots.state import SeatState
 from ..client import ArenaClient, new_secret
+from ..client.cancelling import gather_or_cancel, wait_within
 from .botspec import BotEntry, make_python_bot
 from .config import TournamentConfig, TournamentError
 from .guard import GuardedSeat
@@ -84,12 +85,11 @@ async def play_match(
             )
             for s in range(players)
         ]
-        async with asyncio.TaskGroup() as group:
-            plays = [
-                group.create_task(client.play(t, decide=s.decide, on_event=s.observe))
-                for t, s in zip(tickets, seats, strict=True)
-            ]
-        states = [task.result() for task in plays]
+        # Not a TaskGroup: a seat whose cancellation is lost would play on after another failed.
+        states = await gather_or_cancel(
+            client.play(t, decide=s.decide, on_event=s.observe)
+            for t, s in zip(tickets, seats, strict=True)
+        )
         final = await client.get_match(info.match_id)
         if final.cancelled:  # by the operator, or by expiry: no result to count
             raise MatchCancelled(f"match {info.match_id} was cancelled before its end")
@@ -148,12 +148,20 @@ REFUSED_FOR_GOOD = frozenset(
 )
 
 
+ABANDON_WITHIN_S = 5.0
+"""How long the runner tries to cancel a match it could not finish: its server may be gone."""
+
+
 async def _abandon(client: ArenaClient, match_id: str, creator: str, why: str) -> None:
     """Cancel a match the runner could not finish, so that it does not stay running on the
-    server; it may have ended or be unreachable already, which is fine."""
+    server; it may have ended or be unreachable already, which is fine. Within
+    :data:`ABANDON_WITHIN_S`, even if a cancellation of the call is lost in gRPC (where
+    ``asyncio.wait_for`` would wait out the client's whole ``retry_for``)."""
     reason = " ".join(f"the runner gave up: {why}".split())[:200]
     with contextlib.suppress(grpc.aio.AioRpcError, TimeoutError):
-        await asyncio.wait_for(client.cancel_match(match_id, reason=reason, secret=creator), 5)
+        await wait_within(
+            client.cancel_match(match_id, reason=reason, secret=creator), ABANDON_WITHIN_S
+        )
 
 
 def _seat(config: TournamentConfig, entry: BotEntry, plan: MatchPlan, seat: int) -> GuardedSeat:

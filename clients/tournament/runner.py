@@ -23,6 +23,7 @@ import grpc
 from cardarena.competition import MatchPlan, mixed_seed, schedule
 
 from ..client import ArenaClient
+from ..client.cancelling import gather_or_cancel
 from .config import TournamentConfig, TournamentError
 from .match import play_match
 from .outcomes import MatchResult, TournamentResult
@@ -62,9 +63,9 @@ async def run_tournament(
                     bar.advance(faults=outcome.fault_count, failed=not outcome.ok)
 
         try:
-            async with asyncio.TaskGroup() as workers:
-                for _ in range(max(1, config.concurrency)):
-                    workers.create_task(worker())
+            # Not a TaskGroup: a worker whose cancellation is lost in a gRPC call would play
+            # the rest of the schedule after another met a TournamentError.
+            await gather_or_cancel(worker() for _ in range(max(1, config.concurrency)))
         except ExceptionGroup as group:
             # Not ``except*``: on CPython before 3.11.4 (Debian 12 ships 3.11.2) a ``raise``
             # inside ``except*`` comes out wrapped in a new ExceptionGroup.
