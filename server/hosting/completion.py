@@ -63,6 +63,21 @@ async def cancel_and_wait(task: asyncio.Task[Any] | None) -> None:
         await task
 
 
+async def end_child(process: asyncio.subprocess.Process, seconds: float) -> None:
+    """Ask a child process of this server to exit by closing its stdin (the children read it
+    until it closes), and kill it if it has not within ``seconds``."""
+    if process.returncode is not None:
+        return
+    if process.stdin is not None:
+        process.stdin.close()
+    try:
+        await asyncio.wait_for(process.wait(), seconds)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        await process.wait()
+
+
 class Background:
     """Tasks started and not awaited (following a match, revealing a seed): kept referenced
     until they end, a failure logged as ``event``, so that none is garbage-collected mid-way."""

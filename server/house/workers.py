@@ -28,7 +28,7 @@ from typing import Any, Final, Protocol
 
 import structlog
 
-from ..hosting.completion import cancel_and_wait
+from ..hosting.completion import cancel_and_wait, end_child
 
 log = structlog.get_logger(__name__)
 
@@ -125,16 +125,8 @@ class Worker:
         """Ask the worker to leave every seat and exit (its stdin closed); kill it if it does
         not within :data:`STOP_SECONDS`."""
         self._stopping = True
-        process = self._process
-        if process is not None and process.returncode is None:
-            if process.stdin is not None:
-                process.stdin.close()
-            try:
-                await asyncio.wait_for(process.wait(), STOP_SECONDS)
-            except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    process.kill()
-                await process.wait()
+        if self._process is not None:
+            await end_child(self._process, STOP_SECONDS)
         for task in self._tasks:
             await cancel_and_wait(task)
         self.seats.clear()

@@ -33,6 +33,7 @@ from typing import Final
 
 import structlog
 
+from ...hosting.completion import cancel_and_wait, end_child
 from ...logs import configure_logging
 from ..limits import TrustedProxies
 from .gateway import GrpcWebGateway, listen
@@ -165,20 +166,9 @@ class GatewayProcess:
         """Stop the child (its stdin closed; killed if it does not exit in time) and stop
         listening."""
         self._stopping.set()
-        process = self._process
-        if process is not None and process.returncode is None:
-            assert process.stdin is not None
-            process.stdin.close()
-            try:
-                await asyncio.wait_for(process.wait(), STOP_SECONDS)
-            except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    process.kill()
-                await process.wait()
-        if self._watcher is not None:
-            self._watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watcher
+        if self._process is not None:
+            await end_child(self._process, STOP_SECONDS)
+        await cancel_and_wait(self._watcher)
         if self._socket is not None:
             self._socket.close()
 
