@@ -34,6 +34,7 @@ from ..hosting.arena import match_id_for
 from ..house import HouseBots
 from .access import Access, Guard
 from .embargo import Embargo, GroupOf
+from .endedlogs import EndedLogs
 from .info import STATUS_OF, listed_infos, match_info, settled_info
 from .limits import ClientHosts
 from .peers import Peers
@@ -83,6 +84,8 @@ class MatchService:
         its group stands, for the refusal's words)."""
         self.router = Router(arena, peers)
         self.streams = Streams(self._refuse_new, self.guard.hosts, watch_streams)
+        self.ended_logs = EndedLogs()
+        """GetMatchLog's answers for ended matches, as sent (:mod:`.endedlogs`)."""
         self.waiting = WaitingMatches(self._still_waiting)
         """The matches anonymous creators left waiting for players, per address."""
         self.draining = False
@@ -148,7 +151,10 @@ class MatchService:
     @gated
     async def GetMatchLog(
         self, request: spb.GetMatchLogRequest, context: Context
-    ) -> spb.GetMatchLogResponse:
+    ) -> spb.GetMatchLogResponse | bytes:
+        kept = self.ended_logs.get(request.match_id)
+        if kept is not None:  # final: ended, released by its group, signed
+            return kept
         hosted = await self.arena.get(request.match_id)
         if hosted.held_back:  # for everyone: its log is final once its group's seed is in it
             raise await self.embargo.refusal(hosted)
@@ -157,12 +163,17 @@ class MatchService:
         stored = await hosted.read_log()
         entries = [spb.LogEntry(seq=s.seq, event=s.payload, hash=s.hash) for s in stored]
         checkpoint = await self.arena.log_checkpoint(hosted.match_id)
-        return spb.GetMatchLogResponse(
+        response = spb.GetMatchLogResponse(
             match=match_info(hosted),
             entries=entries,
             seed=hosted.record.seed,
             checkpoint=checkpoint,
         )
+        if checkpoint is None:
+            return response
+        data = response.SerializeToString()
+        self.ended_logs.keep(hosted.match_id, data)
+        return data
 
     @unary
     async def GetPublicKeys(

@@ -1,0 +1,56 @@
+"""GetMatchLog of an ended match is answered from the bytes first sent (issue 29.3).
+
+Why: an ended match's log, seed and checkpoint are final, yet each read rebuilt a message per
+event on the event loop (and replayed a match no longer in memory through the engine)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grpc
+import pytest
+
+from cardarena.server.api.endedlogs import LARGEST_SHARE, EndedLogs
+from cardarena.v1 import service_pb2 as spb
+
+from ..calls import RPC_TIMEOUT, audit, run
+from ..security.support import address_of, channel_to, create_table, play_hosted_to_end, served
+
+
+def test_the_logs_kept_are_bounded_in_bytes_the_least_recently_read_dropped_first() -> None:
+    logs = EndedLogs(max_bytes=8 * 100)
+    for name in "abcdefgh":
+        logs.keep(name, bytes(100))
+    assert len(logs) == 8 and logs.size == 800
+    assert logs.get("a") == bytes(100)  # read: now the most recent
+    logs.keep("i", bytes(100))
+    assert logs.get("b") is None and logs.get("a") is not None
+    assert logs.size == 800
+    logs.keep("huge", bytes(800 // LARGEST_SHARE + 1))
+    assert logs.get("huge") is None, "one huge log does not push out every other"
+
+
+def test_an_ended_matchs_log_is_read_again_without_the_match(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def scenario() -> None:
+        async with served(tmp_path) as server, channel_to(address_of(server)) as (_, api):
+            table = await create_table(api)
+            request = spb.GetMatchLogRequest(match_id=table.match_id)
+            with pytest.raises(grpc.aio.AioRpcError) as running:
+                await api.GetMatchLog(request, timeout=RPC_TIMEOUT)
+            assert running.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert len(server.service.ended_logs) == 0, "nothing kept before the end"
+            await play_hosted_to_end(server, api, table)
+            first = await api.GetMatchLog(request, timeout=RPC_TIMEOUT)
+            audit(first)
+            assert first.checkpoint.signature and len(server.service.ended_logs) == 1
+
+            async def gone(match_id: str) -> None:
+                raise AssertionError(f"{match_id} was loaded again")
+
+            monkeypatch.setattr(server.arena, "get", gone)
+            again = await api.GetMatchLog(request, timeout=RPC_TIMEOUT)
+            assert again == first
+
+    run(scenario())
