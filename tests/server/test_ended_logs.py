@@ -10,6 +10,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from cardarena.server.api import info as info_module
 from cardarena.server.api.endedlogs import LARGEST_SHARE, EndedLogs
 from cardarena.v1 import service_pb2 as spb
 
@@ -52,5 +53,27 @@ def test_an_ended_matchs_log_is_read_again_without_the_match(
             monkeypatch.setattr(server.arena, "get", gone)
             again = await api.GetMatchLog(request, timeout=RPC_TIMEOUT)
             assert again == first
+
+    run(scenario())
+
+
+def test_an_ended_matchs_info_is_made_once_and_each_reader_gets_its_own_copy(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        async with served(tmp_path) as server, channel_to(address_of(server)) as (_, api):
+            table = await create_table(api)
+            hosted = server.arena.matches[table.match_id]
+            info_module.match_info(hosted)
+            assert hosted not in info_module._FINAL, "a running match's info still changes"
+            await play_hosted_to_end(server, api, table)
+            first = info_module.match_info(hosted)
+            assert hosted in info_module._FINAL
+            expected = spb.MatchInfo()
+            expected.CopyFrom(first)
+            first.seats[0].name = "changed by its reader"  # as the embargo redacts a listing
+            assert info_module.match_info(hosted) == expected
+            listed = await api.ListMatches(spb.ListMatchesRequest(), timeout=RPC_TIMEOUT)
+            assert [m for m in listed.matches if m.match_id == table.match_id] == [expected]
 
     run(scenario())
