@@ -54,11 +54,9 @@ class RefusalPauses:
         self.seconds = PAUSE_SECONDS if seconds is None else seconds
         self.per_address = per_address
         self.total = total
+        self.held = 0
+        """Pauses held now, every address's together."""
         self._held: Counter[str] = Counter()
-
-    @property
-    def held(self) -> int:
-        return self._held.total()
 
     async def pause(self, address: str) -> None:
         """Wait before a refusal to ``address`` (at once when its or the server's pauses are
@@ -66,9 +64,11 @@ class RefusalPauses:
         if self._held[address] >= self.per_address or self.held >= self.total:
             return
         self._held[address] += 1
+        self.held += 1
         try:
             await asyncio.sleep(random.uniform(*self.seconds))
         finally:
+            self.held -= 1
             self._held[address] -= 1
             if not self._held[address]:
                 del self._held[address]

@@ -102,10 +102,6 @@ class GatewayProcess:
         self._deaths = 0
         self._log = structlog.get_logger("cardarena.server")
 
-    @property
-    def pid(self) -> int | None:
-        return None if self._process is None else self._process.pid
-
     async def start(self, host: str, port: int) -> int:
         """Listen on ``host:port`` and serve there from a child process; the bound port.
         ``OSError`` if the port cannot be bound, :class:`GatewayNotStarted` if the child does
