@@ -33,7 +33,7 @@ from .api.peers import FORWARD_TIMEOUT, OwnerUnreachable, Peers
 from .api.streams import WATCH_STREAMS
 from .errors import NotRunning
 from .hosting import Arena, HostedMatch
-from .hosting.arena import WAITING_EXPIRY_SECONDS
+from .hosting.arena import IDLE_EXPIRY_SECONDS, WAITING_EXPIRY_SECONDS
 from .hosting.clock import RECONNECT_GRACE_S
 from .hosting.signing import Signer, load_signer, signer_in
 from .house import IDLE_SECONDS, HouseBots, HouseSettings
@@ -198,6 +198,8 @@ class ServeConfig:
     access: Access = field(default_factory=Access)
     # A match still waiting for seats this long after its creation is cancelled; 0: never.
     waiting_expiry_seconds: float = WAITING_EXPIRY_SECONDS
+    # A running match without a clock that has gone this long without a write is cancelled.
+    idle_expiry_seconds: float = IDLE_EXPIRY_SECONDS
     # The Ed25519 key that signs checkpoints and results (PEM); None: signing-key.pem in
     # data_dir, generated on first start.
     signing_key: Path | None = None
@@ -344,7 +346,7 @@ class Server:
         resumed = await self.arena.resume_unfinished()
         await self.tournaments.resume_unfinished()
         await self.ladders.resume_unfinished()
-        self.arena.expire_waiting_after(self.config.waiting_expiry_seconds)
+        self.arena.expire_after(self.config.waiting_expiry_seconds, self.config.idle_expiry_seconds)
         count_matches(self.arena)
         add_service(
             self.grpc,

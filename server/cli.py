@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .api.access import Access
+from .api.anonymous import PER_ADDRESS, TOTAL
 from .api.limits import Rate, TrustedProxies
 from .api.reads import READ_SHARE
 from .api.requests import SECRET, SECRET_RULE
@@ -139,6 +140,22 @@ read_share = ranged(float, 0.01, 1.0, "", "the anonymous reads' share is")
 house_seats = ranged(int, 0, MAX_SEATS, "seats", "the house seats played at once are")
 house_workers = ranged(int, 1, MAX_WORKERS, "processes", "the house bots' workers are")
 house_idle = ranged(float, 1.0, 86400.0, "seconds", "a practice match is left unattended")
+
+
+match_count = ranged(int, 1, 10_000_000, "matches", "a budget of anonymous matches is")
+
+
+def anonymous_matches(text: str) -> tuple[int, int]:
+    """``PER_ADDRESS,TOTAL``: each a whole number of matches, the first no more than the second."""
+    per_address, comma, total = text.partition(",")
+    if not comma:
+        raise argparse.ArgumentTypeError(f"expected PER_ADDRESS,TOTAL, got {text!r}")
+    budget = match_count(per_address.strip()), match_count(total.strip())
+    if budget[0] > budget[1]:
+        raise argparse.ArgumentTypeError(
+            f"one address may not hold more than all together, got {text!r}"
+        )
+    return budget
 
 
 def admin_token(text: str) -> str:
@@ -289,6 +306,16 @@ FLAGS = (
         " default 200/s,2000)",
     ),
     Flag(
+        "--anonymous-matches",
+        "access.anonymous_matches",
+        anonymous_matches,
+        f"{PER_ADDRESS},{TOTAL}",
+        "PER_ADDRESS,TOTAL: how many matches created without the operator token may be"
+        " unended at once, from one client address and from all together (an address gets at"
+        " most its fair share of the total); the operator's, tournaments' and ladders' never"
+        f" count (env CARDARENA_ANONYMOUS_MATCHES; default {PER_ADDRESS},{TOTAL})",
+    ),
+    Flag(
         "--read-share",
         "access.read_share",
         read_share,
@@ -306,6 +333,15 @@ FLAGS = (
         "3600",
         "cancel a match whose seats are still free this many seconds after its creation,"
         " 0 for never (env CARDARENA_WAITING_EXPIRY; default 3600)",
+    ),
+    Flag(
+        "--idle-expiry",
+        "idle_expiry_seconds",
+        expiry_seconds,
+        "3600",
+        "cancel a running match without a clock (no time control) that has gone this many"
+        " seconds without a write (a move, a join, a fault), 0 for never; a timed match"
+        " moves on by its clock (env CARDARENA_IDLE_EXPIRY; default 3600)",
     ),
     Flag(
         "--reconnect-grace",

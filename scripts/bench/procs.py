@@ -44,8 +44,9 @@ def server_command(kind: Kind, workdir: Path, match_actions: int, store: str | N
             "--noop-match-actions",
             str(match_actions),
         ]
-    # No per-address limits on creating and joining: every match of the load comes from one
-    # address, and the benchmark measures play, not the limiter.
+    # No per-address limits on creating and joining, nor on the matches an address may hold:
+    # every match of the load (up to 5,000) comes from one address, and the benchmark
+    # measures play, not the limiter.
     command = [
         str(CARDARENA),
         "serve",
@@ -57,6 +58,8 @@ def server_command(kind: Kind, workdir: Path, match_actions: int, store: str | N
         "0",
         "--join-rate",
         "0",
+        "--anonymous-matches",
+        "10000000,10000000",
     ]
     if kind == "postgres":
         assert store is not None

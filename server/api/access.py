@@ -14,6 +14,7 @@ import grpc
 import structlog
 
 from ..errors import Forbidden, Throttled
+from .anonymous import PER_ADDRESS, TOTAL
 from .limits import ClientHosts, Rate, RateLimiter
 from .peers import Peers
 from .reads import READ_SHARE, ReadGate, ReadLimits
@@ -39,12 +40,14 @@ class Cancellable(Protocol[T]):
 @dataclass(frozen=True)
 class Access:
     """Who may do what: the operator token (``None``: an open server, for local use), the
-    per-peer rates of creating and joining for everyone but the operator, and the share of
-    the event loop anonymous reads may hold (:mod:`.reads`)."""
+    per-peer rates of creating and joining for everyone but the operator, how many unended
+    matches anonymous creators may hold (per address, in all: :mod:`.anonymous`), and the
+    share of the event loop anonymous reads may hold (:mod:`.reads`)."""
 
     operator_token: str | None = None
     create_rate: Rate = field(default_factory=lambda: Rate(50.0, 500))
     join_rate: Rate = field(default_factory=lambda: Rate(200.0, 2000))
+    anonymous_matches: tuple[int, int] = (PER_ADDRESS, TOTAL)
     read_share: float = READ_SHARE
 
 

@@ -33,6 +33,7 @@ from ..hosting import (
 from ..hosting.arena import match_id_for
 from ..house import HouseBots
 from .access import Access, Guard
+from .anonymous import AnonymousMatches
 from .embargo import Embargo, GroupOf
 from .endedlogs import EndedLogs
 from .info import STATUS_OF, listed_infos, match_info, settled_info
@@ -55,7 +56,6 @@ from .requests import (
 from .routing import Router
 from .status import Context, Refused, abort, streaming, unary
 from .streams import WATCH_STREAMS, Response, Streams, response
-from .waiting import WaitingMatches
 from .wire import Undecodable
 
 DRAINING = "the server is draining: reconnect and resume from your last seq"
@@ -78,7 +78,8 @@ class MatchService:
         self.arena = arena
         self.house = house or HouseBots(arena)
         """The seats the server plays itself (``serve --house-bots``; none by default)."""
-        self.guard = Guard(access or Access(), peers, hosts)
+        access = access or Access()
+        self.guard = Guard(access, peers, hosts)
         self.embargo = Embargo(self.guard, groups)
         """Who may read a match of a duplicate group still being played (``groups``: where
         its group stands, for the refusal's words)."""
@@ -86,13 +87,13 @@ class MatchService:
         self.streams = Streams(self._refuse_new, self.guard.hosts, watch_streams)
         self.ended_logs = EndedLogs()
         """GetMatchLog's answers for ended matches, as sent (:mod:`.endedlogs`)."""
-        self.waiting = WaitingMatches(self._still_waiting)
-        """The matches anonymous creators left waiting for players, per address."""
+        self.anonymous = AnonymousMatches(self._unended, *access.anonymous_matches)
+        """The matches anonymous creators hold until each ends, per address."""
         self.draining = False
 
-    def _still_waiting(self, match_id: str) -> bool:
+    def _unended(self, match_id: str) -> bool:
         hosted = self.arena.matches.get(match_id)
-        return hosted is not None and hosted.status == "waiting"
+        return hosted is not None and not hosted.ended
 
     def _refuse_new(self) -> None:
         """New writes and streams are refused while the server drains (reads still work)."""
@@ -200,7 +201,7 @@ class MatchService:
     async def _counted_create(
         self, request: spb.CreateMatchRequest, creator: str | None
     ) -> HostedMatch:
-        with self.waiting.creating(creator) as created:  # its place held while it is made
+        with self.anonymous.creating(creator) as created:  # its place held while it is made
             hosted = await self._create(request)
             created(hosted.match_id)
         return hosted

@@ -48,6 +48,8 @@ store if asked for): a long competition would otherwise grow without bound."""
 
 WAITING_EXPIRY_SECONDS = 3600.0
 """A match whose seats are still free this long after its creation is cancelled."""
+IDLE_EXPIRY_SECONDS = 3600.0
+"""A running match without a clock that has gone this long without a write is cancelled."""
 STATUSES = ("waiting", "running", "ended")
 
 
@@ -408,24 +410,39 @@ class Arena:
         """Whether ``secret`` is the creator secret of ``hosted`` (constant time)."""
         return is_secret(json.loads(hosted.record.config).get("creator"), secret)
 
-    def expire_waiting_after(self, seconds: float) -> None:
-        """Cancel matches still waiting for seats ``seconds`` after their creation, checking
-        a few times per period (matches loaded after a restart included)."""
-        if seconds > 0 and self._sweeper is None:
-            self._sweeper = asyncio.create_task(self._sweep_waiting(seconds))
+    def expire_after(self, waiting: float, idle: float) -> None:
+        """Cancel, a few times per period, the matches still waiting for seats ``waiting``
+        seconds after their creation, and the running matches without a clock that have gone
+        ``idle`` seconds without a write (0: never, either). Matches loaded after a restart
+        are included; the idle ones count from their loading.
 
-    async def _sweep_waiting(self, seconds: float) -> None:
-        period = min(max(seconds / 4, 0.05), 30.0)
+        Why the idle: nothing else ends an untimed match its players left (a timed one moves
+        on by its clock), and such a match would hold its memory, its row and its creator's
+        place in the anonymous budget (:mod:`cardarena.server.api.anonymous`) for ever. A
+        cancel charges nobody: it has no result."""
+        if (waiting > 0 or idle > 0) and self._sweeper is None:
+            self._sweeper = asyncio.create_task(self._sweep(waiting, idle))
+
+    async def _sweep(self, waiting: float, idle: float) -> None:
+        period = min(max(min(s for s in (waiting, idle) if s > 0) / 4, 0.05), 30.0)
         while True:
             await asyncio.sleep(period)
-            now = time.time()
+            now, clock = time.time(), time.monotonic()
             for hosted in list(self.matches.values()):
-                if hosted.status != "waiting" or not hosted.owned:
+                if not hosted.owned:
                     continue
-                if now - _unix(hosted.record.created_at) < seconds:
+                if hosted.status == "waiting":
+                    if not waiting or now - _unix(hosted.record.created_at) < waiting:
+                        continue
+                    reason = f"expired: seats still free after {waiting:g} s"
+                elif hosted.status == "running" and not hosted.control.timed:
+                    if not idle or clock - hosted.last_written < idle:
+                        continue
+                    reason = f"expired: no move for {idle:g} s"
+                else:
                     continue
                 try:
-                    await hosted.cancel(f"expired: seats still free after {seconds:g} s")
+                    await hosted.cancel(reason)
                 except Exception as error:  # it started, moved or ended meanwhile: fine
                     log.info("expiry_skipped", match_id=hosted.match_id, error=str(error))
 

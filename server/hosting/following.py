@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
@@ -46,6 +47,7 @@ class LogFollower(ABC):
     seats: list[Seat]
     last_seq: int
     last_hash: bytes
+    last_written: float
     store: EventStore
     move_ms: int
     banks: SeatClocks
@@ -118,6 +120,7 @@ class LogFollower(ABC):
             await self._follow_store()
             self.owned = True
             self.fence = fence
+            self.last_written = time.monotonic()  # an idle match counts from its takeover
             self.requests.learn(await self.store.request_results(self.match_id))
             if self.last_seq == 0:  # its creator died before writing the first deal
                 await self.write_opening()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -108,6 +109,9 @@ class HostedMatch(Timing):
         """Who the log says joined, and their entropy: the first deal waits for all."""
         self.last_seq = last_seq
         self.last_hash = b""
+        self.last_written = time.monotonic()
+        """When this process last wrote to the log (or loaded it): an untimed match idle too
+        long is cancelled (:meth:`.arena.Arena.expire_after`)."""
         self.store = store
         self.control = control
         self.move_ms = control.move_ms

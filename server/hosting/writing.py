@@ -8,6 +8,8 @@ readers.
 
 from __future__ import annotations
 
+import time
+
 from cardarena.v1 import game_pb2 as pb
 
 from .. import metrics
@@ -47,6 +49,7 @@ class LogWriter(LogFollower):
             metrics.begin()
         self.last_seq += len(payloads)
         self.last_hash = stored[-1].hash
+        self.last_written = time.monotonic()
         self._fold_log(encoded)
         if rearm:
             self._rearm_clock()

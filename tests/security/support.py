@@ -64,6 +64,7 @@ async def served(
     *,
     access: Access | None = None,
     waiting_expiry: float = 0.0,
+    idle_expiry: float = 0.0,
     store: str | None = None,
     watch_streams: int = 0,
     web: str | None = None,
@@ -77,6 +78,8 @@ async def served(
         settings["access"] = access
     if waiting_expiry:
         settings["waiting_expiry_seconds"] = waiting_expiry
+    if idle_expiry:
+        settings["idle_expiry_seconds"] = idle_expiry
     if store is not None:  # a replica, on a shared store
         settings["store"] = store
     if watch_streams:

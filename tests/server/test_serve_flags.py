@@ -50,6 +50,7 @@ def test_the_config_holds_what_each_flag_was_given(tmp_path: Path) -> None:
             "--data-dir", str(tmp_path), "--admin-token", "t" * 32, "--join-rate", "5/s,9",
             "--waiting-expiry", "60", "--max-pending-calls", "77", "--log-level", "debug",
             "--watch-streams", "3", "--trusted-proxies", "10.0.0.0/8,::1",
+            "--anonymous-matches", "20,500", "--idle-expiry", "0",
         )
     )  # fmt: skip
     assert config.data_dir == tmp_path
@@ -60,6 +61,9 @@ def test_the_config_holds_what_each_flag_was_given(tmp_path: Path) -> None:
     assert config.log_level == "debug"
     assert config.watch_streams == 3
     assert config.trusted_proxies == TrustedProxies.parse("10.0.0.0/8, ::1")
+    assert config.access.anonymous_matches == (20, 500)
+    assert config.idle_expiry_seconds == 0.0
+    assert serve_config(parsed()).idle_expiry_seconds == 3600.0
 
 
 def test_house_bots_are_off_unless_asked_for_and_their_flags_set_the_config() -> None:
@@ -78,6 +82,25 @@ def test_a_bad_house_setting_is_a_usage_error_naming_the_flag(
         parsed(*argv)
     assert exited.value.code == 2
     assert argv[0] in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ("256", "PER_ADDRESS,TOTAL"),
+        ("0,10", "1..10000000 matches"),
+        ("a,10", "a whole number"),
+        ("300,200", "more than all together"),
+    ],
+)
+def test_a_bad_anonymous_budget_is_a_usage_error_naming_what_is_wrong(
+    given: str, named: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        parsed("--anonymous-matches", given)
+    assert exited.value.code == 2
+    error = capsys.readouterr().err
+    assert "--anonymous-matches" in error and named in error
 
 
 @pytest.mark.parametrize("given", ["0", "-1", "many", "1e9"])

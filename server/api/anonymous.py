@@ -1,16 +1,21 @@
-"""How many matches anonymous creators may leave waiting for players, per address and in all.
+"""How many matches anonymous creators may hold on the server, per address and in all.
 
-Why: a created match holds memory and a row until it starts or expires (an hour by default),
-and the per-address create rate alone let 40 addresses create 12,842 matches in a few seconds
-(issue 29.2). A rate bounds how fast, not how many; this bounds how many: matches created
-without the operator token and still waiting for a seat to be taken count against their
-creator's address and against one budget for the whole server, shared as the spectator
-streams are (:meth:`.streams.Streams._shared`): an address holds at most its share, and once
-half the budget is taken at most :data:`.limits.FAIR_FLOOR`, so that newcomers always find
-room. A match stops counting when it starts, ends or is cancelled; the operator's (and a
-tournament's or a ladder's) never count. A match being created holds its place from the
-check to its creation (:meth:`WaitingMatches.creating`): creates in flight together (the
-store writes them in one batch) must not all pass one check that counts none of them.
+Why: a created match holds memory and a row until it ends, and the per-address create rate
+alone let 40 addresses create 12,842 matches in a few seconds (issue 29.2). A rate bounds how
+fast, not how many; this bounds how many: matches created without the operator token count
+against their creator's address and against one budget for the whole server until they
+**end** (they are cancelled, expire or are played out), shared as the spectator streams are
+(:meth:`.streams.Streams._shared`): an address holds at most its share, and once half the
+budget is taken at most :data:`.limits.FAIR_FLOOR`, so that newcomers always find room. A
+match counts while it runs, too: a creator that took every seat of its own matches and left
+them must not escape the budget by starting them (such a match, untimed, is ended by the
+arena's idle expiry, :meth:`.Arena.expire_after`). The operator's (and a tournament's or a
+ladder's) never count. A match being created holds its place from the check to its creation
+(:meth:`AnonymousMatches.creating`): creates in flight together (the store writes them in one
+batch) must not all pass one check that counts none of them.
+
+The counts live in this process: a restart forgets them, and the matches it resumes count
+for nobody until they end.
 """
 
 from __future__ import annotations
@@ -23,27 +28,26 @@ import grpc
 from .limits import fair_share
 from .status import Refused
 
-WAITING_PER_ADDRESS = 256
-"""Matches one address may have waiting at once (a bot host sets up hundreds, then joins)."""
+PER_ADDRESS = 256
+"""Unended matches one address may have created at once (a bot host plays hundreds)."""
 
-WAITING_TOTAL = 4096
-"""Anonymously created matches waiting at once on this server, from every address together."""
+TOTAL = 4096
+"""Anonymously created matches unended at once on this server, from every address together."""
 
 
-class WaitingMatches:
-    """The anonymously created matches still waiting, by the address that created them.
+class AnonymousMatches:
+    """The anonymously created matches not yet ended, by the address that created them.
 
-    ``still_waiting(match_id)`` says whether a counted match still waits: counts are pruned
-    from it when a budget looks full, so nothing has to tell this class that a match
-    started."""
+    ``unended(match_id)`` says whether a counted match still counts: counts are pruned with
+    it when a budget looks full, so nothing has to tell this class that a match ended."""
 
     def __init__(
         self,
-        still_waiting: Callable[[str], bool],
-        per_address: int = WAITING_PER_ADDRESS,
-        total: int = WAITING_TOTAL,
+        unended: Callable[[str], bool],
+        per_address: int = PER_ADDRESS,
+        total: int = TOTAL,
     ) -> None:
-        self.still_waiting = still_waiting
+        self.unended = unended
         self.per_address = per_address
         self.total = total
         self._by_address: dict[str, set[str]] = {}
@@ -77,19 +81,19 @@ class WaitingMatches:
                 self.add(address, match_id)
 
     def check(self, address: str) -> None:
-        """Refuse RESOURCE_EXHAUSTED if ``address`` may not leave one more match waiting."""
+        """Refuse RESOURCE_EXHAUSTED if ``address`` may not hold one more match."""
         if self._held(address) >= self._cap(address) and (
             self._prune(address) + self._creating.get(address, 0) >= self._cap(address)
         ):
             raise Refused(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"this address has {self._held(address)} matches waiting for players, the"
-                " most it may now: take their seats, cancel them or let them expire first",
+                f"this address has created {self._held(address)} matches not yet ended, the"
+                " most it may now: play them out, cancel them or let them expire first",
             )
         if self.counted >= self.total and self._prune_all() >= self.total:
             raise Refused(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"the server holds {self.total} matches waiting for players from all"
+                f"the server holds {self.total} unended matches created from all"
                 " addresses, the most it may: try again later",
             )
 
@@ -113,7 +117,7 @@ class WaitingMatches:
         ids = self._by_address.get(address)
         if ids is None:
             return 0
-        gone = {m for m in ids if not self.still_waiting(m)}
+        gone = {m for m in ids if not self.unended(m)}
         ids -= gone
         self.counted -= len(gone)
         if not ids:

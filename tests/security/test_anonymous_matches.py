@@ -1,9 +1,10 @@
-"""Matches left waiting for players: a budget per address and one for the whole server.
+"""Anonymously created matches: a budget per address and one for the whole server.
 
 The per-address create rate let 40 addresses create 12,842 matches in seconds on an open
-server (issue 29.2): each holds memory and a row until it starts or expires. Now an open
-server counts the matches each address created and left waiting, shares a server-wide
-budget fairly among them, and stops counting a match once it starts.
+server (issue 29.2): each holds memory and a row until it ends. Now an open server counts
+the matches each address created until each ends, shares a server-wide budget fairly among
+them, and ends an untimed match left without a move (its creator may have taken every seat:
+counting only the matches still waiting let such a creator hold as many as it liked).
 """
 
 from __future__ import annotations
@@ -16,19 +17,29 @@ from typing import Any
 import grpc
 import pytest
 
+from cardarena.server.api.access import Access
+from cardarena.server.api.anonymous import AnonymousMatches
 from cardarena.server.api.limits import FAIR_FLOOR
 from cardarena.server.api.status import Refused
-from cardarena.server.api.waiting import WaitingMatches
+from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
 from ..calls import RPC_TIMEOUT as RPC
-from ..calls import run
+from ..calls import auth, run
 from ..waiting import eventually
-from .support import address_of, channel_to, code_of, create_table, secret, served
+from .support import (
+    address_of,
+    channel_to,
+    code_of,
+    create_table,
+    play_lowest,
+    secret,
+    served,
+)
 
 
-def fill(budget: WaitingMatches, address: str) -> int:
-    """How many matches ``address`` may leave waiting before it is refused."""
+def fill(budget: AnonymousMatches, address: str) -> int:
+    """How many matches ``address`` may hold before it is refused."""
     made = 0
     while True:
         try:
@@ -41,7 +52,7 @@ def fill(budget: WaitingMatches, address: str) -> int:
 
 
 def test_the_server_wide_budget_is_shared_and_leaves_room_for_newcomers() -> None:
-    budget = WaitingMatches(lambda match_id: True, per_address=64, total=16)
+    budget = AnonymousMatches(lambda match_id: True, per_address=64, total=16)
     assert fill(budget, "10.0.0.1") == 8  # alone, half: the rest is for whoever comes next
     assert fill(budget, "10.0.0.2") == FAIR_FLOOR
     assert fill(budget, "10.0.0.3") == FAIR_FLOOR
@@ -50,48 +61,66 @@ def test_the_server_wide_budget_is_shared_and_leaves_room_for_newcomers() -> Non
         budget.check("10.0.0.4")
 
 
-def test_a_match_that_started_no_longer_counts() -> None:
-    started: set[str] = set()
-    budget = WaitingMatches(lambda match_id: match_id not in started, per_address=3)
+def test_a_match_that_ended_no_longer_counts() -> None:
+    ended: set[str] = set()
+    budget = AnonymousMatches(lambda match_id: match_id not in ended, per_address=3)
     assert fill(budget, "10.0.0.1") == 3
-    started.add("10.0.0.1/1")
+    ended.add("10.0.0.1/1")
     budget.check("10.0.0.1")  # one place again
     budget.add("10.0.0.1", "10.0.0.1/3")
     assert budget.counted == 3
-    with pytest.raises(Refused, match="3 matches waiting for players"):
+    with pytest.raises(Refused, match="created 3 matches not yet ended"):
         budget.check("10.0.0.1")
 
 
-def test_an_open_server_refuses_an_address_its_waiting_matches_past_its_budget(
+def test_an_open_server_counts_a_match_until_it_ends_not_until_it_starts(
     data_dir: Path,
 ) -> None:
+    """Before: a match stopped counting once every seat was taken, so a creator that took
+    the seats of its own untimed matches (from the same address) held as many as it liked,
+    running for ever."""
+
     async def scenario() -> None:
         async with served(data_dir) as server, channel_to(address_of(server)) as (_, api):
-            server.service.waiting.per_address = 3
-            waiting = [await create_table(api, seat_all=False) for _ in range(3)]
+            server.service.anonymous.per_address = 3
+            owner = secret()
+            tables = [await create_table(api, creator_secret=owner) for _ in range(2)]
+            await create_table(api, seat_all=False)
+            assert all(server.arena.matches[t.match_id].status == "running" for t in tables)
             with pytest.raises(grpc.aio.AioRpcError) as refused:
                 await create_table(api, seat_all=False)
             assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-            assert "waiting for players" in (refused.value.details() or "")
-            # Its seats taken, a match starts and makes room.
-            for seat in range(waiting[0].players):
-                await api.JoinMatch(
-                    spb.JoinMatchRequest(
-                        match_id=waiting[0].match_id, seat=seat, name="p", token=secret()
-                    ),
-                    timeout=RPC,
-                )
+            assert "3 matches not yet ended" in (refused.value.details() or "")
+            # Cancelled by its creator, a running match ends and makes room.
+            await api.CancelMatch(
+                spb.CancelMatchRequest(match_id=tables[0].match_id, reason="done"),
+                metadata=auth(owner),
+                timeout=RPC,
+            )
             await create_table(api, seat_all=False)
-            assert server.service.waiting.counted == 3
+            assert server.service.anonymous.counted == 3
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await create_table(api, seat_all=False)
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
 
     run(scenario(), 60)
 
 
+def test_the_budget_is_set_by_the_serve_flag(data_dir: Path) -> None:
+    async def scenario() -> None:
+        access = Access(anonymous_matches=(2, 10))
+        async with served(data_dir, access=access) as server:
+            budget = server.service.anonymous
+            assert (budget.per_address, budget.total) == (2, 10)
+
+    run(scenario(), 30)
+
+
 def test_creates_in_flight_hold_their_places_and_a_failed_one_gives_its_back() -> None:
-    budget = WaitingMatches(lambda match_id: True, per_address=3)
+    budget = AnonymousMatches(lambda match_id: True, per_address=3)
     with contextlib.ExitStack() as flight:
         named = [flight.enter_context(budget.creating("10.0.0.1")) for _ in range(3)]
-        with pytest.raises(Refused, match="3 matches waiting"), budget.creating("10.0.0.1"):
+        with pytest.raises(Refused, match="created 3 matches"), budget.creating("10.0.0.1"):
             pass  # three creates are under way: a fourth may not start
         assert budget.counted == 3
         with pytest.raises(ValueError), budget.creating("10.0.0.2"):
@@ -113,7 +142,7 @@ def test_concurrent_creates_from_one_address_stop_at_its_budget(data_dir: Path) 
 
     async def scenario() -> None:
         async with served(data_dir) as server, contextlib.AsyncExitStack() as stack:
-            server.service.waiting.per_address = 20
+            server.service.anonymous.per_address = 20
             apis = [
                 (await stack.enter_async_context(channel_to(address_of(server))))[1]
                 for _ in range(10)
@@ -127,7 +156,7 @@ def test_concurrent_creates_from_one_address_stop_at_its_budget(data_dir: Path) 
             assert len(made) + len(refused) == 300
             assert {e.code() for e in refused} == {grpc.StatusCode.RESOURCE_EXHAUSTED}
             assert len(made) == 20
-            assert server.service.waiting.counted == 20
+            assert server.service.anonymous.counted == 20
             waiting = [m for m in server.arena.matches.values() if m.status == "waiting"]
             assert len(waiting) == 20
 
@@ -142,7 +171,7 @@ def test_a_retried_create_at_the_budget_returns_its_match(data_dir: Path) -> Non
 
     async def scenario() -> None:
         async with served(data_dir) as server, channel_to(address_of(server)) as (_, api):
-            server.service.waiting.per_address = 2
+            server.service.anonymous.per_address = 2
             requests = [
                 spb.CreateMatchRequest(game="triathlon", players=3, request_id=secret())
                 for _ in range(3)
@@ -153,7 +182,7 @@ def test_a_retried_create_at_the_budget_returns_its_match(data_dir: Path) -> Non
             ]
             again = await api.CreateMatch(requests[1], timeout=RPC)
             assert again.match.match_id == made[1]
-            assert server.service.waiting.counted == 2
+            assert server.service.anonymous.counted == 2
             with pytest.raises(grpc.aio.AioRpcError) as refused:
                 await api.CreateMatch(requests[2], timeout=RPC)  # a new match: over budget
             assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
@@ -166,7 +195,7 @@ def test_a_retried_create_at_the_budget_returns_its_match(data_dir: Path) -> Non
             with pytest.raises(grpc.aio.AioRpcError) as refused:
                 await api.CreateMatch(reused, timeout=RPC)  # its id, other settings: no match
             assert refused.value.code() == grpc.StatusCode.ALREADY_EXISTS
-            assert server.service.waiting.counted == 2
+            assert server.service.anonymous.counted == 2
             assert sum(m.status == "waiting" for m in server.arena.matches.values()) == 2
 
     run(scenario(), 30)
@@ -176,7 +205,8 @@ def test_a_bot_host_creating_and_joining_200_matches_at_once_is_never_refused(
     data_dir: Path,
 ) -> None:
     """As scripts/bench sets up: one address creates 200 matches at once, then takes every
-    seat of them; the started matches no longer count, so it sets up 200 more the same way."""
+    seat of them: all 200 run together, within the address's 256, and count until they end.
+    """
 
     async def scenario() -> None:
         async with served(data_dir) as server, contextlib.AsyncExitStack() as stack:
@@ -184,25 +214,23 @@ def test_a_bot_host_creating_and_joining_200_matches_at_once_is_never_refused(
                 (await stack.enter_async_context(channel_to(address_of(server))))[1]
                 for _ in range(4)
             ]
-            for round_ in range(2):
-                tables = await asyncio.gather(
-                    *(create_table(apis[n % 4], seat_all=False) for n in range(200))
-                )
-                assert server.service.waiting.counted <= 200 * (round_ + 1)
-                await asyncio.gather(
-                    *(
-                        apis[n % 4].JoinMatch(
-                            spb.JoinMatchRequest(
-                                match_id=table.match_id, seat=seat, name="bot", token=secret()
-                            ),
-                            timeout=RPC,
-                        )
-                        for n, table in enumerate(tables)
-                        for seat in range(table.players)
+            tables = await asyncio.gather(
+                *(create_table(apis[n % 4], seat_all=False) for n in range(200))
+            )
+            await asyncio.gather(
+                *(
+                    apis[n % 4].JoinMatch(
+                        spb.JoinMatchRequest(
+                            match_id=table.match_id, seat=seat, name="bot", token=secret()
+                        ),
+                        timeout=RPC,
                     )
+                    for n, table in enumerate(tables)
+                    for seat in range(table.players)
                 )
-                assert all(server.arena.matches[t.match_id].status == "running" for t in tables)
-            assert server.service.waiting._prune_all() == 0  # all 400 started
+            )
+            assert all(server.arena.matches[t.match_id].status == "running" for t in tables)
+            assert server.service.anonymous._prune_all() == 200  # running: still counted
 
     run(scenario(), 60)
 
@@ -215,7 +243,7 @@ def test_a_create_whose_call_ends_before_its_answer_still_counts(data_dir: Path)
 
     async def scenario() -> None:
         async with served(data_dir) as server, channel_to(address_of(server)) as (_, api):
-            budget = server.service.waiting
+            budget = server.service.anonymous
             budget.per_address = 2
             store = server.arena.store
             create_match = store.create_match
@@ -252,5 +280,38 @@ def test_a_create_whose_call_ends_before_its_answer_still_counts(data_dir: Path)
                 )
             finally:
                 store.create_match = create_match  # type: ignore[method-assign]
+
+    run(scenario(), 30)
+
+
+def test_an_untimed_match_left_without_a_move_is_cancelled_and_stops_counting(
+    data_dir: Path,
+) -> None:
+    """The other half of counting a match until it ends: an untimed match its players
+    left would never end. A timed one moves on by its clock, and a waiting one expires by
+    the waiting rule (an hour here), so neither is touched; a move keeps a match alive."""
+
+    async def scenario() -> None:
+        async with (
+            served(data_dir, idle_expiry=0.6) as server,
+            channel_to(address_of(server)) as (_, api),
+        ):
+            left = await create_table(api)
+            timed = await create_table(api, move_ms=60_000)
+            waiting = await create_table(api, seat_all=False)
+            assert server.service.anonymous.counted == 3
+            hosted = server.arena.matches[left.match_id]
+            before = hosted.last_written
+            await play_lowest(server, api, left)
+            assert hosted.last_written > before  # a write is a sign of life
+            await eventually(lambda: hosted.ended or None, what="the idle match cancelled")
+            log = await api.GetMatchLog(spb.GetMatchLogRequest(match_id=left.match_id), timeout=RPC)
+            kinds = [pb.Event.FromString(e.event).WhichOneof("kind") for e in log.entries]
+            assert kinds[-2:] == ["match_cancelled", "seed_revealed"]
+            reason = pb.Event.FromString(log.entries[-2].event).match_cancelled.reason
+            assert reason == "expired: no move for 0.6 s"
+            assert server.arena.matches[timed.match_id].status == "running"
+            assert server.arena.matches[waiting.match_id].status == "waiting"
+            assert server.service.anonymous._prune_all() == 2
 
     run(scenario(), 30)
