@@ -60,9 +60,13 @@ class Embargo:
         self, hosted: HostedMatch | None, info: spb.MatchInfo, context: Context
     ) -> spb.MatchInfo:
         """``info`` as a list shows it to this caller: while the match is held back from it,
-        without its totals, winners and last hash (``hosted``: the match if in memory; one
-        that is not was read from its stored record as ended, its seed revealed)."""
-        if hosted is not None and not self.may_read(hosted, context):
+        without its totals, winners and last hash (``hosted``: the match if in memory;
+        ``None``: read from its stored record, ended but its seed not yet revealed, so held
+        back from all but the operator: its seats' tokens are checked by the match alone)."""
+        readable = (
+            self.guard.is_operator(context) if hosted is None else self.may_read(hosted, context)
+        )
+        if not readable:
             del info.totals[:]
             del info.winners[:]
             info.last_hash = b""

@@ -36,7 +36,15 @@ from .access import Access, Guard
 from .anonymous import AnonymousMatches
 from .embargo import Embargo, GroupOf
 from .endedlogs import EndedLogs
-from .info import STATUS_OF, listed_infos, match_info, settled_info
+from .info import (
+    STATUS_OF,
+    FinalInfos,
+    listed_field,
+    listed_infos,
+    match_info,
+    page_bytes,
+    settled_info,
+)
 from .limits import ClientHosts
 from .peers import Peers
 from .play import PlayCall
@@ -87,6 +95,8 @@ class MatchService:
         self.streams = Streams(self._refuse_new, self.guard.hosts, watch_streams)
         self.ended_logs = EndedLogs()
         """GetMatchLog's answers for ended matches, as sent (:mod:`.endedlogs`)."""
+        self.final_infos = FinalInfos()
+        """ListMatches' final matches, as sent (:class:`.info.FinalInfos`)."""
         self.anonymous = AnonymousMatches(self._unended, *access.anonymous_matches)
         """The matches anonymous creators hold until each ends, per address."""
         self.draining = False
@@ -125,7 +135,7 @@ class MatchService:
     @gated
     async def ListMatches(
         self, request: spb.ListMatchesRequest, context: Context
-    ) -> spb.ListMatchesResponse:
+    ) -> spb.ListMatchesResponse | bytes:
         size = request.page_size or 100
         if size > MAX_PAGE:
             raise BadRequest(f"page_size is at most {MAX_PAGE}, got {size}")
@@ -140,13 +150,15 @@ class MatchService:
             page_token=request.page_token or None,
             newest_first=request.newest_first,
         )
-        infos = [
-            self.embargo.listed(self.arena.matches.get(info.match_id), info, context)
-            for info in await listed_infos(self.arena, records)
-        ]
-        if status in ("waiting", "running"):
-            infos = [i for i in infos if i.status == STATUS_OF[status]]
-        return spb.ListMatchesResponse(matches=infos, next_page_token=token or "")
+        wanted = STATUS_OF[status] if status in ("waiting", "running") else None
+        infos = []
+        for item in await listed_infos(self.arena, records, self.final_infos):
+            if isinstance(item, bytes):  # final: ended, the same for every reader
+                if wanted is None:
+                    infos.append(item)
+            elif wanted is None or item.info.status == wanted:
+                infos.append(listed_field(self.embargo.listed(item.hosted, item.info, context)))
+        return page_bytes(infos, token or "")
 
     @unary
     @gated

@@ -85,9 +85,9 @@ class Told:
             return made[2]
         parts = []
         if self.event is not None:
-            parts.append(_field(event_field, self.event_bytes()))
+            parts.append(message_field(event_field, self.event_bytes()))
         if self.turn is not None:
-            parts.append(_field(turn_field, self.turn_bytes()))
+            parts.append(message_field(turn_field, self.turn_bytes()))
         data = b"".join(parts)
         self._wire = (event_field, turn_field, data)
         return data
@@ -145,10 +145,10 @@ class ToldBatch:
         if made is not None and made[:3] == (event_field, turn_field, more_field):
             return made[3]
         first, *more = self.items
-        parts = [_field(event_field, first.event_bytes())]
+        parts = [message_field(event_field, first.event_bytes())]
         last = self.items[-1]
-        after = [_field(more_field, item.event_bytes()) for item in more]
-        turn = [_field(turn_field, last.turn_bytes())] if last.turn is not None else []
+        after = [message_field(more_field, item.event_bytes()) for item in more]
+        turn = [message_field(turn_field, last.turn_bytes())] if last.turn is not None else []
         if turn_field < more_field:
             parts += turn + after
         else:
@@ -195,7 +195,7 @@ class ToldRun:
     def wire(self, event_field: int, turn_field: int, more_field: int) -> bytes:
         """The first message's fields, then each later message as a ``more_field`` entry."""
         first, *more = self.items
-        nested = [_field(more_field, told.wire(event_field, turn_field)) for told in more]
+        nested = [message_field(more_field, told.wire(event_field, turn_field)) for told in more]
         return b"".join([first.wire(event_field, turn_field), *nested])
 
 
@@ -206,8 +206,11 @@ def runs(items: Sequence[Told]) -> list[Told | ToldRun]:
     return _chunked(items, ToldRun)
 
 
-def _field(number: int, body: bytes) -> bytes:
-    """A length-delimited protobuf field (a message field): its key, length and ``body``."""
+def message_field(number: int, body: bytes) -> bytes:
+    """A length-delimited protobuf field (a message, bytes or string field): its key, length
+    and ``body``. Messages joined this way are one message of the fields concatenated, as
+    protobuf's wire format defines: an answer made of bytes kept is sent without a message
+    made for it."""
     key = (number << 3) | 2
     size = len(body)
     if key < 0x80 and size < 0x80:

@@ -22,9 +22,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import grpc
+import pytest
 from google.protobuf.message import Message
 
 from cardarena.server.api import Access
+from cardarena.server.hosting import arena as arena_module
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
@@ -360,6 +362,31 @@ def test_after_a_restart_resumed_matches_and_stored_ones_are_held_back_alike(
     tid, started = run(before(), 60)
     group = run(after(tid, started), 60)
     run(reread(tid, group), 60)
+
+
+def test_a_rotation_no_longer_in_memory_is_listed_without_its_results(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ended match leaves memory once enough others have ended (the arena keeps 1,000; none
+    here), and a list then reads it from its stored record. Before: listed from the store, a
+    rotation its group still held back showed a stranger its totals and winners."""
+    monkeypatch.setattr(arena_module, "MAX_ENDED_IN_MEMORY", 0)
+
+    async def scenario() -> None:
+        async with served(data_dir, access=LOCKED) as server, apis(server) as (_, api, tapi):
+            tid = await start(server, tapi, deals=1, concurrency=1)
+            first = await rotation(server, tid, 0)
+            await play_hosted_to_end(server, api, first)
+            await rotation(server, tid, 1)
+            await eventually(
+                lambda: first.match_id not in server.arena.matches or None,
+                what="rotation 0 dropped from memory",
+            )
+            assert without_results((await listed(api))[first.match_id])
+            assert first.match_id not in server.arena.matches  # listed from the store
+            assert (await listed(api, AS_OPERATOR))[first.match_id].totals
+
+    run(scenario(), 60)
 
 
 def test_through_the_gateway_a_browser_is_held_back_alike(data_dir: Path) -> None:

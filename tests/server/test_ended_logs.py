@@ -1,7 +1,8 @@
-"""GetMatchLog of an ended match is answered from the bytes first sent (issue 29.3).
+"""GetMatchLog and ListMatches of ended matches are answered from the bytes first made (issue 29.3).
 
-Why: an ended match's log, seed and checkpoint are final, yet each read rebuilt a message per
-event on the event loop (and replayed a match no longer in memory through the engine)."""
+Why: an ended match's log, seed, checkpoint and info are final, yet each read rebuilt a
+message per event (or per listed match) on the event loop, and replayed a match no longer in
+memory through the engine."""
 
 from __future__ import annotations
 
@@ -75,5 +76,58 @@ def test_an_ended_matchs_info_is_made_once_and_each_reader_gets_its_own_copy(
             assert info_module.match_info(hosted) == expected
             listed = await api.ListMatches(spb.ListMatchesRequest(), timeout=RPC_TIMEOUT)
             assert [m for m in listed.matches if m.match_id == table.match_id] == [expected]
+
+    run(scenario())
+
+
+def test_the_infos_kept_are_bounded_the_least_recently_listed_dropped_first() -> None:
+    finals = info_module.FinalInfos(limit=3)
+    for name in "abc":
+        finals.keep(spb.MatchInfo(match_id=name))
+    assert finals.get("a") is not None  # listed: now the most recent
+    finals.keep(spb.MatchInfo(match_id="d"))
+    assert len(finals) == 3 and finals.get("b") is None and finals.get("a") is not None
+
+
+def test_a_page_joined_from_kept_bytes_is_the_page_a_message_would_be() -> None:
+    infos = [spb.MatchInfo(match_id=f"m{n}", last_seq=n * 300, seed=bytes(32)) for n in range(3)]
+    data = info_module.page_bytes([info_module.listed_field(i) for i in infos], "next-page")
+    expected = spb.ListMatchesResponse(matches=infos, next_page_token="next-page")
+    assert spb.ListMatchesResponse.FromString(data) == expected
+    assert info_module.page_bytes([], "") == b""
+
+
+def test_ended_matches_are_listed_from_the_bytes_kept_and_unfinished_ones_are_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def scenario() -> None:
+        async with served(tmp_path) as server, channel_to(address_of(server)) as (_, api):
+            ended = await create_table(api)
+            await play_hosted_to_end(server, api, ended)
+            running = await create_table(api)
+            waiting = await create_table(api, seat_all=False)
+            request = spb.ListMatchesRequest()
+            first = await api.ListMatches(request, timeout=RPC_TIMEOUT)
+            assert [m.match_id for m in first.matches] == [
+                ended.match_id,
+                running.match_id,
+                waiting.match_id,
+            ]
+            finals = server.service.final_infos
+            assert len(finals) == 1 and finals.get(ended.match_id) is not None
+
+            def made(*args: object) -> None:
+                raise AssertionError("an ended match's info was made again")
+
+            monkeypatch.setattr(info_module, "match_info", made)
+            only_ended = spb.ListMatchesRequest(status=spb.MATCH_STATUS_ENDED)
+            again = await api.ListMatches(only_ended, timeout=RPC_TIMEOUT)
+            assert list(again.matches) == [first.matches[0]]
+            assert again.matches[0].totals and again.matches[0].seed
+            monkeypatch.undo()
+            waits = await api.ListMatches(
+                spb.ListMatchesRequest(status=spb.MATCH_STATUS_WAITING), timeout=RPC_TIMEOUT
+            )
+            assert [m.match_id for m in waits.matches] == [waiting.match_id]
 
     run(scenario())

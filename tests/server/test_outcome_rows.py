@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from cardarena.competition import FaultKinds
-from cardarena.server.api.info import listed_infos
+from cardarena.server.api.info import FinalInfos, Unsettled, listed_infos
 from cardarena.server.hosting import Arena
 from cardarena.server.hosting.outcome import Outcome, outcome_of_summary, summary_of
 from cardarena.server.store import SqliteStore
+from cardarena.v1 import service_pb2 as spb
 from tests.arenas import act, seat_everyone
 
 
@@ -53,7 +54,7 @@ def test_listing_ended_matches_reads_their_logs_once(tmp_path: Path) -> None:
             records, _ = await arena.list_records(
                 status="ended", game=None, page_size=10, page_token=None
             )
-            first = await listed_infos(arena, records)
+            first = infos(await listed_infos(arena, records, FinalInfos()))
             kept = await store.kept_summaries("match", [r.match_id for r in records])
             assert len(kept) == 3
             reads: list[Any] = []
@@ -64,10 +65,17 @@ def test_listing_ended_matches_reads_their_logs_once(tmp_path: Path) -> None:
                 return await real(*args, **kwargs)
 
             store.read_events = counted  # type: ignore[method-assign]
-            again = await listed_infos(arena, records)
+            again = infos(await listed_infos(arena, records, FinalInfos()))  # none kept
             assert reads == [], "a listed ended match read its log again"
             assert again == first
             assert all(info.totals and info.last_hash for info in again)
             assert not arena.matches, "listing hosted nothing"
 
     asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def infos(page: list[bytes | Unsettled]) -> list[spb.MatchInfo]:
+    """A page's matches (all final here: ended, their seeds revealed)."""
+    assert all(isinstance(item, bytes) for item in page)
+    listed = b"".join(item for item in page if isinstance(item, bytes))
+    return list(spb.ListMatchesResponse.FromString(listed).matches)
