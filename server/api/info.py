@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime
 import json
 import weakref
-from collections import OrderedDict
 from dataclasses import dataclass
 
 from cardarena.v1 import codec
@@ -16,6 +15,7 @@ from ..hosting import Arena, HostedMatch
 from ..hosting.outcome import Outcome
 from ..hosting.subscribers import message_field
 from ..store import ENDED, MatchRecord
+from .kept import KeptBytes
 
 STATUS_OF = {
     "waiting": spb.MATCH_STATUS_WAITING,
@@ -55,45 +55,6 @@ def match_info(hosted: HostedMatch) -> spb.MatchInfo:
     return info
 
 
-FINAL_INFOS = 20_000
-"""Final matches' listed bytes kept at most (a few hundred bytes each)."""
-
-
-class FinalInfos:
-    """Final matches as a page lists them (their ``MatchInfo`` as a field of the page), by
-    id, the least recently listed dropped first.
-
-    Why: a page of ended matches is what anonymous readers of a finished competition ask for
-    again and again, and making it was 25 µs of the event loop per match even with each
-    match's info made once (:data:`_FINAL`): a copy for the reader, then another into the
-    response, then the response serialized (2.4 ms a page of 100). Kept as bytes, a listed
-    match is a lookup, and the page is its matches' bytes joined (:func:`page_bytes`). Only
-    what is final is kept: ended, released by its group (nothing in it changes again, and
-    everyone may read all of it)."""
-
-    def __init__(self, limit: int = FINAL_INFOS) -> None:
-        self.limit = limit
-        self._kept: OrderedDict[str, bytes] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._kept)
-
-    def get(self, match_id: str) -> bytes | None:
-        data = self._kept.get(match_id)
-        if data is not None:
-            self._kept.move_to_end(match_id)
-        return data
-
-    def keep(self, info: spb.MatchInfo) -> bytes:
-        """``info`` as a page's field (:func:`listed_field`), kept (the caller vouches that it
-        is final)."""
-        data = listed_field(info)
-        self._kept[info.match_id] = data
-        while len(self._kept) > self.limit:
-            self._kept.popitem(last=False)
-        return data
-
-
 @dataclass(frozen=True, slots=True)
 class Unsettled:
     """A listed match that is not final: its info, for the embargo to show as the reader may
@@ -105,10 +66,10 @@ class Unsettled:
 
 
 async def listed_infos(
-    arena: Arena, records: list[MatchRecord], finals: FinalInfos
+    arena: Arena, records: list[MatchRecord], finals: KeptBytes
 ) -> list[bytes | Unsettled]:
-    """A page of listed matches: a final one as the bytes kept (made and kept the first
-    time); from memory those hosted here; an ended one from its stored outcome and seats,
+    """A page of listed matches: a final one as its line kept in ``finals`` (made and kept
+    the first time: :func:`listed_field`); from memory those hosted here; an ended one from its stored outcome and seats,
     read for the whole page at once (rows, no log read once its outcome is kept, nothing
     hosted); anything else loaded."""
     kept = {r.match_id: data for r in records if (data := finals.get(r.match_id)) is not None}
@@ -131,7 +92,7 @@ async def listed_infos(
             async with hosted.lock:  # between writes, as settled_info
                 final = hosted.ended and not hosted.held_back
                 info = match_info(hosted)
-            page.append(finals.keep(info) if final else Unsettled(info, hosted))
+            page.append(_kept(finals, info) if final else Unsettled(info, hosted))
             continue
         taken = seated.get(record.match_id, {})
         seats = [
@@ -139,8 +100,15 @@ async def listed_infos(
             for i in range(record.players)
         ]
         info = _info(record, "ended", seats, outcome)
-        page.append(finals.keep(info) if outcome.revealed else Unsettled(info, None))
+        page.append(_kept(finals, info) if outcome.revealed else Unsettled(info, None))
     return page
+
+
+def _kept(finals: KeptBytes, info: spb.MatchInfo) -> bytes:
+    """A final match's line, kept for the next page that lists it."""
+    data = listed_field(info)
+    finals.keep(info.match_id, data)
+    return data
 
 
 MATCHES = spb.ListMatchesResponse.DESCRIPTOR.fields_by_name["matches"].number

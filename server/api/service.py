@@ -35,16 +35,15 @@ from ..house import HouseBots
 from .access import Access, Guard
 from .anonymous import AnonymousMatches
 from .embargo import Embargo, GroupOf
-from .endedlogs import EndedLogs
 from .info import (
     STATUS_OF,
-    FinalInfos,
     listed_field,
     listed_infos,
     match_info,
     page_bytes,
     settled_info,
 )
+from .kept import ENDED_LOG_BYTES, LISTED_BYTES, KeptBytes
 from .limits import ClientHosts
 from .peers import Peers
 from .play import PlayCall
@@ -93,10 +92,10 @@ class MatchService:
         its group stands, for the refusal's words)."""
         self.router = Router(arena, peers)
         self.streams = Streams(self._refuse_new, self.guard.hosts, watch_streams)
-        self.ended_logs = EndedLogs()
-        """GetMatchLog's answers for ended matches, as sent (:mod:`.endedlogs`)."""
-        self.final_infos = FinalInfos()
-        """ListMatches' final matches, as sent (:class:`.info.FinalInfos`)."""
+        self.ended_logs = KeptBytes(ENDED_LOG_BYTES)
+        """GetMatchLog's answers for ended matches, as sent (:mod:`.kept`)."""
+        self.final_infos = KeptBytes(LISTED_BYTES)
+        """ListMatches' lines of final matches, as sent (:mod:`.kept`)."""
         self.anonymous = AnonymousMatches(self._unended, *access.anonymous_matches)
         """The matches anonymous creators hold until each ends, per address."""
         self.draining = False

@@ -157,9 +157,7 @@ Context = grpc.aio.ServicerContext[Any, Any]
 async def abort(context: Context, refused: Refused) -> NoReturn:
     """End the call with ``refused``'s status (counted, with its trailers), from anywhere:
     ``context.abort`` raises, and whatever the handler is doing ends with it."""
-    metrics.ERRORS.labels(refused.code.name).inc()
-    if refused.trailers:
-        context.set_trailing_metadata(refused.trailers)
+    _counted(context, refused)
     await context.abort(refused.code, str(refused))
     raise AssertionError("abort returns only by raising")
 
@@ -174,11 +172,16 @@ def finish(context: Context, refused: Refused) -> None:
     oldest generation, which it rarely walks (``app.tune_collector``), so every aborted
     stream's call stayed in memory until then: a crowd of spectators refused after a pause
     grew the server by about 100 MiB a minute."""
+    _counted(context, refused)
+    context.set_code(refused.code)
+    context.set_details(str(refused))
+
+
+def _counted(context: Context, refused: Refused) -> None:
+    """Count a refusal by its code and put its trailers on the call."""
     metrics.ERRORS.labels(refused.code.name).inc()
     if refused.trailers:
         context.set_trailing_metadata(refused.trailers)
-    context.set_code(refused.code)
-    context.set_details(str(refused))
 
 
 S = TypeVar("S")

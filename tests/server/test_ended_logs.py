@@ -12,15 +12,16 @@ import grpc
 import pytest
 
 from cardarena.server.api import info as info_module
-from cardarena.server.api.endedlogs import LARGEST_SHARE, EndedLogs
+from cardarena.server.api.kept import LARGEST_SHARE, KeptBytes
 from cardarena.v1 import service_pb2 as spb
 
 from ..calls import RPC_TIMEOUT, audit, run
 from ..security.support import address_of, channel_to, create_table, play_hosted_to_end, served
 
 
-def test_the_logs_kept_are_bounded_in_bytes_the_least_recently_read_dropped_first() -> None:
-    logs = EndedLogs(max_bytes=8 * 100)
+def test_the_answers_kept_are_bounded_in_bytes_the_least_recently_read_dropped_first() -> None:
+    """Logs and listed lines alike (one mechanism, two bounds)."""
+    logs = KeptBytes(max_bytes=8 * 100)
     for name in "abcdefgh":
         logs.keep(name, bytes(100))
     assert len(logs) == 8 and logs.size == 800
@@ -78,15 +79,6 @@ def test_an_ended_matchs_info_is_made_once_and_each_reader_gets_its_own_copy(
             assert [m for m in listed.matches if m.match_id == table.match_id] == [expected]
 
     run(scenario())
-
-
-def test_the_infos_kept_are_bounded_the_least_recently_listed_dropped_first() -> None:
-    finals = info_module.FinalInfos(limit=3)
-    for name in "abc":
-        finals.keep(spb.MatchInfo(match_id=name))
-    assert finals.get("a") is not None  # listed: now the most recent
-    finals.keep(spb.MatchInfo(match_id="d"))
-    assert len(finals) == 3 and finals.get("b") is None and finals.get("a") is not None
 
 
 def test_a_page_joined_from_kept_bytes_is_the_page_a_message_would_be() -> None:

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from cardarena.competition import FaultKinds
-from cardarena.server.api.info import FinalInfos, Unsettled, listed_infos
+from cardarena.server.api.info import Unsettled, listed_infos
+from cardarena.server.api.kept import KeptBytes
 from cardarena.server.hosting import Arena
 from cardarena.server.hosting.outcome import Outcome, outcome_of_summary, summary_of
 from cardarena.server.store import SqliteStore
@@ -54,7 +55,7 @@ def test_listing_ended_matches_reads_their_logs_once(tmp_path: Path) -> None:
             records, _ = await arena.list_records(
                 status="ended", game=None, page_size=10, page_token=None
             )
-            first = infos(await listed_infos(arena, records, FinalInfos()))
+            first = infos(await listed_infos(arena, records, KeptBytes(1 << 20)))
             kept = await store.kept_summaries("match", [r.match_id for r in records])
             assert len(kept) == 3
             reads: list[Any] = []
@@ -65,7 +66,7 @@ def test_listing_ended_matches_reads_their_logs_once(tmp_path: Path) -> None:
                 return await real(*args, **kwargs)
 
             store.read_events = counted  # type: ignore[method-assign]
-            again = infos(await listed_infos(arena, records, FinalInfos()))  # none kept
+            again = infos(await listed_infos(arena, records, KeptBytes(1 << 20)))  # none kept
             assert reads == [], "a listed ended match read its log again"
             assert again == first
             assert all(info.totals and info.last_hash for info in again)
