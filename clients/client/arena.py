@@ -370,7 +370,7 @@ class ArenaClient:
     ) -> None:
         """Follow the seat's stream from ``state.seq``; answer each turn once caught up to it."""
         request = spb.StreamEventsRequest(
-            match_id=ticket.match_id, seat=ticket.seat, after_seq=state.seq
+            match_id=ticket.match_id, seat=ticket.seat, after_seq=state.seq, batched=True
         )
         stream = self.stub.StreamEvents(request, metadata=ticket.metadata)
         turn: Prompt | None = None

@@ -57,14 +57,13 @@ def take(
     message: spb.StreamEventsResponse | spb.PlayResponse, state: SeatState, on_event: OnEvent
 ) -> Prompt | None:
     """Fold one stream message into ``state`` (every event it carries, in order: a batched
-    Play call's message holds a whole write's); the prompt it carries, if any."""
+    stream's message holds a whole write's); the prompt it carries, if any."""
     prompt: Prompt | None = None
     kind = message.WhichOneof("kind")
     if kind == "event":
         observe(state, message.event, on_event)
-        if isinstance(message, spb.PlayResponse):  # the rest of its write (PlayOpen.batched)
-            for event in message.more_events:
-                observe(state, event, on_event)
+        for event in message.more_events:  # the rest of its write, on a batched stream
+            observe(state, event, on_event)
     elif kind == "snapshot":
         snap = message.snapshot
         state.note_turn(snap.to_act if snap.HasField("to_act") else None, snap.deadline_unix_ms)

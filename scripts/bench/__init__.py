@@ -16,8 +16,9 @@ Each match slot creates a match, joins its four seats, and each seat then keeps 
 reopened and nothing is polled. ``--pattern`` says how a seat knows its turn and acts
 (``turns``, the default, acts on the stream's ``YourTurn`` prompts with unary SubmitAction;
 ``play`` does the same on one bidirectional ``Play`` stream per seat, which the no-op server
-implements as cheaply as its unary path; its seats open Play ``batched``, a write's events on
-one message, unless ``--unbatched``; ``turns,play`` measures both, each beside its ceiling;
+implements as cheaply as its unary path; the seats open their streams (Play or StreamEvents)
+``batched``, a write's events on one message, unless ``--unbatched``; ``turns,play`` measures
+both, each beside its ceiling;
 ``replica`` and ``resnapshot``: see ``bots.py``).
 
 Other questions, each a mode of the same command, each with its peer measured in the same run:

@@ -71,7 +71,7 @@ class WorkerConfig:
     pattern: Pattern
     seed: int
     rate: float = 0.0  # actions per second per match; 0: closed loop
-    batched: bool = True  # --pattern play: PlayOpen.batched (a write's events on one message)
+    batched: bool = True  # PlayOpen.batched, StreamEventsRequest.batched: a write on one message
 
 
 @dataclasses.dataclass
@@ -185,7 +185,10 @@ class SeatBot:
     async def open(self, after_seq: int, stats: Stats) -> pb.Snapshot:
         """(Re)open the seat's stream and return its snapshot."""
         request = spb.StreamEventsRequest(
-            match_id=self.table.match_id, seat=self.seat, after_seq=after_seq
+            match_id=self.table.match_id,
+            seat=self.seat,
+            after_seq=after_seq,
+            batched=self.config.batched,
         )
         self.call = self.api.StreamEvents(request, metadata=self.metadata)
         with failing_match(stats, "StreamEvents"):
@@ -251,7 +254,7 @@ class SeatBot:
                 raise Divergence("the stream ended before MatchEnded")
             if message.HasField("your_turn"):
                 await self.submit(message.your_turn.seq, message.your_turn.legal_actions, stats)
-            elif message.HasField("event") and message.event.HasField("match_ended"):
+            elif ends(message):
                 return
 
     async def play_replica(self, stats: Stats) -> None:
@@ -314,6 +317,16 @@ class SeatBot:
                 return  # a stale prompt: a newer YourTurn is on its way
             raise MatchFailed from error
         stats.acknowledged(started, due)
+
+
+def ends(message: spb.StreamEventsResponse | spb.PlayResponse) -> bool:
+    """Whether a seat's stream message carries MatchEnded (in ``event`` or, batched, in
+    ``more_events``)."""
+    if not message.HasField("event"):
+        return False
+    return message.event.HasField("match_ended") or any(
+        event.HasField("match_ended") for event in message.more_events
+    )
 
 
 def action_in(event: pb.Event) -> tuple[int, int]:

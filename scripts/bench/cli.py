@@ -219,8 +219,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--unbatched",
         action="store_true",
-        help="--pattern play: open each Play call without PlayOpen.batched, one message per "
-        "event as before it existed (default: batched, a write's events on one message)",
+        help="open each seat's Play call or stream without PlayOpen.batched or "
+        "StreamEventsRequest.batched, one message per event as before they existed (default: "
+        "batched, a write's events on one message)",
     )
     parser.add_argument("--noop-server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(

@@ -28,7 +28,7 @@ import grpc
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
-from .bots import Divergence, MatchFailed, SeatBot, Stats, failing_match
+from .bots import Divergence, MatchFailed, SeatBot, Stats, ends, failing_match
 
 STATUS_NAMES = {code.value[0]: code.name for code in grpc.StatusCode}
 
@@ -80,10 +80,7 @@ class PlayBot(SeatBot):
                 await self.prompted(message.your_turn.seq, message.your_turn.legal_actions, stats)
             elif kind == "result":
                 self.answered(message.result, stats)
-            elif kind == "event" and (
-                message.event.HasField("match_ended")
-                or any(event.HasField("match_ended") for event in message.more_events)
-            ):
+            elif ends(message):
                 ended = True
         with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
             await self.play_call.done_writing()

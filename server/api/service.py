@@ -376,7 +376,12 @@ class MatchService:
         self, request: spb.StreamEventsRequest, context: Context
     ) -> AsyncIterator[spb.StreamEventsResponse | bytes]:
         return self._events(
-            spb.StreamEventsResponse, request.match_id, request.seat, request.after_seq, context
+            spb.StreamEventsResponse,
+            request.match_id,
+            request.seat,
+            request.after_seq,
+            context,
+            batched=request.batched,
         )
 
     @streaming
@@ -404,7 +409,7 @@ class MatchService:
     ) -> AsyncIterator[Response | bytes]:
         """The stream of a match's events as ``seat`` (``None``: a spectator) may see them, as
         messages of ``kind``: what StreamEvents and WatchMatch answer (``batched``: a
-        spectator's paced batches)."""
+        seat's writes each on one message, a spectator's paced batches)."""
         hosted = await self.arena.get(match_id)
         if seat is not None:
             check_seat(hosted, seat)

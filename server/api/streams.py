@@ -35,7 +35,7 @@ from .status import FELL_BEHIND, Context, Refused, abort
 
 StreamItem = pb.Snapshot | pb.Event | Told | ToldBatch | ToldRun | pb.YourTurn | Aside
 """What :meth:`Streams.events` yields: the snapshot first, then events (the last of a write
-with the turn that follows it; a batched Play call's writes each as one ``ToldBatch``) and
+with the turn that follows it; a batched seat's writes each as one ``ToldBatch``) and
 prompts, and what the reader's own call put among them."""
 
 Response = TypeVar("Response", spb.StreamEventsResponse, spb.WatchMatchResponse, spb.PlayResponse)
@@ -54,9 +54,13 @@ TOLD_FIELDS = {
 """The numbers of the event's and the turn's fields in each stream's message: a published
 event goes out as bytes made once for every reader of a kind (:meth:`Told.wire`)."""
 
-MORE_EVENTS = spb.PlayResponse.DESCRIPTOR.fields_by_name["more_events"].number
-"""The field of a PlayResponse that holds the rest of a write's events on a batched call
-(``PlayOpen.batched``: :meth:`ToldBatch.wire`)."""
+MORE_EVENTS = {
+    kind: kind.DESCRIPTOR.fields_by_name["more_events"].number
+    for kind in (spb.StreamEventsResponse, spb.PlayResponse)
+}
+"""The field of a seat's stream message that holds the rest of a write's events, on a
+stream that asked for them (``PlayOpen.batched``, ``StreamEventsRequest.batched``:
+:meth:`ToldBatch.wire`)."""
 
 MORE_MESSAGES = spb.WatchMatchResponse.DESCRIPTOR.fields_by_name["more"].number
 """The field of a WatchMatchResponse that holds the messages after it on a batched
@@ -92,10 +96,10 @@ def response(kind: type[Response], item: StreamItem) -> Response | bytes:
         event_field, turn_field = TOLD_FIELDS[kind]
         return item.wire(event_field, turn_field)
     if isinstance(item, ToldBatch):
-        if kind is not spb.PlayResponse:
+        if kind not in MORE_EVENTS:
             raise TypeError(f"a batch of events on a {kind.__name__} stream")
         event_field, turn_field = TOLD_FIELDS[kind]
-        return item.wire(event_field, turn_field, MORE_EVENTS)
+        return item.wire(event_field, turn_field, MORE_EVENTS[kind])
     if isinstance(item, ToldRun):
         if kind is not spb.WatchMatchResponse:
             raise TypeError(f"a run of messages on a {kind.__name__} stream")
@@ -342,7 +346,7 @@ class Streams:
         clock restarted with no event: a replica took the match over). ``opened`` is handed
         the reader (its queue holds ``size`` messages) once it exists, so that the call can put
         its own messages among the match's (:class:`Aside`). ``batched``: each live write's
-        events come as one item (a Play call that asked for it); a spectator's (``seat``
+        events come as one item (a seat's Play call or stream that asked for it); a spectator's (``seat``
         ``None``) come paced instead, everything since its last message as one item at most
         every :data:`SPECTATOR_FRAME` seconds, the history too. The stream ends once it has sent
         everything up to the match's last entry (``Readers.finished``). Close it when done

@@ -1,11 +1,12 @@
-"""``PlayOpen.batched``: a write's events on one Play message (``more_events``).
+"""``PlayOpen.batched`` and ``StreamEventsRequest.batched``: a write's events on one message
+(``more_events``).
 
 One Hexathlon match, every seat on a batched Play call that acts and beside it an unbatched
-Play call and a StreamEvents stream that only read: each reader of a seat gets the same events
-(the same seqs, the same bytes per event) and the same turns, the batched call in fewer
-messages; the old-style readers never get ``more_events``; no seat sees another's cards; a
-batched call resumed from a seq gets exactly the events after it; and the Python client's
-reading of a batched call folds the same state as of an unbatched one."""
+Play call, an unbatched and a batched StreamEvents stream that only read: each reader of a
+seat gets the same events (the same seqs, the same bytes per event) and the same turns, the
+batched ones in fewer messages; the old-style readers never get ``more_events``; no seat sees
+another's cards; a batched call resumed from a seq gets exactly the events after it; and the
+Python client's reading of a batched call folds the same state as of an unbatched one."""
 
 from __future__ import annotations
 
@@ -110,9 +111,16 @@ async def play_call(
 
 
 async def stream_events(
-    api: MatchServiceAsyncStub, match_id: str, seat: int, token: str, read: Read, start: Start
+    api: MatchServiceAsyncStub,
+    match_id: str,
+    seat: int,
+    token: str,
+    read: Read,
+    start: Start,
+    *,
+    batched: bool = False,
 ) -> None:
-    request = spb.StreamEventsRequest(match_id=match_id, seat=seat)
+    request = spb.StreamEventsRequest(match_id=match_id, seat=seat, batched=batched)
     async for response in api.StreamEvents(request, metadata=auth(token)):
         if response.WhichOneof("kind") != "snapshot":
             read.messages.append(response)
@@ -151,7 +159,8 @@ def test_batched_play_gets_every_event_in_fewer_messages(server_process: ServerP
             batched = [Read() for _ in range(PLAYERS)]
             unbatched = [Read() for _ in range(PLAYERS)]
             old_style = [Read() for _ in range(PLAYERS)]
-            start = Start(3 * PLAYERS)
+            streamed = [Read() for _ in range(PLAYERS)]  # StreamEvents, batched
+            start = Start(4 * PLAYERS)
             await asyncio.gather(
                 *(
                     play_call(api, match_id, s, t, batched[s], batched=True, acts=True, start=start)
@@ -165,6 +174,10 @@ def test_batched_play_gets_every_event_in_fewer_messages(server_process: ServerP
                 ),
                 *(
                     stream_events(api, match_id, s, t, old_style[s], start)
+                    for s, t in enumerate(tokens)
+                ),
+                *(
+                    stream_events(api, match_id, s, t, streamed[s], start, batched=True)
                     for s, t in enumerate(tokens)
                 ),
             )
@@ -183,13 +196,25 @@ def test_batched_play_gets_every_event_in_fewer_messages(server_process: ServerP
                 assert [e.SerializeToString() for e in mine] == [
                     e.SerializeToString() for e in theirs
                 ]
-                assert [e.SerializeToString() for e in old_style[seat].events()] == [
-                    e.SerializeToString() for e in theirs
+                for other in (old_style[seat], streamed[seat]):
+                    assert [e.SerializeToString() for e in other.events()] == [
+                        e.SerializeToString() for e in theirs
+                    ]
+                    assert other.turns() == unbatched[seat].turns()
+                assert batched[seat].turns() == unbatched[seat].turns()
+                # Each write on one message, whichever the call: the same split into messages.
+                assert [
+                    [e.seq for e in (m.event, *m.more_events)]
+                    for m in streamed[seat].messages
+                    if m.HasField("event")
+                ] == [
+                    [e.seq for e in (m.event, *m.more_events)]
+                    for m in batched[seat].messages
+                    if m.HasField("event")
                 ]
-                assert batched[seat].turns() == unbatched[seat].turns() == old_style[seat].turns()
                 # A turn rides on the last event of its write: on a batched message, after
                 # every event the message holds.
-                for message in batched[seat].messages:
+                for message in (*batched[seat].messages, *streamed[seat].messages):
                     if message.HasField("turn") and message.HasField("event"):
                         carried = [message.event, *message.more_events]
                         assert message.turn.seq == carried[-1].seq
@@ -202,18 +227,22 @@ def test_batched_play_gets_every_event_in_fewer_messages(server_process: ServerP
                 assert batched[seat].event_messages() < unbatched[seat].event_messages() - 20
                 assert any(len(m.more_events) for m in batched[seat].messages)
                 assert not any(len(m.more_events) for m in unbatched[seat].messages)
+                assert not any(len(m.more_events) for m in old_style[seat].messages)
                 assert_own_cards_only(mine, seat)
+                assert_own_cards_only(streamed[seat].events(), seat)
                 # Only the seat's own cards: the other readers of the seat saw what it saw.
                 assert_own_cards_only(theirs, seat)
                 # The Python client folds the same state from either.
-                state, seen = folded(seat, batched[seat].messages)
                 their_state, their_seen = folded(seat, unbatched[seat].messages)
-                assert seen == their_seen == list(range(1, last + 1))
-                assert (state.seq, state.hand, state.totals) == (
-                    their_state.seq,
-                    their_state.hand,
-                    their_state.totals,
-                )
+                assert their_seen == list(range(1, last + 1))
+                for reader in (batched[seat], streamed[seat]):
+                    state, seen = folded(seat, reader.messages)
+                    assert seen == their_seen
+                    assert (state.seq, state.hand, state.totals) == (
+                        their_state.seq,
+                        their_state.hand,
+                        their_state.totals,
+                    )
 
             # Resumed from a seq (the match over): the history after it, exactly, each once.
             resumed = Read()

@@ -5,6 +5,8 @@ get; a seat's own cards go only to that seat's readers; other readers are unchan
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from cardarena.server.api.streams import MORE_EVENTS, TOLD_FIELDS, response
@@ -40,21 +42,26 @@ TURN = pb.Turn(seq=8, seat=3, deadline_unix_ms=1_800_000_000_000)
 LONG = pb.Event(seq=9, match_cancelled=pb.MatchCancelled(reason="x" * 500))
 
 
+@pytest.mark.parametrize("kind", [spb.PlayResponse, spb.StreamEventsResponse])
 @pytest.mark.parametrize("turn", [TURN, None])
 @pytest.mark.parametrize("events", [[played(7), closed(8)], [played(7), closed(8), LONG]])
 def test_batch_bytes_are_the_message_serialized(
-    events: list[pb.Event], turn: pb.Turn | None
+    events: list[pb.Event],
+    turn: pb.Turn | None,
+    kind: Any,  # PlayResponse or StreamEventsResponse
 ) -> None:
+    """The same bytes protobuf would make, whichever the seat's stream (its turn field comes
+    after ``more_events`` on a Play call, before it on StreamEvents)."""
     items = [Told(e, turn if i == len(events) - 1 else None) for i, e in enumerate(events)]
     batch = ToldBatch(items)
-    sent = response(spb.PlayResponse, batch)
+    sent = response(kind, batch)
     assert isinstance(sent, bytes)
-    expected = spb.PlayResponse(event=events[0], more_events=events[1:], turn=turn)
-    assert spb.PlayResponse.FromString(sent) == expected
+    expected = kind(event=events[0], more_events=events[1:], turn=turn)
+    assert kind.FromString(sent) == expected
     assert sent == expected.SerializeToString()
-    assert response(spb.PlayResponse, batch) is sent  # made once
-    with pytest.raises(TypeError):  # only Play calls have more_events
-        response(spb.StreamEventsResponse, batch)
+    assert response(kind, batch) is sent  # made once
+    with pytest.raises(TypeError):  # only a seat's streams have more_events
+        response(spb.WatchMatchResponse, batch)
 
 
 def test_a_public_write_is_one_batch_for_every_batched_reader() -> None:
@@ -77,7 +84,7 @@ def test_a_public_write_is_one_batch_for_every_batched_reader() -> None:
     assert first.turn is None and second.turn == TURN
     event_field, turn_field = TOLD_FIELDS[spb.PlayResponse]
     assert spb.PlayResponse.FromString(
-        batch.wire(event_field, turn_field, MORE_EVENTS)
+        batch.wire(event_field, turn_field, MORE_EVENTS[spb.PlayResponse])
     ) == spb.PlayResponse(event=events[0], more_events=[events[1]], turn=TURN)
 
 
@@ -103,7 +110,7 @@ def test_a_private_write_is_batched_per_projection() -> None:
     c = second.queue.get_nowait()
     assert isinstance(a, ToldBatch) and a is b and isinstance(c, ToldBatch) and c is not a
     assert a.items[0] is c.items[0]  # the public entry: one Told for every reader
-    fields = (*TOLD_FIELDS[spb.PlayResponse], MORE_EVENTS)
+    fields = (*TOLD_FIELDS[spb.PlayResponse], MORE_EVENTS[spb.PlayResponse])
     for batch, seat in ((a, 0), (c, 1)):
         hands = spb.PlayResponse.FromString(batch.wire(*fields)).more_events[0].dealt.hands
         assert [bool(list(hand.cards)) for hand in hands] == [h == seat for h in range(2)]

@@ -866,6 +866,7 @@ class StreamEventsRequest(_message.Message):
     MATCH_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     AFTER_SEQ_FIELD_NUMBER: _builtins.int
+    BATCHED_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """As MatchInfo.match_id."""
     seat: _builtins.int
@@ -876,16 +877,23 @@ class StreamEventsRequest(_message.Message):
     messages (events, turns, prompts) for a reader; one that falls that far behind is
     dropped (UNAVAILABLE).
     """
+    batched: _builtins.bool
+    """Ask for every live event of one write on one message, as PlayOpen.batched: the first in
+    `event`, the others in order in `more_events`, the turn after the last in `turn`.
+    Without it each event has a message of its own. The snapshot and the history after it
+    are sent as without it.
+    """
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
         seat: _builtins.int = ...,
         after_seq: _builtins.int = ...,
+        batched: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "match_id", b"match_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "batched", b"batched", "match_id", b"match_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -901,6 +909,7 @@ class StreamEventsResponse(_message.Message):
     EVENT_FIELD_NUMBER: _builtins.int
     YOUR_TURN_FIELD_NUMBER: _builtins.int
     TURN_FIELD_NUMBER: _builtins.int
+    MORE_EVENTS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def snapshot(self) -> _game_pb2.Snapshot:
         """First, once."""
@@ -921,6 +930,13 @@ class StreamEventsResponse(_message.Message):
         Read it after the kind. A YourTurn, if any, follows.
         """
 
+    @_builtins.property
+    def more_events(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.Event]:
+        """Only on a stream opened with StreamEventsRequest.batched: the events of the same write
+        after `event`, in seq order (each one seq after the one before); `turn` follows the last
+        of them.
+        """
+
     def __init__(
         self,
         *,
@@ -928,10 +944,11 @@ class StreamEventsResponse(_message.Message):
         event: _game_pb2.Event | None = ...,
         your_turn: _game_pb2.YourTurn | None = ...,
         turn: _game_pb2.Turn | None = ...,
+        more_events: _abc.Iterable[_game_pb2.Event] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "snapshot", b"snapshot", "turn", b"turn", "your_turn", b"your_turn"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "snapshot", b"snapshot", "turn", b"turn", "your_turn", b"your_turn"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "kind", b"kind", "more_events", b"more_events", "snapshot", b"snapshot", "turn", b"turn", "your_turn", b"your_turn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["snapshot", "event", "your_turn"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015

@@ -928,6 +928,16 @@ export declare type StreamEventsRequest = Message<"cardarena.v1.StreamEventsRequ
    * @generated from field: uint64 after_seq = 3;
    */
   afterSeq: bigint;
+
+  /**
+   * Ask for every live event of one write on one message, as PlayOpen.batched: the first in
+   * `event`, the others in order in `more_events`, the turn after the last in `turn`.
+   * Without it each event has a message of its own. The snapshot and the history after it
+   * are sent as without it.
+   *
+   * @generated from field: bool batched = 4;
+   */
+  batched: boolean;
 };
 
 /**
@@ -982,6 +992,15 @@ export declare type StreamEventsResponse = Message<"cardarena.v1.StreamEventsRes
    * @generated from field: cardarena.v1.Turn turn = 4;
    */
   turn?: Turn | undefined;
+
+  /**
+   * Only on a stream opened with StreamEventsRequest.batched: the events of the same write
+   * after `event`, in seq order (each one seq after the one before); `turn` follows the last
+   * of them.
+   *
+   * @generated from field: repeated cardarena.v1.Event more_events = 5;
+   */
+  moreEvents: Event[];
 };
 
 /**
