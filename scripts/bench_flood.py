@@ -38,7 +38,11 @@ its own, four a second) not answered within 5 s. Each flood runs in a process of
   each opened again as soon as it is closed or refused (29.5);
 * ``bothost``: the server benchmark's bot host (``scripts/bench``), ``--host-matches``
   matches of four seats on one ``Play`` stream each from one address, paced at ``--host-rate``
-  actions/s per match; its set-up and play errors are its refusals (29.6).
+  actions/s per match; its set-up and play errors are its refusals (29.6). It cancels its
+  matches when its window ends, as a host that stops does: an open server counts an
+  address's anonymous matches until they end (``serve --anonymous-matches``), and a host that
+  left 200 running would be refused the next window's 200 (and so would the victim, from the
+  same loopback address), until ``--idle-expiry`` ends them.
 
 Per window: the victim's actions, p50/p99 (ms) and p99 over the quiet p99; the server's peak
 VmRSS with its gateway process's (sampled every 0.25 s) over the quiet peak and over the
@@ -480,7 +484,7 @@ def bot_host(address: str, matches: int, seconds: float, rate: float = 0.0) -> W
     """The server benchmark's client process (``scripts/bench``): ``matches`` matches of four
     seats, one Play stream each, from one address; ``rate`` actions/s per match (0: at once)."""
     return WorkerConfig((address,), "durable", 0, matches, GAME, PLAYERS, seconds, 4, 64, 120,
-                        "play", 29, rate)  # fmt: skip
+                        "play", 29, rate, tidy=True)  # fmt: skip
 
 
 # --- one window ------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ audits of a fetched log, health and reflection, and the Prometheus page."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import http.client
 import struct
 import urllib.parse
@@ -176,7 +177,9 @@ class Feed:
     """One StreamEvents or WatchMatch call, read message by message with a timeout.
 
     ``next`` returns the snapshot or an event, skipping anything else (a seat's YourTurn
-    prompts), and ``None`` once the stream has ended normally.
+    prompts), and ``None`` once the stream has ended normally. A batched stream's message is
+    read as the messages it holds, one by one (a spectator's ``more``, a seat's
+    ``more_events``).
     """
 
     def __init__(
@@ -185,17 +188,20 @@ class Feed:
         | grpc.aio.UnaryStreamCall[Any, spb.WatchMatchResponse],
     ) -> None:
         self.call = call
+        self.pending: collections.deque[pb.Event] = collections.deque()
 
     async def next(self, seconds: float = RPC_TIMEOUT) -> pb.Snapshot | pb.Event | None:
-        while True:
+        while not self.pending:
             message = await asyncio.wait_for(self.call.read(), seconds)
             if not isinstance(message, spb.StreamEventsResponse | spb.WatchMatchResponse):
                 return None  # grpc.aio.EOF
-            kind = message.WhichOneof("kind")
-            if kind == "snapshot":
+            if message.WhichOneof("kind") == "snapshot":
                 return message.snapshot
-            if kind == "event":
-                return message.event
+            for one in (message, *getattr(message, "more", ())):
+                if one.HasField("event"):
+                    self.pending.append(one.event)
+            self.pending.extend(getattr(message, "more_events", ()))
+        return self.pending.popleft()
 
     async def snapshot(self) -> pb.Snapshot:
         first = await self.next()
@@ -238,10 +244,14 @@ def seat_feed(
     )
 
 
-def watch_feed(api: MatchServiceAsyncStub, match_id: str, after_seq: int = 0) -> Feed:
+def watch_feed(
+    api: MatchServiceAsyncStub, match_id: str, after_seq: int = 0, *, batched: bool = False
+) -> Feed:
+    """A spectator's stream (``batched``: as the Python client and the web table ask; a match
+    has room for only two that do not)."""
     return Feed(
         api.WatchMatch(
-            spb.WatchMatchRequest(match_id=match_id, after_seq=after_seq),
+            spb.WatchMatchRequest(match_id=match_id, after_seq=after_seq, batched=batched),
             timeout=STREAM_TIMEOUT,
         )
     )

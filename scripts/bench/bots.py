@@ -72,6 +72,7 @@ class WorkerConfig:
     seed: int
     rate: float = 0.0  # actions per second per match; 0: closed loop
     batched: bool = True  # PlayOpen.batched, StreamEventsRequest.batched: a write on one message
+    tidy: bool = False  # cancel the matches it made once its window ends, as a host that stops
 
 
 @dataclasses.dataclass

@@ -17,6 +17,7 @@ import contextlib
 import dataclasses
 import hashlib
 import random
+import secrets
 import time
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
@@ -57,6 +58,9 @@ class Worker:
         self.stats = Stats()
         self.apis: list[list[MatchServiceAsyncStub]] = []  # per server, ``channels`` each
         self.made = 0
+        self.secret = secrets.token_hex(16)
+        """The creator secret of its matches (``tidy``: it cancels them when it stops)."""
+        self.tables: list[tuple[MatchServiceAsyncStub, str]] = []
         # Clients reach the replicas at random, as behind one load-balanced address.
         self.spread = random.Random(f"spread/{config.seed}/{config.worker}")
 
@@ -82,10 +86,17 @@ class Worker:
         seed = b"" if cfg.pattern in ("turns", "play") else self.seed_for(slot)
         with failing_match(self.stats, "CreateMatch"):
             created = await api.CreateMatch(
-                spb.CreateMatchRequest(game=cfg.game, players=cfg.players, seed=seed),
+                spb.CreateMatchRequest(
+                    game=cfg.game,
+                    players=cfg.players,
+                    seed=seed,
+                    creator_secret=self.secret if cfg.tidy else "",
+                ),
                 timeout=UNARY_TIMEOUT,
             )
         match_id = created.match.match_id
+        if cfg.tidy:
+            self.tables.append((api, match_id))
 
         async def join(seat: int) -> spb.JoinMatchResponse:
             request = spb.JoinMatchRequest(match_id=match_id, seat=seat, name=f"bench{seat}")
@@ -175,6 +186,16 @@ class Worker:
                 self.stats.abandoned += 1
             bots = None
 
+    async def cancel(self, api: MatchServiceAsyncStub, match_id: str) -> None:
+        """Cancel a match it made, as a bot host that stops does (an ended one says so)."""
+        request = spb.CancelMatchRequest(match_id=match_id, reason="the bot host stopped")
+        with contextlib.suppress(grpc.aio.AioRpcError):
+            await api.CancelMatch(
+                request,
+                metadata=(("authorization", f"Bearer {self.secret}"),),
+                timeout=UNARY_TIMEOUT,
+            )
+
     async def run(self, barrier: Barrier) -> Stats:
         cfg = self.config
         options = [*GRPC_OPTIONS, ("grpc.use_local_subchannel_pool", 1)]
@@ -225,6 +246,8 @@ class Worker:
             for task in slots:
                 task.cancel()
             await asyncio.gather(*slots, return_exceptions=True)
+            if cfg.tidy:
+                await asyncio.gather(*(self.cancel(api, match_id) for api, match_id in self.tables))
         finally:
             for channel in (c for cs in channels for c in cs):
                 await channel.close(None)

@@ -108,9 +108,9 @@ def test_resuming_after_seq_k_yields_exactly_k_plus_one_on(server: ServerProcess
         last = await act_times(api, table, 8)
         resumes = sorted({0, 1, 2, last // 2, last - 1, last})
         feeds: list[tuple[int, Feed]] = []
-        for k in resumes:
+        for i, k in enumerate(resumes):  # spectators unbatched and batched
             feeds.append((k, seat_feed(api, table.match_id, 2, table.tokens[2], after_seq=k)))
-            feeds.append((k, watch_feed(api, table.match_id, after_seq=k)))
+            feeds.append((k, watch_feed(api, table.match_id, after_seq=k, batched=i > 0)))
         for k, feed in feeds:
             snap = await feed.snapshot()
             assert snap.seq == last

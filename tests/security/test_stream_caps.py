@@ -207,10 +207,10 @@ def test_through_the_gateway_each_browser_counts_as_its_own_address(tmp_path: Pa
             channel_to(address_of(server)) as (_, api),
         ):
             table = await create_table(api)
-            direct = [watch_feed(api, table.match_id) for _ in range(CAP)]
+            direct = [watch_feed(api, table.match_id, batched=True) for _ in range(CAP)]
             for feed in direct:
                 await feed.snapshot()
-            assert (await refusal(watch_feed(api, table.match_id))).code() == (
+            assert (await refusal(watch_feed(api, table.match_id, batched=True))).code() == (
                 grpc.StatusCode.RESOURCE_EXHAUSTED
             )
             # The gateway's calls come from this same host, but count as the browser's

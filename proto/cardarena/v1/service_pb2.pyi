@@ -975,7 +975,7 @@ class WatchMatchRequest(_message.Message):
     without batches), at most one message every 100 ms once the match is played (the first
     after a quiet spell goes at once), so a spectator costs a fast match a few messages a
     second, not one an event. The history after the snapshot comes the same way, up to
-    256 events a message. A match has room for 64 spectators, of which 8 without it.
+    256 events a message. A match has room for 64 spectators, of which 2 without it.
     """
     def __init__(
         self,

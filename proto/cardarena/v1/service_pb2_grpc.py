@@ -210,7 +210,7 @@ class MatchServiceServicer:
         all the spectator streams (WatchMatch and WatchTournament) it may, 64 unless the operator
         set another number (and its fair share of the server's 2048 while others hold some: once
         half of them are taken, 4 per address), or the match already has 64 spectators (8 of
-        them from this address, 8 of them without WatchMatchRequest.batched; more people watch a
+        them from this address, 2 of them without WatchMatchRequest.batched; more people watch a
         match through more replicas).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)

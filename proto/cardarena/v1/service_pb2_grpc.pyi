@@ -124,7 +124,7 @@ class MatchServiceStub:
     all the spectator streams (WatchMatch and WatchTournament) it may, 64 unless the operator
     set another number (and its fair share of the server's 2048 while others hold some: once
     half of them are taken, 4 per address), or the match already has 64 spectators (8 of
-    them from this address, 8 of them without WatchMatchRequest.batched; more people watch a
+    them from this address, 2 of them without WatchMatchRequest.batched; more people watch a
     match through more replicas).
     """
     GetMatchLog: _grpc.UnaryUnaryMultiCallable[_service_pb2.GetMatchLogRequest, _service_pb2.GetMatchLogResponse]
@@ -241,7 +241,7 @@ class MatchServiceAsyncStub(MatchServiceStub):
     all the spectator streams (WatchMatch and WatchTournament) it may, 64 unless the operator
     set another number (and its fair share of the server's 2048 while others hold some: once
     half of them are taken, 4 per address), or the match already has 64 spectators (8 of
-    them from this address, 8 of them without WatchMatchRequest.batched; more people watch a
+    them from this address, 2 of them without WatchMatchRequest.batched; more people watch a
     match through more replicas).
     """
     GetMatchLog: _aio.UnaryUnaryMultiCallable[_service_pb2.GetMatchLogRequest, _service_pb2.GetMatchLogResponse]  # type: ignore[assignment]
@@ -403,7 +403,7 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         all the spectator streams (WatchMatch and WatchTournament) it may, 64 unless the operator
         set another number (and its fair share of the server's 2048 while others hold some: once
         half of them are taken, 4 per address), or the match already has 64 spectators (8 of
-        them from this address, 8 of them without WatchMatchRequest.batched; more people watch a
+        them from this address, 2 of them without WatchMatchRequest.batched; more people watch a
         match through more replicas).
         """
 

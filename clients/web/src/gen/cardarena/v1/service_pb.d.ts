@@ -1035,7 +1035,7 @@ export declare type WatchMatchRequest = Message<"cardarena.v1.WatchMatchRequest"
    * without batches), at most one message every 100 ms once the match is played (the first
    * after a quiet spell goes at once), so a spectator costs a fast match a few messages a
    * second, not one an event. The history after the snapshot comes the same way, up to
-   * 256 events a message. A match has room for 64 spectators, of which 8 without it.
+   * 256 events a message. A match has room for 64 spectators, of which 2 without it.
    *
    * @generated from field: bool batched = 3;
    */
@@ -1795,7 +1795,7 @@ export declare const MatchService: GenService<{
    * all the spectator streams (WatchMatch and WatchTournament) it may, 64 unless the operator
    * set another number (and its fair share of the server's 2048 while others hold some: once
    * half of them are taken, 4 per address), or the match already has 64 spectators (8 of
-   * them from this address, 8 of them without WatchMatchRequest.batched; more people watch a
+   * them from this address, 2 of them without WatchMatchRequest.batched; more people watch a
    * match through more replicas).
    *
    * @generated from rpc cardarena.v1.MatchService.WatchMatch
