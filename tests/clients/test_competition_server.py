@@ -46,7 +46,7 @@ def test_a_locked_server_creates_for_its_operator_and_the_keys_go_only_to_the_in
 ) -> None:
     token = secrets.token_urlsafe(32)
     monkeypatch.delenv("CARDARENA_ADMIN_TOKEN", raising=False)
-    with ServerProcess(tmp_path / "data", extra=["--admin-token", token]) as server:
+    with ServerProcess(tmp_path / "data", extra=[f"--admin-token={token}"]) as server:
         assert main(create(server.address, "--invitations", "-")) == 2
         assert "UNAUTHENTICATED" in capsys.readouterr().err
 

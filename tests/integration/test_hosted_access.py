@@ -110,7 +110,7 @@ def test_a_locked_server_hosts_only_for_its_operator(
     it the tournament is played, and a match the operator cancels midway counts as failed,
     not with the totals it had reached."""
     token = "operator-" + "x" * 40
-    with ServerProcess(tmp_path / "data", extra=["--admin-token", token]) as locked:
+    with ServerProcess(tmp_path / "data", extra=[f"--admin-token={token}"]) as locked:
         refused = main(
             [
                 "tournament",

@@ -72,6 +72,6 @@ def test_a_locked_server_plays_only_for_its_operator_and_a_cancelled_match_is_no
         assert list(failed) == [running[0]] and "cancelled" in (failed[running[0]] or "")
         assert sum(m.ok for m in result.matches) == len(result.matches) - 1
 
-    with ServerProcess(tmp_path / "data", extra=["--admin-token", token]) as server:
+    with ServerProcess(tmp_path / "data", extra=[f"--admin-token={token}"]) as server:
         asyncio.run(scenario(server.address))
         assert token not in server.stderr_path.read_text()

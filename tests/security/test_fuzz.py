@@ -138,7 +138,7 @@ async def setup(api: Any, address: str, live: Live) -> None:
 
 def test_fuzzing_every_rpc_breaks_nothing_and_leaks_nothing(data_dir: Path) -> None:
     live = Live(operator=secret())
-    extra = ["--admin-token", live.operator, "--create-rate", "0", "--join-rate", "0"]
+    extra = [f"--admin-token={live.operator}", "--create-rate", "0", "--join-rate", "0"]
     counts: dict[str, int] = {}
     codes: dict[str, int] = {}
 

@@ -293,7 +293,7 @@ def test_keys_and_creator_secrets_never_reach_the_servers_log(data_dir: Path) ->
                 await entry.rest()
             return seen
 
-    with ServerProcess(data_dir, extra=["--admin-token", operator]) as server:
+    with ServerProcess(data_dir, extra=[f"--admin-token={operator}"]) as server:
         seen = asyncio.run(asyncio.wait_for(scenario(server.address), 30))
         assert server.terminate() == 0
     text = server.stderr_path.read_text()
