@@ -31,6 +31,7 @@ from ..hosting import (
     runs,
 )
 from .limits import ClientHosts, RefusalPauses, fair_share
+from .spectated import SpectatorHistories, SpectatorHistory
 from .status import FELL_BEHIND, Context, Refused, abort
 
 StreamItem = pb.Snapshot | pb.Event | Told | ToldBatch | ToldRun | pb.YourTurn | Aside
@@ -171,6 +172,8 @@ class Streams:
         self.opening_total = OPENING_CALLS_TOTAL
         self.pauses = RefusalPauses()
         """A spectator refused for want of places hears so after a pause (:meth:`spectating`)."""
+        self.histories = SpectatorHistories()
+        """What each watched match's spectators see of its log, made once for all of them."""
         self._open: Counter[tuple[str, ...]] = Counter()
         self._holders: dict[str, set[str]] = {"watch": set(), "opening": set()}
         """The addresses holding places of each shared kind now (for their fair share)."""
@@ -311,6 +314,17 @@ class Streams:
         with self._holding(key, SEAT_STREAMS, f"streams of seat {seat} of this match"):
             yield
 
+    @contextlib.asynccontextmanager
+    async def _history(
+        self, hosted: HostedMatch, seat: int | None
+    ) -> AsyncIterator[SpectatorHistory | None]:
+        """A spectator's view of the match's log, kept for all of them; a seat reads its own."""
+        if seat is None:
+            with self.histories.watching(hosted.match_id) as kept:
+                yield kept
+        else:
+            yield None
+
     def dropper(self, context: Context) -> Callable[[], None]:
         """What ends a stream whose client stopped reading: an UNAVAILABLE abort from a task
         of its own, which works even while the handler waits to write to that client."""
@@ -360,7 +374,7 @@ class Streams:
         if metrics.STAGE_TIMES:  # the loop's idle time, from the first stream on
             metrics.watch_idle(asyncio.get_running_loop())
         paced = batched and seat is None
-        async with self._slot(hosted, seat, context, batched):
+        async with self._slot(hosted, seat, context, batched), self._history(hosted, seat) as kept:
             async with hosted.lock:
                 sub = hosted.readers.subscribe(seat, on_drop, size, batched=batched and not paced)
                 if seat is not None:  # back after an outage: its clock runs from now
@@ -374,13 +388,15 @@ class Streams:
                 yield snapshot
                 # A stream lives as long as its match: it keeps none of the messages it sent.
                 del snapshot
-                history = deque(await past(hosted, seat, after_seq, opened_at))
-                if paced:
-                    for frame in runs([Told(event, None) for event in history]):
-                        yield frame
-                    history.clear()
-                while history:
-                    yield history.popleft()
+                if kept is not None:  # a spectator: what every spectator of it is sent
+                    seen = await kept.between(hosted, after_seq, opened_at)
+                    for item in runs(seen) if paced else seen:
+                        yield item
+                    del seen
+                else:
+                    history = deque(await past(hosted, seat, after_seq, opened_at))
+                    while history:
+                        yield history.popleft()
                 if paced:
                     async for frame in self._frames(hosted, sub, opened_at):
                         yield frame
