@@ -69,9 +69,9 @@ async def listed_infos(
     arena: Arena, records: list[MatchRecord], finals: KeptBytes
 ) -> list[bytes | Unsettled]:
     """A page of listed matches: a final one as its line kept in ``finals`` (made and kept
-    the first time: :func:`listed_field`); from memory those hosted here; an ended one from its stored outcome and seats,
-    read for the whole page at once (rows, no log read once its outcome is kept, nothing
-    hosted); anything else loaded."""
+    the first time: :func:`listed_field`); from memory those hosted here; an ended one from
+    its stored outcome and seats, read for the whole page at once (rows, no log read once
+    its outcome is kept, nothing hosted); anything else loaded."""
     kept = {r.match_id: data for r in records if (data := finals.get(r.match_id)) is not None}
     stored = [
         r

@@ -1,4 +1,4 @@
-"""A match's log as its spectators see it, made once for all of them while any watches.
+"""A match's log as one reader may see it; for its spectators, made once for all of them.
 
 Why: every spectator sees the same projection of every entry (no seat's cards, no private
 pass or fault), but each new stream used to read the whole log from the store, parse every
@@ -9,7 +9,8 @@ p99 several times its quiet figure in the windows where that happened most. Here
 entries are read and projected once, each kept as a :class:`Told` whose message bytes are
 made once and sent to every spectator (``Told.wire``), and each later stream reads only what
 was appended since. The history is dropped when the match's last spectator leaves, so memory
-grows only with the matches being watched.
+grows only with the matches being watched. A seat sees its own cards: its stream reads its
+history the same way, into a log of its own that it drops once sent.
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ from ..hosting import HostedMatch, PbProjector, Told, project_for
 
 
 @dataclass(eq=False)
-class SpectatorHistory:
-    """Entries 1.. of one match, as a spectator sees them (``told[i]`` holds seq ``i + 1``)."""
+class ProjectedLog:
+    """Entries 1.. of one match as ``seat`` sees them (``None``: a spectator; ``told[i]``
+    holds seq ``i + 1``)."""
 
+    seat: int | None = None
     told: list[Told] = field(default_factory=list)
     projector: PbProjector = field(default_factory=PbProjector)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -45,7 +48,7 @@ class SpectatorHistory:
                     if item.seq != len(self.told) + 1:  # the store is gap-free: never
                         raise RuntimeError(f"log of {hosted.match_id} read out of order")
                     stored = pb.Event.FromString(item.payload)
-                    seen = project_for(stored, None, self.projector)
+                    seen = project_for(stored, self.seat, self.projector)
                     self.told.append(Told(seen, None, item.payload if seen is stored else None))
         return self.told[after_seq:seq]
 
@@ -54,14 +57,14 @@ class SpectatorHistories:
     """The histories of the matches being watched on this replica."""
 
     def __init__(self) -> None:
-        self._held: dict[str, SpectatorHistory] = {}
+        self._held: dict[str, ProjectedLog] = {}
 
     @contextlib.contextmanager
-    def watching(self, match_id: str) -> Iterator[SpectatorHistory]:
+    def watching(self, match_id: str) -> Iterator[ProjectedLog]:
         """The match's history while a spectator's stream runs; dropped after its last."""
         history = self._held.get(match_id)
         if history is None:
-            history = self._held[match_id] = SpectatorHistory()
+            history = self._held[match_id] = ProjectedLog()
         history.watchers += 1
         try:
             yield history

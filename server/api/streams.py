@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import hashlib
 import random
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from typing import Any, TypeVar
 
@@ -22,16 +22,14 @@ from ..hosting import (
     SUBSCRIBER_QUEUE,
     Aside,
     HostedMatch,
-    PbProjector,
     Subscriber,
     Told,
     ToldBatch,
     ToldRun,
-    project_for,
     runs,
 )
 from .limits import ClientHosts, RefusalPauses, fair_share
-from .spectated import SpectatorHistories, SpectatorHistory
+from .spectated import ProjectedLog, SpectatorHistories
 from .status import FELL_BEHIND, Context, Refused, abort
 
 StreamItem = pb.Snapshot | pb.Event | Told | ToldBatch | ToldRun | pb.YourTurn | Aside
@@ -317,7 +315,7 @@ class Streams:
     @contextlib.asynccontextmanager
     async def _history(
         self, hosted: HostedMatch, seat: int | None
-    ) -> AsyncIterator[SpectatorHistory | None]:
+    ) -> AsyncIterator[ProjectedLog | None]:
         """A spectator's view of the match's log, kept for all of them; a seat reads its own."""
         if seat is None:
             with self.histories.watching(hosted.match_id) as kept:
@@ -388,15 +386,14 @@ class Streams:
                 yield snapshot
                 # A stream lives as long as its match: it keeps none of the messages it sent.
                 del snapshot
-                if kept is not None:  # a spectator: what every spectator of it is sent
-                    seen = await kept.between(hosted, after_seq, opened_at)
-                    for item in runs(seen) if paced else seen:
-                        yield item
-                    del seen
-                else:
-                    history = deque(await past(hosted, seat, after_seq, opened_at))
-                    while history:
-                        yield history.popleft()
+                # A spectator's history is what every spectator of the match is sent; a seat's
+                # is made for this stream alone.
+                log = kept if kept is not None else ProjectedLog(seat)
+                seen = await log.between(hosted, after_seq, opened_at)
+                del log
+                for item in runs(seen) if paced else seen:
+                    yield item
+                del seen
                 if paced:
                     async for frame in self._frames(hosted, sub, opened_at):
                         yield frame
@@ -466,17 +463,3 @@ def news(live: Told | ToldBatch | pb.YourTurn, opened_at: int) -> bool:
     return live.seq > opened_at or (
         isinstance(live, Told) and live.event is None and live.seq == opened_at
     )
-
-
-async def past(hosted: HostedMatch, seat: int | None, after_seq: int, seq: int) -> list[pb.Event]:
-    """The stored events after ``after_seq`` up to ``seq`` (the snapshot's), as ``seat`` may
-    see them: what a stream sends between its snapshot and the live events."""
-    if after_seq >= seq:
-        return []
-    projector = PbProjector()
-    projected = []
-    for item in await hosted.read_log(limit=seq):
-        event = project_for(pb.Event.FromString(item.payload), seat, projector)
-        if item.seq > after_seq:
-            projected.append(event)
-    return projected

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, cast
 
-from cardarena.server.api.spectated import SpectatorHistories
+from cardarena.server.api.spectated import ProjectedLog, SpectatorHistories
 from cardarena.server.hosting import HostedMatch
 from cardarena.server.store import StoredEvent
 from cardarena.v1 import game_pb2 as pb
@@ -75,5 +75,17 @@ def test_spectators_arriving_together_share_one_read() -> None:
         assert [[t.seq for t in seen] for seen in many] == [
             list(range(k + 1, 41)) for k in range(0, 40, 4)
         ]
+
+    asyncio.run(scenario())
+
+
+def test_a_seats_log_shows_its_own_hand_only() -> None:
+    async def scenario() -> None:
+        log = Log(3)
+        seen = await ProjectedLog(seat=1).between(cast(HostedMatch, log), 1, 3)
+        assert [t.seq for t in seen] == [2, 3]
+        deal = spb.StreamEventsResponse.FromString(seen[0].wire(2, 4)).event.dealt
+        assert [hand.hidden for hand in deal.hands] == [True, False]
+        assert list(deal.hands[1].cards) == CARDS[1:] and not deal.hands[0].cards
 
     asyncio.run(scenario())
