@@ -6,7 +6,8 @@ again as they timed out) shut every newcomer out: 1,100 idle connections and a n
 request was reset. Now, at the cap, an idle connection of the address holding the most makes
 room; an address holding its share once the gateway is half full is refused with 503; a
 connection with a request in flight is never shed; a kept-alive connection is closed after
-the idle timeout. Distinct clients are distinct loopback addresses (Linux routes all of
+the idle timeout; a refused connection waits a moment for its 503 while the hold has room, so
+a refused client retries at the 503's pace. Distinct clients are distinct loopback addresses (Linux routes all of
 127/8 to lo); every wait is bounded, nothing is timed.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import resource
 import socket
 from collections.abc import Iterator
 from typing import Any
@@ -22,6 +24,7 @@ import pytest
 
 from cardarena.server.api.grpcweb import GrpcWebGateway
 from cardarena.server.api.grpcweb.admission import Admission, Slot, address_share
+from cardarena.server.api.grpcweb.refusals import FD_MARGIN, hold_capacity
 from cardarena.server.api.limits import TrustedProxies
 
 from ..waiting import wait_until
@@ -145,7 +148,9 @@ def test_a_released_place_is_free_again_once() -> None:
 
 @contextlib.contextmanager
 def gateway(backend: Backend, **limits: Any) -> Iterator[GrpcWebGateway]:
-    """A gateway in front of the stand-in server, with these limits."""
+    """A gateway in front of the stand-in server, with these limits (a refusal held 0.1 s
+    unless a test says otherwise: the tests below of the hold itself do)."""
+    limits.setdefault("refusal_delay", 0.1)
 
     async def start() -> GrpcWebGateway:
         gateway = GrpcWebGateway(f"127.0.0.1:{backend.port}", None, **limits)
@@ -292,3 +297,73 @@ def test_a_kept_alive_connection_is_closed_after_the_idle_timeout(backend: Backe
 def test_the_idle_timeout_is_never_longer_than_the_header_timeout(idle: float) -> None:
     gateway = GrpcWebGateway("127.0.0.1:1", None, header_timeout=10.0, idle_timeout=idle)
     assert gateway.idle_timeout == min(idle, 10.0)
+
+
+# --- refusals held a moment (issue 29: a refused client's retries at Retry-After's pace) -----
+
+
+def has_answer(sock: socket.socket) -> bool:
+    """Whether anything (or an end) has arrived on ``sock`` yet, without waiting for it."""
+    sock.setblocking(False)
+    try:
+        sock.recv(1, socket.MSG_PEEK)
+    except BlockingIOError:
+        return False
+    except ConnectionResetError:
+        return True
+    finally:
+        sock.setblocking(True)
+        sock.settimeout(WAIT)
+    return True
+
+
+def test_a_refused_connection_waits_for_its_503_while_the_hold_has_room(
+    backend: Backend,
+) -> None:
+    """Share of a cap of 8: 4. The fifth connection of the address is held (no answer yet,
+    nothing read, a place in the hold); the hold's capacity is 1, so the sixth is answered 503
+    at once; closing the gateway answers the held one 503 too."""
+    running_gateway = gateway(
+        backend, max_connections=8, header_timeout=LONG, refusal_delay=LONG, max_held=1
+    )
+    with running_gateway as running:
+        port = running.port
+        flood = idle_clients(port, "127.0.0.2", 4)
+        holding(backend, running, 4, 4)
+        held = client(port, "127.0.0.2")
+        try:
+            wait_until(lambda: len(running.refusals) == 1, within=WAIT, what="one refusal held")
+            assert not has_answer(held)
+            with client(port, "127.0.0.2") as beyond:
+                assert http_status(read_to_end(beyond)) == 503
+            assert running.refusals.answered_at_once == 1
+            assert running.admission.refused["share"] == 2
+            assert not has_answer(held)
+            assert served(port, "127.0.0.3") == (0, [b"newcomer"])  # others still get in
+        finally:
+            for sock in flood:
+                sock.close()
+    assert http_status(read_to_end(held)) == 503  # the gateway closed: answered, not dropped
+    held.close()
+
+
+def test_a_held_refusal_is_answered_after_its_delay(backend: Backend) -> None:
+    with gateway(backend, max_connections=8, header_timeout=LONG, refusal_delay=0.2) as running:
+        port = running.port
+        flood = idle_clients(port, "127.0.0.2", 4)
+        holding(backend, running, 4, 4)
+        try:
+            with client(port, "127.0.0.2") as beyond:
+                assert http_status(read_to_end(beyond)) == 503
+            assert running.refusals.answered_at_once == 0
+            wait_until(lambda: len(running.refusals) == 0, within=WAIT, what="the hold empty")
+        finally:
+            for sock in flood:
+                sock.close()
+
+
+def test_the_hold_takes_no_more_file_descriptors_than_the_limit_leaves() -> None:
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    assert hold_capacity(256, wanted=10**9) == max(0, soft - 256 - FD_MARGIN)
+    assert hold_capacity(256, wanted=3) == min(3, max(0, soft - 256 - FD_MARGIN))
+    assert hold_capacity(soft, wanted=10) == 0

@@ -20,7 +20,8 @@ most ``max_connections`` at once (keeping the process well below its file descri
 admitted fairly: at the cap an idle connection (waiting for a request head) of the address
 holding the most makes room for a newcomer whose address holds fewer; otherwise, or when the
 newcomer's address holds its share (``max(4, cap // 8)`` once the gateway is half full), a
-connection gets a 503 and is closed unread. The first request head must arrive within
+connection gets a 503 and is closed unread, held a second first (as many as its file
+descriptors allow) so that a refused client's retries come at the 503's ``Retry-After``. The first request head must arrive within
 ``header_timeout``, a kept-alive connection's next one within ``idle_timeout``, the body and
 every write within ``read_timeout``, a request line of
 ``MAX_REQUEST_LINE`` bytes (414) and a head of ``MAX_HEAD_BYTES`` or ``MAX_HEADER_LINES`` lines
@@ -33,6 +34,7 @@ One concern a module, each importing only those before it::
 
     throttle    LogThrottle: one log line per condition and interval
     admission   fair admission: who holds the connections, which are idle, who is shed
+    refusals    refused connections held a moment before their 503
     http        reading and checking a request head and body, within limits
     frames      gRPC-Web framing, base64 text mode, the Reply written to a browser
     connection  one connection: timeouts on every read and write, the error answers

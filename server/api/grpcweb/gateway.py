@@ -5,7 +5,8 @@ loop, and a newcomer must still get in: at most ``max_connections`` are served a
 cap an idle connection (one waiting for a request head) of the address holding the most is
 shed to make room, if that address holds more than the newcomer's would; else, or when the
 newcomer's own address already holds its share, the newcomer gets a 503 and is closed unread
-(:mod:`.admission`). A failing accept (EMFILE) backs off instead of spinning. Each request is a CORS preflight, a gRPC-Web call
+(:mod:`.admission`), a second later, so that its retries come at the pace the 503's
+``Retry-After`` asks for (:mod:`.refusals`). A failing accept (EMFILE) backs off instead of spinning. Each request is a CORS preflight, a gRPC-Web call
 (:mod:`.proxy`) or a file of the static web app.
 """
 
@@ -29,6 +30,7 @@ from .connection import Connection
 from .frames import MAX_MESSAGE_BYTES
 from .http import MAX_HEAD_BYTES, BadRequest, Request, TooLarge
 from .proxy import forward
+from .refusals import MAX_HELD, REFUSAL_DELAY, RefusalHold, hold_capacity
 from .throttle import LogThrottle
 from .webapp import missing
 
@@ -40,6 +42,12 @@ when it needs one; Apache's default KeepAliveTimeout, too)."""
 READ_TIMEOUT = 30.0
 LOG_INTERVAL = 10.0
 ACCEPT_BACKOFF = (0.05, 1.0)
+LISTEN_BACKLOG = 1024
+"""Connections the kernel queues for the accept loop (capped by ``net.core.somaxconn``). Held
+refusals come back in bursts (a second's worth answered in one wake-up); a connection that
+finds the queue full has its SYN dropped and waits for the client's retransmission, a second
+or more, so the queue must hold a burst: a browser probe waited that second behind a
+128-connection queue under the idle flood."""
 PREFLIGHT_HEADERS = (
     ("Access-Control-Allow-Methods", "POST, GET, OPTIONS"),
     (
@@ -54,11 +62,6 @@ STATIC_TYPES = {
     ".css": "text/css",
     ".html": "text/html; charset=utf-8",
 }
-# Written straight to a connection refused admission, which is never read.
-BUSY = (
-    b"HTTP/1.1 503 Service Unavailable\r\nAccess-Control-Allow-Origin: *\r\n"
-    b"Retry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-)
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -70,7 +73,7 @@ def listen(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
-        sock.listen(128)
+        sock.listen(LISTEN_BACKLOG)
         sock.setblocking(False)
     except OSError:
         sock.close()
@@ -92,6 +95,8 @@ class GrpcWebGateway:
         read_timeout: float = READ_TIMEOUT,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
         log_interval: float = LOG_INTERVAL,
+        refusal_delay: float = REFUSAL_DELAY,
+        max_held: int = MAX_HELD,
         client_secret: str | None = None,
         proxies: TrustedProxies | None = None,
     ) -> None:
@@ -117,6 +122,8 @@ class GrpcWebGateway:
         self._connections: set[asyncio.Task[None]] = set()
         self.admission = Admission(max_connections, self.proxies)
         """Who holds the connections, which of them are idle, and who is refused."""
+        self.refusals = RefusalHold(refusal_delay, hold_capacity(max_connections, max_held))
+        """Refused connections waiting for their 503 (:mod:`.refusals`)."""
         self._assets = AssetCache()
 
     async def start(self, host: str, port: int) -> int:
@@ -138,6 +145,7 @@ class GrpcWebGateway:
                 await self._acceptor
         if self._socket is not None:
             self._socket.close()
+        self.refusals.close()
         for task in list(self._connections):
             task.cancel()
         for task in list(self._connections):
@@ -173,8 +181,8 @@ class GrpcWebGateway:
 
     def _admit(self, conn: socket.socket) -> None:
         """Serve ``conn`` (having shed an idle connection if the cap was reached), or answer
-        503 and close it without reading: every connection is busy, or its address holds its
-        share (:mod:`.admission`)."""
+        503 and close it without reading, after a moment (:mod:`.refusals`): every connection
+        is busy, or its address holds its share (:mod:`.admission`)."""
         try:
             host = str(conn.getpeername()[0])
         except OSError:  # gone already
@@ -191,11 +199,9 @@ class GrpcWebGateway:
                 limit=self.max_connections,
                 share=self.admission.share,
                 reason=slot,
+                held=len(self.refusals),
             )
-            with contextlib.suppress(OSError):
-                conn.setblocking(False)
-                conn.send(BUSY)
-            conn.close()
+            self.refusals.refuse(conn)
             return
         task = asyncio.create_task(self._open(conn, slot))
         slot.shed = task.cancel

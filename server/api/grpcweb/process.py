@@ -36,7 +36,8 @@ import structlog
 from ...hosting.completion import cancel_and_wait, end_child
 from ...logs import configure_logging
 from ..limits import TrustedProxies
-from .gateway import GrpcWebGateway, listen
+from .gateway import MAX_CONNECTIONS, GrpcWebGateway, listen
+from .refusals import FD_MARGIN, MAX_HELD, raise_fd_limit
 
 CHILD: Final = ("-m", "cardarena.server.api.grpcweb.process")
 NICENESS: Final = 10
@@ -179,6 +180,7 @@ async def serve(fd: int) -> None:
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdin), sys.stdin)
     settings = GatewaySettings.read(await stdin.readline())
     configure_logging(settings.log_level)
+    raise_fd_limit(MAX_CONNECTIONS + MAX_HELD + FD_MARGIN)  # room to hold refusals a moment
     gateway = GrpcWebGateway(
         settings.target,
         settings.static_dir,

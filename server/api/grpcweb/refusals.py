@@ -1,0 +1,111 @@
+"""Refused connections held a moment before their 503, so that retries come at the pace of
+``Retry-After``, not of a round trip.
+
+Why: a client refused at once and retrying at once refuses itself again within a
+millisecond. Measured by ``scripts/bench_flood.py`` (issue 29), 1,100 idle connections from
+40 addresses, each opened again 50 ms after its 503, made the gateway accept and refuse about
+10,000 connections a second: a quarter of a core in the gateway and the kernel's loopback
+work beside it, which doubled a victim match's p99 on a two-CPU machine. Held for the second
+the 503's ``Retry-After`` asks for, the same clients come back about 800 times a second.
+
+A held connection costs a file descriptor and a place in a queue (no task, no read: what
+the client sends is left in the kernel's buffer and discarded with the socket). At most
+``capacity`` are held; beyond it a refusal is answered at once, as it was before, so the
+hold bounds the file descriptors it takes however many are refused. Delays are all the same,
+so the queue is in deadline order, and one timer answers every connection that is due.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import resource
+import socket
+from collections import deque
+from typing import Final
+
+REFUSAL_DELAY: Final = 1.0
+"""How long a refused connection waits for its 503: the ``Retry-After`` it is given."""
+MAX_HELD: Final = 4096
+"""At most this many refused connections held at once (each is a file descriptor)."""
+FD_MARGIN: Final = 128
+"""File descriptors kept free beside the admitted and the held connections (the gRPC channel,
+static files, the logs, the interpreter's own)."""
+GRANULARITY: Final = 0.05
+"""The timer answers whatever is due within this much of its deadline, in one wake-up."""
+
+BUSY: Final = (
+    b"HTTP/1.1 503 Service Unavailable\r\nAccess-Control-Allow-Origin: *\r\n"
+    b"Retry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+)
+"""Written straight to a connection refused admission, which is never read."""
+
+
+def refuse_now(conn: socket.socket) -> None:
+    """Answer 503 and close ``conn`` (a write that fails, the client gone, is no matter)."""
+    with contextlib.suppress(OSError):
+        conn.setblocking(False)
+        conn.send(BUSY)
+    conn.close()
+
+
+def hold_capacity(max_connections: int, wanted: int = MAX_HELD) -> int:
+    """How many refused connections may be held beside ``max_connections`` admitted ones
+    within this process's file descriptor limit."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(0, min(wanted, soft - max_connections - FD_MARGIN))
+
+
+def raise_fd_limit(wanted: int) -> None:
+    """Raise this process's soft file descriptor limit towards ``wanted`` (never past the hard
+    limit, never lower): a gateway's sockets are its whole business, as for any server."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        with contextlib.suppress(OSError, ValueError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+
+
+class RefusalHold:
+    """Refused connections waiting for their 503, oldest first."""
+
+    def __init__(self, delay: float = REFUSAL_DELAY, capacity: int = MAX_HELD) -> None:
+        self.delay = delay
+        self.capacity = capacity
+        self._held: deque[tuple[float, socket.socket]] = deque()
+        self._timer: asyncio.TimerHandle | None = None
+        self.answered_at_once = 0
+        """Refusals answered without a wait because the hold was full, since start."""
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def refuse(self, conn: socket.socket) -> None:
+        """Answer ``conn`` 503 after the delay, or at once if the hold is full."""
+        if self.delay <= 0 or len(self._held) >= self.capacity:
+            if self.delay > 0:
+                self.answered_at_once += 1
+            refuse_now(conn)
+            return
+        loop = asyncio.get_running_loop()
+        self._held.append((loop.time() + self.delay, conn))
+        if self._timer is None:
+            self._timer = loop.call_at(self._held[0][0] + GRANULARITY, self._answer_due)
+
+    def _answer_due(self) -> None:
+        loop = asyncio.get_running_loop()
+        now = loop.time() + GRANULARITY
+        held = self._held
+        while held and held[0][0] <= now:
+            refuse_now(held.popleft()[1])
+        self._timer = loop.call_at(held[0][0] + GRANULARITY, self._answer_due) if held else None
+
+    def close(self) -> None:
+        """Answer every held connection now (the gateway is closing)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        while self._held:
+            refuse_now(self._held.popleft()[1])
