@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import random
 from collections import Counter
@@ -31,6 +32,7 @@ from ..hosting import (
 from .limits import ClientHosts, RefusalPauses, fair_share
 from .spectated import ProjectedLog, SpectatorHistories
 from .status import FELL_BEHIND, Context, Refused, abort
+from .waiting import END_SPREAD, WAIT_SPREAD, WaitingRoom
 
 StreamItem = pb.Snapshot | pb.Event | Told | ToldBatch | ToldRun | pb.YourTurn | Aside
 """What :meth:`Streams.events` yields: the snapshot first, then events (the last of a write
@@ -152,6 +154,11 @@ the victim's match taken), 8 such places put the victim's p99 at 2.6-2.8x its qu
 rest to ask."""
 
 
+class PlacesTaken(Refused):
+    """RESOURCE_EXHAUSTED for want of a place of one match (its own, or its address's there):
+    one that a spectator may wait for (:mod:`.waiting`)."""
+
+
 class Streams:
     """Opens readers' streams, as many at once as the caps allow; ``refuse_new`` says why none
     may open now (a drain)."""
@@ -170,6 +177,8 @@ class Streams:
         self.opening_total = OPENING_CALLS_TOTAL
         self.pauses = RefusalPauses()
         """A spectator refused for want of places hears so after a pause (:meth:`spectating`)."""
+        self.waiting = WaitingRoom()
+        """Spectators waiting for a place of a full match (:mod:`.waiting`)."""
         self.histories = SpectatorHistories()
         """What each watched match's spectators see of its log, made once for all of them."""
         self._open: Counter[tuple[str, ...]] = Counter()
@@ -192,17 +201,7 @@ class Streams:
                 return
             key = ("spectators", match_id)
             with contextlib.ExitStack() as held:
-                held.enter_context(
-                    self._holding(key, MATCH_SPECTATORS, "spectator streams of this match")
-                )
-                held.enter_context(
-                    self._holding(
-                        (*key, self.hosts.of(context)),
-                        MATCH_SPECTATORS_PER_ADDRESS,
-                        "spectator streams of this match from this address",
-                    )
-                )
-                if not batched:
+                if not batched:  # first: a refusal that asking for batches would cure says so
                     held.enter_context(
                         self._holding(
                             (*key, "unbatched"),
@@ -211,23 +210,84 @@ class Streams:
                             " WatchMatchRequest.batched (ask for it)",
                         )
                     )
-                yield
+                held.enter_context(
+                    self._holding(
+                        key, MATCH_SPECTATORS, "spectator streams of this match", PlacesTaken
+                    )
+                )
+                held.enter_context(
+                    self._holding(
+                        (*key, self.hosts.of(context)),
+                        MATCH_SPECTATORS_PER_ADDRESS,
+                        "spectator streams of this match from this address",
+                        PlacesTaken,
+                    )
+                )
+                try:
+                    yield
+                finally:
+                    held.close()
+                    self.waiting.freed(match_id, functools.partial(self._may_watch, key))
+
+    def _may_watch(self, key: tuple[str, ...], address: str) -> bool:
+        """Whether ``address`` may hold one more of the places ``key`` (a match's)."""
+        return self._open[(*key, address)] < MATCH_SPECTATORS_PER_ADDRESS
 
     @contextlib.asynccontextmanager
     async def spectating(
-        self, context: Context, match_id: str | None = None, *, batched: bool = True
+        self, context: Context, hosted: HostedMatch | None = None, *, batched: bool = True
     ) -> AsyncIterator[None]:
-        """:meth:`watching` for a spectator's call: refused for want of places, it hears so
-        after a pause (:class:`.limits.RefusalPauses`), so that a crowd refused together does
-        not come back together."""
+        """:meth:`watching` for a spectator's call. A spectator of a match whose places are
+        full waits for one (:mod:`.waiting`); any other refused for want of places (and one
+        that may not wait) hears so after a pause (:class:`.limits.RefusalPauses`), so that
+        a crowd refused together does not come back together."""
+        address = self.hosts.of(context)
+        match_id = None if hosted is None else hosted.match_id
+        deadline: float | None = None
         with contextlib.ExitStack() as held:
-            try:
-                held.enter_context(self.watching(context, match_id, batched=batched))
-            except Refused as refused:
-                if refused.code == grpc.StatusCode.RESOURCE_EXHAUSTED:
-                    await self.pauses.pause(self.hosts.of(context))
-                raise
+            while True:
+                try:
+                    held.enter_context(self.watching(context, match_id, batched=batched))
+                    break
+                except PlacesTaken as refused:
+                    again = deadline is not None
+                    if (
+                        hosted is None
+                        or hosted.readers.finished
+                        or not self.waiting.admits(address)
+                    ):
+                        if not again:  # one that waited has been slow enough to answer
+                            await self.pauses.pause(address)
+                        raise
+                    if deadline is None:  # spread: a crowd that came together leaves apart
+                        wait = self.waiting.seconds * random.uniform(*WAIT_SPREAD)
+                        deadline = asyncio.get_running_loop().time() + wait
+                    await self._wait_for_place(hosted, address, refused, deadline, again=again)
+                except Refused as refused:
+                    if refused.code == grpc.StatusCode.RESOURCE_EXHAUSTED and deadline is None:
+                        await self.pauses.pause(address)
+                    raise
             yield
+
+    async def _wait_for_place(
+        self, hosted: HostedMatch, address: str, refused: Refused, deadline: float, *, again: bool
+    ) -> None:
+        """Wait for a place of ``hosted`` until ``deadline`` (the loop's clock; ``again``:
+        woken before, someone else took the place); refused as ``refused`` was once it has
+        passed, or, if the match has ended, told so (woken by a place its end freed, after a
+        pause: :data:`.waiting.END_SPREAD`)."""
+        woken = await self.waiting.wait(hosted.match_id, address, deadline, first=again)
+        if hosted.readers.finished:
+            if woken:
+                await asyncio.sleep(random.uniform(*END_SPREAD))
+            raise Refused(
+                refused.code,
+                "the match ended while this stream waited for a place: watch it again to see"
+                " its end",
+            )
+        if not woken:
+            waited = self.waiting.seconds
+            raise Refused(refused.code, f"{refused} (waited up to {waited:g} s for a place)")
 
     @contextlib.contextmanager
     def opening(self, context: Context) -> Iterator[None]:
@@ -286,9 +346,11 @@ class Streams:
                     holders.discard(address)
 
     @contextlib.contextmanager
-    def _holding(self, key: tuple[str, ...], cap: int, what: str) -> Iterator[None]:
+    def _holding(
+        self, key: tuple[str, ...], cap: int, what: str, refusal: type[Refused] = Refused
+    ) -> Iterator[None]:
         if self._open[key] >= cap:
-            raise Refused(
+            raise refusal(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"{cap} {what} are open, the most there may be: close one first",
             )
@@ -305,7 +367,7 @@ class Streams:
         self, hosted: HostedMatch, seat: int | None, context: Context, batched: bool
     ) -> AsyncIterator[None]:
         if seat is None:
-            async with self.spectating(context, hosted.match_id, batched=batched):
+            async with self.spectating(context, hosted, batched=batched):
                 yield
             return
         key = ("seat", hosted.match_id, str(seat))

@@ -45,6 +45,7 @@ from cardarena.server.api.tournament_requests import (
     MAX_TITLE,
 )
 from cardarena.server.api.tournaments import MAX_TOURNAMENT_PAGE
+from cardarena.server.api.waiting import WAIT_SECONDS, WAIT_SPREAD
 from cardarena.server.hosting.arena import MAX_MOVE_MS
 from cardarena.server.hosting.subscribers import BATCH_EVENTS, SUBSCRIBER_QUEUE
 from cardarena.server.house import BOTS, MAX_MC_BUDGET_MS, MC_BUDGET_MS
@@ -234,6 +235,7 @@ def test_the_limits_in_the_comments_are_the_servers() -> None:
             f"already has {MATCH_SPECTATORS} spectators",
             f"({MATCH_SPECTATORS_PER_ADDRESS} of",
             f"{MATCH_UNBATCHED_SPECTATORS} of them without WatchMatchRequest.batched",
+            f"waits for one, {WAIT_SECONDS * WAIT_SPREAD[0]:g} to {WAIT_SECONDS:g} s",
         ),
         "WatchMatchRequest.batched": (
             f"one message every {SPECTATOR_FRAME * 1000:g} ms",

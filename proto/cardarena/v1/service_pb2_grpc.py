@@ -211,7 +211,8 @@ class MatchServiceServicer:
         set another number (and its fair share of the server's 2048 while others hold some: once
         half of them are taken, 4 per address), or the match already has 64 spectators (8 of
         them from this address, 2 of them without WatchMatchRequest.batched; more people watch a
-        match through more replicas).
+        match through more replicas). A call that finds the match's places taken waits for one,
+        10 to 20 s, before the snapshot comes or the refusal does.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -125,7 +125,8 @@ class MatchServiceStub:
     set another number (and its fair share of the server's 2048 while others hold some: once
     half of them are taken, 4 per address), or the match already has 64 spectators (8 of
     them from this address, 2 of them without WatchMatchRequest.batched; more people watch a
-    match through more replicas).
+    match through more replicas). A call that finds the match's places taken waits for one,
+    10 to 20 s, before the snapshot comes or the refusal does.
     """
     GetMatchLog: _grpc.UnaryUnaryMultiCallable[_service_pb2.GetMatchLogRequest, _service_pb2.GetMatchLogResponse]
     """The full log of an ended match: exact stored bytes, hash chain and the revealed seed.
@@ -242,7 +243,8 @@ class MatchServiceAsyncStub(MatchServiceStub):
     set another number (and its fair share of the server's 2048 while others hold some: once
     half of them are taken, 4 per address), or the match already has 64 spectators (8 of
     them from this address, 2 of them without WatchMatchRequest.batched; more people watch a
-    match through more replicas).
+    match through more replicas). A call that finds the match's places taken waits for one,
+    10 to 20 s, before the snapshot comes or the refusal does.
     """
     GetMatchLog: _aio.UnaryUnaryMultiCallable[_service_pb2.GetMatchLogRequest, _service_pb2.GetMatchLogResponse]  # type: ignore[assignment]
     """The full log of an ended match: exact stored bytes, hash chain and the revealed seed.
@@ -404,7 +406,8 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
         set another number (and its fair share of the server's 2048 while others hold some: once
         half of them are taken, 4 per address), or the match already has 64 spectators (8 of
         them from this address, 2 of them without WatchMatchRequest.batched; more people watch a
-        match through more replicas).
+        match through more replicas). A call that finds the match's places taken waits for one,
+        10 to 20 s, before the snapshot comes or the refusal does.
         """
 
     @_abc_1.abstractmethod

@@ -1796,7 +1796,8 @@ export declare const MatchService: GenService<{
    * set another number (and its fair share of the server's 2048 while others hold some: once
    * half of them are taken, 4 per address), or the match already has 64 spectators (8 of
    * them from this address, 2 of them without WatchMatchRequest.batched; more people watch a
-   * match through more replicas).
+   * match through more replicas). A call that finds the match's places taken waits for one,
+   * 10 to 20 s, before the snapshot comes or the refusal does.
    *
    * @generated from rpc cardarena.v1.MatchService.WatchMatch
    */
