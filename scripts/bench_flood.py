@@ -30,7 +30,9 @@ its own, four a second) not answered within 5 s. Each flood runs in a process of
   ~100,000 planned matches (issue 29.1);
 * ``spectators``: ``WatchMatch`` streams of the victim's match from ``--addresses`` loopback
   addresses (a local relay per address binds the source), ``--streams`` each, reopened (29.2);
-  each asks for the costliest stream, unbatched, and for a batched one when refused that;
+  one stream in 40 asks for the costliest kind, unbatched (a match has 2 such places; it
+  asks for a batched one when told to), the rest for batched ones: every place taken, and
+  the rest waiting for one (or refused) and asking again a second after each refusal;
 * ``ended``: ``--readers`` callers loop ``ListMatches(page_size=100)`` and ``GetMatchLog`` of
   the matches ended by ``--fill`` s of closed-loop play before the windows (29.3);
 * ``bodies``: 8 callers send 16 MiB requests to the gRPC port, 8 to the gateway (29.4);
@@ -332,8 +334,10 @@ async def flood_spectators(flood: Flood) -> None:
             await asyncio.sleep(0.2)  # it ended: wait for the victim's next match
         watched[index] = match_id = flood.current.value.decode()
         stub = stubs[index % len(stubs)]
-        # The costliest streams first: unbatched (a message an event), batched once refused.
-        for batched in (False, True):
+        # The costliest streams: every place, the unbatched ones too (a message an event).
+        # One stream in 40 asks for those (each waits for one of the match's 2), the rest
+        # for batched places (told to ask for batches, an unbatched one asks again so).
+        for batched in (False, True)[0 if index % 40 == 0 else 1 :]:
             request = spb.WatchMatchRequest(match_id=match_id, batched=batched)
             call = stub.WatchMatch(request)
             try:

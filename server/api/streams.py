@@ -32,7 +32,7 @@ from ..hosting import (
 from .limits import ClientHosts, RefusalPauses, fair_share
 from .spectated import ProjectedLog, SpectatorHistories
 from .status import FELL_BEHIND, Context, Refused, abort
-from .waiting import END_SPREAD, WAIT_SPREAD, WaitingRoom
+from .waiting import END_SPREAD, WAIT_SPREAD, Waiter, WaitingRoom
 
 StreamItem = pb.Snapshot | pb.Event | Told | ToldBatch | ToldRun | pb.YourTurn | Aside
 """What :meth:`Streams.events` yields: the snapshot first, then events (the last of a write
@@ -208,6 +208,7 @@ class Streams:
                             MATCH_UNBATCHED_SPECTATORS,
                             "spectator streams of this match without"
                             " WatchMatchRequest.batched (ask for it)",
+                            PlacesTaken,
                         )
                     )
                 held.enter_context(
@@ -229,9 +230,13 @@ class Streams:
                     held.close()
                     self.waiting.freed(match_id, functools.partial(self._may_watch, key))
 
-    def _may_watch(self, key: tuple[str, ...], address: str) -> bool:
-        """Whether ``address`` may hold one more of the places ``key`` (a match's)."""
-        return self._open[(*key, address)] < MATCH_SPECTATORS_PER_ADDRESS
+    def _may_watch(self, key: tuple[str, ...], waiter: Waiter) -> bool:
+        """Whether ``waiter`` may take a place of the match ``key`` freed: its address holds
+        fewer there than it may and, one that did not ask for batches, an unbatched place is
+        free."""
+        if self._open[(*key, waiter.address)] >= MATCH_SPECTATORS_PER_ADDRESS:
+            return False
+        return waiter.batched or self._open[(*key, "unbatched")] < MATCH_UNBATCHED_SPECTATORS
 
     @contextlib.asynccontextmanager
     async def spectating(
@@ -262,7 +267,9 @@ class Streams:
                     if deadline is None:  # spread: a crowd that came together leaves apart
                         wait = self.waiting.seconds * random.uniform(*WAIT_SPREAD)
                         deadline = asyncio.get_running_loop().time() + wait
-                    await self._wait_for_place(hosted, address, refused, deadline, again=again)
+                    await self._wait_for_place(
+                        hosted, address, refused, deadline, again=again, batched=batched
+                    )
                 except Refused as refused:
                     if refused.code == grpc.StatusCode.RESOURCE_EXHAUSTED and deadline is None:
                         await self.pauses.pause(address)
@@ -270,13 +277,22 @@ class Streams:
             yield
 
     async def _wait_for_place(
-        self, hosted: HostedMatch, address: str, refused: Refused, deadline: float, *, again: bool
+        self,
+        hosted: HostedMatch,
+        address: str,
+        refused: Refused,
+        deadline: float,
+        *,
+        again: bool,
+        batched: bool,
     ) -> None:
         """Wait for a place of ``hosted`` until ``deadline`` (the loop's clock; ``again``:
         woken before, someone else took the place); refused as ``refused`` was once it has
         passed, or, if the match has ended, told so (woken by a place its end freed, after a
         pause: :data:`.waiting.END_SPREAD`)."""
-        woken = await self.waiting.wait(hosted.match_id, address, deadline, first=again)
+        woken = await self.waiting.wait(
+            hosted.match_id, address, deadline, first=again, batched=batched
+        )
         if hosted.readers.finished:
             if woken:
                 await asyncio.sleep(random.uniform(*END_SPREAD))

@@ -9,10 +9,10 @@ second even with the refusal said after a pause of 1 to 3 s: 20% of a core, and 
 players' p99 2.2-3.2x its quiet figure. Told to wait instead, a spectator turned away costs
 one call per wait, not one per ask.
 
-A spectator's call refused for want of a place of its match (the match's own 64 or its
-address's 8 there) waits up to :data:`WAIT_SECONDS` (10 to 20 s, drawn). When a spectator's
+A spectator's call refused for want of a place of its match (the match's own 64, its
+address's 8 there, or, one that did not ask for batches, the match's 2 unbatched) waits up to :data:`WAIT_SECONDS` (10 to 20 s, drawn). When a spectator's
 stream of the match ends, the longest-waiting whose address may hold one more place of it is
-woken and asks again (first in the queue again if someone else took the place meanwhile). A
+woken (an unbatched one only for an unbatched place) and asks again (first in the queue again if someone else took the place meanwhile). A
 match that ends frees its places as its streams end: those it wakes are told that it ended
 (after a pause drawn from :data:`END_SPREAD`), and so is each of the rest when its wait is
 over. Not all at once at the end: the flood benchmark's victim matches end every 8 s, and
@@ -48,6 +48,9 @@ class Waiter:
     """One spectator's call waiting for a place; ``woken`` is set when one may be free."""
 
     address: str
+    batched: bool = True
+    """Whether it asked for batches (``WatchMatchRequest.batched``): one that did not needs one
+    of the match's unbatched places."""
     woken: asyncio.Future[None] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
@@ -75,7 +78,9 @@ class WaitingRoom:
         """How many wait for a place of ``match_id``."""
         return len(self._queues.get(match_id, ()))
 
-    async def wait(self, match_id: str, address: str, deadline: float, *, first: bool) -> bool:
+    async def wait(
+        self, match_id: str, address: str, deadline: float, *, first: bool, batched: bool = True
+    ) -> bool:
         """Wait until a place of ``match_id`` may be free (``True``) or the loop's clock
         reaches ``deadline`` (``False``); ``first``: at the head of the queue (it was woken
         before and someone else took the place)."""
@@ -83,7 +88,7 @@ class WaitingRoom:
         remaining = deadline - loop.time()
         if remaining <= 0:
             return False
-        waiter = Waiter(address)
+        waiter = Waiter(address, batched)
         queue = self._queues.setdefault(match_id, deque())
         if first:
             queue.appendleft(waiter)
@@ -96,7 +101,7 @@ class WaitingRoom:
             return waiter.woken.done()
         except asyncio.CancelledError:
             if waiter.woken.done():  # woken, but its call is gone: the place is someone's
-                self.freed(match_id, lambda address: True)
+                self.freed(match_id, lambda waiter: True)
             raise
         finally:
             self.held -= 1
@@ -108,14 +113,15 @@ class WaitingRoom:
             if not queue and self._queues.get(match_id) is queue:
                 del self._queues[match_id]
 
-    def freed(self, match_id: str, may_hold: Callable[[str], bool]) -> None:
-        """A place of ``match_id`` was freed: wake the longest-waiting spectator whose
-        address ``may_hold`` one more."""
+    def freed(self, match_id: str, may_hold: Callable[[Waiter], bool]) -> None:
+        """A place of ``match_id`` was freed: wake the longest-waiting spectator that
+        ``may_hold`` it (its address holds fewer than it may there, and an unbatched one's
+        kind too)."""
         queue = self._queues.get(match_id)
         if not queue:
             return
         for waiter in queue:
-            if may_hold(waiter.address):
+            if may_hold(waiter):
                 queue.remove(waiter)
                 waiter.woken.set_result(None)
                 return

@@ -20,7 +20,7 @@ import grpc
 import pytest
 
 from cardarena.server.api import streams as streams_module
-from cardarena.server.api.waiting import WAIT_SECONDS, WaitingRoom
+from cardarena.server.api.waiting import WAIT_SECONDS, Waiter, WaitingRoom
 from cardarena.v1 import service_pb2 as spb
 
 from ..calls import RPC_TIMEOUT as RPC
@@ -31,7 +31,7 @@ from .support import address_of, channel_to, create_table, served
 FAR = 30.0  # a deadline no test reaches
 
 
-def everyone(address: str) -> bool:
+def everyone(waiter: Waiter) -> bool:
     return True
 
 
@@ -53,7 +53,7 @@ def test_a_freed_place_wakes_the_longest_waiting_whose_address_may_hold_it() -> 
         assert room.waiting("m") == 3 and room.held == 3
         room.freed("m", everyone)
         assert await a1 and not b.done()
-        room.freed("m", lambda address: address != "b")  # b's address holds all it may
+        room.freed("m", lambda waiter: waiter.address != "b")  # b's address holds all it may
         assert await a2 and not b.done()
         room.freed("other", everyone)  # another match's place: not b's
         await asyncio.sleep(0)
@@ -220,10 +220,12 @@ def test_spectators_waiting_for_a_match_that_ends_are_told_so(
     run(scenario())
 
 
-def test_an_unbatched_spectator_refused_for_its_kind_is_told_to_ask_for_batches(
+def test_an_unbatched_spectator_waits_for_an_unbatched_place_and_is_told_to_ask_for_batches(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Waiting would not cure it; asking for batches does: it hears so, after the pause."""
+    """With the match's one unbatched place taken, an unbatched spectator waits; a batched
+    spectator leaving does not let it in (it needs an unbatched place), and when its wait is
+    over it is told to ask for batches, which lets it in at once."""
     monkeypatch.setattr(streams_module, "MATCH_UNBATCHED_SPECTATORS", 1)
 
     async def scenario() -> None:
@@ -231,18 +233,47 @@ def test_an_unbatched_spectator_refused_for_its_kind_is_told_to_ask_for_batches(
             served(tmp_path) as server,
             channel_to(address_of(server)) as (_, api),
         ):
-            server.service.streams.pauses.seconds = (0.0, 0.0)
+            waiting = server.service.streams.waiting
+            waiting.seconds = 0.5
             table = await create_table(api)
             holder = watch_feed(api, table.match_id)
             await holder.snapshot()
+            leaving = watch_feed(api, table.match_id, batched=True)
+            await leaving.snapshot()
+            refused = asyncio.ensure_future(watch_feed(api, table.match_id).snapshot())
+            await eventually(waiting_for(server, table.match_id, 1), what="one waiting")
+            leaving.cancel()  # a batched place: not the one it waits for
             with pytest.raises(grpc.aio.AioRpcError) as error:
-                await watch_feed(api, table.match_id).snapshot()
+                await asyncio.wait_for(refused, RPC)
             assert error.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-            assert "WatchMatchRequest.batched (ask for it)" in (error.value.details() or "")
-            assert server.service.streams.waiting.held == 0
+            details = error.value.details() or ""
+            assert "WatchMatchRequest.batched (ask for it)" in details
+            assert "waited up to 0.5 s" in details
+            assert waiting.held == 0
             batched = watch_feed(api, table.match_id, batched=True)
             await batched.snapshot()
             holder.cancel()
             batched.cancel()
+
+    run(scenario())
+
+
+def test_an_unbatched_spectator_gets_the_unbatched_place_its_holder_leaves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(streams_module, "MATCH_UNBATCHED_SPECTATORS", 1)
+
+    async def scenario() -> None:
+        async with (
+            served(tmp_path) as server,
+            channel_to(address_of(server)) as (_, api),
+        ):
+            table = await create_table(api)
+            holder = watch_feed(api, table.match_id)
+            await holder.snapshot()
+            newcomer = asyncio.ensure_future(watch_feed(api, table.match_id).snapshot())
+            await eventually(waiting_for(server, table.match_id, 1), what="the newcomer waiting")
+            holder.cancel()
+            assert (await asyncio.wait_for(newcomer, RPC)).seq >= 1
 
     run(scenario())
