@@ -116,10 +116,8 @@ class MatchService:
     # -- reading -------------------------------------------------------------------------
 
     @unary
-    async def ListGames(
-        self, request: spb.ListGamesRequest, context: Context
-    ) -> spb.ListGamesResponse:
-        return spb.ListGamesResponse(games=described_games(), house_bots=self.house.offer())
+    async def ListGames(self, request: spb.ListGamesRequest, context: Context) -> bytes:
+        return listed_games(self.house.offer())
 
     @unary
     @gated
@@ -437,6 +435,20 @@ def described_games() -> tuple[spb.GameDescription, ...]:
     loop a call (copying them into an answer, 0.09), and ListGames is neither gated nor
     limited, so anyone calling it in a loop held the loop as the reads' flood did."""
     return tuple(describe(spec) for spec in GAMES.values())
+
+
+@functools.cache
+def _games_bytes() -> bytes:
+    return spb.ListGamesResponse(games=described_games()).SerializeToString()
+
+
+def listed_games(house: spb.HouseBots | None) -> bytes:
+    """ListGames' answer as bytes: the games' made once, then the offer of house bots (a
+    message's bytes followed by another's of the same type are the two merged). Copying the
+    games into a message and serializing it cost about 0.2 ms of the event loop a call,
+    which anyone polling ListGames (every browser that opens the app) made the players pay."""
+    offer = b"" if house is None else spb.ListGamesResponse(house_bots=house).SerializeToString()
+    return _games_bytes() + offer
 
 
 def describe(spec: GameSpec) -> spb.GameDescription:
