@@ -8,7 +8,8 @@ brief results (standings, crosstable, counts, the signature over every line) are
 row, and each page of match lines is made from that page's own rows: the plan (computed from
 the revealed seed and the sealed contributions the brief holds) and the kept outcomes of the
 page's matches. A page is the same bytes its director would have made (the signature covers
-them), which ``tests/security/test_tournament_reload.py`` holds.
+them), which ``tests/security/test_tournament_reload.py`` holds. A final tournament still in
+memory has its page made from its director, but the same way: a slice at a time.
 """
 
 from __future__ import annotations
@@ -24,14 +25,31 @@ from ..hosting import Arena
 from ..hosting.arena import match_id_for
 from ..hosting.outcome import stored_outcomes
 from ..store import TournamentRecord
+from .director import Director
 from .entrants import derive
 from .entry import plan_matches
+from .info import match_lines
 from .spec import TournamentSpec
 
 LINES_BETWEEN_TURNS = 200
 """Lines made between two turns of the event loop: a page of 1,000 costs about 5 ms of it,
 which a player's action arriving meanwhile would wait for whole; in slices of 200 it waits
 for one slice (docs/benchmarks.md, "Floods")."""
+
+
+async def final_page(
+    director: Director, brief: tpb.TournamentInfo, indices: range
+) -> tpb.TournamentInfo:
+    """``brief`` (an ended tournament's info, shared: not changed) with the match lines
+    ``indices`` of its ``director``, no longer running, made :data:`LINES_BETWEEN_TURNS` at a
+    time: nothing of a final tournament changes between two turns of the loop."""
+    page = tpb.TournamentInfo()
+    page.CopyFrom(brief)
+    for start in range(0, len(indices), LINES_BETWEEN_TURNS):
+        if start:
+            await asyncio.sleep(0)
+        page.matches.extend(match_lines(director, indices[start : start + LINES_BETWEEN_TURNS]))
+    return page
 
 
 async def stored_lines(

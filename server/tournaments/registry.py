@@ -30,7 +30,7 @@ from .director import Director
 from .entrants import drawn_key, key_hash
 from .groups import GroupProgress, group_progress
 from .info import published_info, tournament_info
-from .pages import stored_lines
+from .pages import final_page, stored_lines
 from .seating import JoinElsewhere
 from .spec import TournamentSpec
 
@@ -229,14 +229,18 @@ class Tournaments:
                     brief.matches.extend(await stored_lines(self.arena, record, brief, indices))
                 return brief
             director = await self.get(tournament_id)
-        if director.ended and not director.running:
+        final = director.ended and not director.running
+        if final:
             await self._signed_once(director)
+        indices = page(len(director.plans))
         info = published_info(
             director,
-            matches=page(len(director.plans)),
+            matches=None if final else indices,
             signer=self.arena.signer,
             operator=operator,
         )
+        if final and indices is not None:  # nothing changes any more: made between turns
+            info = await final_page(director, info, indices)
         if director.ended and not director.running and tournament_id not in self._results_kept:
             brief = tpb.TournamentInfo()
             brief.CopyFrom(info)

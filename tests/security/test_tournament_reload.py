@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from cardarena.server.tournaments import info as info_module
+from cardarena.server.tournaments import pages as pages_module
 from cardarena.v1 import tournament_pb2 as tpb
 
 from ..calls import RPC_TIMEOUT as RPC
@@ -197,3 +198,35 @@ def test_reading_an_ended_tournament_back_costs_batches_not_a_read_per_match(
     assert info.started > 0 and info.status == tpb.TOURNAMENT_STATUS_ENDED
     # One read of its first match's row (whether the entry was sealed), none per match.
     assert len(singles) <= 1 < info.started, singles
+
+
+def test_a_final_tournaments_page_made_in_slices_is_the_page_made_whole(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ended tournament still in memory makes a page's lines a slice at a time, between
+    turns of the event loop (a 1,000-line page was 5 ms of it in one piece, which a player's
+    action waited for): the answer is the page made in one piece, and its signature."""
+    monkeypatch.setattr(pages_module, "LINES_BETWEEN_TURNS", 2)
+
+    async def scenario() -> None:
+        async with served(data_dir) as server, apis(server) as (_, _api, tapi):
+            hosted = await host(tapi, deals=2, concurrency=3)
+            await settled(server, hosted.tournament_id)
+            await tapi.CancelTournament(
+                tpb.CancelTournamentRequest(tournament_id=hosted.tournament_id),
+                metadata=auth(hosted.creator),
+                timeout=RPC,
+            )
+            whole = tpb.GetTournamentRequest(
+                tournament_id=hosted.tournament_id, include_matches=True
+            )
+            answer = (await tapi.GetTournament(whole, timeout=RPC)).tournament
+            director = server.tournaments.directors[hosted.tournament_id]
+            assert len(director.plans) > 2 * 2  # three slices at least
+            made = info_module.published_info(
+                director, matches=range(len(director.plans)), signer=server.arena.signer
+            )
+            assert answer == made
+            assert answer.HasField("results_signature") and len(answer.matches) == answer.planned
+
+    run(scenario(), 60)
