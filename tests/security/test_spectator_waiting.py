@@ -13,20 +13,28 @@ nothing is timed.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
 import pytest
 
 from cardarena.server.api import streams as streams_module
 from cardarena.server.api.waiting import WAIT_SECONDS, Waiter, WaitingRoom
+from cardarena.server.app import Server
+from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import service_pb2 as spb
 
 from ..calls import RPC_TIMEOUT as RPC
-from ..calls import auth, run, watch_feed
+from ..calls import Feed, auth, run, watch_feed
 from ..waiting import eventually
-from .support import address_of, channel_to, create_table, served
+from .support import Table, address_of, channel_to, create_table, served
+
+if TYPE_CHECKING:
+    from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
 
 FAR = 30.0  # a deadline no test reaches
 
@@ -121,8 +129,51 @@ def test_a_woken_waiter_whose_call_is_gone_passes_the_place_on() -> None:
 # --- through the server ---------------------------------------------------------------------
 
 
-def waiting_for(server: object, match_id: str, count: int) -> Callable[[], bool]:
-    return lambda: server.service.streams.waiting.waiting(match_id) == count  # type: ignore[attr-defined]
+@dataclass
+class Full:
+    """A served match whose one place of a kind ``holder`` takes."""
+
+    server: Server
+    api: MatchServiceAsyncStub
+    table: Table
+    holder: Feed
+
+    @property
+    def waiting(self) -> WaitingRoom:
+        return self.server.service.streams.waiting
+
+    async def waiters(self, count: int) -> None:
+        match_id = self.table.match_id
+        await eventually(lambda: self.waiting.waiting(match_id) == count, what=f"{count} waiting")
+
+    def watch(self, *, batched: bool = True) -> asyncio.Future[pb.Snapshot]:
+        """A spectator's first message (or its refusal), asked for now."""
+        return asyncio.ensure_future(
+            watch_feed(self.api, self.table.match_id, batched=batched).snapshot()
+        )
+
+
+@contextlib.asynccontextmanager
+async def full_match(
+    tmp_path: Path, *, batched: bool = True, creator_secret: str = ""
+) -> AsyncIterator[Full]:
+    """A server and a match, and a spectator (``batched`` or not) holding one of its places."""
+    async with served(tmp_path) as server, channel_to(address_of(server)) as (_, api):
+        table = await create_table(api, creator_secret=creator_secret)
+        holder = watch_feed(api, table.match_id, batched=batched)
+        await holder.snapshot()
+        try:
+            yield Full(server, api, table, holder)
+        finally:
+            holder.cancel()
+
+
+async def refused(call: asyncio.Future[pb.Snapshot]) -> str:
+    """The details of ``call``'s refusal (RESOURCE_EXHAUSTED)."""
+    with pytest.raises(grpc.aio.AioRpcError) as error:
+        await asyncio.wait_for(call, RPC)
+    assert error.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    return error.value.details() or ""
 
 
 def test_a_spectator_of_a_full_match_gets_the_place_its_holder_leaves(
@@ -131,23 +182,14 @@ def test_a_spectator_of_a_full_match_gets_the_place_its_holder_leaves(
     monkeypatch.setattr(streams_module, "MATCH_SPECTATORS", 1)
 
     async def scenario() -> None:
-        async with (
-            served(tmp_path) as server,
-            channel_to(address_of(server)) as (_, api),
-        ):
-            assert server.service.streams.waiting.seconds == WAIT_SECONDS
-            table = await create_table(api)
-            holder = watch_feed(api, table.match_id, batched=True)
-            await holder.snapshot()
-            newcomer = asyncio.ensure_future(
-                watch_feed(api, table.match_id, batched=True).snapshot()
-            )
-            await eventually(waiting_for(server, table.match_id, 1), what="the newcomer waiting")
+        async with full_match(tmp_path) as full:
+            assert full.waiting.seconds == WAIT_SECONDS
+            newcomer = full.watch()
+            await full.waiters(1)
             assert not newcomer.done()
-            holder.cancel()
-            snapshot = await asyncio.wait_for(newcomer, RPC)
-            assert snapshot.seq >= 1
-            assert server.service.streams.waiting.held == 0
+            full.holder.cancel()
+            assert (await asyncio.wait_for(newcomer, RPC)).seq >= 1
+            assert full.waiting.held == 0
 
     run(scenario())
 
@@ -158,22 +200,12 @@ def test_a_wait_that_runs_out_is_refused_with_the_cap_it_waited_for(
     monkeypatch.setattr(streams_module, "MATCH_SPECTATORS", 1)
 
     async def scenario() -> None:
-        async with (
-            served(tmp_path) as server,
-            channel_to(address_of(server)) as (_, api),
-        ):
-            server.service.streams.waiting.seconds = 0.2
-            table = await create_table(api)
-            holder = watch_feed(api, table.match_id, batched=True)
-            await holder.snapshot()
-            with pytest.raises(grpc.aio.AioRpcError) as error:
-                await watch_feed(api, table.match_id, batched=True).snapshot()
-            assert error.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-            details = error.value.details() or ""
+        async with full_match(tmp_path) as full:
+            full.waiting.seconds = 0.2
+            details = await refused(full.watch())
             assert "1 spectator streams of this match" in details
             assert "waited up to 0.2 s for a place" in details
-            assert server.service.streams.waiting.held == 0
-            holder.cancel()
+            assert full.waiting.held == 0
 
     run(scenario())
 
@@ -183,39 +215,23 @@ def test_spectators_waiting_for_a_match_that_ends_are_told_so(
 ) -> None:
     monkeypatch.setattr(streams_module, "MATCH_SPECTATORS", 1)
     monkeypatch.setattr(streams_module, "END_SPREAD", (0.0, 0.05))
+    owner = "owner-secret-of-this-test-0123456789"
 
     async def scenario() -> None:
-        async with (
-            served(tmp_path) as server,
-            channel_to(address_of(server)) as (_, api),
-        ):
+        async with full_match(tmp_path, creator_secret=owner) as full:
             # One is woken by the place the end frees; the others hear it as their waits end.
-            server.service.streams.waiting.seconds = 0.4
-            owner = "owner-secret-of-this-test-0123456789"
-            table = await create_table(api, creator_secret=owner)
-            holder = watch_feed(api, table.match_id, batched=True)
-            await holder.snapshot()
-            waiting = [
-                asyncio.ensure_future(watch_feed(api, table.match_id, batched=True).snapshot())
-                for _ in range(3)
-            ]
-            await eventually(waiting_for(server, table.match_id, 3), what="three waiting")
-            await api.CancelMatch(
-                spb.CancelMatchRequest(match_id=table.match_id, reason="done"),
+            full.waiting.seconds = 0.4
+            waiting = [full.watch() for _ in range(3)]
+            await full.waiters(3)
+            await full.api.CancelMatch(
+                spb.CancelMatchRequest(match_id=full.table.match_id, reason="done"),
                 metadata=auth(owner),
                 timeout=RPC,
             )
-            for refused in waiting:
-                with pytest.raises(grpc.aio.AioRpcError) as error:
-                    await asyncio.wait_for(refused, RPC)
-                assert error.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-                assert "the match ended while this stream waited" in (error.value.details() or "")
-            assert server.service.streams.waiting.held == 0
-            # Watched again, the ended match shows its end.
-            ended = watch_feed(api, table.match_id, batched=True)
-            assert (await ended.snapshot()).seq >= 1
-            holder.cancel()
-            ended.cancel()
+            for call in waiting:
+                assert "the match ended while this stream waited" in await refused(call)
+            assert full.waiting.held == 0
+            assert (await full.watch()).seq >= 1  # watched again, it shows its end
 
     run(scenario())
 
@@ -229,31 +245,18 @@ def test_an_unbatched_spectator_waits_for_an_unbatched_place_and_is_told_to_ask_
     monkeypatch.setattr(streams_module, "MATCH_UNBATCHED_SPECTATORS", 1)
 
     async def scenario() -> None:
-        async with (
-            served(tmp_path) as server,
-            channel_to(address_of(server)) as (_, api),
-        ):
-            waiting = server.service.streams.waiting
-            waiting.seconds = 0.5
-            table = await create_table(api)
-            holder = watch_feed(api, table.match_id)
-            await holder.snapshot()
-            leaving = watch_feed(api, table.match_id, batched=True)
+        async with full_match(tmp_path, batched=False) as full:
+            full.waiting.seconds = 0.5
+            leaving = watch_feed(full.api, full.table.match_id, batched=True)
             await leaving.snapshot()
-            refused = asyncio.ensure_future(watch_feed(api, table.match_id).snapshot())
-            await eventually(waiting_for(server, table.match_id, 1), what="one waiting")
+            unbatched = full.watch(batched=False)
+            await full.waiters(1)
             leaving.cancel()  # a batched place: not the one it waits for
-            with pytest.raises(grpc.aio.AioRpcError) as error:
-                await asyncio.wait_for(refused, RPC)
-            assert error.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-            details = error.value.details() or ""
+            details = await refused(unbatched)
             assert "WatchMatchRequest.batched (ask for it)" in details
             assert "waited up to 0.5 s" in details
-            assert waiting.held == 0
-            batched = watch_feed(api, table.match_id, batched=True)
-            await batched.snapshot()
-            holder.cancel()
-            batched.cancel()
+            assert full.waiting.held == 0
+            assert (await full.watch()).seq >= 1
 
     run(scenario())
 
@@ -264,16 +267,10 @@ def test_an_unbatched_spectator_gets_the_unbatched_place_its_holder_leaves(
     monkeypatch.setattr(streams_module, "MATCH_UNBATCHED_SPECTATORS", 1)
 
     async def scenario() -> None:
-        async with (
-            served(tmp_path) as server,
-            channel_to(address_of(server)) as (_, api),
-        ):
-            table = await create_table(api)
-            holder = watch_feed(api, table.match_id)
-            await holder.snapshot()
-            newcomer = asyncio.ensure_future(watch_feed(api, table.match_id).snapshot())
-            await eventually(waiting_for(server, table.match_id, 1), what="the newcomer waiting")
-            holder.cancel()
+        async with full_match(tmp_path, batched=False) as full:
+            newcomer = full.watch(batched=False)
+            await full.waiters(1)
+            full.holder.cancel()
             assert (await asyncio.wait_for(newcomer, RPC)).seq >= 1
 
     run(scenario())

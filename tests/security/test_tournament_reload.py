@@ -13,10 +13,11 @@ import contextlib
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from cardarena.server.app import Server
 from cardarena.server.tournaments import info as info_module
 from cardarena.server.tournaments import pages as pages_module
 from cardarena.v1 import tournament_pb2 as tpb
@@ -26,40 +27,36 @@ from ..calls import auth, run
 from .support import served
 from .tournaments import apis, host, settled
 
+if TYPE_CHECKING:
+    from cardarena.v1.tournament_pb2_grpc import TournamentServiceAsyncStub
+
 CALLS = 8
+
+
+async def cancelled_one(server: Server, tapi: TournamentServiceAsyncStub) -> str:
+    """A tournament hosted, under way, then cancelled (ended): its id."""
+    hosted = await host(tapi, deals=2, concurrency=3)
+    await settled(server, hosted.tournament_id)
+    cancelled = await tapi.CancelTournament(
+        tpb.CancelTournamentRequest(tournament_id=hosted.tournament_id, reason="r"),
+        metadata=auth(hosted.creator),
+        timeout=RPC,
+    )
+    assert cancelled.tournament.status == tpb.TOURNAMENT_STATUS_ENDED
+    return hosted.tournament_id
 
 
 async def ended_tournaments(data_dir: Path, count: int = 1) -> list[str]:
     """``count`` tournaments hosted, under way, then cancelled (ended) on a server that stops."""
     async with served(data_dir) as server, apis(server) as (_, _api, tapi):
-        ids = []
-        for _ in range(count):
-            hosted = await host(tapi, deals=2, concurrency=3)
-            await settled(server, hosted.tournament_id)
-            cancelled = await tapi.CancelTournament(
-                tpb.CancelTournamentRequest(tournament_id=hosted.tournament_id, reason="r"),
-                metadata=auth(hosted.creator),
-                timeout=RPC,
-            )
-            assert cancelled.tournament.status == tpb.TOURNAMENT_STATUS_ENDED
-            ids.append(hosted.tournament_id)
-        return ids
+        return [await cancelled_one(server, tapi) for _ in range(count)]
 
 
 def test_concurrent_reads_of_a_reloaded_tournament_all_see_it_whole(data_dir: Path) -> None:
     async def before_restart() -> tpb.TournamentInfo:
         async with served(data_dir) as server, apis(server) as (_, _api, tapi):
-            hosted = await host(tapi, deals=2, concurrency=3)
-            await settled(server, hosted.tournament_id)
-            cancelled = await tapi.CancelTournament(
-                tpb.CancelTournamentRequest(tournament_id=hosted.tournament_id, reason="r"),
-                metadata=auth(hosted.creator),
-                timeout=RPC,
-            )
-            assert cancelled.tournament.status == tpb.TOURNAMENT_STATUS_ENDED
-            whole = tpb.GetTournamentRequest(
-                tournament_id=hosted.tournament_id, include_matches=True
-            )
+            tournament_id = await cancelled_one(server, tapi)
+            whole = tpb.GetTournamentRequest(tournament_id=tournament_id, include_matches=True)
             return (await tapi.GetTournament(whole, timeout=RPC)).tournament
 
     async def after_restart(tournament_id: str) -> list[tpb.TournamentInfo]:
@@ -210,18 +207,10 @@ def test_a_final_tournaments_page_made_in_slices_is_the_page_made_whole(
 
     async def scenario() -> None:
         async with served(data_dir) as server, apis(server) as (_, _api, tapi):
-            hosted = await host(tapi, deals=2, concurrency=3)
-            await settled(server, hosted.tournament_id)
-            await tapi.CancelTournament(
-                tpb.CancelTournamentRequest(tournament_id=hosted.tournament_id),
-                metadata=auth(hosted.creator),
-                timeout=RPC,
-            )
-            whole = tpb.GetTournamentRequest(
-                tournament_id=hosted.tournament_id, include_matches=True
-            )
+            tournament_id = await cancelled_one(server, tapi)
+            whole = tpb.GetTournamentRequest(tournament_id=tournament_id, include_matches=True)
             answer = (await tapi.GetTournament(whole, timeout=RPC)).tournament
-            director = server.tournaments.directors[hosted.tournament_id]
+            director = server.tournaments.directors[tournament_id]
             assert len(director.plans) > 2 * 2  # three slices at least
             made = info_module.published_info(
                 director, matches=range(len(director.plans)), signer=server.arena.signer
