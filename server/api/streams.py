@@ -228,7 +228,15 @@ class Streams:
                     yield
                 finally:
                     held.close()
-                    self.waiting.freed(match_id, functools.partial(self._may_watch, key))
+                    self.waiting.freed(
+                        match_id,
+                        functools.partial(self._may_watch, key),
+                        functools.partial(self._watching_from, key),
+                    )
+
+    def _watching_from(self, key: tuple[str, ...], address: str) -> int:
+        """How many places of the match ``key`` ``address`` holds."""
+        return self._open[(*key, address)]
 
     def _may_watch(self, key: tuple[str, ...], waiter: Waiter) -> bool:
         """Whether ``waiter`` may take a place of the match ``key`` freed: its address holds

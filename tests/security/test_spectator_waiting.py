@@ -43,6 +43,10 @@ def everyone(waiter: Waiter) -> bool:
     return True
 
 
+def nobody_holds(address: str) -> int:
+    return 0
+
+
 async def waiter(
     room: WaitingRoom, address: str, *, match_id: str = "m", first: bool = False
 ) -> asyncio.Task[bool]:
@@ -54,20 +58,46 @@ async def waiter(
     return task
 
 
-def test_a_freed_place_wakes_the_longest_waiting_whose_address_may_hold_it() -> None:
+def test_a_freed_place_wakes_a_waiter_that_may_hold_it_the_oldest_of_its_address() -> None:
     async def scenario() -> None:
         room = WaitingRoom()
         a1, b, a2 = [await waiter(room, host) for host in ("a", "b", "a")]
         assert room.waiting("m") == 3 and room.held == 3
-        room.freed("m", everyone)
+        room.freed("m", everyone, nobody_holds)
         assert await a1 and not b.done()
-        room.freed("m", lambda waiter: waiter.address != "b")  # b's address holds all it may
+        # b's address holds all it may there:
+        room.freed("m", lambda waiter: waiter.address != "b", nobody_holds)
         assert await a2 and not b.done()
-        room.freed("other", everyone)  # another match's place: not b's
+        room.freed("other", everyone, nobody_holds)  # another match's place: not b's
         await asyncio.sleep(0)
         assert not b.done()
-        room.freed("m", everyone)
+        room.freed("m", everyone, nobody_holds)
         assert await b
+        assert room.waiting("m") == 0 and room.held == 0
+
+    run(scenario())
+
+
+def test_a_freed_place_goes_to_the_address_holding_the_fewest_places() -> None:
+    """A flood's many waits from an address that holds places already do not stand before a
+    newcomer's from one that holds none; among equals, addresses take turns."""
+
+    async def scenario() -> None:
+        room = WaitingRoom()
+        flood = [await waiter(room, "f") for _ in range(3)]
+        other = await waiter(room, "g")
+        newcomer = await waiter(room, "n")
+        held = {"f": 5, "g": 1, "n": 0}
+        room.freed("m", everyone, held.__getitem__)
+        assert await newcomer and not any(task.done() for task in [*flood, other])
+        held["n"] = 1  # it holds a place now, as g does: g has waited longer
+        room.freed("m", everyone, held.__getitem__)
+        assert await other
+        room.freed("m", everyone, held.__getitem__)
+        assert await flood[0] and not flood[1].done()
+        for task in flood[1:]:
+            task.cancel()
+        await asyncio.gather(*flood[1:], return_exceptions=True)
         assert room.waiting("m") == 0 and room.held == 0
 
     run(scenario())
@@ -78,7 +108,7 @@ def test_one_woken_whose_place_was_taken_waits_again_first() -> None:
         room = WaitingRoom()
         later = await waiter(room, "b")
         again = await waiter(room, "a", first=True)
-        room.freed("m", everyone)
+        room.freed("m", everyone, nobody_holds)
         assert await again and not later.done()
         later.cancel()
 
@@ -117,7 +147,7 @@ def test_a_woken_waiter_whose_call_is_gone_passes_the_place_on() -> None:
     async def scenario() -> None:
         room = WaitingRoom()
         gone, next_one = await waiter(room, "a"), await waiter(room, "b")
-        room.freed("m", everyone)
+        room.freed("m", everyone, nobody_holds)
         gone.cancel()  # woken, but cancelled before it ran
         with pytest.raises(asyncio.CancelledError):
             await gone
