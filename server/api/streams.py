@@ -228,11 +228,12 @@ class Streams:
                     yield
                 finally:
                     held.close()
-                    self.waiting.freed(
-                        match_id,
-                        functools.partial(self._may_watch, key),
-                        functools.partial(self._watching_from, key),
-                    )
+                    if self.waiting.waiting(match_id):
+                        self.waiting.freed(
+                            match_id,
+                            functools.partial(self._may_watch, key),
+                            functools.partial(self._watching_from, key),
+                        )
 
     def _watching_from(self, key: tuple[str, ...], address: str) -> int:
         """How many places of the match ``key`` ``address`` holds."""

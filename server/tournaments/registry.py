@@ -239,17 +239,16 @@ class Tournaments:
             signer=self.arena.signer,
             operator=operator,
         )
-        if final and indices is not None:  # nothing changes any more: made between turns
-            info = await final_page(director, info, indices)
-        if director.ended and not director.running and tournament_id not in self._results_kept:
-            brief = tpb.TournamentInfo()
-            brief.CopyFrom(info)
-            del brief.matches[:]
+        if not final:
+            return info
+        if tournament_id not in self._results_kept:  # ``info`` is the brief, without lines
             await self.arena.store.keep_summaries(
-                "results", {tournament_id: brief.SerializeToString(deterministic=True)}
+                "results", {tournament_id: info.SerializeToString(deterministic=True)}
             )
             self._results_kept.add(tournament_id)
-        return info
+        if indices is None:
+            return info
+        return await final_page(director, info, indices)  # made between turns: nothing changes
 
     async def _signed_once(self, director: Director) -> None:
         """Build and sign an ended tournament's results (every line of its plan: about 3 s of
