@@ -87,7 +87,9 @@ class Backend:
 
     @contextlib.contextmanager
     def gateway(self, static_dir: Path | None = None, **limits: Any) -> Iterator[int]:
-        """A gateway with these limits; yields its port."""
+        """A gateway with these limits; yields its port. A refused request is answered after
+        0.05 s here, not the default second (test_gateway_admission pins the wait itself)."""
+        limits.setdefault("refusal_delay", 0.05)
 
         async def start() -> GrpcWebGateway:
             gateway = GrpcWebGateway(f"127.0.0.1:{self.port}", static_dir, **limits)

@@ -17,9 +17,11 @@ import contextlib
 import functools
 import resource
 import socket
+import time
 from collections.abc import Iterator
 from typing import Any
 
+import grpc
 import pytest
 
 from cardarena.server.api.grpcweb import GrpcWebGateway
@@ -360,6 +362,29 @@ def test_a_held_refusal_is_answered_after_its_delay(backend: Backend) -> None:
         finally:
             for sock in flood:
                 sock.close()
+
+
+@pytest.mark.parametrize(
+    ("request_head", "status"),
+    [
+        (grpc_web(b"", frame_length=16 << 20).replace(b"length: 5", b"length: 16777221"), 200),
+        (b"GET / HTTP/1.1\r\nhost: x\r\ncontent-length: nine\r\n\r\n", 400),
+    ],
+    ids=["too large", "malformed"],
+)
+def test_a_refused_request_is_answered_after_the_delay_unread(
+    backend: Backend, request_head: bytes, status: int
+) -> None:
+    """A request refused once admitted waits the delay, as a refused connection does: a flood
+    of 16 MiB bodies came back at once, each after a mebibyte read (issue 29, ``bodies``)."""
+    with gateway(backend, refusal_delay=0.5) as running, client(running.port, "127.0.0.2") as sock:
+        sock.sendall(request_head[: request_head.index(b"\r\n\r\n") + 4])
+        started = time.monotonic()
+        answer = read_to_end(sock)
+        assert time.monotonic() - started >= 0.45, "answered before the refusal delay"
+    assert http_status(answer) == status
+    if status == 200:
+        assert grpc_answer(answer) == (grpc.StatusCode.RESOURCE_EXHAUSTED.value[0], [])
 
 
 def test_the_hold_takes_no_more_file_descriptors_than_the_limit_leaves() -> None:

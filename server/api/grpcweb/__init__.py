@@ -27,7 +27,8 @@ every write within ``read_timeout``, a request line of
 ``MAX_REQUEST_LINE`` bytes (414) and a head of ``MAX_HEAD_BYTES`` or ``MAX_HEADER_LINES`` lines
 (431). A body may hold one message of at most ``MAX_MESSAGE_BYTES``: a larger Content-Length or
 chunk size is refused with RESOURCE_EXHAUSTED before any of it is read (what the client sends
-on is discarded up to ``LINGER_BYTES``, then the connection is reset). Conditions a flood
+on is discarded up to ``LINGER_BYTES``, then the connection is reset). A refused request, like a
+refused connection, is answered after that second, unread. Conditions a flood
 repeats (the cap, failing accepts, refused requests) log one line per ``log_interval``.
 
 One concern a module, each importing only those before it::

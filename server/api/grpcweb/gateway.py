@@ -239,6 +239,7 @@ class GrpcWebGateway:
                 max_message_bytes=self.max_message_bytes,
                 log=self._log,
                 waiting=waiting,
+                refusal_delay=self.refusals.delay,
             )
         )
 
