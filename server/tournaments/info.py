@@ -232,6 +232,13 @@ _FINAL: weakref.WeakKeyDictionary[Director, tuple[int, tpb.TournamentInfo]] = (
 over all of them, and the director's version it was built at."""
 
 
+def published_brief(director: Director) -> tpb.TournamentInfo | None:
+    """An ended tournament's info as :func:`published_info` last built it (signed, without
+    lines), if nothing changed since; None if it must be built (again)."""
+    version, brief = _FINAL.get(director, (-1, None))
+    return brief if version == director.version else None
+
+
 def published_info(
     director: Director, *, matches: range | None, signer: Signer | None, operator: bool = False
 ) -> tpb.TournamentInfo:
@@ -243,12 +250,14 @@ def published_info(
     change it."""
     if not director.ended:  # (``operator``: see tournament_info; an ended one hides nothing)
         return tournament_info(director, matches=matches, operator=operator)
-    version, brief = _FINAL.get(director, (-1, None))
-    if brief is None or version != director.version:
-        brief = tournament_info(director, matches=range(len(director.plans)))
-        signature = signer.sign_results(brief) if signer is not None else None
-        del brief.matches[:]
-        if signature is not None:
+    brief = published_brief(director)
+    if brief is None:
+        if signer is None:
+            brief = tournament_info(director)
+        else:
+            brief = tournament_info(director, matches=range(len(director.plans)))
+            signature = signer.sign_results(brief)
+            del brief.matches[:]
             brief.results_signature.CopyFrom(signature)
         _FINAL[director] = (director.version, brief)
     if matches is None:

@@ -29,7 +29,7 @@ from ..store import StoreConflict, StoreError, TournamentRecord, now_iso
 from .director import Director
 from .entrants import drawn_key, key_hash
 from .groups import GroupProgress, group_progress
-from .info import published_info, tournament_info
+from .info import published_brief, published_info, tournament_info
 from .pages import final_page, stored_lines
 from .seating import JoinElsewhere
 from .spec import TournamentSpec
@@ -169,6 +169,8 @@ class Tournaments:
             while len(self._ended) > MAX_ENDED_IN_MEMORY:
                 old, _ = self._ended.popitem(last=False)
                 self.directors.pop(old, None)
+        if director.ended and not director.running and published_brief(director) is None:
+            self._signing_of(director)
 
     def may_cancel(self, director: Director, secret: str) -> bool:
         """Whether ``secret`` is the tournament's creator secret (constant time)."""
@@ -251,9 +253,14 @@ class Tournaments:
         return await final_page(director, info, indices)  # made between turns: nothing changes
 
     async def _signed_once(self, director: Director) -> None:
-        """Build and sign an ended tournament's results (every line of its plan: about 3 s of
-        Python for 100,000 lines) in a worker thread, once however many callers ask at the
-        same time, so that the event loop keeps serving every match meanwhile."""
+        """Wait for an ended tournament's results to be signed (begun as it became final)."""
+        await asyncio.shield(self._signing_of(director))
+
+    def _signing_of(self, director: Director) -> asyncio.Future[tpb.TournamentInfo]:
+        """Build and sign a final tournament's results (every line of its plan: about 1.7 s
+        of Python for 100,000 lines) in a worker thread, once, begun as soon as it is final:
+        not when a reader first asks, so that no anonymous call is ever the one that costs
+        the server seconds (issue 29), and the event loop serves every match meanwhile."""
         tournament_id = director.tournament_id
         signing = self._signing.get(tournament_id)
         if signing is None:
@@ -261,8 +268,15 @@ class Tournaments:
                 asyncio.to_thread(published_info, director, matches=None, signer=self.arena.signer)
             )
             self._signing[tournament_id] = signing
-            signing.add_done_callback(lambda _: self._signing.pop(tournament_id, None))
-        await asyncio.shield(signing)
+            signing.add_done_callback(lambda done: self._signed(tournament_id, done))
+        return signing
+
+    def _signed(self, tournament_id: str, done: asyncio.Future[tpb.TournamentInfo]) -> None:
+        self._signing.pop(tournament_id, None)
+        if not done.cancelled() and done.exception() is not None:  # a reader retries it
+            log.error(
+                "tournament_not_signed", tournament_id=tournament_id, exc_info=done.exception()
+            )
 
     async def listed(self, records: Sequence[TournamentRecord]) -> list[tpb.TournamentInfo]:
         """A page of ListTournaments: a running tournament as its director has it now; an
