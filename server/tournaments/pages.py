@@ -31,10 +31,12 @@ from .entry import plan_matches
 from .info import match_lines
 from .spec import TournamentSpec
 
-LINES_BETWEEN_TURNS = 200
-"""Lines made between two turns of the event loop: a page of 1,000 costs about 5 ms of it,
-which a player's action arriving meanwhile would wait for whole; in slices of 200 it waits
-for one slice (docs/benchmarks.md, "Floods")."""
+LINES_BETWEEN_TURNS = 50
+"""Lines made between two turns of the event loop: a page of 1,000 costs about 5 ms of it
+on a quiet machine, which a player's action arriving meanwhile would wait for whole; in
+slices it waits for one. Under the tournaments flood (a probe timing each callback of the
+loop, 2026-12-07) slices of 200 took about 4 ms, some over 10; slices of 50 take 1.8 ms on
+average, 3 of 443 over 5 ms (docs/benchmarks.md, "Floods")."""
 
 
 async def final_page(
