@@ -604,6 +604,10 @@ async def big_tournament(address: str) -> dict[str, str]:
             cancel = tpb.CancelTournamentRequest(tournament_id=made.tournament.tournament_id)
             auth = (("authorization", f"Bearer {secret}"),)
             await calls.stub.CancelTournament(cancel, metadata=auth, timeout=60)
+            # Its results are signed as it ends (seconds of a worker thread for 100,000
+            # lines): part of setting up, not of the quiet window. A read waits for it.
+            read = tpb.GetTournamentRequest(tournament_id=made.tournament.tournament_id)
+            await calls.stub.GetTournament(read, timeout=120)
             return made.tournament
 
         per_deal = (await create(1)).planned
