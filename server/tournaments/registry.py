@@ -216,8 +216,8 @@ class Tournaments:
     ) -> tpb.TournamentInfo:
         """What ``GetTournament`` answers, with the match lines ``page(planned)`` names. An
         ended tournament not in memory is answered from its kept results and the page's own
-        rows (:mod:`.pages`), never read back whole; the first answer for an ended one keeps
-        its results so."""
+        rows (:mod:`.pages`), never read back whole (its results are kept as they are signed,
+        or by the first answer if they were not)."""
         director = self.directors.get(tournament_id)
         if director is None:
             kept = await self.arena.store.kept_summaries("results", [tournament_id])
@@ -243,11 +243,7 @@ class Tournaments:
         )
         if not final:
             return info
-        if tournament_id not in self._results_kept:  # ``info`` is the brief, without lines
-            await self.arena.store.keep_summaries(
-                "results", {tournament_id: info.SerializeToString(deterministic=True)}
-            )
-            self._results_kept.add(tournament_id)
+        await self._keep_results(tournament_id, info)  # kept as signed, unless it changed since
         if indices is None:
             return info
         return await final_page(director, info, indices)  # made between turns: nothing changes
@@ -264,12 +260,27 @@ class Tournaments:
         tournament_id = director.tournament_id
         signing = self._signing.get(tournament_id)
         if signing is None:
-            signing = asyncio.ensure_future(
-                asyncio.to_thread(published_info, director, matches=None, signer=self.arena.signer)
-            )
+            signing = asyncio.ensure_future(self._sign(director))
             self._signing[tournament_id] = signing
             signing.add_done_callback(lambda done: self._signed(tournament_id, done))
         return signing
+
+    async def _sign(self, director: Director) -> tpb.TournamentInfo:
+        """The signed brief, kept as a row at once: read after a restart, it is not signed
+        again however it is first asked for."""
+        brief = await asyncio.to_thread(
+            published_info, director, matches=None, signer=self.arena.signer
+        )
+        await self._keep_results(director.tournament_id, brief)
+        return brief
+
+    async def _keep_results(self, tournament_id: str, brief: tpb.TournamentInfo) -> None:
+        """Keep a final tournament's signed brief (without lines) as its results row, once."""
+        if tournament_id not in self._results_kept:
+            await self.arena.store.keep_summaries(
+                "results", {tournament_id: brief.SerializeToString(deterministic=True)}
+            )
+            self._results_kept.add(tournament_id)
 
     def _signed(self, tournament_id: str, done: asyncio.Future[tpb.TournamentInfo]) -> None:
         self._signing.pop(tournament_id, None)

@@ -101,11 +101,13 @@ def test_an_ended_tournament_is_built_and_signed_once_not_per_call(
                 metadata=auth(hosted.creator),
                 timeout=RPC,
             )
-            for _ in range(500):  # signed once final, nobody having asked
-                if built:
+            store, tid = server.arena.store, hosted.tournament_id
+            for _ in range(500):  # signed once final, nobody having asked, and kept
+                if built and tid in await store.kept_summaries("results", [tid]):
                     break
                 await asyncio.sleep(0.01)
             assert built == [True]
+            assert tid in await store.kept_summaries("results", [tid])  # a restart signs no more
             answers = [
                 (
                     await tapi.GetTournament(
