@@ -123,7 +123,6 @@ _UNSIGNED_INT: Final = frozenset(
     }
 )
 _FLOATING: Final = frozenset({FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT})
-_ZERO_F64: Final = _f64(0.0)
 
 Encoder = Callable[[Any], bytes]
 """One value of a field as :func:`canonical` writes it."""
@@ -144,9 +143,6 @@ class _Field:
     how: int
     encode: Encoder
     key: Encoder | None = None
-    default: object = None
-    floating: bool = False
-    """A float or double, at its default only with all 64 bits zero (-0.0 is not)."""
 
 
 _FIELDS: dict[Descriptor, tuple[_Field, ...]] = {}
@@ -165,7 +161,9 @@ def canonical(message: Message, *, skip: frozenset[str] = frozenset()) -> bytes:
     is not the default, as on the wire (docs/signatures.md)."""
     parts: list[bytes] = []
     fields = _fields_of(message.DESCRIPTOR)
-    for descriptor, value in message.ListFields():  # the set fields, in field-number order
+    # The set fields, in field-number order: a field without presence at its default (-0.0
+    # is not: protobuf tells it apart, as on the wire) is not listed, so it is left out.
+    for descriptor, value in message.ListFields():
         field = fields[descriptor.index]
         if field.name in skip:
             continue
@@ -193,10 +191,6 @@ def _fields_of(descriptor: Descriptor) -> tuple[_Field, ...]:
     return fields
 
 
-def _number(field: FieldDescriptor) -> int:
-    return int(field.number)
-
-
 def _field(field: FieldDescriptor) -> _Field:
     number = _u32(field.number)
     if _is_map(field):
@@ -206,10 +200,7 @@ def _field(field: FieldDescriptor) -> _Field:
         return _Field(field.name, number, REPEATED, _encoder(field))
     if field.has_presence:
         return _Field(field.name, number, PRESENCE, _encoder(field))
-    floating = field.type in _FLOATING
-    return _Field(
-        field.name, number, PLAIN, _encoder(field), default=field.default_value, floating=floating
-    )
+    return _Field(field.name, number, PLAIN, _encoder(field))
 
 
 def _nested(value: Message) -> bytes:
