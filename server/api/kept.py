@@ -14,41 +14,12 @@ signed. Bounded in bytes, the least recently read dropped first.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from ..kept import LARGEST_SHARE, KeptBytes
+
+__all__ = ["ENDED_LOG_BYTES", "LARGEST_SHARE", "LISTED_BYTES", "KeptBytes"]
 
 ENDED_LOG_BYTES = 32 << 20
 """``GetMatchLog``'s answers kept at most, in bytes, every log's together."""
 
 LISTED_BYTES = 8 << 20
 """``ListMatches``' lines of final matches kept at most, in bytes (a few hundred each)."""
-
-LARGEST_SHARE = 8
-"""An answer larger than ``1 / LARGEST_SHARE`` of the bound is not kept: one huge answer must
-not push out every other."""
-
-
-class KeptBytes:
-    """Serialized answers by key (a match id), least recently read first."""
-
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self.size = 0
-        self._kept: OrderedDict[str, bytes] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._kept)
-
-    def get(self, key: str) -> bytes | None:
-        data = self._kept.get(key)
-        if data is not None:
-            self._kept.move_to_end(key)
-        return data
-
-    def keep(self, key: str, data: bytes) -> None:
-        if len(data) > self.max_bytes // LARGEST_SHARE or key in self._kept:
-            return
-        self._kept[key] = data
-        self.size += len(data)
-        while self.size > self.max_bytes:
-            _, dropped = self._kept.popitem(last=False)
-            self.size -= len(dropped)

@@ -11,6 +11,7 @@ from cardarena.v1 import tournament_pb2 as tpb
 
 from ..errors import BadRequest
 from ..hosting import CONTRIBUTION_BYTES
+from ..hosting.subscribers import message_field
 from ..tournaments import Tournaments, tournament_info
 from ..tournaments.entrants import entrant_of
 from .access import Guard
@@ -20,9 +21,13 @@ from .status import Context, Refused, streaming, unary
 from .streams import Streams
 from .tournament_requests import MAX_CAPACITY, match_page, tournament_spec
 
+TOURNAMENT = tpb.GetTournamentResponse.DESCRIPTOR.fields_by_name["tournament"].number
+LISTED = tpb.ListTournamentsResponse.DESCRIPTOR.fields_by_name["tournaments"].number
+NEXT_PAGE_TOKEN = tpb.ListTournamentsResponse.DESCRIPTOR.fields_by_name["next_page_token"].number
+
 MAX_TOURNAMENT_PAGE = 100
-"""Tournaments per ListTournaments page: an ended one not in memory is read back with every
-match, so a page costs far more than a page of matches."""
+"""Tournaments per ListTournaments page: an ended one never listed before is read back with
+every match once, so a page may cost far more than a page of matches."""
 
 
 class TournamentService:
@@ -59,27 +64,29 @@ class TournamentService:
     @gated
     async def GetTournament(
         self, request: tpb.GetTournamentRequest, context: Context
-    ) -> tpb.GetTournamentResponse:
+    ) -> tpb.GetTournamentResponse | bytes:
         info = await self.tournaments.published(
             request.tournament_id,
             lambda planned: match_page(request, planned),
             operator=self.guard.is_operator(context),
         )
+        if isinstance(info, bytes):  # final: kept, sent as it is
+            return message_field(TOURNAMENT, info)
         return tpb.GetTournamentResponse(tournament=info)
 
     @unary
     @gated
-    async def ListTournaments(
-        self, request: tpb.ListTournamentsRequest, context: Context
-    ) -> tpb.ListTournamentsResponse:
+    async def ListTournaments(self, request: tpb.ListTournamentsRequest, context: Context) -> bytes:
         size = request.page_size or MAX_TOURNAMENT_PAGE
         if size > MAX_TOURNAMENT_PAGE:
             raise BadRequest(f"page_size is at most {MAX_TOURNAMENT_PAGE}, got {size}")
         records, token = await self.tournaments.list_records(
             page_size=size, page_token=request.page_token or None
         )
-        infos = await self.tournaments.listed(records)
-        return tpb.ListTournamentsResponse(tournaments=infos, next_page_token=token or "")
+        fields = [message_field(LISTED, info) for info in await self.tournaments.listed(records)]
+        if token:
+            fields.append(message_field(NEXT_PAGE_TOKEN, token.encode()))
+        return b"".join(fields)
 
     @unary
     async def CancelTournament(

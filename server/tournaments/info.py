@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import datetime
 import time
-import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -225,44 +224,23 @@ def _unix_ms(iso: str) -> int:
     return int(datetime.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
 
 
-_FINAL: weakref.WeakKeyDictionary[Director, tuple[int, tpb.TournamentInfo]] = (
-    weakref.WeakKeyDictionary()
-)
-"""Each ended tournament's info as last published, without match lines but with the signature
-over all of them, and the director's version it was built at."""
-
-
-def published_brief(director: Director) -> tpb.TournamentInfo | None:
-    """An ended tournament's info as :func:`published_info` last built it (signed, without
-    lines), if nothing changed since; None if it must be built (again)."""
-    version, brief = _FINAL.get(director, (-1, None))
-    return brief if version == director.version else None
-
-
 def published_info(
     director: Director, *, matches: range | None, signer: Signer | None, operator: bool = False
 ) -> tpb.TournamentInfo:
     """What ``GetTournament`` answers: the info with the lines of ``matches``; an ended
-    tournament's carries the signature over every match, shown or not. That is built and
-    signed once per change, not per call (with 100,000 matches it is 0.9 s of the event loop,
-    which anyone could ask for again and again), and only the signature and the brief info are
-    kept: each call then costs its page. The message returned may be shared: copy it to
-    change it."""
-    if not director.ended:  # (``operator``: see tournament_info; an ended one hides nothing)
+    tournament's, once final (none of its matches still running: its results no longer
+    change), carries the signature over every match, shown or not. Building and signing that
+    is 1.7 s of Python for 100,000 matches: the registry does it once per tournament, in a
+    worker thread, and keeps the result (:mod:`.finals`)."""
+    if not director.ended or director.running:  # (``operator``: see tournament_info)
         return tournament_info(director, matches=matches, operator=operator)
-    brief = published_brief(director)
-    if brief is None:
-        if signer is None:
-            brief = tournament_info(director)
-        else:
-            brief = tournament_info(director, matches=range(len(director.plans)))
-            signature = signer.sign_results(brief)
-            del brief.matches[:]
-            brief.results_signature.CopyFrom(signature)
-        _FINAL[director] = (director.version, brief)
-    if matches is None:
-        return brief
-    page = tpb.TournamentInfo()
-    page.CopyFrom(brief)
-    page.matches.extend(match_lines(director, matches))
-    return page
+    if signer is None:
+        info = tournament_info(director)
+    else:
+        info = tournament_info(director, matches=range(len(director.plans)))
+        signature = signer.sign_results(info)
+        del info.matches[:]
+        info.results_signature.CopyFrom(signature)
+    if matches is not None:
+        info.matches.extend(match_lines(director, matches))
+    return info

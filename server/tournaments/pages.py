@@ -9,7 +9,8 @@ row, and each page of match lines is made from that page's own rows: the plan (c
 the revealed seed and the sealed contributions the brief holds) and the kept outcomes of the
 page's matches. A page is the same bytes its director would have made (the signature covers
 them), which ``tests/security/test_tournament_reload.py`` holds. A final tournament still in
-memory has its page made from its director, but the same way: a slice at a time.
+memory has its lines made from its director, but the same way: a slice at a time. Either way
+they are made once and kept as bytes (:mod:`.finals`).
 """
 
 from __future__ import annotations
@@ -39,19 +40,16 @@ loop, 2026-12-07) slices of 200 took about 4 ms, some over 10; slices of 50 take
 average, 3 of 443 over 5 ms (docs/benchmarks.md, "Floods")."""
 
 
-async def final_page(
-    director: Director, brief: tpb.TournamentInfo, indices: range
-) -> tpb.TournamentInfo:
-    """``brief`` (an ended tournament's info, shared: not changed) with the match lines
-    ``indices`` of its ``director``, no longer running, made :data:`LINES_BETWEEN_TURNS` at a
-    time: nothing of a final tournament changes between two turns of the loop."""
-    page = tpb.TournamentInfo()
-    page.CopyFrom(brief)
+async def director_lines(director: Director, indices: range) -> list[tpb.TournamentMatch]:
+    """The match lines ``indices`` of a final tournament in memory (its ``director``, no longer
+    running), made :data:`LINES_BETWEEN_TURNS` at a time: nothing of a final tournament
+    changes between two turns of the loop."""
+    lines: list[tpb.TournamentMatch] = []
     for start in range(0, len(indices), LINES_BETWEEN_TURNS):
         if start:
             await asyncio.sleep(0)
-        page.matches.extend(match_lines(director, indices[start : start + LINES_BETWEEN_TURNS]))
-    return page
+        lines.extend(match_lines(director, indices[start : start + LINES_BETWEEN_TURNS]))
+    return lines
 
 
 async def stored_lines(

@@ -15,6 +15,7 @@ import json
 import secrets
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from functools import partial
 
 import structlog
 
@@ -28,9 +29,10 @@ from ..hosting.replication import renew_forever
 from ..store import StoreConflict, StoreError, TournamentRecord, now_iso
 from .director import Director
 from .entrants import drawn_key, key_hash
+from .finals import Brief, Finals
 from .groups import GroupProgress, group_progress
-from .info import published_brief, published_info, tournament_info
-from .pages import final_page, stored_lines
+from .info import published_info, tournament_info
+from .pages import director_lines, stored_lines
 from .seating import JoinElsewhere
 from .spec import TournamentSpec
 
@@ -66,8 +68,9 @@ class Tournaments:
         self._keeper: asyncio.Task[None] | None = None
         self._ended: OrderedDict[str, None] = OrderedDict()
         self._results_kept: set[str] = set()
-        self._signing: dict[str, asyncio.Future[tpb.TournamentInfo]] = {}
-        """Ended tournaments whose signed results this process has kept (a row each)."""
+        """Final tournaments whose signed results this process has kept (a row each)."""
+        self._signing: dict[str, asyncio.Future[Brief]] = {}
+        self.finals = Finals()
 
     @property
     def address(self) -> str:
@@ -169,7 +172,7 @@ class Tournaments:
             while len(self._ended) > MAX_ENDED_IN_MEMORY:
                 old, _ = self._ended.popitem(last=False)
                 self.directors.pop(old, None)
-        if director.ended and not director.running and published_brief(director) is None:
+        if _final(director) and director.tournament_id not in self._results_kept:
             self._signing_of(director)
 
     def may_cancel(self, director: Director, secret: str) -> bool:
@@ -213,46 +216,68 @@ class Tournaments:
         page: Callable[[int], range | None],
         *,
         operator: bool,
-    ) -> tpb.TournamentInfo:
-        """What ``GetTournament`` answers, with the match lines ``page(planned)`` names. An
-        ended tournament not in memory is answered from its kept results and the page's own
-        rows (:mod:`.pages`), never read back whole (its results are kept as they are signed,
-        or by the first answer if they were not)."""
+    ) -> tpb.TournamentInfo | bytes:
+        """What ``GetTournament`` answers, with the match lines ``page(planned)`` names. A
+        final tournament's is the bytes of its ``TournamentInfo``: its signed brief and the
+        page's lines, kept as they were first made (:mod:`.finals`), from its director if it
+        is in memory, else from the page's own rows (:mod:`.pages`): never read back whole."""
         director = self.directors.get(tournament_id)
-        if director is None:
-            kept = await self.arena.store.kept_summaries("results", [tournament_id])
-            if tournament_id in kept:
-                record = await self.arena.store.get_tournament(tournament_id)
-                if record is None:
-                    raise UnknownTournament(tournament_id)
-                brief = tpb.TournamentInfo.FromString(kept[tournament_id])
-                indices = page(brief.planned)
-                if indices is not None:
-                    brief.matches.extend(await stored_lines(self.arena, record, brief, indices))
-                return brief
-            director = await self.get(tournament_id)
-        final = director.ended and not director.running
-        if final:
-            await self._signed_once(director)
-        indices = page(len(director.plans))
-        info = published_info(
-            director,
-            matches=None if final else indices,
-            signer=self.arena.signer,
-            operator=operator,
+        brief = await self._kept_brief(tournament_id, director)
+        if brief is None:
+            if director is None:
+                director = await self.get(tournament_id)
+            if not _final(director):
+                return published_info(
+                    director,
+                    matches=page(len(director.plans)),
+                    signer=self.arena.signer,
+                    operator=operator,  # (an ended one hides nothing)
+                )
+            brief = await asyncio.shield(self._signing_of(director))
+        indices = page(brief.planned)
+        if not indices:
+            return brief.data
+        director = self.directors.get(tournament_id)
+        if director is not None and _final(director):
+            in_memory = director
+
+            async def make(span: range) -> list[tpb.TournamentMatch]:
+                return await director_lines(in_memory, span)
+        else:
+            make = partial(self._stored_lines, tournament_id, brief)
+        return brief.data + await self.finals.lines(tournament_id, brief.planned, indices, make)
+
+    async def _kept_brief(self, tournament_id: str, director: Director | None) -> Brief | None:
+        """A final tournament's signed brief if it is kept, in memory or (if it may be) as
+        its results row; ``None`` if it is not final, or not signed yet."""
+        brief = self.finals.results.get(tournament_id)
+        if brief is not None or (director is not None and not self._may_be_kept(director)):
+            return brief
+        kept = await self.arena.store.kept_summaries("results", [tournament_id])
+        if tournament_id not in kept:
+            return None
+        brief = Brief.of(kept[tournament_id])
+        self.finals.results.keep(tournament_id, brief)
+        return brief
+
+    def _may_be_kept(self, director: Director) -> bool:
+        """Whether a final tournament's results row may be in the store: this process kept
+        it, or another did (one read back ended)."""
+        return _final(director) and (
+            director.tournament_id in self._results_kept
+            or director.tournament_id not in self._signing
         )
-        if not final:
-            return info
-        await self._keep_results(tournament_id, info)  # kept as signed, unless it changed since
-        if indices is None:
-            return info
-        return await final_page(director, info, indices)  # made between turns: nothing changes
 
-    async def _signed_once(self, director: Director) -> None:
-        """Wait for an ended tournament's results to be signed (begun as it became final)."""
-        await asyncio.shield(self._signing_of(director))
+    async def _stored_lines(
+        self, tournament_id: str, brief: Brief, span: range
+    ) -> list[tpb.TournamentMatch]:
+        record = await self.arena.store.get_tournament(tournament_id)
+        if record is None:
+            raise UnknownTournament(tournament_id)
+        info = tpb.TournamentInfo.FromString(brief.data)
+        return await stored_lines(self.arena, record, info, span)
 
-    def _signing_of(self, director: Director) -> asyncio.Future[tpb.TournamentInfo]:
+    def _signing_of(self, director: Director) -> asyncio.Future[Brief]:
         """Build and sign a final tournament's results (every line of its plan: about 1.7 s
         of Python for 100,000 lines) in a worker thread, once, begun as soon as it is final:
         not when a reader first asks, so that no anonymous call is ever the one that costs
@@ -265,49 +290,54 @@ class Tournaments:
             signing.add_done_callback(lambda done: self._signed(tournament_id, done))
         return signing
 
-    async def _sign(self, director: Director) -> tpb.TournamentInfo:
-        """The signed brief, kept as a row at once: read after a restart, it is not signed
-        again however it is first asked for."""
-        brief = await asyncio.to_thread(
-            published_info, director, matches=None, signer=self.arena.signer
-        )
-        await self._keep_results(director.tournament_id, brief)
+    async def _sign(self, director: Director) -> Brief:
+        """The signed brief, kept as a row at once (and in memory): read after a restart, it
+        is not signed again however it is first asked for."""
+        tournament_id = director.tournament_id
+        kept = await self.arena.store.kept_summaries("results", [tournament_id])
+        if tournament_id in kept:  # signed before a restart
+            brief = Brief.of(kept[tournament_id])
+        else:
+            info = await asyncio.to_thread(
+                published_info, director, matches=None, signer=self.arena.signer
+            )
+            brief = Brief(info.SerializeToString(deterministic=True), info.planned)
+            await self.arena.store.keep_summaries("results", {tournament_id: brief.data})
+        self._results_kept.add(tournament_id)
+        self.finals.results.keep(tournament_id, brief)
         return brief
 
-    async def _keep_results(self, tournament_id: str, brief: tpb.TournamentInfo) -> None:
-        """Keep a final tournament's signed brief (without lines) as its results row, once."""
-        if tournament_id not in self._results_kept:
-            await self.arena.store.keep_summaries(
-                "results", {tournament_id: brief.SerializeToString(deterministic=True)}
-            )
-            self._results_kept.add(tournament_id)
-
-    def _signed(self, tournament_id: str, done: asyncio.Future[tpb.TournamentInfo]) -> None:
+    def _signed(self, tournament_id: str, done: asyncio.Future[Brief]) -> None:
         self._signing.pop(tournament_id, None)
         if not done.cancelled() and done.exception() is not None:  # a reader retries it
             log.error(
                 "tournament_not_signed", tournament_id=tournament_id, exc_info=done.exception()
             )
 
-    async def listed(self, records: Sequence[TournamentRecord]) -> list[tpb.TournamentInfo]:
-        """A page of ListTournaments: a running tournament as its director has it now; an
-        ended one from its kept summary (it never changes), so that a page of ended ones
-        reads rows rather than every match of each (a tournament of 100,000 matches took
-        seconds to read back); the first to list an ended one without a summary keeps it."""
+    async def listed(self, records: Sequence[TournamentRecord]) -> list[bytes]:
+        """A page of ListTournaments, each tournament's ``TournamentInfo`` as bytes: a running
+        one as its director has it now; an ended one as its kept summary (it never changes),
+        so that a page of ended ones reads memory or rows rather than every match of each (a
+        tournament of 100,000 matches took seconds to read back); the first to list an ended
+        one without a summary keeps it."""
+        summaries = self.finals.summaries
         ended = [r.tournament_id for r in records if r.status != "running"]
-        kept = await self.arena.store.kept_summaries("tournament", ended)
+        kept = {tid: data for tid in ended if (data := summaries.get(tid)) is not None}
+        unkept = [tid for tid in ended if tid not in kept]
+        for tid, data in (await self.arena.store.kept_summaries("tournament", unkept)).items():
+            summaries.keep(tid, data)
+            kept[tid] = data
         fresh: dict[str, bytes] = {}
         infos = []
         for record in records:
-            summary = kept.get(record.tournament_id)
-            if summary is not None:
-                infos.append(tpb.TournamentInfo.FromString(summary))
-                continue
-            director = await self.get(record.tournament_id)
-            info = tournament_info(director)
-            if director.ended and not director.running:  # final: every match it began is in
-                fresh[record.tournament_id] = info.SerializeToString(deterministic=True)
-            infos.append(info)
+            data = kept.get(record.tournament_id)
+            if data is None:
+                director = await self.get(record.tournament_id)
+                data = tournament_info(director).SerializeToString(deterministic=True)
+                if _final(director):  # every match it began is in
+                    fresh[record.tournament_id] = data
+                    summaries.keep(record.tournament_id, data)
+            infos.append(data)
         await self.arena.store.keep_summaries("tournament", fresh)
         return infos
 
@@ -391,3 +421,8 @@ class Tournaments:
         self._keeper = None
         for director in list(self.directors.values()):
             await director.stop()
+
+
+def _final(director: Director) -> bool:
+    """Ended, and none of its matches running: nothing of it changes any more."""
+    return director.ended and not director.running
