@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 from collections import Counter
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import structlog
 
@@ -38,6 +39,9 @@ from .reveals import REVEAL_RETRY_SECONDS, Reveals
 from .seating import Join, JoinElsewhere, seat_all
 from .spec import TournamentSpec
 from .stoprule import StopRule
+
+if TYPE_CHECKING:
+    from .finals import Brief
 
 log = structlog.get_logger(__name__)
 
@@ -101,6 +105,8 @@ class Director:
         """Which ended matches have their (shared) seed revealed, and revealing the rest."""
         self.scores: Scores | None = None
         """The standings as of ``scores.version`` (see :mod:`.info`)."""
+        self.signed: Brief | None = None
+        """Its results once final, signed, as sent (kept by the registry: :mod:`.finals`)."""
         self.next_index = 0
         self.stopping: str | None = None
         self.stop_rule = StopRule(spec, self.plans)

@@ -9,13 +9,15 @@ tournaments flood) that was the tenth of the loop every match waited behind. Now
 are made once, :data:`CHUNK` at a time, and kept as their framed bytes (each the ``matches``
 field of a ``TournamentInfo``, so a page is its brief's bytes followed by its lines': the
 wire format merges them into one message); its signed brief, and the summary
-``ListTournaments`` shows, likewise. A call costs a dictionary lookup per chunk and a join.
-Bounded in bytes, the least recently read dropped first (:mod:`..kept`).
+``ListTournaments`` shows, likewise. Once kept, a call costs a dictionary lookup per chunk and
+a join. Bounded in bytes, the least recently read dropped first (:mod:`..kept`); the brief of
+a tournament whose director is in memory is kept with it as well (``Director.signed``).
 """
 
 from __future__ import annotations
 
 import asyncio
+from array import array
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -31,11 +33,15 @@ LINES_BYTES = 24 << 20
 """Final tournaments' lines kept at most, in bytes: a plan of 100,000 matches whole (about
 120 bytes a line) with room for others."""
 
-RESULTS_BYTES = 4 << 20
-"""Final tournaments' signed briefs kept at most (standings, crosstable, the signature)."""
+RESULTS_BYTES = 16 << 20
+"""Final tournaments' signed briefs kept at most (standings, crosstable, the signature) that
+are not in memory with their directors: up to 360 KB each (64 entrants' crosstable)."""
 
-SUMMARIES_BYTES = 4 << 20
-"""Final tournaments' listed summaries kept at most."""
+SUMMARIES_BYTES = 16 << 20
+"""Final tournaments' listed summaries kept at most (as large as their briefs)."""
+
+OVERHEAD = 200
+"""Bytes counted for each thing kept besides its data: its key, its place in the order."""
 
 MATCHES = tpb.TournamentInfo.DESCRIPTOR.fields_by_name["matches"].number
 
@@ -55,7 +61,7 @@ class Brief:
         return cls(data, tpb.TournamentInfo.FromString(data).planned)
 
     def __len__(self) -> int:
-        return len(self.data)
+        return len(self.data) + OVERHEAD
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,16 +69,16 @@ class Run:
     """Consecutive lines framed: line ``i`` of the run ends at ``ends[i]`` of ``data``."""
 
     data: bytes
-    ends: tuple[int, ...]
+    ends: array[int]
 
     @classmethod
     def of(cls, lines: Sequence[tpb.TournamentMatch]) -> Run:
         framed = [message_field(MATCHES, line.SerializeToString()) for line in lines]
-        ends, end = [], 0
+        ends, end = array("L"), 0
         for field in framed:
             end += len(field)
             ends.append(end)
-        return cls(b"".join(framed), tuple(ends))
+        return cls(b"".join(framed), ends)
 
     def between(self, first: int, stop: int) -> bytes:
         """Lines ``first`` to ``stop`` (excluded) of the run."""
@@ -80,7 +86,7 @@ class Run:
         return self.data[start : self.ends[stop - 1]] if stop > first else b""
 
     def __len__(self) -> int:
-        return len(self.data) + 8 * len(self.ends)
+        return len(self.data) + self.ends.itemsize * len(self.ends) + OVERHEAD
 
 
 class Finals:
@@ -113,6 +119,8 @@ class Finals:
         if missing:
             span = range(missing[0] * CHUNK, min(planned, (missing[-1] + 1) * CHUNK))
             made = await make(span)
+            if len(made) != len(span):  # kept short, it would shorten every later page
+                raise RuntimeError(f"{len(made)} lines made for the {len(span)} of {span}")
             for chunk in missing:
                 first = chunk * CHUNK - span.start
                 runs[chunk] = fresh = Run.of(made[first : first + CHUNK])

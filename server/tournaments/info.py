@@ -224,23 +224,14 @@ def _unix_ms(iso: str) -> int:
     return int(datetime.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
 
 
-def published_info(
-    director: Director, *, matches: range | None, signer: Signer | None, operator: bool = False
-) -> tpb.TournamentInfo:
-    """What ``GetTournament`` answers: the info with the lines of ``matches``; an ended
-    tournament's, once final (none of its matches still running: its results no longer
-    change), carries the signature over every match, shown or not. Building and signing that
-    is 1.7 s of Python for 100,000 matches: the registry does it once per tournament, in a
-    worker thread, and keeps the result (:mod:`.finals`)."""
-    if not director.ended or director.running:  # (``operator``: see tournament_info)
-        return tournament_info(director, matches=matches, operator=operator)
+def signed_brief(director: Director, signer: Signer | None) -> tpb.TournamentInfo:
+    """A final tournament's info without lines, with the signature over every line (none
+    without a ``signer``). That is 1.7 s of Python for 100,000 matches: the registry builds it
+    once per tournament, in a worker thread, and keeps it (:mod:`.finals`)."""
     if signer is None:
-        info = tournament_info(director)
-    else:
-        info = tournament_info(director, matches=range(len(director.plans)))
-        signature = signer.sign_results(info)
-        del info.matches[:]
-        info.results_signature.CopyFrom(signature)
-    if matches is not None:
-        info.matches.extend(match_lines(director, matches))
+        return tournament_info(director)
+    info = tournament_info(director, matches=range(len(director.plans)))
+    signature = signer.sign_results(info)
+    del info.matches[:]
+    info.results_signature.CopyFrom(signature)
     return info

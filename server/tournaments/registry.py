@@ -29,9 +29,9 @@ from ..hosting.replication import renew_forever
 from ..store import StoreConflict, StoreError, TournamentRecord, now_iso
 from .director import Director
 from .entrants import drawn_key, key_hash
-from .finals import Brief, Finals
+from .finals import Brief, Finals, MakeLines
 from .groups import GroupProgress, group_progress
-from .info import published_info, tournament_info
+from .info import signed_brief, tournament_info
 from .pages import director_lines, stored_lines
 from .seating import JoinElsewhere
 from .spec import TournamentSpec
@@ -67,8 +67,6 @@ class Tournaments:
         load and none is given a director whose results are not all read yet."""
         self._keeper: asyncio.Task[None] | None = None
         self._ended: OrderedDict[str, None] = OrderedDict()
-        self._results_kept: set[str] = set()
-        """Final tournaments whose signed results this process has kept (a row each)."""
         self._signing: dict[str, asyncio.Future[Brief]] = {}
         self.finals = Finals()
 
@@ -172,8 +170,9 @@ class Tournaments:
             while len(self._ended) > MAX_ENDED_IN_MEMORY:
                 old, _ = self._ended.popitem(last=False)
                 self.directors.pop(old, None)
-        if _final(director) and director.tournament_id not in self._results_kept:
-            self._signing_of(director)
+        published = self.directors.get(director.tournament_id) is director
+        if published and _final(director) and director.signed is None:
+            self._signing_of(director)  # (not one being read back: half-read, it looks final)
 
     def may_cancel(self, director: Director, secret: str) -> bool:
         """Whether ``secret`` is the tournament's creator secret (constant time)."""
@@ -222,36 +221,31 @@ class Tournaments:
         page's lines, kept as they were first made (:mod:`.finals`), from its director if it
         is in memory, else from the page's own rows (:mod:`.pages`): never read back whole."""
         director = self.directors.get(tournament_id)
-        brief = await self._kept_brief(tournament_id, director)
+        brief = director.signed if director is not None else await self._kept_brief(tournament_id)
         if brief is None:
             if director is None:
                 director = await self.get(tournament_id)
-            if not _final(director):
-                return published_info(
-                    director,
-                    matches=page(len(director.plans)),
-                    signer=self.arena.signer,
-                    operator=operator,  # (an ended one hides nothing)
+            if not _final(director):  # (an ended one's lines are all shown: operator or not)
+                return tournament_info(
+                    director, matches=page(len(director.plans)), operator=operator
                 )
             brief = await asyncio.shield(self._signing_of(director))
         indices = page(brief.planned)
         if not indices:
             return brief.data
         director = self.directors.get(tournament_id)
+        make: MakeLines
         if director is not None and _final(director):
-            in_memory = director
-
-            async def make(span: range) -> list[tpb.TournamentMatch]:
-                return await director_lines(in_memory, span)
+            make = partial(director_lines, director)
         else:
             make = partial(self._stored_lines, tournament_id, brief)
         return brief.data + await self.finals.lines(tournament_id, brief.planned, indices, make)
 
-    async def _kept_brief(self, tournament_id: str, director: Director | None) -> Brief | None:
-        """A final tournament's signed brief if it is kept, in memory or (if it may be) as
-        its results row; ``None`` if it is not final, or not signed yet."""
+    async def _kept_brief(self, tournament_id: str) -> Brief | None:
+        """A final tournament's signed brief, if it is kept (in memory, or as its results
+        row); ``None`` if it is not final, or not signed yet."""
         brief = self.finals.results.get(tournament_id)
-        if brief is not None or (director is not None and not self._may_be_kept(director)):
+        if brief is not None:
             return brief
         kept = await self.arena.store.kept_summaries("results", [tournament_id])
         if tournament_id not in kept:
@@ -259,14 +253,6 @@ class Tournaments:
         brief = Brief.of(kept[tournament_id])
         self.finals.results.keep(tournament_id, brief)
         return brief
-
-    def _may_be_kept(self, director: Director) -> bool:
-        """Whether a final tournament's results row may be in the store: this process kept
-        it, or another did (one read back ended)."""
-        return _final(director) and (
-            director.tournament_id in self._results_kept
-            or director.tournament_id not in self._signing
-        )
 
     async def _stored_lines(
         self, tournament_id: str, brief: Brief, span: range
@@ -294,17 +280,12 @@ class Tournaments:
         """The signed brief, kept as a row at once (and in memory): read after a restart, it
         is not signed again however it is first asked for."""
         tournament_id = director.tournament_id
-        kept = await self.arena.store.kept_summaries("results", [tournament_id])
-        if tournament_id in kept:  # signed before a restart
-            brief = Brief.of(kept[tournament_id])
-        else:
-            info = await asyncio.to_thread(
-                published_info, director, matches=None, signer=self.arena.signer
-            )
+        brief = await self._kept_brief(tournament_id)  # signed before a restart
+        if brief is None:
+            info = await asyncio.to_thread(signed_brief, director, self.arena.signer)
             brief = Brief(info.SerializeToString(deterministic=True), info.planned)
             await self.arena.store.keep_summaries("results", {tournament_id: brief.data})
-        self._results_kept.add(tournament_id)
-        self.finals.results.keep(tournament_id, brief)
+        director.signed = brief
         return brief
 
     def _signed(self, tournament_id: str, done: asyncio.Future[Brief]) -> None:

@@ -76,6 +76,34 @@ def test_concurrent_reads_of_a_reloaded_tournament_all_see_it_whole(data_dir: Pa
         assert info == ended
 
 
+def test_a_tournament_read_back_before_its_results_were_kept_is_signed_whole(
+    data_dir: Path,
+) -> None:
+    """A server can stop between a tournament's end and the keeping of its signed results:
+    the next reads it back, and must sign it only once every match of it is read (a director
+    being read back looks final before its matches are: signed then, its results said that
+    no match was ever played, and were kept so)."""
+
+    async def before_restart() -> tpb.TournamentInfo:
+        async with served(data_dir) as server, apis(server) as (_, _api, tapi):
+            tournament_id = await cancelled_one(server, tapi)
+            whole = tpb.GetTournamentRequest(tournament_id=tournament_id, include_matches=True)
+            return (await tapi.GetTournament(whole, timeout=RPC)).tournament
+
+    async def after_restart(tournament_id: str) -> tpb.TournamentInfo:
+        async with served(data_dir) as server, apis(server) as (_, _api, tapi):
+            whole = tpb.GetTournamentRequest(tournament_id=tournament_id, include_matches=True)
+            return (await tapi.GetTournament(whole, timeout=RPC)).tournament
+
+    ended = run(before_restart(), 60)
+    (database,) = data_dir.rglob("*.sqlite3")
+    with contextlib.closing(sqlite3.connect(database)) as db, db:
+        db.execute("DELETE FROM tournament_results")
+    assert ended.started == 3
+    assert run(after_restart(ended.tournament_id), 60) == ended
+    assert run(after_restart(ended.tournament_id), 60) == ended  # as kept
+
+
 def test_an_ended_tournament_is_built_and_signed_once_not_per_call(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -221,9 +249,8 @@ def test_a_final_tournaments_page_made_in_slices_is_the_page_made_whole(
             answer = (await tapi.GetTournament(whole, timeout=RPC)).tournament
             director = server.tournaments.directors[tournament_id]
             assert len(director.plans) > 2 * 2  # three slices at least
-            made = info_module.published_info(
-                director, matches=range(len(director.plans)), signer=server.arena.signer
-            )
+            made = info_module.signed_brief(director, server.arena.signer)
+            made.matches.extend(info_module.match_lines(director, range(len(director.plans))))
             assert answer == made
             assert answer.HasField("results_signature") and len(answer.matches) == answer.planned
 
