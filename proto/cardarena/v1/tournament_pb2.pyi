@@ -790,8 +790,9 @@ class TournamentInfo(_message.Message):
 
     @_builtins.property
     def results_signature(self) -> _service_pb2.ResultsSignature:
-        """Once it ended: the server's signature over its results (docs/signatures.md). Only in
-        GetTournament, from a server with a key; made over every match, include_matches or not.
+        """Once final (ended, none of its matches still running): the server's signature over its
+        results (docs/signatures.md). Only in GetTournament, from a server with a key; made over
+        every match, include_matches or not.
         """
 
     @_builtins.property
@@ -893,7 +894,7 @@ class GetTournamentResponse(_message.Message):
     TOURNAMENT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def tournament(self) -> Global___TournamentInfo:
-        """With results_signature once ended."""
+        """With results_signature once final (ended, none of its matches still running)."""
 
     def __init__(
         self,

@@ -903,8 +903,9 @@ export declare type TournamentInfo = Message<"cardarena.v1.TournamentInfo"> & {
   matches: TournamentMatch[];
 
   /**
-   * Once it ended: the server's signature over its results (docs/signatures.md). Only in
-   * GetTournament, from a server with a key; made over every match, include_matches or not.
+   * Once final (ended, none of its matches still running): the server's signature over its
+   * results (docs/signatures.md). Only in GetTournament, from a server with a key; made over
+   * every match, include_matches or not.
    *
    * @generated from field: cardarena.v1.ResultsSignature results_signature = 27;
    */
@@ -1015,7 +1016,7 @@ export declare const GetTournamentRequestSchema: GenMessage<GetTournamentRequest
  */
 export declare type GetTournamentResponse = Message<"cardarena.v1.GetTournamentResponse"> & {
   /**
-   * With results_signature once ended.
+   * With results_signature once final (ended, none of its matches still running).
    *
    * @generated from field: cardarena.v1.TournamentInfo tournament = 1;
    */
