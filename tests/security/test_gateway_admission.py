@@ -13,8 +13,10 @@ a refused client retries at the 503's pace. Distinct clients are distinct loopba
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
+import random
 import resource
 import socket
 import time
@@ -24,9 +26,9 @@ from typing import Any
 import grpc
 import pytest
 
-from cardarena.server.api.grpcweb import GrpcWebGateway
+from cardarena.server.api.grpcweb import GrpcWebGateway, refusals
 from cardarena.server.api.grpcweb.admission import Admission, Slot, address_share
-from cardarena.server.api.grpcweb.refusals import FD_MARGIN, hold_capacity
+from cardarena.server.api.grpcweb.refusals import FD_MARGIN, JITTER, RefusalHold, hold_capacity
 from cardarena.server.api.limits import TrustedProxies
 
 from ..waiting import wait_until
@@ -381,10 +383,48 @@ def test_a_refused_request_is_answered_after_the_delay_unread(
         sock.sendall(request_head[: request_head.index(b"\r\n\r\n") + 4])
         started = time.monotonic()
         answer = read_to_end(sock)
-        assert time.monotonic() - started >= 0.45, "answered before the refusal delay"
+        assert time.monotonic() - started >= 0.5 * (1 - JITTER), "answered before its delay"
     assert http_status(answer) == status
     if status == 200:
         assert grpc_answer(answer) == (grpc.StatusCode.RESOURCE_EXHAUSTED.value[0], [])
+
+
+def test_holds_are_jittered_and_answered_in_the_order_they_fall_due(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A flood refused at once must not come back at once: held exactly a second, 1,100
+    connections stayed in step, answered and back together each second (a burst the victim's
+    slowest actions fell in). Each hold is the delay give or take ``JITTER`` of it, and a
+    connection held less than one before it is answered first."""
+    random.seed(29)
+    holds = [refusals.jittered(1.0) for _ in range(1000)]
+    assert all(1 - JITTER <= h <= 1 + JITTER for h in holds)
+    assert max(holds) - min(holds) > JITTER  # spread over most of the range
+
+    answered: list[int] = []
+
+    async def scenario() -> None:
+        delays = iter([0.6, 0.4, 0.2])  # the later, the sooner due (each its own wake-up)
+        monkeypatch.setattr(refusals, "jittered", lambda _delay: next(delays))
+        hold = RefusalHold(delay=1.0, capacity=8)
+        pairs = [socket.socketpair() for _ in range(3)]
+        try:
+            for ours, _ in pairs:
+                hold.refuse(ours)
+            while len(answered) < 3:
+                await asyncio.sleep(0.01)
+                for n, (_, theirs) in enumerate(pairs):
+                    theirs.setblocking(False)
+                    with contextlib.suppress(BlockingIOError):
+                        if n not in answered and theirs.recv(1024).startswith(b"HTTP/1.1 503"):
+                            answered.append(n)
+        finally:
+            hold.close()
+            for _, theirs in pairs:
+                theirs.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 10))
+    assert answered == [2, 1, 0]
 
 
 def test_the_hold_takes_no_more_file_descriptors_than_the_limit_leaves() -> None:

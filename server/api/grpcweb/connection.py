@@ -11,8 +11,8 @@ tells the gateway it is idle (``waiting(True)``), and may be shed to make room f
 an answer sent before the request was read to its end, the connection lingers discarding
 input, so that closing does not reset it before the client reads the answer.
 
-A refused request (malformed, too large, too slow) is answered after ``refusal_delay``, the
-same second a connection refused admission waits for its 503 (:mod:`.refusals`), with
+A refused request (malformed, too large, too slow) is answered after ``refusal_delay`` (give
+or take a jitter), the second a connection refused admission waits for its 503 (:mod:`.refusals`), with
 nothing read meanwhile (the kernel's buffers fill and the client's sending stops). Why: a
 client told at once comes back at once. Measured by ``scripts/bench_flood.py``'s ``bodies``
 flood, 8 callers sending 16 MiB requests had about 700 a second refused, each after a
@@ -39,6 +39,7 @@ from .http import (
     read_chunked,
     read_head,
 )
+from .refusals import jittered
 from .throttle import LogThrottle
 
 REASONS = {
@@ -134,7 +135,7 @@ class Connection:
 
     async def refuse(self, status: int, reason: str) -> None:
         self._log.log("info", "web_request_refused", status=status, reason=reason)
-        await asyncio.sleep(self.refusal_delay)
+        await asyncio.sleep(jittered(self.refusal_delay))
         await self.respond(status, "text/plain", f"{reason}\n".encode(), close=True)
         await self.linger()
 
@@ -144,7 +145,7 @@ class Connection:
             await self.refuse(413, "request body too large")
             return
         self._log.log("info", "web_request_refused", status=413, reason="message too large")
-        await asyncio.sleep(self.refusal_delay)
+        await asyncio.sleep(jittered(self.refusal_delay))
         reply = Reply(self.writer, request.text)
         reply.start()
         reply.finish(grpc.StatusCode.RESOURCE_EXHAUSTED, too_large(self.max_message_bytes))

@@ -11,17 +11,25 @@ the 503's ``Retry-After`` asks for, the same clients come back about 800 times a
 A held connection costs a file descriptor and a place in a queue (no task, no read: what
 the client sends is left in the kernel's buffer and discarded with the socket). At most
 ``capacity`` are held; beyond it a refusal is answered at once, as it was before, so the
-hold bounds the file descriptors it takes however many are refused. Delays are all the same,
-so the queue is in deadline order, and one timer answers every connection that is due.
+hold bounds the file descriptors it takes however many are refused. One timer answers every
+connection that is due.
+
+Each hold is the delay give or take a random :data:`JITTER` of it, as retries with backoff are
+jittered: held for exactly a second, a flood that came at once stayed in step, and its 1,100
+connections were answered, reconnected and accepted together, once a second, a burst of the
+gateway's and the kernel's work the victim's slowest actions fell in (the idle flood: p99
+2.0-2.2x quiet in 60 s windows). Spread over a second, the same work is a steady trickle.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
+import itertools
+import random
 import resource
 import socket
-from collections import deque
 from typing import Final
 
 REFUSAL_DELAY: Final = 1.0
@@ -33,6 +41,8 @@ FD_MARGIN: Final = 128
 static files, the logs, the interpreter's own)."""
 GRANULARITY: Final = 0.05
 """The timer answers whatever is due within this much of its deadline, in one wake-up."""
+JITTER: Final = 0.25
+"""A hold is the delay times a random factor from ``1 - JITTER`` to ``1 + JITTER``."""
 
 BUSY: Final = (
     b"HTTP/1.1 503 Service Unavailable\r\nAccess-Control-Allow-Origin: *\r\n"
@@ -68,13 +78,20 @@ def raise_fd_limit(wanted: int) -> None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
 
 
+def jittered(delay: float) -> float:
+    """``delay`` give or take :data:`JITTER` of it (not a secret: any source will do)."""
+    return delay * random.uniform(1 - JITTER, 1 + JITTER)
+
+
 class RefusalHold:
     """Refused connections waiting for their 503, oldest first."""
 
     def __init__(self, delay: float = REFUSAL_DELAY, capacity: int = MAX_HELD) -> None:
         self.delay = delay
         self.capacity = capacity
-        self._held: deque[tuple[float, socket.socket]] = deque()
+        self._held: list[tuple[float, int, socket.socket]] = []
+        """(deadline, arrival, connection): a heap, the next due first."""
+        self._arrivals = itertools.count()
         self._timer: asyncio.TimerHandle | None = None
         self.answered_at_once = 0
         """Refusals answered without a wait because the hold was full, since start."""
@@ -90,16 +107,19 @@ class RefusalHold:
             refuse_now(conn)
             return
         loop = asyncio.get_running_loop()
-        self._held.append((loop.time() + self.delay, conn))
-        if self._timer is None:
-            self._timer = loop.call_at(self._held[0][0] + GRANULARITY, self._answer_due)
+        deadline = loop.time() + jittered(self.delay)
+        heapq.heappush(self._held, (deadline, next(self._arrivals), conn))
+        if self._timer is None or deadline + GRANULARITY < self._timer.when():
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = loop.call_at(deadline + GRANULARITY, self._answer_due)
 
     def _answer_due(self) -> None:
         loop = asyncio.get_running_loop()
         now = loop.time() + GRANULARITY
         held = self._held
         while held and held[0][0] <= now:
-            refuse_now(held.popleft()[1])
+            refuse_now(heapq.heappop(held)[2])
         self._timer = loop.call_at(held[0][0] + GRANULARITY, self._answer_due) if held else None
 
     def close(self) -> None:
@@ -108,4 +128,4 @@ class RefusalHold:
             self._timer.cancel()
             self._timer = None
         while self._held:
-            refuse_now(self._held.popleft()[1])
+            refuse_now(heapq.heappop(self._held)[2])
