@@ -7,6 +7,8 @@ import json
 import weakref
 from dataclasses import dataclass
 
+from google.protobuf.message import Message
+
 from cardarena.v1 import codec
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1.clocks import TimeControl
@@ -112,7 +114,6 @@ def _kept(finals: KeptBytes, info: spb.MatchInfo) -> bytes:
 
 
 MATCHES = spb.ListMatchesResponse.DESCRIPTOR.fields_by_name["matches"].number
-NEXT_PAGE_TOKEN = spb.ListMatchesResponse.DESCRIPTOR.fields_by_name["next_page_token"].number
 
 
 def listed_field(info: spb.MatchInfo) -> bytes:
@@ -120,10 +121,12 @@ def listed_field(info: spb.MatchInfo) -> bytes:
     return message_field(MATCHES, info.SerializeToString())
 
 
-def page_bytes(listed: list[bytes], next_page_token: str) -> bytes:
-    """A ``ListMatchesResponse`` as sent, from its matches' fields (:func:`listed_field`)."""
+def page_bytes(response: type[Message], listed: list[bytes], next_page_token: str) -> bytes:
+    """A page of a list (``ListMatchesResponse``, ``ListTournamentsResponse``) as sent, from
+    its items' fields, each framed already (:func:`listed_field`), and its token."""
     if next_page_token:
-        listed = [*listed, message_field(NEXT_PAGE_TOKEN, next_page_token.encode())]
+        token = response.DESCRIPTOR.fields_by_name["next_page_token"].number
+        listed = [*listed, message_field(token, next_page_token.encode())]
     return b"".join(listed)
 
 

@@ -155,7 +155,7 @@ class MatchService:
                     infos.append(item)
             elif wanted is None or item.info.status == wanted:
                 infos.append(listed_field(self.embargo.listed(item.hosted, item.info, context)))
-        return page_bytes(infos, token or "")
+        return page_bytes(spb.ListMatchesResponse, infos, token or "")
 
     @unary
     @gated

@@ -15,6 +15,7 @@ from ..hosting.subscribers import message_field
 from ..tournaments import Tournaments, tournament_info
 from ..tournaments.entrants import entrant_of
 from .access import Guard
+from .info import page_bytes
 from .reads import gated
 from .requests import bearer_token
 from .status import Context, Refused, streaming, unary
@@ -23,7 +24,6 @@ from .tournament_requests import MAX_CAPACITY, match_page, tournament_spec
 
 TOURNAMENT = tpb.GetTournamentResponse.DESCRIPTOR.fields_by_name["tournament"].number
 LISTED = tpb.ListTournamentsResponse.DESCRIPTOR.fields_by_name["tournaments"].number
-NEXT_PAGE_TOKEN = tpb.ListTournamentsResponse.DESCRIPTOR.fields_by_name["next_page_token"].number
 
 MAX_TOURNAMENT_PAGE = 100
 """Tournaments per ListTournaments page: an ended one never listed before is read back with
@@ -84,9 +84,7 @@ class TournamentService:
             page_size=size, page_token=request.page_token or None
         )
         fields = [message_field(LISTED, info) for info in await self.tournaments.listed(records)]
-        if token:
-            fields.append(message_field(NEXT_PAGE_TOKEN, token.encode()))
-        return b"".join(fields)
+        return page_bytes(tpb.ListTournamentsResponse, fields, token or "")
 
     @unary
     async def CancelTournament(

@@ -83,10 +83,11 @@ def test_an_ended_matchs_info_is_made_once_and_each_reader_gets_its_own_copy(
 
 def test_a_page_joined_from_kept_bytes_is_the_page_a_message_would_be() -> None:
     infos = [spb.MatchInfo(match_id=f"m{n}", last_seq=n * 300, seed=bytes(32)) for n in range(3)]
-    data = info_module.page_bytes([info_module.listed_field(i) for i in infos], "next-page")
+    listed = [info_module.listed_field(i) for i in infos]
+    data = info_module.page_bytes(spb.ListMatchesResponse, listed, "next-page")
     expected = spb.ListMatchesResponse(matches=infos, next_page_token="next-page")
     assert spb.ListMatchesResponse.FromString(data) == expected
-    assert info_module.page_bytes([], "") == b""
+    assert info_module.page_bytes(spb.ListMatchesResponse, [], "") == b""
 
 
 def test_ended_matches_are_listed_from_the_bytes_kept_and_unfinished_ones_are_not_kept(
