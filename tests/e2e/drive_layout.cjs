@@ -147,11 +147,21 @@ async function takeOver(context) {
   const out = { seat: await second.evaluate(() => document.body.dataset.seat || "") };
   await turn(second);
   const before = await second.evaluate(() => Number(document.body.dataset.seq));
-  await second.click("#my-hand button.legal >> nth=0", { position: CORNER });
-  // This seat's card and the three bots' (the hand may still show the old turn for a moment,
-  // so wait for the log to move on, bounded, rather than for the hand).
-  await second.waitForFunction((b) => Number(document.body.dataset.seq) >= b + 4, before, POLL)
-    .catch(() => {});
+  // This seat plays whenever it is its turn (its card may end a trick it wins, and it leads
+  // again with no bot having played) until the log has moved six entries on: a card, a
+  // trick's end and a lead of this seat's at most, so at least three of the bots' (the old
+  // tab's bots are gone: only the new tab's can have played them). Bounded.
+  const deadline = Date.now() + POLL.timeout;
+  let clicked = -1; // the entry last played on: the hand may show that turn a moment longer
+  while (Date.now() < deadline) {
+    const now = await second.evaluate(() => ({ seq: Number(document.body.dataset.seq), legal: Number(document.body.dataset.legal) }));
+    if (now.seq >= before + 6) break;
+    if (now.legal > 0 && now.seq !== clicked) {
+      clicked = now.seq;
+      try { await second.click("#my-hand button.legal >> nth=0", { timeout: 2000, position: CORNER }); } catch (error) { /* again */ }
+    }
+    await second.waitForTimeout(50);
+  }
   out.moved = (await second.evaluate(() => Number(document.body.dataset.seq))) - before;
   await second.close();
   return out;
