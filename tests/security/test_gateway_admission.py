@@ -427,6 +427,50 @@ def test_holds_are_jittered_and_answered_in_the_order_they_fall_due(
     assert answered == [2, 1, 0]
 
 
+def test_an_address_with_many_held_is_held_longer_and_no_one_else_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A flooder holding hundreds of connections in the hold came back at the delay's pace
+    with every one of them (the idle flood: ~850 accepts, 503s and reconnections a second). Its
+    next connection is held one delay longer for each ``HELD_STEP`` of its address's held, up
+    to ``MAX_STRETCH`` delays; another address refused meanwhile waits the delay, so it is
+    answered before the flooder's later ones, and a browser's handful stays near the delay."""
+    assert refusals.stretch(0) == 1.0
+    assert refusals.stretch(5) < 1.7  # a browser's six connections
+    assert refusals.stretch(10_000) == refusals.MAX_STRETCH
+    flood = 3 * refusals.HELD_STEP
+    answered: list[str] = []
+
+    async def scenario() -> None:
+        monkeypatch.setattr(refusals, "jittered", lambda delay: delay)
+        hold = RefusalHold(delay=0.1, capacity=64)
+        pairs = [(socket.socketpair(), "10.0.0.1") for _ in range(flood)]
+        pairs.append((socket.socketpair(), "10.0.0.2"))
+        try:
+            for (ours, _), host in pairs:
+                hold.refuse(ours, host)
+            assert hold.held_from("10.0.0.1") == flood and hold.held_from("10.0.0.2") == 1
+            started = time.monotonic()
+            while len(answered) < len(pairs):
+                await asyncio.sleep(0.01)
+                for (_, theirs), host in pairs:
+                    theirs.setblocking(False)
+                    with contextlib.suppress(BlockingIOError, OSError):
+                        if theirs.recv(1024).startswith(b"HTTP/1.1 503"):
+                            answered.append(host)
+                assert time.monotonic() - started < 10, "the hold never emptied"
+            assert hold.held_from("10.0.0.1") == 0 and len(hold) == 0
+        finally:
+            hold.close()
+            for (_, theirs), _host in pairs:
+                theirs.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), 20))
+    # The other address's one connection, refused last, is answered before the flooder's
+    # later half (held 2 to 4 delays).
+    assert answered.index("10.0.0.2") < flood // 2 + 1
+
+
 def test_the_hold_takes_no_more_file_descriptors_than_the_limit_leaves() -> None:
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     assert hold_capacity(256, wanted=10**9) == max(0, soft - 256 - FD_MARGIN)

@@ -19,6 +19,15 @@ jittered: held for exactly a second, a flood that came at once stayed in step, a
 connections were answered, reconnected and accepted together, once a second, a burst of the
 gateway's and the kernel's work the victim's slowest actions fell in (the idle flood: p99
 2.0-2.2x quiet in 60 s windows). Spread over a second, the same work is a steady trickle.
+
+An address refused again while many of its connections are held is held longer
+(:func:`stretch`): up to :data:`MAX_STRETCH` times the delay. A browser refused now and then
+(its six connections at most) waits about the delay; a flooder holding hundreds of
+connections in the hold does not come back faster for holding more. The number held is what
+the flood has open, however long each is held, so the longer hold costs no more file
+descriptors and cuts the rate of accepts, 503s and reconnections it drives in proportion:
+the idle flood's 40 addresses, about 20 connections each in the hold, are held about three
+seconds each.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ import itertools
 import random
 import resource
 import socket
+from collections import Counter
 from typing import Final
 
 REFUSAL_DELAY: Final = 1.0
@@ -43,6 +53,10 @@ GRANULARITY: Final = 0.05
 """The timer answers whatever is due within this much of its deadline, in one wake-up."""
 JITTER: Final = 0.25
 """A hold is the delay times a random factor from ``1 - JITTER`` to ``1 + JITTER``."""
+HELD_STEP: Final = 8
+"""Each this many connections of an address already held stretch its next hold by one delay."""
+MAX_STRETCH: Final = 4.0
+"""At most this many times the delay is a connection held."""
 
 BUSY: Final = (
     b"HTTP/1.1 503 Service Unavailable\r\nAccess-Control-Allow-Origin: *\r\n"
@@ -78,6 +92,12 @@ def raise_fd_limit(wanted: int) -> None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
 
 
+def stretch(held: int) -> float:
+    """How many delays a refused connection is held when ``held`` of its address's are:
+    about one for a browser's handful, growing with a flood's, at most :data:`MAX_STRETCH`."""
+    return min(MAX_STRETCH, 1.0 + held / HELD_STEP)
+
+
 def jittered(delay: float) -> float:
     """``delay`` give or take :data:`JITTER` of it (not a secret: any source will do)."""
     return delay * random.uniform(1 - JITTER, 1 + JITTER)
@@ -89,8 +109,10 @@ class RefusalHold:
     def __init__(self, delay: float = REFUSAL_DELAY, capacity: int = MAX_HELD) -> None:
         self.delay = delay
         self.capacity = capacity
-        self._held: list[tuple[float, int, socket.socket]] = []
-        """(deadline, arrival, connection): a heap, the next due first."""
+        self._held: list[tuple[float, int, socket.socket, str]] = []
+        """(deadline, arrival, connection, its address): a heap, the next due first."""
+        self._by_host: Counter[str] = Counter()
+        """How many connections of each address are held."""
         self._arrivals = itertools.count()
         self._timer: asyncio.TimerHandle | None = None
         self.answered_at_once = 0
@@ -99,16 +121,22 @@ class RefusalHold:
     def __len__(self) -> int:
         return len(self._held)
 
-    def refuse(self, conn: socket.socket) -> None:
-        """Answer ``conn`` 503 after the delay, or at once if the hold is full."""
+    def held_from(self, host: str) -> int:
+        """How many of ``host``'s connections are held."""
+        return self._by_host[host]
+
+    def refuse(self, conn: socket.socket, host: str = "") -> None:
+        """Answer ``conn`` (from the address ``host``) 503 after the delay, stretched by how
+        many of its address's are held, or at once if the hold is full."""
         if self.delay <= 0 or len(self._held) >= self.capacity:
             if self.delay > 0:
                 self.answered_at_once += 1
             refuse_now(conn)
             return
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + jittered(self.delay)
-        heapq.heappush(self._held, (deadline, next(self._arrivals), conn))
+        deadline = loop.time() + jittered(self.delay * stretch(self._by_host[host]))
+        heapq.heappush(self._held, (deadline, next(self._arrivals), conn, host))
+        self._by_host[host] += 1
         if self._timer is None or deadline + GRANULARITY < self._timer.when():
             if self._timer is not None:
                 self._timer.cancel()
@@ -119,7 +147,7 @@ class RefusalHold:
         now = loop.time() + GRANULARITY
         held = self._held
         while held and held[0][0] <= now:
-            refuse_now(heapq.heappop(held)[2])
+            self._answer(heapq.heappop(held))
         self._timer = loop.call_at(held[0][0] + GRANULARITY, self._answer_due) if held else None
 
     def close(self) -> None:
@@ -128,4 +156,11 @@ class RefusalHold:
             self._timer.cancel()
             self._timer = None
         while self._held:
-            refuse_now(heapq.heappop(self._held)[2])
+            self._answer(heapq.heappop(self._held))
+
+    def _answer(self, entry: tuple[float, int, socket.socket, str]) -> None:
+        _, _, conn, host = entry
+        refuse_now(conn)
+        self._by_host[host] -= 1
+        if not self._by_host[host]:
+            del self._by_host[host]
