@@ -94,17 +94,11 @@ class Admission:
     def __len__(self) -> int:
         return len(self.slots)
 
-    @staticmethod
-    def counted(peer: str) -> str:
-        """The address ``peer`` counts as: itself, or an IPv6 client's /64."""
-        address = ip_address(peer)
-        return peer if address is None else counted_text(address)
-
     def admit(self, peer: str) -> Slot | Refusal:
         """A slot for a new connection from the address ``peer`` (idle until its first head
         arrives), having shed an idle one if the gateway was full; or why it is refused."""
-        host = self.counted(peer)
         address = ip_address(peer)
+        host = peer if address is None else counted_text(address)
         trusted = address is not None and self.proxies.trusts(address)
         if not trusted and self._over_share(host):
             self.refused["share"] += 1

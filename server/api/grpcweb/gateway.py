@@ -201,7 +201,7 @@ class GrpcWebGateway:
                 reason=slot,
                 held=len(self.refusals),
             )
-            self.refusals.refuse(conn, self.admission.counted(host))
+            self.refusals.refuse(conn)
             return
         task = asyncio.create_task(self._open(conn, slot))
         slot.shed = task.cancel

@@ -20,14 +20,16 @@ connections were answered, reconnected and accepted together, once a second, a b
 gateway's and the kernel's work the victim's slowest actions fell in (the idle flood: p99
 2.0-2.2x quiet in 60 s windows). Spread over a second, the same work is a steady trickle.
 
-An address refused again while many of its connections are held is held longer
-(:func:`stretch`): up to :data:`MAX_STRETCH` times the delay. A browser refused now and then
-(its six connections at most) waits about the delay; a flooder holding hundreds of
-connections in the hold does not come back faster for holding more. The number held is what
-the flood has open, however long each is held, so the longer hold costs no more file
-descriptors and cuts the rate of accepts, 503s and reconnections it drives in proportion:
-the idle flood's 40 addresses, about 20 connections each in the hold, are held about three
-seconds each.
+The more connections are held, the longer each new one is (:func:`stretch`): one delay more
+for each :data:`HELD_STEP` held, up to :data:`MAX_STRETCH` delays, and its ``Retry-After``
+says so. A refusal now and then waits about the delay. Under a flood the number held is what
+the flood has open, however long each waits, so a longer hold costs no more file descriptors
+and cuts in proportion the accepts, 503s and reconnections the flood drives: the idle
+flood's 1,100 connections from 250 addresses (about four each, as many browsers would
+hold), some 850 of them held at any time, came back about 900 times a second held a second
+each, and about a quarter as often held four. Counting per address would not have slowed
+them: spread over 250 addresses, each held about as many as one browser opens. A browser
+refused during such a flood (it would be refused again at once) hears so later.
 """
 
 from __future__ import annotations
@@ -39,7 +41,6 @@ import itertools
 import random
 import resource
 import socket
-from collections import Counter
 from typing import Final
 
 REFUSAL_DELAY: Final = 1.0
@@ -53,23 +54,32 @@ GRANULARITY: Final = 0.05
 """The timer answers whatever is due within this much of its deadline, in one wake-up."""
 JITTER: Final = 0.25
 """A hold is the delay times a random factor from ``1 - JITTER`` to ``1 + JITTER``."""
-HELD_STEP: Final = 8
-"""Each this many connections of an address already held stretch its next hold by one delay."""
-MAX_STRETCH: Final = 4.0
+HELD_STEP: Final = 256
+"""Each this many connections held stretch the next hold by one delay (the default cap on
+admitted connections: a hold that full is a flood's)."""
+MAX_STRETCH: Final = 4
 """At most this many times the delay is a connection held."""
 
-BUSY: Final = (
-    b"HTTP/1.1 503 Service Unavailable\r\nAccess-Control-Allow-Origin: *\r\n"
-    b"Retry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-)
-"""Written straight to a connection refused admission, which is never read."""
+
+def busy(retry_after: int) -> bytes:
+    """The 503 written straight to a connection refused admission, which is never read."""
+    return (
+        b"HTTP/1.1 503 Service Unavailable\r\nAccess-Control-Allow-Origin: *\r\n"
+        b"Retry-After: %d\r\nContent-Length: 0\r\nConnection: close\r\n\r\n" % retry_after
+    )
 
 
-def refuse_now(conn: socket.socket) -> None:
-    """Answer 503 and close ``conn`` (a write that fails, the client gone, is no matter)."""
+BUSY: Final = tuple(busy(seconds) for seconds in range(MAX_STRETCH * 2 + 2))
+"""The 503 by its ``Retry-After``, in whole seconds (each answer is one of a few)."""
+
+
+def refuse_now(conn: socket.socket, retry_after: float = REFUSAL_DELAY) -> None:
+    """Answer 503 and close ``conn`` (a write that fails, the client gone, is no matter),
+    asking it to wait ``retry_after`` seconds (rounded, at least one) before it tries again."""
+    answer = BUSY[min(len(BUSY) - 1, max(1, round(retry_after)))]
     with contextlib.suppress(OSError):
         conn.setblocking(False)
-        conn.send(BUSY)
+        conn.send(answer)
     conn.close()
 
 
@@ -93,9 +103,9 @@ def raise_fd_limit(wanted: int) -> None:
 
 
 def stretch(held: int) -> float:
-    """How many delays a refused connection is held when ``held`` of its address's are:
-    about one for a browser's handful, growing with a flood's, at most :data:`MAX_STRETCH`."""
-    return min(MAX_STRETCH, 1.0 + held / HELD_STEP)
+    """How many delays a refused connection is held while ``held`` others are: about one
+    while few are, growing with a flood, at most :data:`MAX_STRETCH`."""
+    return min(float(MAX_STRETCH), 1.0 + held / HELD_STEP)
 
 
 def jittered(delay: float) -> float:
@@ -109,10 +119,8 @@ class RefusalHold:
     def __init__(self, delay: float = REFUSAL_DELAY, capacity: int = MAX_HELD) -> None:
         self.delay = delay
         self.capacity = capacity
-        self._held: list[tuple[float, int, socket.socket, str]] = []
-        """(deadline, arrival, connection, its address): a heap, the next due first."""
-        self._by_host: Counter[str] = Counter()
-        """How many connections of each address are held."""
+        self._held: list[tuple[float, int, socket.socket, float]] = []
+        """(deadline, arrival, connection, how long it was held): a heap, the next due first."""
         self._arrivals = itertools.count()
         self._timer: asyncio.TimerHandle | None = None
         self.answered_at_once = 0
@@ -121,22 +129,18 @@ class RefusalHold:
     def __len__(self) -> int:
         return len(self._held)
 
-    def held_from(self, host: str) -> int:
-        """How many of ``host``'s connections are held."""
-        return self._by_host[host]
-
-    def refuse(self, conn: socket.socket, host: str = "") -> None:
-        """Answer ``conn`` (from the address ``host``) 503 after the delay, stretched by how
-        many of its address's are held, or at once if the hold is full."""
+    def refuse(self, conn: socket.socket) -> None:
+        """Answer ``conn`` 503 after the delay, stretched by how many are held, or at once if
+        the hold is full."""
         if self.delay <= 0 or len(self._held) >= self.capacity:
             if self.delay > 0:
                 self.answered_at_once += 1
-            refuse_now(conn)
+            refuse_now(conn, self.delay * MAX_STRETCH)
             return
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + jittered(self.delay * stretch(self._by_host[host]))
-        heapq.heappush(self._held, (deadline, next(self._arrivals), conn, host))
-        self._by_host[host] += 1
+        hold = jittered(self.delay * stretch(len(self._held)))
+        deadline = loop.time() + hold
+        heapq.heappush(self._held, (deadline, next(self._arrivals), conn, hold))
         if self._timer is None or deadline + GRANULARITY < self._timer.when():
             if self._timer is not None:
                 self._timer.cancel()
@@ -147,7 +151,8 @@ class RefusalHold:
         now = loop.time() + GRANULARITY
         held = self._held
         while held and held[0][0] <= now:
-            self._answer(heapq.heappop(held))
+            _, _, conn, hold = heapq.heappop(held)
+            refuse_now(conn, hold)
         self._timer = loop.call_at(held[0][0] + GRANULARITY, self._answer_due) if held else None
 
     def close(self) -> None:
@@ -156,11 +161,4 @@ class RefusalHold:
             self._timer.cancel()
             self._timer = None
         while self._held:
-            self._answer(heapq.heappop(self._held))
-
-    def _answer(self, entry: tuple[float, int, socket.socket, str]) -> None:
-        _, _, conn, host = entry
-        refuse_now(conn)
-        self._by_host[host] -= 1
-        if not self._by_host[host]:
-            del self._by_host[host]
+            refuse_now(heapq.heappop(self._held)[2])
