@@ -36,8 +36,9 @@ its own, four a second) not answered within 5 s. Each flood runs in a process of
 * ``ended``: ``--readers`` callers loop ``ListMatches(page_size=100)`` and ``GetMatchLog`` of
   the matches ended by ``--fill`` s of closed-loop play before the windows (29.3);
 * ``bodies``: 8 callers send 16 MiB requests to the gRPC port, 8 to the gateway (29.4);
-* ``idle``: ``--idle`` gateway connections from ``--addresses`` addresses sending nothing,
-  each opened again as soon as it is closed or refused (29.5);
+* ``idle``: ``--idle`` gateway connections from 250 loopback addresses (about four each, as
+  many browsers would hold) sending nothing, each opened again as soon as it is closed, or
+  50 ms after a 503 whatever its ``Retry-After`` asks (29.5);
 * ``bothost``: the server benchmark's bot host (``scripts/bench``), ``--host-matches``
   matches of four seats on one ``Play`` stream each from one address, paced at ``--host-rate``
   actions/s per match; its set-up and play errors are its refusals (29.6). It cancels its
@@ -743,7 +744,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--repeats", type=int, default=1, help="run every window this many times (1)")
     add("--think", type=float, default=20.0, help="victim's ms before each action (20)")
     add("--readers", type=int, default=8, help="concurrent readers: tournaments, ended (8)")
-    add("--addresses", type=int, default=40, help="loopback addresses of a flood (40)")
+    add("--addresses", type=int, default=40, help="loopback addresses of the spectators flood (40)")
     add("--streams", type=int, default=16, help="spectator streams per address (16)")
     add("--idle", type=int, default=1100, help="idle gateway connections (1100)")
     add("--host-matches", type=int, default=200, help="the bot host's matches (200)")
