@@ -12,6 +12,10 @@ wire format merges them into one message); its signed brief, and the summary
 ``ListTournaments`` shows, likewise. Once kept, a call costs a dictionary lookup per chunk and
 a join. Bounded in bytes, the least recently read dropped first (:mod:`..kept`); the brief of
 a tournament whose director is in memory is kept with it as well (``Director.signed``).
+
+Readers of a tournament whose lines are not kept yet make them one at a time: a thousand
+people opening the page of a tournament that has just ended would each have made its first
+chunks (and read their rows) at once; the first makes them, the others find them kept.
 """
 
 from __future__ import annotations
@@ -47,6 +51,14 @@ MATCHES = tpb.TournamentInfo.DESCRIPTOR.fields_by_name["matches"].number
 
 MakeLines = Callable[[range], Awaitable[Sequence[tpb.TournamentMatch]]]
 """Makes the lines of the plan indices given (from the director, or from the store)."""
+
+
+@dataclass(slots=True)
+class Making:
+    """The readers of one tournament making (or waiting to make) lines not kept."""
+
+    lock: asyncio.Lock
+    readers: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,28 +116,29 @@ class Finals:
         self.summaries = KeptBytes(summaries_bytes)
         """Each one's summary as ``ListTournaments`` lists it (its ``tournament`` row)."""
         self._runs: Kept[Run] = Kept(lines_bytes)
+        self._making: dict[str, Making] = {}
+        """By tournament id, while any of its readers makes lines or waits to."""
 
     async def lines(
         self, tournament_id: str, planned: int, indices: range, make: MakeLines
     ) -> bytes:
         """The framed lines ``indices`` (within ``range(planned)``) of the final tournament
         ``tournament_id``: those not kept made by ``make`` in one call (a read of the store
-        is a batch), then serialized a chunk per turn of the event loop."""
+        is a batch), one reader of the tournament at a time."""
         if not indices:
             return b""
         chunks = range(indices.start // CHUNK, (indices.stop - 1) // CHUNK + 1)
         runs = {chunk: self._runs.get((tournament_id, chunk)) for chunk in chunks}
-        missing = [chunk for chunk, run in runs.items() if run is None]
-        if missing:
-            span = range(missing[0] * CHUNK, min(planned, (missing[-1] + 1) * CHUNK))
-            made = await make(span)
-            if len(made) != len(span):  # kept short, it would shorten every later page
-                raise RuntimeError(f"{len(made)} lines made for the {len(span)} of {span}")
-            for chunk in missing:
-                first = chunk * CHUNK - span.start
-                runs[chunk] = fresh = Run.of(made[first : first + CHUNK])
-                self._runs.keep((tournament_id, chunk), fresh)
-                await asyncio.sleep(0)
+        if None in runs.values():
+            making = self._making.setdefault(tournament_id, Making(asyncio.Lock()))
+            making.readers += 1
+            try:
+                async with making.lock:  # what another reader made meanwhile is kept
+                    await self._make(tournament_id, planned, runs, make)
+            finally:
+                making.readers -= 1
+                if not making.readers:
+                    del self._making[tournament_id]
         parts = []
         for chunk, kept in runs.items():
             assert kept is not None
@@ -134,3 +147,24 @@ class Finals:
                 kept.between(max(indices.start - base, 0), min(indices.stop - base, len(kept.ends)))
             )
         return b"".join(parts)
+
+    async def _make(
+        self, tournament_id: str, planned: int, runs: dict[int, Run | None], make: MakeLines
+    ) -> None:
+        """Fill in ``runs``' missing chunks: from what is kept now, else made by ``make`` in
+        one call, serialized a chunk per turn of the event loop, and kept."""
+        for chunk, run in runs.items():
+            if run is None:
+                runs[chunk] = self._runs.get((tournament_id, chunk))
+        missing = [chunk for chunk, run in runs.items() if run is None]
+        if not missing:
+            return
+        span = range(missing[0] * CHUNK, min(planned, (missing[-1] + 1) * CHUNK))
+        made = await make(span)
+        if len(made) != len(span):  # kept short, it would shorten every later page
+            raise RuntimeError(f"{len(made)} lines made for the {len(span)} of {span}")
+        for chunk in missing:
+            first = chunk * CHUNK - span.start
+            runs[chunk] = fresh = Run.of(made[first : first + CHUNK])
+            self._runs.keep((tournament_id, chunk), fresh)
+            await asyncio.sleep(0)

@@ -7,6 +7,7 @@ chunk at a time, and kept; a page is their bytes joined after its brief's."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,51 @@ def test_a_kept_chunk_is_not_made_again_and_tournaments_do_not_share_lines() -> 
         await finals.lines("b", PLANNED, range(10, 20), maker("b"))
         assert made[2] == ("b", range(CHUNK))
         assert await finals.lines("a", PLANNED, range(5, 5), maker("a")) == b""
+
+    run(scenario())
+
+
+def test_readers_asking_at_once_for_lines_not_kept_make_them_once() -> None:
+    """A tournament that has just ended, its page opened by many at once: the first reader
+    makes its lines (a read of the store, as a rule), the others wait and find them kept; a
+    reader of other chunks of it makes only those, a reader of another tournament does not
+    wait; a make that fails fails its own reader only."""
+    made: list[tuple[str, range]] = []
+    gate = asyncio.Event()
+
+    def maker(name: str, fail: bool = False) -> Any:
+        async def make(span: range) -> list[tpb.TournamentMatch]:
+            made.append((name, span))
+            await gate.wait()  # slow, as a read of the store is
+            if fail:
+                raise OSError("the store is gone")
+            return lines_of(span)
+
+        return make
+
+    async def scenario() -> None:
+        finals = Finals()
+        whole = tpb.TournamentInfo(matches=lines_of(range(2 * CHUNK))).SerializeToString()
+        failing = asyncio.create_task(finals.lines("a", PLANNED, range(CHUNK), maker("a", True)))
+        await asyncio.sleep(0)
+        readers = [
+            asyncio.create_task(finals.lines("a", PLANNED, range(2 * CHUNK), maker("a")))
+            for _ in range(20)
+        ]
+        other = asyncio.create_task(finals.lines("b", PLANNED, range(CHUNK), maker("b")))
+        await asyncio.sleep(0.01)
+        assert made == [("a", range(CHUNK)), ("b", range(CHUNK))]  # the rest wait
+        gate.set()
+        with pytest.raises(OSError):
+            await failing
+        assert all(page == whole for page in await asyncio.gather(*readers))
+        await other
+        assert made[2:] == [("a", range(2 * CHUNK))], "made once for the twenty readers"
+        later = await finals.lines("a", PLANNED, range(CHUNK, 3 * CHUNK), maker("a"))
+        pages = tpb.TournamentInfo(matches=lines_of(range(CHUNK, 3 * CHUNK)))
+        assert later == pages.SerializeToString()
+        assert made[3] == ("a", range(2 * CHUNK, 3 * CHUNK)), "only the chunk not kept"
+        assert not finals._making  # nothing kept for readers gone
 
     run(scenario())
 
