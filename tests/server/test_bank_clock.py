@@ -28,8 +28,10 @@ from .stepped_time import SteppedTime
 BANK = TimeControl(bank_ms=3000, increment_ms=100)
 
 
-async def clocked(store: SqliteStore, control: TimeControl) -> tuple[HostedMatch, SteppedTime]:
-    hosted = await Arena(store).create("triathlon", 3, None, control=control)
+async def clocked(
+    store: SqliteStore, control: TimeControl, game: str = "triathlon"
+) -> tuple[HostedMatch, SteppedTime]:
+    hosted = await Arena(store).create(game, 3, None, control=control)
     stepped = SteppedTime()
     hosted.clock = MoveClock(control.move_ms, stepped)
     await seat_everyone(hosted)
@@ -107,14 +109,17 @@ async def logged(hosted: HostedMatch) -> spb.GetMatchLogResponse:
 def test_a_round_budget_is_renewed_each_round(tmp_path: Path) -> None:
     async def main() -> None:
         async with SqliteStore(tmp_path / "store.db") as store:
-            hosted, stepped = await clocked(store, TimeControl(round_ms=5000))
+            # Pentathlon: its rounds are fixed, so a second one always comes (a Triathlon may
+            # end after its first deal, with one player's three feats, and renew nothing).
+            hosted, stepped = await clocked(store, TimeControl(round_ms=5000), "pentathlon")
             seat = hosted.engine.to_act
             assert seat is not None
             await stepped.advance(2.0)
             await act(hosted)
             assert hosted.banks.round[seat] == 3000
             round_now = hosted.engine.round_index
-            while hosted.running and hosted.engine.round_index == round_now:
+            while hosted.engine.round_index == round_now:
+                assert hosted.running, "the match ended in its first round"
                 await act(hosted)
             assert hosted.banks.round == [5000, 5000, 5000]
             hosted.clock.stop()
