@@ -350,7 +350,13 @@ class HostedMatch(Timing):
     ) -> None:
         """An action that is no action at all (it does not decode): refused like an illegal
         one, and a fault of the seat to act if it answered the current seq. The log keeps it
-        as :func:`~.faults.as_recorded` bounds it, not as sent."""
+        as :func:`~.faults.as_recorded` bounds it, not as sent. Run to completion, as an
+        action is: a caller that hangs up mid-write must not leave the match behind its log."""
+        await to_completion(self._refuse_malformed(seat, action, expected_seq, detail))
+
+    async def _refuse_malformed(
+        self, seat: int, action: pb.Action, expected_seq: int, detail: str
+    ) -> None:
         async with self.lock:
             if self.owned and self.running and expected_seq == self.last_seq:
                 await self._refused(seat, as_recorded(action), detail)

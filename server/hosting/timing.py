@@ -26,6 +26,10 @@ from .clock import MoveClock, Reconnection
 from .ending import Ending
 from .subscribers import turn_after
 
+RETRY_MS = 1000
+"""After a time-out the store did not take, the least wait before the clock plays the seat
+again: a store that refuses every write is retried, not hammered."""
+
 _ACTIONS: dict[int, pb.Action] = {}
 """Each action as a message, made once per process (a few hundred at most, one per card and
 kind of action): a YourTurn copies its legal actions from here, in half the time that making
@@ -123,9 +127,9 @@ class Timing(Ending):
             self.returning.clear()  # the window is one for every seat: it has closed
         return left
 
-    def _rearm_clock(self) -> None:
+    def _rearm_clock(self, *, at_least_ms: int = 0) -> None:
         """A new turn: the seat to act's allowance, or none at all for a seat that forfeited
-        (the server plays it at once)."""
+        (the server plays it at once); ``at_least_ms`` after a time-out the store refused."""
         self.clock.stop()
         self._turn += 1
         seat = self.engine.to_act
@@ -133,7 +137,7 @@ class Timing(Ending):
             return
         turn = self._turn
         if self.faults.forfeited[seat]:
-            self.clock.start(lambda: self._expire(turn), delay_ms=0)
+            self.clock.start(lambda: self._expire(turn), delay_ms=at_least_ms)
             return
         allowed = self.banks.allowance_ms(seat)
         if allowed is None:
@@ -141,7 +145,7 @@ class Timing(Ending):
         window = self._window_ms(seat)
         self._turn_started, self._armed = self.clock.keeper.now(), turn
         self._turn_allowed, self._turn_window = allowed, window
-        self.clock.start(lambda: self._expire(turn), delay_ms=allowed + window)
+        self.clock.start(lambda: self._expire(turn), delay_ms=max(allowed + window, at_least_ms))
 
     def charge(self, entries: list[pb.Event], seat: int) -> None:
         """Write on ``seat``'s action entry (the first of ``entries``) the time it took since
@@ -156,14 +160,26 @@ class Timing(Ending):
         entry.think_ms = max(0, elapsed - self._turn_window)
 
     async def _expire(self, turn: int) -> None:
+        """The seat to act ran out of time: the server plays its default action. A write
+        whose outcome this process could not know leaves the match out of step with its log
+        (:meth:`_recover`): the log is read again first, as before an action, so a time-out
+        is never played on a state the log does not have. If the store takes neither, the
+        clock runs again (after :data:`RETRY_MS` at least): a match is never left waiting
+        for a time-out nobody will play."""
         async with self.lock:
-            seat = self.engine.to_act
-            if turn != self._turn or not self.owned or not self.running or seat is None:
+            if turn != self._turn or not self.owned or not self.running:
                 return
-            events = self.engine.apply(seat, self.engine.default_action())
-            metrics.ACTIONS.inc()
-            self.log.info("timed_out", seat=seat)
             try:
+                if self._out_of_step:
+                    await self._resync()
+                seat = self.engine.to_act
+                if turn != self._turn or not self.owned or not self.running or seat is None:
+                    return  # the log moved on (a write of its own that landed re-armed it)
+                events = self.engine.apply(seat, self.engine.default_action())
+                metrics.ACTIONS.inc()
+                self.log.info("timed_out", seat=seat)
                 await self._record(events, request_id=None, seat=seat, timed_out=True)
             except (LeaseLost, StoreError) as error:  # rebuilt from the store; nothing to answer
                 self.log.warning("timeout_not_recorded", error=str(error))
+                if turn == self._turn:  # nothing the store held re-armed it
+                    self._rearm_clock(at_least_ms=RETRY_MS)
