@@ -78,7 +78,7 @@ class PlayCall:
 
     async def run(self) -> AsyncIterator[spb.PlayResponse | bytes]:
         opening = await self._opening()
-        hosted = await self.service.arena.get(opening.match_id)
+        hosted = await self.service.opened_on(opening.match_id, opening.seat, self.context)
         check_seat(hosted, opening.seat)
         authorize(hosted, opening.seat, self.context)
         events = self.service.streams.events(

@@ -57,6 +57,7 @@ from .requests import (
     check_seat,
     check_secret,
     check_text,
+    credential,
     parsed,
     reservations,
 )
@@ -361,6 +362,23 @@ class MatchService:
 
     # -- streams -------------------------------------------------------------------------
 
+    async def opened_on(self, match_id: str, seat: int | None, context: Context) -> HostedMatch:
+        """The match a stream opens on, as ``seat`` (``None``: a spectator). One this process
+        does not hold (an ended match it let go of, one another replica writes) is first read
+        from the store and replayed, a whole log on the event loop, before a token could be
+        checked against it in memory: a caller that does not hold the seat by the store's
+        record takes its turn at the read gate for that, as GetMatch's readers do, so that
+        opening streams on old matches in a loop cannot hold every match's loop. A match held
+        here costs nothing to open, and the seat's own player never waits at the gate."""
+        if match_id in self.arena.matches:
+            return await self.arena.get(match_id)
+        if seat is not None and await self.arena.holds_stored_seat(
+            match_id, seat, credential(context)
+        ):
+            return await self.arena.get(match_id)
+        async with self.guard.reading(context):
+            return await self.arena.get(match_id)
+
     @streaming
     def Play(
         self, requests: AsyncIterator[spb.PlayRequest | Undecodable], context: Context
@@ -408,7 +426,7 @@ class MatchService:
         """The stream of a match's events as ``seat`` (``None``: a spectator) may see them, as
         messages of ``kind``: what StreamEvents and WatchMatch answer (``batched``: a
         seat's writes each on one message, a spectator's paced batches)."""
-        hosted = await self.arena.get(match_id)
+        hosted = await self.opened_on(match_id, seat, context)
         if seat is not None:
             check_seat(hosted, seat)
             authorize(hosted, seat, context)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import hashlib
+import hmac
 import json
 import secrets
 import time
@@ -291,6 +292,17 @@ class Arena:
     def holds_seat(self, token: str | None) -> bool:
         """Whether ``token`` is a seat's of a running match here (it proves who calls)."""
         return token is not None and token_hash(token) in self.seated
+
+    async def holds_stored_seat(self, match_id: str, seat: int, token: str | None) -> bool:
+        """Whether ``token`` is ``seat``'s of ``match_id`` as the store keeps it (constant
+        time): proof enough to load a match this process does not hold, for its own player."""
+        if not token:
+            return False
+        digest = token_hash(token)
+        return any(
+            stored.seat == seat and hmac.compare_digest(stored.token_hash, digest)
+            for stored in await self.store.get_seats(match_id)
+        )
 
     def _count(self, match_id: str, status: str | None) -> None:
         """Move one match between the status counts (``None``: no longer hosted): O(1), so
