@@ -317,6 +317,14 @@ def _tell_created(
         else "invitations above (secret: each holds its entrant's key)"
     )
     say = f"cardarena tournament {{}} {info.tournament_id} --server {args.server}"
+    # Cancelling needs a credential: the one this command was given, as a file (a token from
+    # the environment works as it is; a token given as a flag is not repeated on the screen).
+    if args.creator_secret_file is not None:
+        credential = f" --creator-secret-file {args.creator_secret_file}"
+    elif getattr(args, "admin_token_file", None) is not None:
+        credential = f" --admin-token-file {args.admin_token_file}"
+    else:
+        credential = ""
     lines = [
         f"tournament {info.tournament_id} created on {args.server}: {info.game},"
         f" {info.players} players, {len(info.entrants)} entrants, {_count(info.deals, 'deal')},"
@@ -325,7 +333,7 @@ def _tell_created(
         f" {closes.strftime('%H:%M:%S')} UTC at the latest",
         where,
         f"follow it: {say.format('watch')}; now: {say.format('status')};"
-        f" end it: {say.format('cancel')}",
+        f" end it: {say.format('cancel')}{credential}",
     ]
     for line in lines:
         print(line, file=sys.stderr)

@@ -300,3 +300,27 @@ def test_the_launcher_without_a_template_sends_its_fields() -> None:
     (sent,) = client.sent
     assert (sent.game, sent.deals, sent.time_control.move_ms) == ("triathlon", 3, 10_000)
     assert sent.fault_policy.forfeit_after == 3 and sent.entry_ms == ENTRY_MS
+
+
+@pytest.mark.parametrize(
+    ("given", "hint"),
+    [
+        ({"creator_secret_file": Path("cup.secret")}, " --creator-secret-file cup.secret"),
+        ({"admin_token_file": Path("admin-token")}, " --admin-token-file admin-token"),
+        ({}, ""),  # a token from the environment: the hinted command finds it there too
+    ],
+)
+def test_the_cancel_hint_names_the_credential_create_was_given(
+    capsys: pytest.CaptureFixture[str], given: dict[str, Path], hint: str
+) -> None:
+    """The hint once said `cardarena tournament cancel ID --server S` alone, which a locked
+    server refuses (UNAUTHENTICATED): it names the file that holds the credential now."""
+    args = argparse.Namespace(
+        server="127.0.0.1:50051",
+        creator_secret_file=given.get("creator_secret_file"),
+        admin_token_file=given.get("admin_token_file"),
+    )
+    info = tpb.TournamentInfo(tournament_id="t1", game="triathlon", players=3)
+    competition._tell_created(info, args, [], [])
+    said = capsys.readouterr().err
+    assert f"end it: cardarena tournament cancel t1 --server 127.0.0.1:50051{hint}\n" in said
