@@ -321,7 +321,7 @@ def _tell_created(
     # the environment works as it is; a token given as a flag is not repeated on the screen).
     if args.creator_secret_file is not None:
         credential = f" --creator-secret-file {args.creator_secret_file}"
-    elif getattr(args, "admin_token_file", None) is not None:
+    elif args.admin_token_file is not None:
         credential = f" --admin-token-file {args.admin_token_file}"
     else:
         credential = ""

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 
 from cardarena.server.api.limits import TrustedProxies
+from cardarena.server.api.reads import ReadGate
 from cardarena.server.app import ServeConfig, Server
 from cardarena.server.hosting import HostedMatch
 from cardarena.v1 import codec, service_pb2_grpc
@@ -310,3 +311,37 @@ async def play_seat(
 async def play_out_over_play(address: str, table: Table) -> None:
     """Play every seat of ``table`` over Play until the match ends."""
     await asyncio.gather(*(play_seat(address, table, s) for s in range(table.players)))
+
+
+QUICK = 5.0
+"""A read that is served must be served within this (the scenarios hold nothing else)."""
+
+
+@contextlib.asynccontextmanager
+async def gate_held(server: Server) -> AsyncIterator[ReadGate]:
+    """The read gate held by someone else's read until the block ends (a test that checks
+    who waits at it, and who does not)."""
+    gate = server.service.guard.reads
+    held, done = asyncio.Event(), asyncio.Event()
+
+    async def hold() -> None:
+        async with gate.turn("someone else"):
+            held.set()
+            await done.wait()
+
+    task = asyncio.create_task(hold())
+    await asyncio.wait_for(held.wait(), QUICK)
+    try:
+        yield gate
+    finally:
+        done.set()
+        await asyncio.wait_for(task, QUICK)
+
+
+async def whole(gate: ReadGate) -> None:
+    """Wait until the gate is free, nothing waits, and no address has a queue."""
+
+    def free() -> bool | None:
+        return (not gate._running and gate.waiting == 0 and not gate._queues) or None
+
+    await eventually(free, what="the read gate to be free and empty")

@@ -9,8 +9,7 @@ checks that the gate is whole again: not running, nothing waiting, the next read
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,48 +33,20 @@ from cardarena.v1 import tournament_pb2 as tpb
 from ..calls import auth, run
 from ..waiting import eventually
 from .support import (
+    QUICK,
     address_of,
     channel_to,
     create_table,
     failure,
+    gate_held,
     play_hosted_to_end,
     play_out_over_play,
     secret,
     served,
+    whole,
 )
 
 OPERATOR = secret()
-QUICK = 5.0
-"""A read that is served must be served within this (the scenarios hold nothing else)."""
-
-
-@contextlib.asynccontextmanager
-async def gate_held(server: Server) -> AsyncIterator[ReadGate]:
-    """The gate held by someone else's read until the block ends."""
-    gate = server.service.guard.reads
-    held, done = asyncio.Event(), asyncio.Event()
-
-    async def hold() -> None:
-        async with gate.turn("someone else"):
-            held.set()
-            await done.wait()
-
-    task = asyncio.create_task(hold())
-    await asyncio.wait_for(held.wait(), QUICK)
-    try:
-        yield gate
-    finally:
-        done.set()
-        await asyncio.wait_for(task, QUICK)
-
-
-async def whole(gate: ReadGate) -> None:
-    """Wait until the gate is free, nothing waits, and no address has a queue."""
-
-    def free() -> bool | None:
-        return (not gate._running and gate.waiting == 0 and not gate._queues) or None
-
-    await eventually(free, what="the read gate to be free and empty")
 
 
 async def served_promptly(server: Server) -> None:

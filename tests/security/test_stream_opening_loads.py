@@ -23,8 +23,17 @@ from cardarena.v1 import service_pb2 as spb
 
 from ..calls import auth, run
 from ..waiting import eventually
-from .support import address_of, channel_to, create_table, play_hosted_to_end, secret, served
-from .test_read_gate_attacks import QUICK, gate_held, whole
+from .support import (
+    QUICK,
+    address_of,
+    channel_to,
+    create_table,
+    gate_held,
+    play_hosted_to_end,
+    secret,
+    served,
+    whole,
+)
 
 if TYPE_CHECKING:
     from cardarena.v1.service_pb2_grpc import MatchServiceAsyncStub
