@@ -9,8 +9,8 @@ p99 several times its quiet figure in the windows where that happened most. Here
 entries are read and projected once, each kept as a :class:`Told` whose message bytes are
 made once and sent to every spectator (``Told.wire``), and each later stream reads only what
 was appended since. The history is dropped when the match's last spectator leaves, so memory
-grows only with the matches being watched. A seat sees its own cards: its stream reads its
-history the same way, into a log of its own that it drops once sent.
+grows only with the matches being watched. A seat sees its own cards: its stream reads the
+entries it asked for the same way, for itself alone, and drops them once sent.
 """
 
 from __future__ import annotations
@@ -27,10 +27,8 @@ from ..hosting import HostedMatch, PbProjector, Told, project_for
 
 @dataclass(eq=False)
 class ProjectedLog:
-    """Entries 1.. of one match as ``seat`` sees them (``None``: a spectator; ``told[i]``
-    holds seq ``i + 1``)."""
+    """Entries 1.. of one match as its spectators see it (``told[i]`` holds seq ``i + 1``)."""
 
-    seat: int | None = None
     told: list[Told] = field(default_factory=list)
     projector: PbProjector = field(default_factory=PbProjector)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -44,13 +42,36 @@ class ProjectedLog:
         async with self.lock:
             have = len(self.told)
             if have < seq:
-                for item in await hosted.read_log(after_seq=have, limit=seq - have):
-                    if item.seq != len(self.told) + 1:  # the store is gap-free: never
-                        raise RuntimeError(f"log of {hosted.match_id} read out of order")
-                    stored = pb.Event.FromString(item.payload)
-                    seen = project_for(stored, self.seat, self.projector)
-                    self.told.append(Told(seen, None, item.payload if seen is stored else None))
+                self.told += await projected(hosted, None, self.projector, have, seq)
         return self.told[after_seq:seq]
+
+
+async def seat_history(
+    hosted: HostedMatch, seat: int | None, after_seq: int, seq: int
+) -> list[Told]:
+    """The entries after ``after_seq`` up to ``seq`` as ``seat`` sees them, for one stream:
+    read from ``after_seq`` on, not from the log's start (a seat resuming a long match a few
+    entries behind reads those few), the round's rule on passes taken from the match's own
+    record of its rounds."""
+    if after_seq >= seq:
+        return []
+    projector = PbProjector(hosted.readers.voluntary_at(after_seq))
+    return await projected(hosted, seat, projector, after_seq, seq)
+
+
+async def projected(
+    hosted: HostedMatch, seat: int | None, projector: PbProjector, after_seq: int, seq: int
+) -> list[Told]:
+    """The stored entries after ``after_seq`` up to ``seq``, each projected for ``seat``
+    (``projector`` follows the rounds from ``after_seq`` on) and kept as a :class:`Told`."""
+    told: list[Told] = []
+    for item in await hosted.read_log(after_seq=after_seq, limit=seq - after_seq):
+        if item.seq != after_seq + len(told) + 1:  # the store is gap-free: never
+            raise RuntimeError(f"log of {hosted.match_id} read out of order")
+        stored = pb.Event.FromString(item.payload)
+        seen = project_for(stored, seat, projector)
+        told.append(Told(seen, None, item.payload if seen is stored else None))
+    return told
 
 
 class SpectatorHistories:

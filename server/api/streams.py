@@ -30,7 +30,7 @@ from ..hosting import (
     runs,
 )
 from .limits import ClientHosts, RefusalPauses, fair_share
-from .spectated import ProjectedLog, SpectatorHistories
+from .spectated import ProjectedLog, SpectatorHistories, seat_history
 from .status import FELL_BEHIND, Context, Refused, abort
 from .waiting import END_SPREAD, WAIT_SPREAD, Waiter, WaitingRoom
 
@@ -475,9 +475,10 @@ class Streams:
                 del snapshot
                 # A spectator's history is what every spectator of the match is sent; a seat's
                 # is made for this stream alone.
-                log = kept if kept is not None else ProjectedLog(seat)
-                seen = await log.between(hosted, after_seq, opened_at)
-                del log
+                if kept is not None:
+                    seen = await kept.between(hosted, after_seq, opened_at)
+                else:
+                    seen = await seat_history(hosted, seat, after_seq, opened_at)
                 for item in runs(seen) if paced else seen:
                     yield item
                 del seen
