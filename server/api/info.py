@@ -150,7 +150,11 @@ def _info(
         created_unix_ms=_unix_ms(record.created_at),
         seed_commitment=record.commitment,
         last_seq=outcome.last_seq,
-        last_hash=outcome.last_hash,
+        # Only once ended: the chain commits to every stored entry, the deal's hidden hands
+        # included, so a live match's hash lets a reader who knows the rest of the log find
+        # the hands by trying each way the unseen cards could lie (a few seconds late in a
+        # round, about a minute for a whole Triathlon deal).
+        last_hash=outcome.last_hash if status == "ended" else b"",
         time_control=spb.TimeControl(**TimeControl.from_settings(config).settings()),
         totals=[codec.score_to_pb(t) for t in outcome.totals],
         winners=list(outcome.winners),

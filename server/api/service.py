@@ -127,7 +127,8 @@ class MatchService:
     ) -> spb.GetMatchResponse:
         hosted = await self.arena.get(request.match_id)
         await self.embargo.check(hosted, context)
-        return spb.GetMatchResponse(match=await settled_info(hosted))
+        info = self.embargo.listed(hosted, await settled_info(hosted), context)
+        return spb.GetMatchResponse(match=info)
 
     @unary
     @gated

@@ -213,6 +213,12 @@ def test_one_match_at_a_time_a_stranger_learns_no_card_of_a_rotation_still_to_co
                 assert reading.codes == {"GetMatch": OK, "WatchMatch": OK, "GetMatchLog": HELD}
 
             await play_hosted_to_end(server, api, first)  # its seats still play it
+            # Its own seats read its results but not its hash: the chain commits to the
+            # deal every rotation of the group plays, hands and all (a guess can be tested).
+            mine = await read_match(api, first.match_id, auth(first.tokens[1]))
+            assert mine.info is not None and mine.info.totals and not mine.info.last_hash
+            ours = await read_match(api, first.match_id, AS_OPERATOR)
+            assert ours.info is not None and ours.info.last_hash
             second = await rotation(server, tid, 1)
             for table in (first, second):  # the one played, the one it would give away
                 reading = await read_match(api, table.match_id)

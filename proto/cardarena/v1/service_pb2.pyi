@@ -202,8 +202,10 @@ class MatchInfo(_message.Message):
     tournament's match when its duplicate group's seed is revealed.
     """
     last_hash: _builtins.bytes
-    """The chained hash of the entry at last_seq: keep it, and a later copy of the log can be
-    checked against it (an auditor's --head).
+    """The chained hash of the entry at last_seq, once the match has ended: keep it, and a later
+    copy of the log can be checked against it (an auditor's --head). Empty while the match is
+    live (the chain commits to the hidden hands: a reader could test guesses against it), and
+    for a tournament's match held back by its duplicate group, but to the operator.
     """
     cancelled: _builtins.bool
     """Ended by CancelMatch, by its tournament (cancelled or stopped by its stop rule) or by
