@@ -32,6 +32,7 @@ MAX_LADDER_PAGE = 100
 def ladder_spec(request: lpb.CreateLadderRequest) -> tuple[LadderSpec, list[int]]:
     """The checked settings, and the entrants whose keys the server is to draw."""
     shared = shared_settings(request, "ladder")
+    board_names(shared.names)
     prepared, control = shared.prepared, shared.control
     spec = LadderSpec(
         name=request.name,
@@ -50,6 +51,18 @@ def ladder_spec(request: lpb.CreateLadderRequest) -> tuple[LadderSpec, list[int]
         creator=shared.creator,
     )
     return spec, shared.drawn
+
+
+def board_names(names: list[str]) -> None:
+    """Refuse an entrant's name with ``@``: the board names an entrant at a version
+    ``name@version``, so "alice" at version "v2" would be the entrant "alice@v2", both one
+    player on the board and in a lineup (one entrant holding two seats of a match)."""
+    for i, name in enumerate(names):
+        if "@" in name:
+            raise BadRequest(
+                f"entrants[{i}].name {name!r} holds '@', which a ladder's board keeps for"
+                " name@version"
+            )
 
 
 class LadderService:

@@ -171,6 +171,8 @@ def _entrants(request: Any) -> tuple[list[str], list[str], list[int]]:
         if not entrant.name.strip():
             raise BadRequest(f"{where}.name is empty")
         check_text(f"{where}.name", entrant.name, MAX_NAME)
+        if entrant.name != entrant.name.strip():  # "a", "a " and " a" would look alike
+            raise BadRequest(f"{where}.name {entrant.name!r} begins or ends with a space")
         if entrant.name in names:
             raise BadRequest(f"{where}.name {entrant.name!r} is taken by another entrant")
         check_secret(f"{where}.key", entrant.key)

@@ -30,7 +30,7 @@ from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
 from cardarena.v1.signed import chain_match, first_matches_digest
 
-from ..errors import NotRunning, Throttled
+from ..errors import BadRequest, NotRunning, Throttled
 from ..hosting import Arena, HostedMatch
 from ..hosting.arena import match_id_for
 from ..hosting.outcome import Outcome, stored_outcomes
@@ -478,6 +478,11 @@ class LadderDirector:
         :class:`Throttled` for an entrant past :data:`MAX_VERSIONS` versions (each is a
         board row of its own, kept for good)."""
         player = player_name(self.spec.entrants[entrant], version)
+        if version and player in self.spec.entrants:  # a ladder from before '@' was refused
+            raise BadRequest(
+                f"version {version!r} makes the board name {player!r}, another entrant's:"
+                " enter with another version"
+            )
         if player not in self.players:
             versions = sum(e == entrant for e in self.players.values())
             if versions >= MAX_VERSIONS:

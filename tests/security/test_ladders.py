@@ -12,6 +12,7 @@ from typing import Any
 import grpc
 import pytest
 
+from cardarena.server.api import ladders as ladders_api
 from cardarena.server.ladders import director as ladder_director
 from cardarena.v1 import ladder_pb2 as lpb
 from cardarena.v1 import ladder_pb2_grpc
@@ -172,5 +173,57 @@ def test_ladders_refuse_bad_input_by_name_and_keep_their_secrets(
             assert isinstance(told, lpb.EnterLadderResponse)
             assert told.WhichOneof("kind") == "closed" and told.closed == again
             assert ladder_id not in server.ladders.directors
+
+    run(scenario(), 60)
+
+
+def named(*names: str) -> lpb.CreateLadderRequest:
+    made = request()
+    del made.entrants[:]
+    made.entrants.extend(tpb.EntrantSpec(name=n, key=secret()) for n in names)
+    return made
+
+
+def test_no_entrant_can_take_another_entrants_board_name(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The board names an entrant at a version ``name@version``: with entrants "alice" and
+    "alice@v2", alice at version v2 was the player "alice@v2" too, and the two were one
+    player, alice given two seats of one match (an adversarial review's find). A name with
+    '@' is refused at CreateLadder (and names that differ only by spaces at their ends, for
+    ladders and tournaments alike); a ladder that has both anyway (one created before) refuses
+    the version that would make the other's name, whichever enters first."""
+
+    async def scenario() -> None:
+        async with served(data_dir) as server, channel_to(address_of(server)) as (channel, _):
+            api = ladder_pb2_grpc.LadderServiceStub(channel)
+            for names, at in ((("alice", "alice@v2", "bob"), 1), (("a", "b", " a"), 2)):
+                error = await failure(api.CreateLadder(named(*names), timeout=RPC))
+                assert error.code() == INVALID, error
+                assert f"entrants[{at}].name" in (error.details() or ""), error.details()
+
+            monkeypatch.setattr(ladders_api, "board_names", lambda names: None)  # as before
+            made = named("alice", "alice@v2", "bob")
+            ladder_id = (await api.CreateLadder(made, timeout=RPC)).ladder.ladder_id
+            keys = {e.name: e.key for e in made.entrants}
+
+            def enter(name: str, version: str = "") -> Any:
+                return api.EnterLadder(
+                    lpb.EnterLadderRequest(ladder_id=ladder_id, version=version),
+                    metadata=auth(keys[name]),
+                    timeout=RPC,
+                )
+
+            squatter = await failure(enter("alice", "v2").read())
+            assert squatter.code() == INVALID and "another entrant's" in (squatter.details() or "")
+            owner = enter("alice@v2")
+            first = await owner.read()
+            assert first.WhichOneof("kind") == "entered" and first.entered.player == "alice@v2"
+            again = await failure(enter("alice", "v2").read())
+            assert again.code() == INVALID
+            other = enter("alice", "v3")
+            assert (await other.read()).entered.player == "alice@v3"
+            for call in (owner, other):
+                call.cancel()
 
     run(scenario(), 60)

@@ -93,7 +93,7 @@ class CreateLadderRequest(_message.Message):
 
     @_builtins.property
     def entrants(self) -> _containers.RepeatedCompositeFieldContainer[_tournament_pb2.EntrantSpec]:
-        """2 to 64 entrants (at least as many as seats), as for a tournament."""
+        """2 to 64 entrants (at least as many as seats), as for a tournament; no name holds '@'."""
 
     @_builtins.property
     def fault_policy(self) -> _tournament_pb2.FaultPolicy:

@@ -106,8 +106,9 @@ class EntrantSpec(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     KEY_FIELD_NUMBER: _builtins.int
     name: _builtins.str
-    """1 to 64 printable characters (spaces allowed, not only spaces), unique in the
-    tournament.
+    """1 to 64 printable characters (spaces allowed, but not at either end), unique in the
+    tournament. A ladder's entrant names hold no '@' (its board names a version
+    "name@version").
     """
     key: _builtins.str
     """Optional, 32 to 128 printable ASCII characters; empty: the server draws one and returns
