@@ -78,13 +78,16 @@ def _signature_finding(snapshot: Snapshot, keys: list[TrustedKey]) -> str | None
 def _lines_sound(snapshot: Snapshot, report: TournamentAudit) -> bool:
     """Every counted match listed once, in order, and the digest over them the signed one."""
     ladder = snapshot.snapshot.ladder
+    if ladder.players < 2:  # a group is a rotation per seat: none with fewer than two
+        report.find(f"the snapshot's ladder seats {ladder.players} players")
+        return False
     indices = [line.index for line in snapshot.matches]
     if indices != list(range(ladder.counted)):
         report.find(f"the snapshot counts {ladder.counted} matches, its lines do not list 0..")
         return False
     digest = first_matches_digest()
     for line in snapshot.matches:
-        if line.group != line.index // max(ladder.players, 1):
+        if line.group != line.index // ladder.players:
             report.find(f"match {line.index}: listed in group {line.group}")
         digest = chain_match(digest, line)
     if digest != snapshot.snapshot.matches_digest:

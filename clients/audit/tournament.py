@@ -23,7 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from cardarena.competition import FaultKinds, Played, group_seed, mixed_seed, schedule, standings
+from cardarena.competition import (
+    FaultKinds,
+    Played,
+    crosstable,
+    group_seed,
+    mixed_seed,
+    schedule,
+    standings,
+)
 from cardarena.engine import commitment
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
@@ -34,7 +42,7 @@ from cardarena.v1.designs import design_of
 from ..client import ArenaClient
 from ..logs.bundle import Fetched, fetch_logs, save_logs, save_tournament
 from ..logs.files import LogUnavailable
-from ..logs.results import INFO_FIELD, ResultsFile, readable_differences
+from ..logs.results import INFO_FIELD, ResultsFile, field_shapes, readable_differences
 from .parallel import Job, audit_many
 from .signature import SIGNATURE_CHECK, TrustedKey, results_finding
 
@@ -147,10 +155,19 @@ async def audit_results(
 
 
 ADDED_LATER = frozenset(
-    {"void_matches", "forfeits", "status", "timeouts", "refused_actions", "disconnects"}
+    {
+        "tournament.void_matches",
+        "tournament.forfeits",
+        "matches[].status",
+        "standings[].timeouts",
+        "standings[].refused_actions",
+        "standings[].disconnects",
+    }
 )
-"""Readable fields today's results writer adds that a file written before them lacks: their
-absence is no edit (every value they show is in the signed message, and checked there)."""
+"""Readable fields today's results writer adds that a file written before them lacks, by
+where they stand (``[]``: in every entry of a list): their absence is no edit (every value
+they show is in the signed message, and checked there), but only where the file lacks them
+everywhere, as an older writer's file does; one dropped here and there is a finding."""
 
 
 class WriteResults(Protocol):
@@ -173,7 +190,9 @@ def _readable_findings(
     expected.pop(INFO_FIELD, None)
     return [
         f"{results.path.name}: {difference}"
-        for difference in readable_differences(expected, results.readable, optional=ADDED_LATER)
+        for difference in readable_differences(
+            expected, results.readable, optional=ADDED_LATER - field_shapes(results.readable)
+        )
     ]
 
 
@@ -316,6 +335,9 @@ def _check_match(
     started = pb.Event.FromString(log.entries[0].event).match_started
     if started.tournament_id != info.tournament_id:
         report.find(f"{where}: its log names tournament {started.tournament_id!r}")
+    for name, (said, logged) in _settings(info, started).items():
+        if said != logged:
+            report.find(f"{where}: played with {name} {logged!r}, the tournament says {said!r}")
     mixed = tournament_mixed_seed(info)
     if mixed is None or log.seed != group_seed(mixed, line.group):
         report.find(f"{where}: not dealt from its duplicate group's seed")
@@ -348,6 +370,25 @@ def _check_match(
     if listed != played.totals or list(line.winners) != list(played.winners):
         report.find(f"{where}: the tournament lists other totals or winners than its log")
     return played
+
+
+def _settings(info: tpb.TournamentInfo, started: pb.MatchStarted) -> dict[str, tuple[Any, Any]]:
+    """Each setting the tournament states for its matches, and the log's own (as hashed into
+    its chain at creation): a server that signed other options or another clock than it
+    played under is found here."""
+    control = info.time_control
+    policy = info.fault_policy
+    forfeit_after = 0 if policy.WhichOneof("policy") == "fallback" else policy.forfeit_after
+    return {
+        "game": (info.game, started.game),
+        "players": (info.players, started.players),
+        "options": (codec.dict_of(info.options), codec.dict_of(started.options)),
+        "move_ms": (control.move_ms, started.move_ms),
+        "bank_ms": (control.bank_ms, started.bank_ms),
+        "increment_ms": (control.increment_ms, started.increment_ms),
+        "round_ms": (control.round_ms, started.round_ms),
+        "forfeit_after": (forfeit_after, started.forfeit_after),
+    }
 
 
 def fault_kinds(log: spb.GetMatchLogResponse, players: int) -> tuple[FaultKinds, ...]:
@@ -384,6 +425,9 @@ def _check_standings(
         report.find(f"standings: cannot be recomputed: {error}")
         return
     ours = {s.entrant: s for s in rows}
+    ranked = [row.entrant for row in info.standings]
+    if ranked != [s.entrant for s in rows] and set(ranked) == set(ours):
+        report.find(f"standings: ranked {ranked}, its logs rank {[s.entrant for s in rows]}")
     for row in info.standings:
         mine = ours.get(row.entrant)
         if mine is None:
@@ -399,7 +443,12 @@ def _check_standings(
             "forfeits": (row.forfeits, mine.forfeits),
             "wins": (row.wins, mine.wins),
             "mean": (row.mean if row.has_mean else None, mine.mean),
-            "mu": (row.mu if mine.rating else 0.0, mine.rating.mu if mine.rating else 0.0),
+            "ci_low": (row.ci_low if row.has_interval else None, mine.ci_low),
+            "ci_high": (row.ci_high if row.has_interval else None, mine.ci_high),
+            "win_rate": (row.win_rate, mine.win_rate or 0.0),
+            "mu": (row.mu, mine.rating.mu if mine.rating else 0.0),
+            "sigma": (row.sigma, mine.rating.sigma if mine.rating else 0.0),
+            "ordinal": (row.ordinal, mine.rating.ordinal if mine.rating else 0.0),
         }
         for name, (published, recomputed) in pairs.items():
             if not _same(published, recomputed):
@@ -408,6 +457,32 @@ def _check_standings(
                 )
     if len(info.standings) != len(ours):
         report.find(f"standings: {len(info.standings)} rows for {len(ours)} entrants")
+    _check_crosstable(info, played, report)
+
+
+def _check_crosstable(
+    info: tpb.TournamentInfo, played: Sequence[Played], report: TournamentAudit
+) -> None:
+    """The published crosstable is the one the audited logs give: every pair, in order."""
+    pairs = crosstable(
+        sorted(played, key=lambda p: p.index), info.entrants, lowest_wins=info.lowest_wins
+    )
+    if [(p.a, p.b) for p in info.crosstable] != [(p.a, p.b) for p in pairs]:
+        report.find(f"crosstable: {len(info.crosstable)} pairs, not the {len(pairs)} its logs give")
+        return
+    for row, mine in zip(info.crosstable, pairs, strict=True):
+        values = {
+            "groups": (row.groups, mine.groups),
+            "mean": (row.mean if row.has_mean else None, mine.mean),
+            "ci_low": (row.ci_low if row.has_interval else None, mine.ci_low),
+            "ci_high": (row.ci_high if row.has_interval else None, mine.ci_high),
+        }
+        for name, (published, recomputed) in values.items():
+            if not _same(published, recomputed):
+                report.find(
+                    f"crosstable: {row.a} against {row.b}: {name} is {published}, its logs"
+                    f" give {recomputed}"
+                )
 
 
 def _same(a: float | None, b: float | None) -> bool:

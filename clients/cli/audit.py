@@ -25,7 +25,7 @@ from ..audit.tournament import TournamentAudit, audit_results, audit_tournament
 from ..client import ArenaClient
 from ..logs import LogUnavailable, save_log
 from ..logs.bundle import fetch_logs, read_logs
-from ..logs.results import load_results
+from ..logs.results import load_results, once_each
 from ..tournament.hosted_report import hosted_json
 from ..tournament.terminal import print_error
 from .argtypes import MAX_WORKERS, hash_hex, output_dir, output_file, whole, writing
@@ -205,7 +205,7 @@ def _ladder(
     if args.tournament is not None or args.results is not None or args.match is not None:
         parser.error("--ladder FILE is audited alone: give no --tournament, --results or --match")
     try:
-        data = json.loads(args.ladder.read_text())
+        data = json.loads(args.ladder.read_text(), object_pairs_hook=once_each)
         taken = snapshot_of(data)
     except (OSError, ValueError) as error:
         print_error("cardarena audit", f"{args.ladder}: {error}")
@@ -213,6 +213,9 @@ def _ladder(
     server = args.server or data.get("server")
     if not server:
         parser.error(f"{args.ladder} names no server: give --server HOST:PORT")
+    if not isinstance(server, str):
+        print_error("cardarena audit", f"{args.ladder}: its server is {server!r}, not HOST:PORT")
+        return EXIT_UNREADABLE
     workers = args.workers or default_workers()
 
     async def audit() -> TournamentAudit:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,9 +48,21 @@ def info_field(info: tpb.TournamentInfo) -> str:
     return base64.b64encode(info.SerializeToString(deterministic=True)).decode("ascii")
 
 
+def once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose every key appears once: with a key twice, readers differ on which
+    one counts (Python, jq and node take the last, others the first), so a forged value put
+    before the genuine one would be shown by some and audited by none."""
+    made: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in made:
+            raise ValueError(f"the key {key!r} appears twice in one object")
+        made[key] = value
+    return made
+
+
 def load_results(path: Path) -> ResultsFile:
     try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
+        data: Any = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=once_each)
     except FileNotFoundError:
         raise LogUnavailable(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError, ValueError) as error:
@@ -73,17 +86,38 @@ def load_results(path: Path) -> ResultsFile:
     return ResultsFile(path, tournament_id, str(head.get("server", "")), pins, info, readable)
 
 
+def shape(path: str) -> str:
+    """A field's path with its list indices dropped: ``matches[3].status`` is
+    ``matches[].status``, the same field in every entry."""
+    return re.sub(r"\[\d+\]", "[]", path)
+
+
+def field_shapes(value: Any, where: str = "") -> frozenset[str]:
+    """The :func:`shape` of every field present anywhere in ``value``."""
+    found: set[str] = set()
+    if isinstance(value, dict):
+        for key, item in value.items():
+            path = f"{where}.{key}" if where else str(key)
+            found.add(shape(path))
+            found |= field_shapes(item, path)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found |= field_shapes(item, f"{where}[{index}]")
+    return frozenset(found)
+
+
 def readable_differences(
     expected: Any, found: Any, where: str = "", *, optional: frozenset[str] = frozenset()
 ) -> Iterator[str]:
     """Where ``found`` (a results file's readable part) differs from ``expected`` (what the
     writer makes of the signed message): one line per differing field, named by its path.
-    A key in ``optional`` may be missing (an older writer did not write it)."""
+    A field whose :func:`shape` is in ``optional`` may be missing (an older writer did not
+    write it)."""
     if isinstance(expected, dict) and isinstance(found, dict):
         for key in expected.keys() | found.keys():
             path = f"{where}.{key}" if where else str(key)
             if key not in found:
-                if key not in optional:
+                if shape(path) not in optional:
                     yield f"{path} is missing"
             elif key not in expected:
                 yield f"{path} is no field of a results file"

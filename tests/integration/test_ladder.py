@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -126,6 +127,7 @@ def test_a_ladder_survives_a_restart_and_a_new_version_and_its_snapshot_audits(
         assert "retired" in capsys.readouterr().out
         assert second is not None
         audit_snapshot(snapshot, data, capsys)
+        edited_snapshots_are_findings(snapshot, capsys)
     finally:
         first.kill()
         if second is not None:
@@ -142,3 +144,20 @@ def audit_snapshot(snapshot: Path, data: Path, capsys: pytest.CaptureFixture[str
     out = capsys.readouterr().out
     assert "signatures verified" in out and "all clean" in out, out
     return out
+
+
+def edited_snapshots_are_findings(snapshot: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A snapshot edited into nonsense is a finding or a refusal naming the field, never a
+    traceback (an adversarial review's finds: a server that is a number, a ladder of no
+    players, which divided by zero)."""
+    original = json.loads(snapshot.read_text())
+    edited = snapshot.with_name("edited.json")
+    numbered = {**original, "server": 5}
+    edited.write_text(json.dumps(numbered))
+    assert main(["audit", "--ladder", str(edited)]) == 2
+    assert "its server is 5, not HOST:PORT" in capsys.readouterr().err
+    nobody = json.loads(json.dumps(original))
+    nobody["snapshot"]["ladder"]["players"] = 0
+    edited.write_text(json.dumps(nobody))
+    assert main(["audit", "--ladder", str(edited)]) == 1
+    assert "seats 0 players" in capsys.readouterr().out

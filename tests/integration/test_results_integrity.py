@@ -73,12 +73,13 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield work
 
 
-def audit(work: Path, results: dict[str, Any]) -> tuple[int, str]:
+def audit(work: Path, results: dict[str, Any], *, key: bool = True) -> tuple[int, str]:
     path = work / "edited.json"
     path.write_text(json.dumps(results))
     out = io.StringIO()
+    trusted = ["--key", str(work / "key.txt")] if key else []
     with contextlib.redirect_stdout(out):
-        code = main(["audit", "--results", str(path), "--logs", str(work / "logs"), "--key", str(work / "key.txt")])  # fmt: skip
+        code = main(["audit", "--results", str(path), "--logs", str(work / "logs"), *trusted])
     return code, out.getvalue()
 
 
@@ -226,6 +227,55 @@ def test_an_edit_of_any_signed_field_fails_the_signature(played: Path) -> None:
     assert not passed, passed
 
 
+RECOMPUTED = (
+    "standings[0].mean",
+    "standings[0].ci_low",
+    "standings[0].ci_high",
+    "standings[0].win_rate",
+    "standings[0].mu",
+    "standings[0].sigma",
+    "standings[0].ordinal",
+    "crosstable[0].mean",
+    "crosstable[0].ci_low",
+    "crosstable[0].ci_high",
+    "options",
+    "time_control",
+    "fault_policy",
+    "players",
+)
+"""Fields of the signed message the auditor recomputes from the logs (or holds to each log's
+own settings), so that an edit is found with no key to check the signature against."""
+
+
+def test_without_the_key_every_recomputed_field_is_held_to_the_logs(played: Path) -> None:
+    """An edit the signature would catch, made where no key is given: "all clean" would then
+    say the standings were recomputed when they were not (an adversarial review found the
+    order, sigma, intervals, the crosstable and the options and clock taken on trust)."""
+    original = json.loads((played / "results.json").read_text())
+    info = tpb.TournamentInfo.FromString(base64.b64decode(original[INFO_FIELD]))
+    server = original["tournament"]["server"]
+    reversed_ = tpb.TournamentInfo()
+    reversed_.CopyFrom(info)
+    rows = list(reversed_.standings)[::-1]
+    del reversed_.standings[:]
+    reversed_.standings.extend(rows)
+    interval = tpb.TournamentInfo()  # one deal: no interval, so none to change; one made up
+    interval.CopyFrom(info)
+    made_up = interval.standings[0]
+    made_up.ci_low, made_up.ci_high, made_up.has_interval = -1.0, 1.0, True
+    forgeries = [(p, f) for p, f in signed_fields(info) if p in RECOMPUTED]
+    assert {p for p, _ in forgeries} >= {p for p in RECOMPUTED if ".ci_" not in p}
+    passed = []
+    extra = [("standings order", reversed_), ("an interval made up", interval)]
+    for path, forged in [*forgeries, *extra]:
+        forged.ClearField("results_signature")
+        results = {**hosted_json(forged, server=server), INFO_FIELD: info_field(forged)}
+        code, out = audit(played, json.loads(json.dumps(results)), key=False)
+        if code != 1:
+            passed.append((path, code, out.splitlines()[:3]))
+    assert not passed, passed
+
+
 def test_a_file_without_its_signed_message_is_held_to_the_servers(played: Path) -> None:
     """Deleting the signed message must not let the readable part go unchecked: the auditor
     then fetches the tournament from the server and holds every readable field to that."""
@@ -261,3 +311,31 @@ def test_a_counted_match_cannot_be_listed_as_cancelled(played: Path) -> None:
         code = main(["audit", "--results", str(path), "--logs", str(played / "logs")])
     assert code == 1
     assert "lists it as cancelled, its log ends by the rules" in out.getvalue()
+
+
+def test_a_field_dropped_here_and_there_or_written_twice_is_refused(played: Path) -> None:
+    """A field newer writers add may be missing from an older writer's file, everywhere; one
+    dropped from a line or two is a finding. A key written twice (a forged table before the
+    genuine one: some readers show the first, the auditor read the last) is refused."""
+    original = json.loads((played / "results.json").read_text())
+    here = copy.deepcopy(original)
+    del here["matches"][0]["status"]
+    del here["standings"][1]["timeouts"]
+    code, out = audit(played, here)
+    assert code == 1, out
+    assert "matches[0].status is missing" in out and "standings[1].timeouts" in out, out
+    older = copy.deepcopy(original)
+    for line in older["matches"]:
+        del line["status"]
+    code, out = audit(played, older)
+    assert code == 0, out
+
+    text = (played / "results.json").read_text()
+    forged = text.replace('"standings":', '"standings": [], "standings":', 1)
+    assert forged != text
+    path = played / "twice.json"
+    path.write_text(forged)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(["audit", "--results", str(path), "--logs", str(played / "logs")])
+    assert code == 2 and "'standings' appears twice" in err.getvalue(), err.getvalue()
