@@ -52,6 +52,12 @@ Uniform = Callable[[int], int]
 """``uniform(k)`` returns a uniformly random integer in ``0..k-1`` (e.g. ``rng.randrange``)."""
 
 
+SAMPLE_TRIES = 1000
+"""Draws :meth:`Determinizer.sample` makes before it gives up on a deal that fits the turn:
+a turn that reveals a card (who holds 6O) fits one draw in a few; a seat that must hold a
+playable card late in a Fan Tan, seldom fewer than one in a hundred."""
+
+
 class InconsistentDeal(ValueError):
     """The filled-in hands do not replay the seat's log (a sample broke a constraint)."""
 
@@ -365,10 +371,27 @@ class Determinizer:
             raise InconsistentDeal(f"the rules go on with {expected[0]!r} where the log stops")
         return match
 
-    def sample(self, uniform: Uniform) -> Match:
-        """A full state consistent with the log read by :meth:`update`."""
+    def sample(self, uniform: Uniform, *, to_act: int | None = None) -> Match:
+        """A full state consistent with the log read by :meth:`update` and, if given, with
+        whose turn it is (``to_act``).
+
+        The pool's constraints (sizes, voids, forced passes) leave out what the turn itself
+        says, which the rules may make depend on the hands: the holder of Crazy Sixes' 6O
+        starts its first hand, and a seat asked to act where passes are forced holds a card
+        it may play. A sample that breaks either is drawn again, which keeps the draw
+        uniform among the deals that fit; :class:`InconsistentDeal` after
+        :data:`SAMPLE_TRIES` draws that do not."""
         assert self.hidden is not None
-        return self.build(sample_hands(self.hidden, uniform))
+        for _ in range(SAMPLE_TRIES):
+            try:
+                match = self.build(sample_hands(self.hidden, uniform))
+            except InconsistentDeal:
+                continue
+            if to_act is None or match.to_act == to_act:
+                return match
+        raise InconsistentDeal(
+            f"no deal in {SAMPLE_TRIES} samples replays the log with seat {to_act} to act"
+        )
 
 
 def _deal_index(events: Sequence[Event], start: int, stop: int) -> int:
@@ -381,11 +404,14 @@ def _traits(match: Match) -> RoundTraits:
     return match.plan.traits
 
 
-def determinize(events: Sequence[Event], viewer: int, uniform: Uniform) -> Match:
-    """One full state, now, consistent with ``viewer``'s projected log ``events``."""
+def determinize(
+    events: Sequence[Event], viewer: int, uniform: Uniform, *, to_act: int | None = None
+) -> Match:
+    """One full state, now, consistent with ``viewer``'s projected log ``events`` (and with
+    ``to_act`` to act, if given: :meth:`Determinizer.sample`)."""
     determinizer = Determinizer(viewer)
     determinizer.update(events)
-    return determinizer.sample(uniform)
+    return determinizer.sample(uniform, to_act=to_act)
 
 
 def _fold(

@@ -179,7 +179,8 @@ class CardState(pyspiel.State):  # type: ignore[misc]
     def resample_from_infostate(self, player_id: int, probability_sampler: Any = None) -> CardState:
         """A state that ``player_id`` cannot tell from this one: the cards it cannot see dealt
         anew, consistently with everything it has seen (the engine's ``determinize``: hand
-        sizes, voids, forced passes, earlier rounds), then played from the start.
+        sizes, voids, forced passes, earlier rounds, whose turn it is), then played from
+        the start.
 
         OpenSpiel's Python IS-MCTS (``open_spiel.python.algorithms.ismcts``) samples its worlds
         here; ``probability_sampler`` is its ``pyspiel.UniformProbabilitySampler`` (a fresh
@@ -193,7 +194,9 @@ class CardState(pyspiel.State):  # type: ignore[misc]
         def uniform(k: int) -> int:
             return min(int(sample() * k), k - 1)
 
-        world = determinize(project_log(match.log, player_id), player_id, uniform)
+        world = determinize(
+            project_log(match.log, player_id), player_id, uniform, to_act=match.to_act
+        )
         other = self.get_game().new_initial_state()
         for step in steps_of(world.log):
             other.apply_action(step)

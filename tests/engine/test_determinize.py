@@ -19,7 +19,7 @@ from cardarena.engine.determinize import (
     sample_hands,
     with_hands,
 )
-from cardarena.engine.events import CardPlayed, RoundStarted
+from cardarena.engine.events import CardPlayed, Event, RoundStarted
 
 GAME_PLAYERS = [(game, n) for game, spec in GAMES.items() for n in spec.players]
 
@@ -205,3 +205,50 @@ def test_determinize_function_and_a_deal_that_does_not_fit() -> None:
     rest = hidden.pool
     with pytest.raises(InconsistentDeal):
         determinizer.build((hidden.hand, hidden.hand, rest))  # seat 1's cards dealt twice
+
+
+@pytest.mark.parametrize(("game", "players"), GAME_PLAYERS)
+def test_a_sample_for_a_seat_not_to_act_fits_whose_turn_it_is(game: str, players: int) -> None:
+    """The turn is public and may depend on the hands: the holder of Crazy Sixes' 6O starts,
+    and a seat asked where passes are forced holds a playable card. Resampled for a seat that
+    is not to act (OpenSpiel's ``resample_from_infostate`` for any player), a world once put
+    another seat to act or failed as a forced pass where the log stops (a research review's
+    find); each is drawn again now."""
+    rng = random.Random(players)
+    match = setup(game, players=players).start(bytes([9, players]) * 16)
+    projectors = [Projector(seat) for seat in range(players)]
+    logs: list[list[Event]] = [[] for _ in range(players)]
+    seen = decisions = checked = 0
+    while not match.over:
+        for event in match.log[seen:]:
+            for reader, projector in enumerate(projectors):
+                shown = projector.project(event)
+                if shown is not None:
+                    logs[reader].append(shown)
+        seen = len(match.log)
+        seat = match.to_act
+        assert seat is not None
+        if decisions % 5 == 0:
+            for viewer in range(players):
+                if viewer != seat:
+                    world = determinize(logs[viewer], viewer, rng.randrange, to_act=seat)
+                    assert world.to_act == seat
+                    assert world.hands[viewer] == match.hands[viewer]
+                    checked += 1
+        decisions += 1
+        match.apply(seat, rng.choice(match.legal_actions()))
+    assert checked > 10
+
+
+def test_without_the_turn_a_sample_may_put_another_seat_to_act() -> None:
+    """Why ``to_act`` is needed: the first hand of Crazy Sixes is started by the holder of
+    6O, which only the turn tells a seat that does not hold it."""
+    match = setup("crazy_sixes", players=3).start(bytes([0, 3]) * 16)
+    projector = Projector(0)
+    log = [shown for event in match.log if (shown := projector.project(event)) is not None]
+    assert match.to_act == 1
+    rng = random.Random(1)
+    free = {determinize(log, 0, rng.randrange).to_act for _ in range(40)}
+    assert free == {1, 2}
+    fitted = {determinize(log, 0, rng.randrange, to_act=1).to_act for _ in range(40)}
+    assert fitted == {1}
