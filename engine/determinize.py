@@ -382,16 +382,16 @@ class Determinizer:
         uniform among the deals that fit; :class:`InconsistentDeal` after
         :data:`SAMPLE_TRIES` draws that do not."""
         assert self.hidden is not None
+        why = f"seat {to_act} is not to act"
         for _ in range(SAMPLE_TRIES):
             try:
                 match = self.build(sample_hands(self.hidden, uniform))
-            except InconsistentDeal:
+            except InconsistentDeal as error:
+                why = str(error)
                 continue
             if to_act is None or match.to_act == to_act:
                 return match
-        raise InconsistentDeal(
-            f"no deal in {SAMPLE_TRIES} samples replays the log with seat {to_act} to act"
-        )
+        raise InconsistentDeal(f"no deal in {SAMPLE_TRIES} samples fits the log: {why}")
 
 
 def _deal_index(events: Sequence[Event], start: int, stop: int) -> int:
