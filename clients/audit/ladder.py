@@ -22,7 +22,7 @@ from cardarena.v1.signed import chain_match, first_matches_digest, ladder_messag
 from ..client.ladders import Snapshot
 from .parallel import Job, audit_many
 from .signature import TrustedKey, _signed_by
-from .tournament import TournamentAudit, fault_kinds
+from .tournament import TournamentAudit, fault_kinds, stated_settings
 
 Logs = dict[str, Any]
 """Match id -> its GetMatchLogResponse, or why it could not be had."""
@@ -62,6 +62,7 @@ def audit_snapshot(
             continue
         played.append(_check_match(ladder, line, job.log, report))
     report.audited = len(jobs)
+    check_groups(snapshot, {i: j.log for i, j in jobs.items()}, report)
     board = fold(played, lowest_wins=ladder.lowest_wins, group_size=ladder.players)
     _check_board(ladder, board, report)
     return report
@@ -107,6 +108,9 @@ def _check_match(
     started = pb.Event.FromString(log.entries[0].event).match_started
     if started.tournament_id != ladder.ladder_id:
         report.find(f"{where}: its log names competition {started.tournament_id!r}")
+    for name, (said, logged) in stated_settings(ladder, started).items():
+        if said != logged:
+            report.find(f"{where}: played with {name} {logged!r}, the ladder says {said!r}")
     if line.cancelled != log.match.cancelled:
         report.find(f"{where}: the snapshot and the log disagree on whether it was cancelled")
     if log.match.cancelled:
@@ -127,6 +131,34 @@ def _check_match(
         faults=tuple(s.faults for s in seats),
         forfeited=tuple(s.forfeited for s in seats),
     )
+
+
+def check_groups(
+    snapshot: Snapshot, logs: dict[str, spb.GetMatchLogResponse], report: TournamentAudit
+) -> None:
+    """Every duplicate group is what a ladder plays: each rotation dealt from one seed, and
+    its lineup turned one seat further each rotation (the board's duplicate scoring rests on
+    it; without this a server could pair a deal with its own mirror of another)."""
+    size = snapshot.snapshot.ladder.players
+    groups: dict[int, list[lpb.LadderMatch]] = {}
+    for line in snapshot.matches:
+        if not line.cancelled and line.match_id in logs:
+            groups.setdefault(line.group, []).append(line)
+    for group, lines in sorted(groups.items()):
+        seeds = {bytes(logs[line.match_id].seed) for line in lines}
+        if len(seeds) > 1:
+            report.find(f"group {group}: its rotations are not dealt from one seed")
+        first = lines[0]
+        lineup = list(first.players)
+        shift = first.index % size
+        lineup = lineup[-shift:] + lineup[:-shift] if shift else lineup  # rotation 0's
+        for line in lines:
+            turn = line.index % size
+            if list(line.players) != lineup[turn:] + lineup[:turn]:
+                report.find(
+                    f"match {line.index} ({line.match_id}): seats {list(line.players)} are no"
+                    f" rotation of group {group}'s lineup {lineup}"
+                )
 
 
 def _check_board(ladder: lpb.LadderInfo, board: Board, report: TournamentAudit) -> None:

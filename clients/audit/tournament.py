@@ -35,6 +35,7 @@ from cardarena.competition import (
 from cardarena.engine import commitment
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
+from cardarena.v1 import ladder_pb2 as lpb
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
 from cardarena.v1.designs import design_of
@@ -335,7 +336,7 @@ def _check_match(
     started = pb.Event.FromString(log.entries[0].event).match_started
     if started.tournament_id != info.tournament_id:
         report.find(f"{where}: its log names tournament {started.tournament_id!r}")
-    for name, (said, logged) in _settings(info, started).items():
+    for name, (said, logged) in stated_settings(info, started).items():
         if said != logged:
             report.find(f"{where}: played with {name} {logged!r}, the tournament says {said!r}")
     mixed = tournament_mixed_seed(info)
@@ -372,10 +373,12 @@ def _check_match(
     return played
 
 
-def _settings(info: tpb.TournamentInfo, started: pb.MatchStarted) -> dict[str, tuple[Any, Any]]:
-    """Each setting the tournament states for its matches, and the log's own (as hashed into
-    its chain at creation): a server that signed other options or another clock than it
-    played under is found here."""
+def stated_settings(
+    info: tpb.TournamentInfo | lpb.LadderInfo, started: pb.MatchStarted
+) -> dict[str, tuple[Any, Any]]:
+    """Each setting a tournament (or a ladder) states for its matches, and the log's own (as
+    hashed into its chain at creation): a server that signed other options or another clock
+    than it played under is found here."""
     control = info.time_control
     policy = info.fault_policy
     forfeit_after = 0 if policy.WhichOneof("policy") == "fallback" else policy.forfeit_after
