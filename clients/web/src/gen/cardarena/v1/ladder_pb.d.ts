@@ -64,7 +64,7 @@ export declare type CreateLadderRequest = Message<"cardarena.v1.CreateLadderRequ
   timeControl?: TimeControl | undefined;
 
   /**
-   * 2 to 64 entrants (at least as many as seats), as for a tournament.
+   * 2 to 64 entrants (at least as many as seats), as for a tournament; no name holds '@'.
    *
    * @generated from field: repeated cardarena.v1.EntrantSpec entrants = 6;
    */

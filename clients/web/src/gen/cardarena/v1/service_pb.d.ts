@@ -233,8 +233,10 @@ export declare type MatchInfo = Message<"cardarena.v1.MatchInfo"> & {
   seed: Uint8Array;
 
   /**
-   * The chained hash of the entry at last_seq: keep it, and a later copy of the log can be
-   * checked against it (an auditor's --head).
+   * The chained hash of the entry at last_seq, once the match has ended: keep it, and a later
+   * copy of the log can be checked against it (an auditor's --head). Empty while the match is
+   * live (the chain commits to the hidden hands: a reader could test guesses against it), and
+   * for a tournament's match held back by its duplicate group, but to the operator.
    *
    * @generated from field: bytes last_hash = 14;
    */

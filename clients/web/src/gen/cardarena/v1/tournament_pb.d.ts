@@ -27,8 +27,9 @@ export declare const file_cardarena_v1_tournament: GenFile;
  */
 export declare type EntrantSpec = Message<"cardarena.v1.EntrantSpec"> & {
   /**
-   * 1 to 64 printable characters (spaces allowed, not only spaces), unique in the
-   * tournament.
+   * 1 to 64 printable characters (spaces allowed, but not at either end), unique in the
+   * tournament. A ladder's entrant names hold no '@' (its board names a version
+   * "name@version").
    *
    * @generated from field: string name = 1;
    */
