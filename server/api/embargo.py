@@ -8,10 +8,10 @@ seed, and :attr:`~..hosting.HostedMatch.held_back` turns false), whatever shows 
 cards or what its hands made is for its own seats (by their tokens) and the operator only:
 WatchMatch, GetMatch and GetMatchLog refuse everyone else with FAILED_PRECONDITION, saying
 which group holds the match back and how far it is; lists keep the match but clear its
-totals and winners; and its last hash is the operator's alone, its own seats' included (the
-chain commits to the deal, hands and all: trying each way the unseen cards could lie against
-the hash finds them, and every rotation of the group is dealt the same cards). This is the one place the rule is applied: each reader's
-handler asks it. The tournament's own lists apply the same rule to its lines and standings
+totals and winners. Its last hash is the operator's alone, its own seats' too: the chain
+commits to the deal, hands and all (trying each way the unseen cards could lie against the
+hash finds them), and every rotation of the group is dealt the same cards. This is the one
+place the rule is applied: each reader's handler asks it. The tournament's own lists apply the same rule to its lines and standings
 (``tournaments.info``).
 """
 
