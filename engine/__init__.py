@@ -34,7 +34,15 @@ from .fairdeal import RandomStream, commitment, mix_seed
 from .games import GAMES, get_game
 from .match import Match, MatchSetup, new_match, setup, validate_options
 from .replay import replay
-from .views import AUDITOR, SPECTATOR, Projector, TableView, project_log, view
+from .views import (
+    AUDITOR,
+    SPECTATOR,
+    Projector,
+    TableView,
+    legal_actions_for,
+    project_log,
+    view,
+)
 
 __all__ = [
     "AUDITOR",
@@ -66,6 +74,7 @@ __all__ = [
     "describe",
     "exclude",
     "get_game",
+    "legal_actions_for",
     "mix_seed",
     "new_match",
     "parse_card",

@@ -113,7 +113,7 @@ TRICK_SHARED = (
     *("legal_cards", "led_lists", "led_shift"),
 )
 """What :meth:`TrickRound.copy` shares with the original: numbers, tuples, the scorer."""
-TRICK_COPIED = ("hands", "excluded", "trick", "taken", "tricks")
+TRICK_COPIED = ("hands", "excluded", "trick", "taken", "tricks", "joker_plays")
 """What it copies: the lists that play changes."""
 
 
@@ -135,6 +135,7 @@ class TrickRound:
         "excluded",
         "finished",
         "hands",
+        "joker_plays",
         "last_winner",
         "leader",
         "led_lists",
@@ -175,6 +176,9 @@ class TrickRound:
         self.leader = (dealer + 1) % players
         self.to_act: int | None = self.leader
         self.trick: list[int] = []
+        self.joker_plays: list[tuple[int, int]] = []
+        """``(seat, card)`` of each Joker played this round, in order: how readers name
+        them (:mod:`.jokers`)."""
         self.trick_mask = 0
         """The cards of ``trick`` as a mask, kept by ``play``."""
         self.led_suit = NO_TRUMP
@@ -267,6 +271,8 @@ class TrickRound:
         bit = 1 << action
         hands[seat] ^= bit
         out.append(CARD_PLAYED[seat][action])
+        if action > 51:  # a Joker (Triathlon): how each reader names it follows the plays
+            self.joker_plays.append((seat, action))
         trick = self.trick
         if trick:
             self.trick_mask |= bit

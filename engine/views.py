@@ -6,16 +6,21 @@ place that decides what a reader sees: the engine's :class:`Projector` applies t
 engine events, and the server's stream (``cardarena.v1.codec.project_pb``) applies the same
 two functions to the log entries it sends, so the two paths cannot disagree. A seat sees its
 own hand and the public table; a spectator sees no hand at all; an auditor sees everything.
+Seats and spectators see the Jokers under their own numbers (:mod:`.jokers`), never the
+engine's, which would tell who holds which.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from .cards import CardSet, cards_of
-from .events import Dealt, Event, Passed, RoundStarted, Score
+from .cards import JOKER_MASK, CardSet, cards_of
+from .events import CardPlayed, Dealt, Event, Passed, RoundStarted, Score, TrickWon
+from .jokers import NO_NAMES, joker_names, renamed, renamed_mask, round_names
 from .match import Match
+from .tricks import TrickRound
 
 Role = Literal["seat", "spectator", "auditor"]
 SPECTATOR: Literal["spectator"] = "spectator"
@@ -78,6 +83,12 @@ def view(match: Match, viewer: Viewer) -> TableView:
     hands = tuple(rnd.hands) if rnd is not None else (0,) * match.players
     to_act = match.to_act
     legal = tuple(cards_of(match.legal_mask())) if to_act is not None and viewer == to_act else ()
+    table = rnd.table() if rnd is not None else {}
+    names = view_names(match, viewer)
+    if names:
+        legal = renamed(legal, names)
+        table["trick"] = renamed(table["trick"], names)
+        table["taken"] = tuple(CardSet(renamed_mask(t.mask, names)) for t in table["taken"])
     return TableView(
         game=match.game.name,
         players=match.players,
@@ -87,38 +98,90 @@ def view(match: Match, viewer: Viewer) -> TableView:
         dealer=match.dealer,
         trump=match.trump if match.trump >= 0 else None,
         to_act=to_act,
-        hands=tuple(CardSet(h) if can_see(viewer, s) else None for s, h in enumerate(hands)),
+        hands=tuple(
+            CardSet(renamed_mask(h, names)) if can_see(viewer, s) else None
+            for s, h in enumerate(hands)
+        ),
         hand_sizes=tuple(h.bit_count() for h in hands),
         legal_actions=legal,
         totals=match.totals,
         round_scores=tuple(match.round_scores),
         over=match.over,
         winners=match.winners,
-        **(rnd.table() if rnd is not None else {}),
+        **table,
     )
+
+
+def legal_actions_for(match: Match, seat: int) -> list[int]:
+    """The legal actions of ``seat``, its Jokers under its own numbers: what it is offered."""
+    legal = match.legal_actions()
+    if any(52 <= a <= 54 for a in legal):  # a Joker
+        names = view_names(match, seat)
+        return [names.get(a, a) for a in legal]
+    return legal
+
+
+def view_names(match: Match, viewer: Viewer) -> Mapping[int, int]:
+    """How ``viewer`` numbers the Jokers of the round in play (:mod:`.jokers`)."""
+    rnd = match.round
+    if viewer == AUDITOR or not isinstance(rnd, TrickRound):
+        return NO_NAMES
+    seat = viewer if isinstance(viewer, int) else None
+    hand = rnd.hands[seat] if seat is not None else 0
+    if not rnd.joker_plays and not hand & JOKER_MASK:
+        return NO_NAMES
+    return round_names(rnd.joker_plays, hand, seat)
 
 
 class Projector:
     """Projects a log's events, in order, for one viewer.
 
     It follows the rounds, so that it knows where a pass's ``forced`` flag would tell a seat
-    something it may not know (rounds with voluntary passes).
+    something it may not know (rounds with voluntary passes), and how the viewer numbers the
+    round's Jokers.
     """
 
     def __init__(self, viewer: Viewer) -> None:
         self.viewer = viewer
         self.voluntary_pass = False
+        self.own_jokers = 0
+        self.jokers_played: list[int] = []
 
     def project(self, event: Event) -> Event:
+        if isinstance(event, CardPlayed):
+            if (1 << event.card) & JOKER_MASK and self.viewer != AUDITOR:
+                self.jokers_played.append(event.card)
+                return replace(event, card=self._names()[event.card])
+            return event
+        if isinstance(event, TrickWon):
+            if not any((1 << card) & JOKER_MASK for card in event.cards):
+                return event
+            return replace(event, cards=renamed(event.cards, self._names()))
         if isinstance(event, RoundStarted):
             self.voluntary_pass = event.voluntary_pass
+            self.own_jokers = 0
+            self.jokers_played.clear()
             return event
         if isinstance(event, Dealt):
-            hands = tuple(h if can_see(self.viewer, s) else None for s, h in enumerate(event.hands))
+            viewer = self.viewer
+            if isinstance(viewer, int) and (hand := event.hands[viewer]) is not None:
+                self.own_jokers = hand.mask & JOKER_MASK
+            names = self._names()
+            hands = tuple(
+                (CardSet(renamed_mask(h.mask, names)) if names else h)
+                if h is not None and can_see(viewer, s)
+                else None
+                for s, h in enumerate(event.hands)
+            )
             return event if hands == event.hands else replace(event, hands=hands)
         if isinstance(event, Passed) and not sees_pass_reason(self.viewer, self.voluntary_pass):
             return replace(event, forced=None)
         return event
+
+    def _names(self) -> Mapping[int, int]:
+        if self.viewer == AUDITOR or not (self.own_jokers or self.jokers_played):
+            return NO_NAMES
+        return joker_names(self.own_jokers, self.jokers_played)
 
 
 def project_log(log: list[Event], viewer: Viewer) -> list[Event]:

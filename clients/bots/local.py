@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, ParamSpec, TypeVar
 
 from cardarena.competition import bot_seed
-from cardarena.engine import Match, Projector, get_game, setup
+from cardarena.engine import Match, Projector, get_game, legal_actions_for, setup
 from cardarena.engine.fairdeal import SEED_SIZE
 from cardarena.v1 import codec
 from cardarena.v1 import service_pb2 as spb
@@ -228,7 +228,7 @@ class _Table:
             if seat is None:
                 return
             state = self.states[seat]
-            state.legal = engine.legal_actions()
+            state.legal = legal_actions_for(engine, seat)
             action, why = await self._decide(seat, state)
             state.legal = []
             if action is None:
@@ -353,7 +353,7 @@ def play_local(
         if seat is None:
             return match, states
         state = states[seat]
-        state.legal = match.legal_actions()
+        state.legal = legal_actions_for(match, seat)
         action = bots[seat].choose(state)
         state.legal = []
         match.apply(seat, action)

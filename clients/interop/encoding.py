@@ -55,16 +55,17 @@ along the log, never rebuilt from it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from itertools import islice
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from cardarena.engine import AUDITOR, GAMES, Match, MatchSetup, Projector, view
-from cardarena.engine.cards import cards_of
-from cardarena.engine.events import CardPlayed, Dealt, Event, RoundStarted
-from cardarena.engine.views import Viewer, can_see
+from cardarena.engine import AUDITOR, GAMES, SPECTATOR, Match, MatchSetup, Projector, view
+from cardarena.engine.cards import JOKERS, cards_of
+from cardarena.engine.events import CardPlayed, Dealt, Event, RoundStarted, TrickWon
+from cardarena.engine.views import Viewer, can_see, view_names
 
 from .bounds import bounds
 
@@ -169,6 +170,13 @@ class Encoding:
         self._kept_totals: tuple[Any, list[float]] = ((), [])
         self.last_rows: dict[int, tuple[int, Floats]] = {}
         """The last row made for each place of the tensor, with its mask."""
+        self.joker_rows = [
+            self.offset[name] + row * c
+            for name in ("hand", "trick", "taken", "played", "order", "dealt")
+            if name in self.offset and not layout.base
+            for row in range(n if name in WIDE else 1)
+        ]
+        """Where each row of cards starts that may show a Joker (Triathlon's deck)."""
 
     def changed(self, row: Floats, mask: int, new: int) -> Floats:
         """``row`` (of ``mask``) made the row of ``new`` (kept as :meth:`cards` keeps it)."""
@@ -269,6 +277,10 @@ class Encoding:
             out[start : start + len(memory.block)] = memory.block
             if self.private:
                 out[at["dealt"] : at["dealt"] + c] = memory.dealt[seat]
+        if self.joker_rows:
+            names = view_names(match, seat if self.private else SPECTATOR)
+            if names:
+                _rename_jokers(out, self.joker_rows, names)
         return out
 
     def _totals(self, totals: tuple[Any, ...]) -> list[float]:
@@ -304,6 +316,21 @@ def _row(encoding: Encoding, out: Floats, start: int, mask: int, rows: dict[int,
             row = encoding.cards(mask)
         encoding.last_rows[start] = (mask, row)
     out[start : start + c] = row
+
+
+def _rename_jokers(out: Floats, rows: list[int], names: Mapping[int, int]) -> None:
+    """Move each Joker's column to the one its reader numbers it by, in every row of cards
+    (``cardarena.engine.jokers``: the engine's own numbers would tell who holds which)."""
+    first = JOKERS[0]
+    for start in rows:
+        at = start + first
+        values = out[at : at + 3].copy()
+        if not values.any():
+            continue
+        out[at : at + 3] = 0.0
+        for k, value in enumerate(values):
+            if value:
+                out[start + names.get(first + k, first + k)] = value
 
 
 def _counts(out: Floats, offset: int, values: Any, scale: float) -> None:
@@ -483,11 +510,21 @@ class InformationStrings:
         projector = Projector(seat)
         lines = []
         for event in match.log:
-            if isinstance(event, RoundStarted):
-                projector.project(event)  # the projector follows the rounds
+            if _shows_joker(event):  # named by what the seat has seen so far: not kept
+                lines.append(repr(projector.project(event)))
+                continue
+            if isinstance(event, RoundStarted | Dealt):
+                projector.project(event)  # the projector follows the rounds and the deal
             key = (id(event), seat, projector.voluntary_pass)
             known = texts.get(key)
             if known is None:
                 known = texts[key] = (event, repr(projector.project(event)))
             lines.append(known[1])
         return "\n".join(lines)
+
+
+def _shows_joker(event: Event) -> bool:
+    """A Joker played, or a trick holding one: each reader names it its own way."""
+    if isinstance(event, CardPlayed):
+        return event.card in JOKERS
+    return isinstance(event, TrickWon) and any(card in JOKERS for card in event.cards)

@@ -41,7 +41,7 @@ import numpy.typing as npt
 
 from cardarena.clients.bots import RandomBot, RuleBot
 from cardarena.clients.bots.state import SeatState
-from cardarena.engine import GAMES, Projector
+from cardarena.engine import GAMES, Projector, legal_actions_for
 from cardarena.engine.actions import PASS
 
 from .encoding import Layout
@@ -231,7 +231,7 @@ def play(
         else:
             state = states[to_act]
             state.note_turn(to_act, 0)
-            state.legal = match.legal_actions()
+            state.legal = legal_actions_for(match, to_act)
             action = bots[to_act].choose(state)
             state.legal = []
         env.step(action)

@@ -33,7 +33,14 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cardarena.engine import GAMES, SPECTATOR, MatchSetup, describe, project_log
+from cardarena.engine import (
+    GAMES,
+    SPECTATOR,
+    MatchSetup,
+    describe,
+    legal_actions_for,
+    project_log,
+)
 from cardarena.engine.actions import MAX_ACTION
 from cardarena.engine.cards import MAX_CARD, card_code
 from cardarena.engine.determinize import determinize
@@ -156,7 +163,7 @@ class CardState(pyspiel.State):  # type: ignore[misc]
 
     def _legal_actions(self, player: int) -> list[int]:
         match = self.table.match
-        return match.legal_actions() if player == match.to_act else []
+        return legal_actions_for(match, player) if player == match.to_act else []
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         return self.table.outcomes()

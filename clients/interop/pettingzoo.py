@@ -42,6 +42,9 @@ from pettingzoo.utils import wrappers
 
 from cardarena.engine import GAMES, Match, MatchSetup
 from cardarena.engine.actions import MAX_ACTION
+from cardarena.engine.cards import JOKER_MASK
+from cardarena.engine.jokers import renamed_mask
+from cardarena.engine.views import view_names
 
 from .bounds import bounds, signed
 from .encoding import Layout, RoundMemory, observation_string
@@ -146,12 +149,14 @@ class CardArenaEnv(AECEnv):  # type: ignore[misc]
         if match.to_act != seat:
             return {"observation": observation, "action_mask": self._no_mask.copy()}
         legal = match.legal_mask()
+        if legal & JOKER_MASK:  # under the seat's own numbers, as its observation shows them
+            legal = renamed_mask(legal, view_names(match, seat))
         mask = self._masks.get(legal)
         if mask is None:
             if len(self._masks) >= MASKS_KEPT:
                 self._masks.clear()
             mask = self._masks[legal] = np.zeros(NUM_ACTIONS, np.int8)
-            mask[match.legal_actions()] = 1
+            mask[[a for a in range(legal.bit_length()) if legal >> a & 1]] = 1
         return {"observation": observation, "action_mask": mask.copy()}
 
     def step(self, action: int | None) -> None:

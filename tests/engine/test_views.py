@@ -4,6 +4,8 @@ The hard way: at random points of random matches of every game, re-deal the card
 cannot see among the other seats (``Match.with_hidden_hands``) and check that the seat's view
 does not change. A spectator sees no hand at all; an auditor sees everything. Projected logs
 show a seat only its own deal, and hide whether a pass was forced where passing is voluntary.
+Seats and spectators see Triathlon's Jokers under their own numbers, restated here from
+docs/rules.md (:func:`names_known`), never the engine's.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from collections.abc import Iterator, Sequence
 
 from hypothesis import HealthCheck, settings
 
-from cardarena.engine import AUDITOR, SPECTATOR, Match, project_log, view
-from cardarena.engine.cards import CardSet
-from cardarena.engine.events import Dealt, Passed, RoundStarted
+from cardarena.engine import AUDITOR, SPECTATOR, Match, legal_actions_for, project_log, view
+from cardarena.engine.cards import JOKERS, CardSet
+from cardarena.engine.events import CardPlayed, Dealt, Event, Passed, RoundStarted, TrickWon
 from cardarena.engine.views import TableView, Viewer
 
 from .properties_support import (
@@ -110,12 +112,54 @@ def redeal(rng: random.Random, hands: Sequence[int], viewer: int | None) -> tupl
     return tuple(out)
 
 
+class NamesKnown:
+    """docs/rules.md's numbering of the Jokers, restated: a reader numbers its own dealt
+    Jokers JK1.. in the engine's order, then each other Joker as it is played; a spectator
+    every Joker as it is played; an auditor keeps the engine's numbers."""
+
+    def __init__(self, viewer: Viewer) -> None:
+        self.viewer = viewer
+        self.names: dict[int, int] = {}
+
+    def follow(self, event: Event) -> None:
+        if self.viewer == AUDITOR:
+            return
+        if isinstance(event, RoundStarted):
+            self.names = {}
+        elif isinstance(event, Dealt) and isinstance(self.viewer, int):
+            own = event.hands[self.viewer]
+            assert own is not None
+            for card in sorted(set(cards_in(own.mask)) & set(JOKERS)):
+                self.names[card] = JOKERS[len(self.names)]
+        elif (
+            isinstance(event, CardPlayed) and event.card in JOKERS and event.card not in self.names
+        ):
+            self.names[event.card] = JOKERS[len(self.names)]
+
+    def card(self, card: int) -> int:
+        return self.names.get(card, card)
+
+    def cards(self, cards: Sequence[int]) -> tuple[int, ...]:
+        return tuple(self.card(c) for c in cards)
+
+    def mask(self, cards: int) -> int:
+        return mask([self.card(c) for c in cards_in(cards)])
+
+
+def names_known(log: Sequence[Event], viewer: Viewer) -> NamesKnown:
+    known = NamesKnown(viewer)
+    for event in log:
+        known.follow(event)
+    return known
+
+
 def viewers(players: int) -> list[Viewer]:
     return [*range(players), SPECTATOR, AUDITOR]
 
 
 def check_public_fields(match: Match, model: RulesModel, spectator: TableView) -> None:
     """What everybody sees agrees with the log (as followed by the rules model)."""
+    named = names_known(match.log, SPECTATOR)
     assert spectator.to_act == match.to_act
     assert spectator.over == match.over and spectator.winners == match.winners
     assert spectator.totals == tuple(model.totals)
@@ -127,9 +171,9 @@ def check_public_fields(match: Match, model: RulesModel, spectator: TableView) -
     assert spectator.trump == r.trump
     assert spectator.hand_sizes == tuple(h.bit_count() for h in r.hands)
     if r.tricky:
-        assert spectator.trick == tuple(r.trick)
+        assert spectator.trick == named.cards(r.trick)
         assert spectator.tricks_won == tuple(r.tricks)
-        assert spectator.taken == tuple(CardSet(t) for t in r.taken)
+        assert spectator.taken == tuple(CardSet(named.mask(t)) for t in r.taken)
         assert spectator.excluded_suits == tuple(r.excluded)
         assert spectator.trick_leader == (r.leader if match.to_act is not None else None)
     else:
@@ -166,10 +210,14 @@ def check_views_at(match: Match, model: RulesModel, rng: random.Random) -> bool:
 
     for seat in range(n):
         mine = view(match, seat)
-        assert mine.hands == tuple(CardSet(h) if s == seat else None for s, h in enumerate(hands))
+        named = names_known(match.log, seat)
+        assert mine.hands == tuple(
+            CardSet(named.mask(h)) if s == seat else None for s, h in enumerate(hands)
+        )
         assert mine.hand_sizes == tuple(h.bit_count() for h in hands)
-        # (c) legal actions: the seat to act sees exactly match.legal_actions(), nobody else any.
-        assert mine.legal_actions == (legal if seat == to_act else ())
+        # (c) legal actions: the seat to act sees exactly match.legal_actions() (its Jokers
+        # under its numbers), nobody else any.
+        assert mine.legal_actions == (named.cards(legal) if seat == to_act else ())
         other_hands = redeal(rng, hands, seat)
         changed |= other_hands != hands
         alt = match.with_hidden_hands(seat, other_hands)
@@ -207,7 +255,9 @@ def test_seat_view_legal_actions(config: Config, seed: bytes, rng_seed: int) -> 
         seat = match.to_act
         assert seat is not None
         legal = match.legal_actions()
-        assert view(match, seat).legal_actions == tuple(legal)
+        offered = legal_actions_for(match, seat)
+        assert view(match, seat).legal_actions == tuple(offered)
+        assert offered == list(names_known(match.log, seat).cards(legal))
         other = rng.choice([v for v in viewers(config.players) if v != seat])
         assert view(match, other).legal_actions == ()
         match.apply(seat, choose(rng, legal))
@@ -230,15 +280,24 @@ def test_projected_logs(config: Config, seed: bytes, rng_seed: int) -> None:
             assert projected == log
             continue
         voluntary = False
+        named = NamesKnown(viewer)
         for original, seen in zip(log, projected, strict=True):
+            named.follow(original)
             if isinstance(original, RoundStarted):
                 voluntary = original.voluntary_pass
             if isinstance(original, Dealt):
                 assert isinstance(seen, Dealt)
                 assert (seen.round, seen.hand_sizes) == (original.round, original.hand_sizes)
                 assert seen.hands == tuple(
-                    h if s == viewer else None for s, h in enumerate(original.hands)
+                    CardSet(named.mask(h.mask)) if s == viewer and h is not None else None
+                    for s, h in enumerate(original.hands)
                 ), f"{viewer!r} sees a hand that is not its own"
+            elif isinstance(original, CardPlayed):
+                assert seen == CardPlayed(original.seat, named.card(original.card))
+            elif isinstance(original, TrickWon):
+                assert seen == TrickWon(
+                    original.trick, original.leader, named.cards(original.cards), original.seat
+                )
             elif isinstance(original, Passed) and voluntary:
                 assert seen == Passed(original.seat, None), "forced would tell who could play"
                 voluntary_passes += 1
