@@ -487,9 +487,9 @@ def describe(spec: GameSpec) -> spb.GameDescription:
 async def projected(hosted: HostedMatch, done: Submitted, seat: int) -> list[pb.Event]:
     """A submission's events as ``seat`` may see them; a retry reads them from the log."""
     if done.applied:
-        projector = PbProjector(done.voluntary_before)
+        projector = PbProjector(done.voluntary_before, hosted.readers.jokers)
         return [project_for(e, seat, projector) for e in done.events]
-    projector = PbProjector(hosted.readers.voluntary_at(done.first_seq))
+    projector = PbProjector(hosted.readers.voluntary_at(done.first_seq), hosted.readers.jokers)
     stored = await hosted.read_log(
         after_seq=done.first_seq - 1, limit=done.last_seq - done.first_seq + 1
     )

@@ -40,6 +40,7 @@ class ProjectedLog:
         if after_seq >= seq:
             return []
         async with self.lock:
+            self.projector.jokers = hosted.readers.jokers
             have = len(self.told)
             if have < seq:
                 self.told += await projected(hosted, None, self.projector, have, seq)
@@ -55,7 +56,8 @@ async def seat_history(
     record of its rounds."""
     if after_seq >= seq:
         return []
-    projector = PbProjector(hosted.readers.voluntary_at(after_seq))
+    readers = hosted.readers
+    projector = PbProjector(readers.voluntary_at(after_seq), readers.jokers)
     return await projected(hosted, seat, projector, after_seq, seq)
 
 

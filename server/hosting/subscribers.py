@@ -18,11 +18,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from cardarena.engine.jokers import NO_NAMES
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 
 from .. import metrics
 from .clock import restarts
+from .jokers import JokerLedger
 from .mailbox import Mailbox
 
 if TYPE_CHECKING:
@@ -274,10 +276,12 @@ class Subscriber:
 
 
 class PbProjector:
-    """Follows the rounds of a stream of log entries so it knows which passes are private."""
+    """Follows the rounds of a stream of log entries so it knows which passes are private,
+    and names the Jokers by the match's ``jokers`` ledger (none: a game without Jokers)."""
 
-    def __init__(self, voluntary_pass: bool = False) -> None:
+    def __init__(self, voluntary_pass: bool = False, jokers: JokerLedger | None = None) -> None:
         self.voluntary_pass = voluntary_pass
+        self.jokers = jokers
 
     def track(self, event: pb.Event) -> None:
         if event.WhichOneof("kind") == "round_started":
@@ -285,8 +289,11 @@ class PbProjector:
 
 
 def project_for(event: pb.Event, seat: int | None, projector: PbProjector) -> pb.Event:
+    """A stored entry as ``seat`` (``None``: a spectator) may see it."""
     projector.track(event)
-    return codec.project_pb(event, seat, voluntary_pass=projector.voluntary_pass)
+    jokers = projector.jokers
+    names = jokers.names(event, seat) if jokers is not None else NO_NAMES
+    return codec.project_pb(event, seat, voluntary_pass=projector.voluntary_pass, names=names)
 
 
 class Readers:
@@ -299,6 +306,8 @@ class Readers:
         """Whether the round now in play hides why a seat passed."""
         self.rounds: list[tuple[int, bool]] = []
         """``(seq, voluntary_pass)`` of each RoundStarted in the log, in order."""
+        self.jokers = JokerLedger()
+        """Each reader's names for the Jokers, at any seq (Triathlon)."""
         self.turn: tuple[int | None, int] = (None, 0)
         """The seat to act and its deadline (Unix ms) as the readers were last told."""
         self.finished = False
@@ -335,7 +344,11 @@ class Readers:
         whole is sent as they are."""
         kinds: list[str | None] = [event.WhichOneof("kind") for event in encoded]
         last = len(encoded) - 1
-        if not PRIVATE_KINDS.intersection(kinds):  # most writes: every reader sees them whole
+        jokers = self.jokers
+        for event in encoded:
+            jokers.follow(event)
+        if not PRIVATE_KINDS.intersection(kinds) and not jokers.shows_jokers(encoded):
+            # most writes: every reader sees them whole
             shared = [
                 Told(
                     event,
@@ -369,7 +382,7 @@ class Readers:
         for sub in list(self.subscribers):
             items = projected.get(sub.seat)
             if items is None:
-                projector = PbProjector(self.voluntary_pass)
+                projector = PbProjector(self.voluntary_pass, jokers)
                 items = projected[sub.seat] = []
                 for index, event in enumerate(encoded):
                     seen = project_for(event, sub.seat, projector)
@@ -436,7 +449,8 @@ class Readers:
         return False
 
     def note(self, event: pb.Event) -> None:
-        """Follow the log as it grows: each round's rule on passes, and its end."""
+        """Follow the log as it grows: each round's rule on passes, its Jokers, and its end."""
+        self.jokers.follow(event)
         kind = event.WhichOneof("kind")
         if kind == "round_started":
             self.voluntary_pass = event.round_started.voluntary_pass

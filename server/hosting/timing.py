@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 
-from cardarena.engine import Match
+from cardarena.engine import Match, legal_actions_for
 from cardarena.engine import events as ev
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
@@ -110,7 +110,8 @@ class Timing(Ending):
     def your_turn(self) -> pb.YourTurn:
         seat = self.engine.to_act
         turn = pb.YourTurn(seq=self.last_seq, deadline_unix_ms=int(self.clock.deadline * 1000))
-        turn.MergeFromString(b"".join([_legal_field(a) for a in self.engine.legal_actions()]))
+        legal = legal_actions_for(self.engine, seat) if seat is not None else []
+        turn.MergeFromString(b"".join([_legal_field(a) for a in legal]))
         if seat is not None:
             if self.control.bank_ms:
                 turn.bank_ms = self.banks.bank[seat]

@@ -17,6 +17,7 @@ from cardarena.engine import PASS, CardSet, TableView, card_code, choose_trump, 
 from cardarena.engine import events as ev
 from cardarena.engine.actions import CHOOSE_TRUMP, EXCLUDE
 from cardarena.engine.cards import JOKERS, cards_of, french, rank_of, spanish, suit_of
+from cardarena.engine.jokers import NO_NAMES
 from cardarena.engine.views import SPECTATOR, Viewer, can_see, sees_pass_reason
 from cardarena.v1 import game_pb2 as pb
 
@@ -393,13 +394,20 @@ def event_from_pb(event: pb.Event) -> ev.Event | None:
     raise ValueError(f"event {event.seq} has no kind")
 
 
-def project_pb(event: pb.Event, seat: int | None, *, voluntary_pass: bool) -> pb.Event:
+def project_pb(
+    event: pb.Event,
+    seat: int | None,
+    *,
+    voluntary_pass: bool,
+    names: Mapping[int, int] = NO_NAMES,
+) -> pb.Event:
     """``event`` as ``seat`` (``None``: a spectator) may see it, by the engine's own rules
     (``views.can_see``, ``views.sees_pass_reason``): other hands hidden, and the
     reason of a pass hidden where voluntary passes make it private, and a refused action
     shown only to the seat that sent it (that an action was refused says something about the
-    hand that sent it). Every other event (a MatchStarted's settings, a MatchCancelled's
-    reason included) is public, and returned as it is."""
+    hand that sent it); the Jokers it shows under the reader's ``names`` for them
+    (``cardarena.engine.jokers``). Every other event (a MatchStarted's settings, a
+    MatchCancelled's reason included) is public, and returned as it is."""
     viewer: Viewer = SPECTATOR if seat is None else seat
     kind = event.WhichOneof("kind")
     if kind == "dealt":
@@ -409,7 +417,11 @@ def project_pb(event: pb.Event, seat: int | None, *, voluntary_pass: bool) -> pb
             if not can_see(viewer, index):
                 hand.hidden = True
                 del hand.cards[:]
+            elif names:
+                _rename(hand.cards, names)
         return out
+    if names and kind in ("card_played", "trick_won"):
+        return _renamed(event, kind, names)
     if (
         kind == "passed"
         and not sees_pass_reason(viewer, voluntary_pass)
@@ -426,6 +438,25 @@ def project_pb(event: pb.Event, seat: int | None, *, voluntary_pass: bool) -> pb
                 seq=event.seq, seat_faulted=pb.SeatFaulted(seat=fault.seat, kind=fault.kind)
             )
     return event
+
+
+def _renamed(event: pb.Event, kind: str, names: Mapping[int, int]) -> pb.Event:
+    """A CardPlayed or TrickWon with its Jokers renamed; itself if that changes nothing."""
+    cards = [event.card_played.card] if kind == "card_played" else event.trick_won.cards
+    if all(c.suit != JOKER_PB or names.get(k := card_from_pb(c), k) == k for c in cards):
+        return event
+    out = pb.Event()
+    out.CopyFrom(event)
+    _rename([out.card_played.card] if kind == "card_played" else out.trick_won.cards, names)
+    return out
+
+
+def _rename(cards: Any, names: Mapping[int, int]) -> None:
+    """Rename the Jokers among ``cards`` (a repeated Card field) in place."""
+    for card in cards:
+        if card.suit == JOKER_PB:
+            known = card_from_pb(card)
+            card.CopyFrom(card_to_pb(names.get(known, known)))
 
 
 def snapshot_to_pb(

@@ -138,7 +138,9 @@ Global___FaultKind: _TypeAlias = FaultKind  # noqa: Y015
 class Card(_message.Message):
     """One card. French ranks run 2..14 (the ace is 14), Spanish ranks 1..12. The three Jokers
     have ranks 1..3 so that a deal names each card once; playing any Joker plays "a Joker"
-    (rank 0 is read as 1).
+    (rank 0 is read as 1). While a match is live each seat and spectator sees the Jokers under
+    its own numbers (its own dealt Jokers first, then each other as it is played), never the
+    server's, which would tell who holds which (docs/protocol.md, "Cards").
     """
 
     DESCRIPTOR: _descriptor.Descriptor
