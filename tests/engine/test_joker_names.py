@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Iterator
 from dataclasses import replace
 
 from hypothesis import HealthCheck, settings
 
-from cardarena.engine import SPECTATOR, Projector, legal_actions_for, project_log, view
+from cardarena.engine import SPECTATOR, Match, Projector, legal_actions_for, project_log, view
 from cardarena.engine.cards import JOKERS, CardSet
-from cardarena.engine.events import CardPlayed, Dealt, Event
+from cardarena.engine.events import CardPlayed, Dealt, Event, RoundStarted
 from cardarena.engine.jokers import joker_names, renamed_mask
 from cardarena.engine.views import Viewer
 
@@ -27,52 +28,71 @@ from .properties_support import MAX_STEPS, Config, choose, over_random_matches
 TRIATHLONS = [
     Config("triathlon", 3),
     Config("triathlon", 3, {"end": "triathlon_in_one_deal", "first_dealer": "random"}),
+    Config("triathlon", 3, {"max_deals": 3}),
 ]
 SETTINGS = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 PERMUTATIONS = [dict(zip(JOKERS, p, strict=True)) for p in itertools.permutations(JOKERS)][1:]
 """Every way to number the Jokers otherwise."""
 
 
-def with_deal_renamed(log: list[Event], names: dict[int, int]) -> list[Event]:
-    """``log`` with the Jokers of its first Dealt renamed (its other events kept)."""
-    first = next(i for i, e in enumerate(log) if isinstance(e, Dealt))
-    dealt = log[first]
-    assert isinstance(dealt, Dealt)
+def renumbered(real: Match, rng: random.Random) -> Match:
+    """A copy of ``real``, just dealt, with the deal's Jokers numbered otherwise: in its hands
+    and in its log's Dealt."""
+    names = rng.choice(PERMUTATIONS)
+    twin = real.with_hidden_hands(None, tuple(renamed_mask(h, names) for h in real.hands))
+    at = max(i for i, e in enumerate(twin.log) if isinstance(e, Dealt))
+    dealt = twin.log[at]
+    assert isinstance(dealt, Dealt) and twin.log is not real.log
     hands = tuple(CardSet(renamed_mask(h.mask, names)) if h else None for h in dealt.hands)
-    return [*log[:first], replace(dealt, hands=hands), *log[first + 1 :]]
+    twin.log[at] = replace(dealt, hands=hands)
+    return twin
+
+
+def deals_twice(
+    config: Config, seed: bytes, rng_seed: int
+) -> Iterator[tuple[Match, Match, list[Event], list[Event]]]:
+    """Play a random match and, beside it, the same match with each deal's Jokers numbered
+    otherwise (the same actions: a Joker's id plays "a Joker"); yield both before each
+    action, with the entries each logged since the last step."""
+    rng = random.Random(rng_seed)
+    real = config.new(seed)
+    twin = renumbered(real, rng)
+    seen = 0
+    twin_new = twin.log[:]
+    jokers_played = 0
+    for _ in range(MAX_STEPS):
+        if real.over:
+            break
+        yield real, twin, real.log[seen:], twin_new
+        seen = len(real.log)
+        seat = real.to_act
+        assert seat is not None and seat == twin.to_act
+        action = choose(rng, legal_actions_for(real, seat))  # a Joker under the seat's number
+        jokers_played += action in JOKERS
+        real.apply(seat, action)
+        twin.apply(seat, action)
+        twin_new = twin.log[seen:]
+        if any(isinstance(e, Dealt) for e in real.log[seen:]):  # the next deal, renumbered
+            start = max(i for i, e in enumerate(real.log) if isinstance(e, RoundStarted))
+            before, twin = twin, renumbered(real, rng)
+            twin_new = before.log[seen:start] + twin.log[start:]
+    assert real.over and real.totals == twin.totals
+    assert jokers_played, "no Joker was played: the test checked nothing"
 
 
 @over_random_matches(TRIATHLONS, SETTINGS)
 def test_renumbering_the_dealt_jokers_changes_nothing_a_reader_sees(
     config: Config, seed: bytes, rng_seed: int
 ) -> None:
-    rng = random.Random(rng_seed)
-    real = config.new(seed)
-    names = rng.choice(PERMUTATIONS)
-    twin = real.with_hidden_hands(None, tuple(renamed_mask(h, names) for h in real.hands))
     readers: list[Viewer] = [*range(config.players), SPECTATOR]
     shown = {r: (Projector(r), Projector(r)) for r in readers}
-    real_seen, twin_seen = 0, with_deal_renamed(twin.log, names)
-    jokers_played = 0
-    for _ in range(MAX_STEPS):
-        if real.over:
-            break
+    for real, twin, new, twin_new in deals_twice(config, seed, rng_seed):
         for reader, (mine, its) in shown.items():
             assert view(real, reader) == view(twin, reader), f"{reader!r}'s view differs"
-            new = real.log[real_seen:]
-            assert [mine.project(e) for e in new] == [its.project(e) for e in twin_seen]
-        real_seen, twin_seen = len(real.log), []
+            assert [mine.project(e) for e in new] == [its.project(e) for e in twin_new]
         seat = real.to_act
-        assert seat is not None and seat == twin.to_act
-        offered = legal_actions_for(real, seat)
-        assert offered == legal_actions_for(twin, seat)
-        action = choose(rng, offered)  # a Joker's number: the seat's own
-        jokers_played += action in JOKERS
-        real.apply(seat, action)
-        twin.apply(seat, action)
-        twin_seen = twin.log[real_seen:]
-    assert real.over and real.totals == twin.totals
-    assert jokers_played, "no Joker was played: the test checked nothing"
+        assert seat is not None
+        assert legal_actions_for(real, seat) == legal_actions_for(twin, seat)
 
 
 def test_a_seat_numbers_its_own_jokers_first_then_each_as_it_is_played() -> None:

@@ -26,11 +26,11 @@ from cardarena.v1 import service_pb2 as spb
 from ..calls import auth, run, seat_feed, snapshot_of, watch_feed
 from .support import channel_to, create_table, hosted_turn, play_lowest, served
 
-OPTIONS = {"max_deals": 1}
+OPTIONS = {"max_deals": 3}
 
 
 def first_joker_not_numbered_one() -> tuple[bytes, int]:
-    """A seed whose one-deal Triathlon, played lowest-legal-first (as ``play_lowest``), has
+    """A seed whose Triathlon, played lowest-legal-first (as ``play_lowest``), has
     a first Joker numbered 2 or 3 by the engine; and how many actions come before it."""
     for attempt in range(500):
         seed = bytes([attempt % 256, attempt // 256]) * 16
@@ -109,6 +109,7 @@ def test_every_path_shows_each_reader_its_own_joker_numbers(data_dir: Path) -> N
                 await play_lowest(server, api, table)
             stored = [pb.Event.FromString(i.payload) for i in await hosted.read_log(after_seq=0)]
             last = stored[-1].seq
+            assert sum(e.HasField("dealt") for e in stored) > 1, "one deal: no boundary crossed"
             for feed in (*seats, watcher, resumed):
                 await feed.snapshot()  # then the history after after_seq, then live events
             spectator = await watcher.events_through(last)
