@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from .cards import JOKER_MASK, CardSet, cards_of
+from .cards import JOKER_MASK, JOKERS, CardSet, cards_of
 from .events import CardPlayed, Dealt, Event, Passed, RoundStarted, Score, TrickWon
 from .jokers import NO_NAMES, joker_names, renamed, renamed_mask, round_names
 from .match import Match
@@ -115,7 +115,7 @@ def view(match: Match, viewer: Viewer) -> TableView:
 def legal_actions_for(match: Match, seat: int) -> list[int]:
     """The legal actions of ``seat``, its Jokers under its own numbers: what it is offered."""
     legal = match.legal_actions()
-    if any(52 <= a <= 54 for a in legal):  # a Joker
+    if any(JOKERS[0] <= a <= JOKERS[-1] for a in legal):
         names = view_names(match, seat)
         return [names.get(a, a) for a in legal]
     return legal

@@ -38,6 +38,7 @@ from cardarena.engine.events import (
 from cardarena.engine.fantan import FanTanRound
 from cardarena.engine.sixes import SixesHand
 from cardarena.engine.tricks import TrickRound
+from cardarena.engine.views import Viewer, view_names
 
 from .rules_reference import DIAMONDS, HEARTS, JOKERS, SPANISH_BASE, french, mask, spanish
 
@@ -376,3 +377,13 @@ def action_event(event: Event, *, voluntary: bool) -> int | None:
     if isinstance(event, TrumpChosen):
         return CHOOSE_TRUMP + event.suit
     return None
+
+
+def numbered_by(match: Match, viewer: Viewer) -> dict[int, int]:
+    """Every Joker -> the id ``viewer`` knows it by now: a Joker it has seen under its own
+    number for it (docs/rules.md §3.3), one it has not under a number it has not given (so
+    the real hands, renamed, are a deal consistent with what it saw)."""
+    names = dict(view_names(match, viewer))
+    free = iter(sorted(set(JOKERS) - set(names.values())))
+    names |= {card: next(free) for card in JOKERS if card not in names}
+    return names

@@ -9,7 +9,7 @@ import pytest
 
 from cardarena.clients.bots import RandomBot, SeatState, play_local
 from cardarena.engine import GAMES, Match, Projector, legal_actions_for, new_match, setup, view
-from cardarena.engine.cards import JOKERS, parse_cards
+from cardarena.engine.cards import parse_cards
 from cardarena.engine.copies import fork
 from cardarena.engine.determinize import (
     Determinizer,
@@ -21,7 +21,8 @@ from cardarena.engine.determinize import (
 )
 from cardarena.engine.events import CardPlayed, Event, RoundStarted
 from cardarena.engine.jokers import renamed_mask
-from cardarena.engine.views import view_names
+
+from .properties_support import numbered_by
 
 GAME_PLAYERS = [(game, n) for game, spec in GAMES.items() for n in spec.players]
 
@@ -73,9 +74,7 @@ class CheckingBot:
             assert list(seen.tricks_won) == state.tricks_won
         # The real hands, the Jokers under the seat's own numbers, are one of the consistent
         # deals (a Joker it has not seen yet takes a number it has not given).
-        names = dict(view_names(self.real, state.seat))
-        unnamed = iter(sorted(set(JOKERS) - set(names.values())))
-        names |= {card: next(unnamed) for card in JOKERS if card not in names}
+        names = numbered_by(self.real, state.seat)
         real = [renamed_mask(hand, names) for hand in self.real.hands]
         truth = self.determinizer.build(real)
         assert list(truth.hands) == real

@@ -13,9 +13,9 @@ import numpy as np
 
 from cardarena.clients.interop.encoding import Encoding
 from cardarena.engine import SPECTATOR, Match, Projector, view
-from cardarena.engine.cards import JOKERS
 from cardarena.engine.events import CardPlayed, Dealt, RoundStarted
-from cardarena.engine.views import view_names
+
+from ..engine.properties_support import numbered_by
 
 CARD_PIECES = ("hand", "trick", "taken", "table", "dead", "played", "dealt")
 
@@ -104,21 +104,14 @@ def shown_cards(encoding: Encoding, tensor: Any) -> dict[str, set[int]]:
     return out
 
 
-def numbered_by(match: Match, seat: int | None) -> dict[int, int]:
-    """Every card id -> the id ``seat`` (``None``: a spectator) knows it by: a Joker it has
-    seen under its own number for it (docs/rules.md §3.3), one it has not under a number it
-    has not given."""
-    names = dict(view_names(match, SPECTATOR if seat is None else seat))
-    free = iter(sorted(set(JOKERS) - set(names.values())))
-    names |= {card: next(free) for card in JOKERS if card not in names}
-    return names
-
-
 def hidden_from(match: Match, seat: int | None) -> set[int]:
     """The cards ``seat`` cannot see now (every hand's for ``None``, a spectator): those held
     by other seats, less any it was dealt itself this round; by the ids ``seat`` knows them
     by (:func:`numbered_by`)."""
-    return {numbered_by(match, seat).get(card, card) for card in _hidden_ids(match, seat)}
+    return {
+        numbered_by(match, SPECTATOR if seat is None else seat).get(card, card)
+        for card in _hidden_ids(match, seat)
+    }
 
 
 def _hidden_ids(match: Match, seat: int | None) -> set[int]:
@@ -142,7 +135,7 @@ def check_cards(encoding: Encoding, tensor: Any, match: Match, seat: int) -> Non
     for name, cards in shown.items():
         leaked = cards & hidden
         assert not leaked, f"{name} shows hidden cards {sorted(leaked)} to seat {seat}"
-    names = numbered_by(match, seat if encoding.private else None)
+    names = numbered_by(match, seat if encoding.private else SPECTATOR)
     if "hand" in shown:
         hand = {k for k in range(128) if match.hands[seat] >> k & 1}
         assert shown["hand"] == {names.get(k, k) for k in hand}
