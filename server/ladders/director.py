@@ -6,8 +6,9 @@ Why it survives ``kill -9``: every group's lineup is written before any of its m
 (``ladder_groups``), and every match's id, seed and seat credentials derive from the ladder's
 secret and the match's index, so a restart walks the groups, finds each match it had made
 (ended, running, or not made yet) and carries on. A match whose entrant is away when its turn
-to start comes is *voided*: made and cancelled at once, so that it is in the log as counted for
-nothing, and nobody is ever faulted for being away.
+to start comes is *voided* if its group has not begun (made and cancelled at once, so that it
+is in the log as counted for nothing, and nobody is faulted for being away); once any rotation
+of the group has started, the rest start anyway (:func:`begun`).
 """
 
 from __future__ import annotations
@@ -65,6 +66,22 @@ class Group:
     state: list[str]
     outcomes: dict[int, Outcome] = field(default_factory=dict)
     """Index -> how each of its ended matches ended (until the group is revealed)."""
+
+
+def begun(group: Group) -> bool:
+    """Whether a rotation of ``group`` has started (running, or ended other than voided): its
+    seats have seen the group's deals, so the rest of its rotations must be played.
+
+    Why: the rotations of one seed even out its luck. An entrant that could leave once it had
+    seen its hands, and so void the rotations that hand its good cards to the others, would
+    keep a lucky result and lose an unlucky one. Once a group has begun, its rotations start
+    whether or not their entrants are there; a seat nobody plays times out and is charged as
+    any disconnect mid-match is (after a restart, the reconnection window first: the host's
+    outage is never a seat's). A group that has not begun is voided, as before: nobody has
+    seen anything, so leaving wins nothing."""
+    return any(state == RUNNING for state in group.state) or any(
+        not outcome.cancelled for outcome in group.outcomes.values()
+    )
 
 
 class LadderDirector:
@@ -257,15 +274,16 @@ class LadderDirector:
                     continue
                 index = group.number * self.size + rotation
                 players, entrants = self.seats(group, index)
-                away = [
-                    p
+                away = {
+                    e
                     for p, e in zip(players, entrants, strict=True)
                     if not self.links.connected(e) or self.current.get(e) != p
-                ]
-                if away:
-                    await self._void(group, index, f"{', '.join(sorted(set(away)))} away")
+                }
+                if away and not begun(group):
+                    names = sorted({p for p, e in zip(players, entrants, strict=True) if e in away})
+                    await self._void(group, index, f"{', '.join(names)} away")
                 elif len(self.running_indices()) < self.spec.concurrency and all(
-                    self.busy[e] < self.capacity[e] for e in set(entrants)
+                    self.busy[e] < self.capacity[e] for e in set(entrants) - away
                 ):
                     await self._start(group, index, players, entrants)
 

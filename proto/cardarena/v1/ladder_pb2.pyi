@@ -435,8 +435,8 @@ class LadderPlaying(_message.Message):
     status: _service_pb2.MatchStatus.ValueType
     """UNSPECIFIED while it waits, then RUNNING, then ENDED (while its group plays on)."""
     cancelled: _builtins.bool
-    """Ended without counting: voided (a player away when its turn came, or the ladder
-    closed) or cancelled.
+    """Ended without counting: voided (a player away when its turn came in a group none of
+    whose rotations had started, or the ladder closed) or cancelled.
     """
     @_builtins.property
     def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:

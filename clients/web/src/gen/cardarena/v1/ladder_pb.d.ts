@@ -521,8 +521,8 @@ export declare type LadderPlaying = Message<"cardarena.v1.LadderPlaying"> & {
   status: MatchStatus;
 
   /**
-   * Ended without counting: voided (a player away when its turn came, or the ladder
-   * closed) or cancelled.
+   * Ended without counting: voided (a player away when its turn came in a group none of
+   * whose rotations had started, or the ladder closed) or cancelled.
    *
    * @generated from field: bool cancelled = 6;
    */
