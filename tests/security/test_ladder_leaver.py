@@ -12,10 +12,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from cardarena.clients.bots.decider import PythonDecider
-from cardarena.clients.bots.random_bot import RandomBot
 from cardarena.clients.client import ArenaClient
-from cardarena.clients.tournament.entrant import LadderEntry, play_entrant
 from cardarena.server.hosting.outcome import Outcome
 from cardarena.server.ladders.director import DONE, RUNNING, WAITING, Group, begun
 from cardarena.v1 import ladder_pb2 as lpb
@@ -27,6 +24,7 @@ from ..calls import RPC_TIMEOUT as RPC
 from ..calls import auth, run
 from ..waiting import eventually
 from .support import address_of, channel_to, secret, served
+from .test_ladder_half_seated import entrants
 
 CREATOR = "c" * 40
 
@@ -65,21 +63,7 @@ def test_an_entrant_that_leaves_a_begun_group_is_charged_for_its_rotations(
             made.options.update({"max_deals": 1})
             ladder_id = (await ladders.CreateLadder(made, timeout=RPC)).ladder.ladder_id
             async with ArenaClient(address_of(server), retry_for=10) as client:
-                players = [
-                    asyncio.create_task(
-                        play_entrant(
-                            client,
-                            ladder_id,
-                            keys[name],
-                            lambda _assigned: PythonDecider(RandomBot),
-                            reconnect_for=10,
-                            capacity=1,
-                            ladder=LadderEntry(""),
-                            log=lambda _text: None,
-                        )
-                    )
-                    for name in ("a", "b")
-                ]
+                players = entrants(client, ladder_id, [keys["a"], keys["b"]])
                 # c enters, is told of the group's first rotation (its deals are now c's
                 # to see), and leaves without playing it.
                 leaver = ladders.EnterLadder(
