@@ -224,17 +224,33 @@ class LadderDirector:
         records = await self.arena.store.get_matches(ids)
         ended = [r for i, r in records.items() if r.status == ENDED and i not in self.arena.matches]
         outcomes = await stored_outcomes(self.arena.store, ended)
+        made = {
+            i: await self.arena.get(m)
+            for i, m in zip(indices, ids, strict=True)
+            if m in records and m not in outcomes
+        }
         for index, match_id in zip(indices, ids, strict=True):
             if match_id in outcomes:
                 self._collect(group, index, outcomes[match_id])
-            elif match_id in records:
-                hosted = await self.arena.get(match_id)
-                if hosted.status == "waiting":  # made, but stopped before every seat was taken
+        # A match made but none of whose seats was taken is a void or a start cut short by
+        # the stop: nobody was told of it, so nobody has seen its deals. In a group that has
+        # not begun it is voided (seating it would begin the group, and its absent entrants'
+        # rotations would be charged for the host's stop); in one that has, it is played.
+        unseated = {i for i, h in made.items() if all(s.token_hash is None for s in h.seats)}
+        if not begun(group) and len(unseated) == len(made):
+            for index in sorted(unseated):
+                hosted = made.pop(index)
+                if not hosted.ended:
                     with contextlib.suppress(NotRunning):
-                        await self._seat(index, self.seats(group, index)[0], hosted.match_id)
-                self._follow(group, index, hosted)
-                if hosted.ended:
-                    self._collect(group, index, hosted.outcome())
+                        await hosted.cancel("voided: its ladder stopped before it was seated")
+                self._collect(group, index, hosted.outcome())
+        for index, hosted in made.items():
+            if hosted.status == "waiting":  # made, but stopped before every seat was taken
+                with contextlib.suppress(NotRunning):
+                    await self._seat(index, self.seats(group, index)[0], hosted.match_id)
+            self._follow(group, index, hosted)
+            if hosted.ended:
+                self._collect(group, index, hosted.outcome())
         self._finish_group(group)
 
     def _note_group(self, number: int, lineup: tuple[str, ...]) -> Group:
@@ -283,7 +299,7 @@ class LadderDirector:
                     names = sorted({p for p, e in zip(players, entrants, strict=True) if e in away})
                     await self._void(group, index, f"{', '.join(names)} away")
                 elif len(self.running_indices()) < self.spec.concurrency and all(
-                    self.busy[e] < self.capacity[e] for e in set(entrants) - away
+                    self.busy[e] < self.capacity[e] for e in set(entrants)
                 ):
                     await self._start(group, index, players, entrants)
 

@@ -1,0 +1,153 @@
+"""A restart neither overloads a ladder's entrants nor begins a group nobody began (a review
+of the rule that a begun duplicate group is played out, tests/security/test_ladder_leaver.py).
+
+Right after a restart nobody is connected yet, so every entrant counts as away: the begun
+groups' waiting rotations must still wait for their entrants' room, or a bot that plays one
+match at a time would time out in the others for the host's stop. And a void cut short by the
+stop (its match made, not yet cancelled) must stay a void: seated and played, it would begin
+its group and charge its absent entrant for every rotation. Two in-process servers, one after
+the other, on one data dir; every wait is bounded."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from cardarena.server.app import Server
+from cardarena.server.hosting.match import HostedMatch
+from cardarena.server.ladders.director import RUNNING, WAITING, LadderDirector
+from cardarena.v1 import ladder_pb2 as lpb
+from cardarena.v1 import ladder_pb2_grpc
+from cardarena.v1 import service_pb2 as spb
+from cardarena.v1 import tournament_pb2 as tpb
+
+from ..calls import RPC_TIMEOUT as RPC
+from ..calls import auth, run
+from ..waiting import eventually
+from .support import address_of, channel_to, secret, served
+
+NAMES = ("a", "b", "c")
+
+
+async def open_ladder(channel: grpc.aio.Channel, keys: dict[str, str]) -> tuple[str, list[Any]]:
+    """A Triathlon ladder of three entrants, each entered with room for one match; its id
+    and the entrants' streams (each read past its ``entered``)."""
+    ladders = ladder_pb2_grpc.LadderServiceStub(channel)
+    made = lpb.CreateLadderRequest(
+        game="triathlon",
+        players=3,
+        time_control=spb.TimeControl(move_ms=30_000),
+        fault_policy=tpb.FaultPolicy(forfeit_after=1),
+        entrants=[tpb.EntrantSpec(name=n, key=keys[n]) for n in NAMES],
+        concurrency=3,
+        creator_secret="c" * 40,
+    )
+    made.options.update({"max_deals": 1})
+    ladder_id = (await ladders.CreateLadder(made, timeout=RPC)).ladder.ladder_id
+    streams = []
+    for name in NAMES:
+        stream = ladders.EnterLadder(
+            lpb.EnterLadderRequest(ladder_id=ladder_id, capacity=1),
+            metadata=auth(keys[name]),
+            timeout=30,
+        )
+        entered = await stream.read()
+        assert isinstance(entered, lpb.EnterLadderResponse)
+        assert entered.WhichOneof("kind") == "entered"
+        streams.append(stream)
+    return ladder_id, streams
+
+
+def director_of(server: Server, ladder_id: str) -> LadderDirector:
+    return server.ladders.directors[ladder_id]
+
+
+def test_after_a_restart_a_begun_groups_rotations_wait_for_their_entrants_room(
+    data_dir: Path,
+) -> None:
+    keys = {name: secret() for name in NAMES}
+
+    async def before() -> str:
+        async with served(data_dir) as server, channel_to(address_of(server)) as (channel, _):
+            ladder_id, streams = await open_ladder(channel, keys)
+            for stream in streams:
+                told = await stream.read()
+                assert isinstance(told, lpb.EnterLadderResponse) and told.match.index == 0
+            director = director_of(server, ladder_id)
+            assert director.groups[0].state == [RUNNING, WAITING, WAITING]
+            for stream in streams:
+                stream.cancel()
+            return ladder_id
+
+    ladder_id = run(before(), 60)
+
+    async def after() -> None:
+        async with served(data_dir) as server:
+            director = director_of(server, ladder_id)
+            await eventually(director.ready.is_set, within=30, what="the ladder read back")
+            await director.fill()  # a scheduling round with nobody back yet
+            await asyncio.sleep(0.5)
+            assert director.groups[0].state == [RUNNING, WAITING, WAITING]
+            assert len(director.match_ids) == 1
+            assert all(director.busy[e] <= director.capacity[e] for e in range(3)), director.busy
+
+    run(after(), 60)
+
+
+def test_a_void_cut_short_by_a_stop_stays_a_void(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    keys = {name: secret() for name in NAMES}
+    voiding: list[str] = []
+
+    async def never_starts(self: Any, *args: Any) -> None:  # rotation 0 waits for room
+        return None
+
+    async def stops_in_cancel(self: Any, reason: str) -> None:
+        voiding.append(reason)
+        await asyncio.Event().wait()  # the process stops here
+
+    with monkeypatch.context() as patched:
+        patched.setattr(LadderDirector, "_start", never_starts)
+        patched.setattr(HostedMatch, "cancel", stops_in_cancel)
+
+        async def before() -> str:
+            async with served(data_dir) as server, channel_to(address_of(server)) as (ch, _):
+                ladder_id, streams = await open_ladder(ch, keys)
+                director = director_of(server, ladder_id)
+                await eventually(lambda: 0 in director.groups, within=10, what="group 0")
+                assert director.groups[0].state == [WAITING] * 3
+                streams[2].cancel()  # c leaves a group not begun: rotation 0 is voided...
+                await eventually(lambda: voiding, within=10, what="the void under way")
+                for stream in streams[:2]:
+                    stream.cancel()
+                return ladder_id
+
+        ladder_id = run(before(), 60)
+    assert voiding == ["voided: c away"]
+
+    async def after() -> None:
+        async with served(data_dir) as server:
+            director = director_of(server, ladder_id)
+            await eventually(director.ready.is_set, within=30, what="the ladder read back")
+            # ... and stays one: the group does not begin, nobody is seated or charged, and
+            # (nobody back) its other rotations are voided too.
+            async with channel_to(address_of(server)) as (channel, _):
+                ladders = ladder_pb2_grpc.LadderServiceStub(channel)
+
+                async def group_voided() -> bool:
+                    request = lpb.GetLadderRequest(ladder_id=ladder_id)
+                    info = (await ladders.GetLadder(request, timeout=RPC)).ladder
+                    return info.counted == 3
+
+                await eventually(group_voided, within=30, what="group 0 counted")
+                request = lpb.GetLadderRequest(ladder_id=ladder_id)
+                info = (await ladders.GetLadder(request, timeout=RPC)).ladder
+            assert info.voided == 3 and not director.match_ids, info
+            assert all(row.faults == 0 and row.matches == 0 for row in info.board), info.board
+
+    run(after(), 60)
