@@ -290,14 +290,13 @@ class LadderDirector:
                     continue
                 index = group.number * self.size + rotation
                 players, entrants = self.seats(group, index)
-                away = {
-                    e
+                away = [
+                    p
                     for p, e in zip(players, entrants, strict=True)
                     if not self.links.connected(e) or self.current.get(e) != p
-                }
+                ]
                 if away and not begun(group):
-                    names = sorted({p for p, e in zip(players, entrants, strict=True) if e in away})
-                    await self._void(group, index, f"{', '.join(names)} away")
+                    await self._void(group, index, f"{', '.join(sorted(set(away)))} away")
                 elif len(self.running_indices()) < self.spec.concurrency and all(
                     self.busy[e] < self.capacity[e] for e in set(entrants)
                 ):
