@@ -239,11 +239,8 @@ class LadderDirector:
         unseated = {i for i, h in made.items() if all(s.token_hash is None for s in h.seats)}
         if not begun(group) and len(unseated) == len(made):
             for index in sorted(unseated):
-                hosted = made.pop(index)
-                if not hosted.ended:
-                    with contextlib.suppress(NotRunning):
-                        await hosted.cancel("voided: its ladder stopped before it was seated")
-                self._collect(group, index, hosted.outcome())
+                del made[index]
+                await self._void(group, index, "its ladder stopped before it was seated")
         for index, hosted in made.items():
             if hosted.status == "waiting":  # made, but stopped before every seat was taken
                 with contextlib.suppress(NotRunning):
@@ -384,7 +381,8 @@ class LadderDirector:
             self.busy[entrant] += 1
 
     async def _void(self, group: Group, index: int, why: str) -> None:
-        """Count match ``index`` for nothing: made and cancelled at once, so the log says so."""
+        """Count match ``index`` for nothing: made (or found, if made before a stop) and
+        cancelled at once, so the log says so."""
         hosted = await self._create(group, index)
         if not hosted.ended:
             with contextlib.suppress(NotRunning):

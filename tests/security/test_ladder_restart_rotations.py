@@ -90,7 +90,6 @@ def test_after_a_restart_a_begun_groups_rotations_wait_for_their_entrants_room(
             director = director_of(server, ladder_id)
             await eventually(director.ready.is_set, within=30, what="the ladder read back")
             await director.fill()  # a scheduling round with nobody back yet
-            await asyncio.sleep(0.5)
             assert director.groups[0].state == [RUNNING, WAITING, WAITING]
             assert len(director.match_ids) == 1
             assert all(director.busy[e] <= director.capacity[e] for e in range(3)), director.busy
