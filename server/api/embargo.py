@@ -8,9 +8,9 @@ seed, and :attr:`~..hosting.HostedMatch.held_back` turns false), whatever shows 
 cards or what its hands made is for its own seats (by their tokens) and the operator only:
 WatchMatch, GetMatch and GetMatchLog refuse everyone else with FAILED_PRECONDITION, saying
 which group holds the match back and how far it is; lists keep the match but clear its
-totals and winners. Its last hash is the operator's alone, its own seats' too: the chain
-commits to the deal, hands and all (trying each way the unseen cards could lie against the
-hash finds them), and every rotation of the group is dealt the same cards. This is the one
+totals, winners and last seq (the log's length). Its last hash is the operator's alone, its
+own seats' too: the chain commits to the deal, hands and all (trying each way the unseen cards
+could lie against the hash finds them), and every rotation of the group is dealt the same cards. This is the one
 place the rule is applied: each reader's handler asks it. The tournament's own lists apply
 the same rule to its lines and standings (``tournaments.info``).
 """
@@ -63,10 +63,13 @@ class Embargo:
         """``info`` as this caller may see it while the match is held back (``hosted``: the
         match if in memory; ``None``: read from its stored record, ended but its seed not yet
         revealed, so held back from all but the operator: its seats' tokens are checked by the
-        match alone): without its totals and winners unless the caller may read the match,
-        and without its last hash unless the caller is the operator. The hash commits to the
-        deal, which the group's other rotations are still playing: its own seats could test
-        their guesses of the hands against it. A match not held back is shown as it is."""
+        match alone): without its totals, winners and last seq unless the caller may read
+        the match, and without its last hash unless the caller is the operator. The hash
+        commits to the deal, which the group's other rotations are still playing: its own
+        seats could test their guesses of the hands against it. The last seq is the log's
+        length, which the hands made too (how many cards were drawn, how soon someone went
+        out): a seat of another rotation of the deal must not learn it before the group has
+        ended. A match not held back is shown as it is."""
         if hosted is not None and not hosted.held_back:
             return info
         operator = self.guard.is_operator(context)
@@ -75,6 +78,7 @@ class Embargo:
         if not (operator if hosted is None else self.may_read(hosted, context)):
             del info.totals[:]
             del info.winners[:]
+            info.last_seq = 0
         return info
 
 

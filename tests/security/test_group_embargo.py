@@ -231,7 +231,13 @@ def test_one_match_at_a_time_a_stranger_learns_no_card_of_a_rotation_still_to_co
 
             everyone = await listed(api)
             assert without_results(everyone[first.match_id])
-            assert (await listed(api, AS_OPERATOR))[first.match_id].totals
+            # Nor its length: how long a deal ran is something its hands made.
+            assert everyone[first.match_id].last_seq == 0
+            whole_info = (await listed(api, AS_OPERATOR))[first.match_id]
+            assert whole_info.totals and whole_info.last_seq > 20
+            its_seat = (await listed(api, auth(first.tokens[1])))[first.match_id]
+            assert its_seat.last_seq == whole_info.last_seq and not its_seat.last_hash
+            assert (await listed(api, auth(second.tokens[0])))[first.match_id].last_seq == 0
             public = await lines(tapi, tid, ())
             assert public.finished == 1 and public.matches[0].status == spb.MATCH_STATUS_ENDED
             assert all(without_results(line) for line in public.matches)
@@ -249,12 +255,14 @@ def test_one_match_at_a_time_a_stranger_learns_no_card_of_a_rotation_still_to_co
             (await read_match(api, nxt.match_id)).refused(held_back(nxt.match_id, tid, 1, 0))
 
             public = await lines(tapi, tid, ())
+            everyone = await listed(api)
             for index, table in enumerate(group):
                 reading = await read_match(api, table.match_id)
                 assert reading.codes == dict.fromkeys(READERS, OK), reading.details
                 assert reading.info is not None and reading.info.totals
                 assert reading.log is not None and len(reading.cards) > 20
                 audit(reading.log)
+                assert everyone[table.match_id].last_seq == reading.log.entries[-1].seq
                 assert public.matches[index].last_hash == reading.log.entries[-1].hash
                 assert public.matches[index].totals
 

@@ -196,7 +196,10 @@ class MatchInfo(_message.Message):
     seed_commitment: _builtins.str
     """hex(SHA-256("cardarena-seed-v1" || seed)), public from creation."""
     last_seq: _builtins.int
-    """The seq of the log's last entry (1 right after creation)."""
+    """The seq of the log's last entry (1 right after creation); 0 in ListMatches for a match
+    held back by its duplicate group (see GetMatch), but to its seats and the operator: the
+    log's length is something the deal's hands made.
+    """
     seed: _builtins.bytes
     """The 32-byte seed, only once revealed (SeedRevealed): when the match has ended, or for a
     tournament's match when its duplicate group's seed is revealed.

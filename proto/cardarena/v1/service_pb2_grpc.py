@@ -151,7 +151,8 @@ class MatchServiceServicer:
     def ListMatches(self, request, context):
         """Every match, oldest first (by creation time, then match_id) or newest first
         (ListMatchesRequest.newest_first), a page at a time. No credential. A match held back
-        (see GetMatch) is listed without totals, winners and last_hash, except to the operator.
+        (see GetMatch) is listed without totals, winners, last_seq (0) and last_hash, except to
+        the operator (and, but for last_hash, to its own seats).
         INVALID_ARGUMENT: page_size over 1000, or a malformed page_token.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)

@@ -81,7 +81,8 @@ class MatchServiceStub:
     ListMatches: _grpc.UnaryUnaryMultiCallable[_service_pb2.ListMatchesRequest, _service_pb2.ListMatchesResponse]
     """Every match, oldest first (by creation time, then match_id) or newest first
     (ListMatchesRequest.newest_first), a page at a time. No credential. A match held back
-    (see GetMatch) is listed without totals, winners and last_hash, except to the operator.
+    (see GetMatch) is listed without totals, winners, last_seq (0) and last_hash, except to
+    the operator (and, but for last_hash, to its own seats).
     INVALID_ARGUMENT: page_size over 1000, or a malformed page_token.
     """
     JoinMatch: _grpc.UnaryUnaryMultiCallable[_service_pb2.JoinMatchRequest, _service_pb2.JoinMatchResponse]
@@ -199,7 +200,8 @@ class MatchServiceAsyncStub(MatchServiceStub):
     ListMatches: _aio.UnaryUnaryMultiCallable[_service_pb2.ListMatchesRequest, _service_pb2.ListMatchesResponse]  # type: ignore[assignment]
     """Every match, oldest first (by creation time, then match_id) or newest first
     (ListMatchesRequest.newest_first), a page at a time. No credential. A match held back
-    (see GetMatch) is listed without totals, winners and last_hash, except to the operator.
+    (see GetMatch) is listed without totals, winners, last_seq (0) and last_hash, except to
+    the operator (and, but for last_hash, to its own seats).
     INVALID_ARGUMENT: page_size over 1000, or a malformed page_token.
     """
     JoinMatch: _aio.UnaryUnaryMultiCallable[_service_pb2.JoinMatchRequest, _service_pb2.JoinMatchResponse]  # type: ignore[assignment]
@@ -338,7 +340,8 @@ class MatchServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_service_pb2.ListMatchesResponse, _abc.Awaitable[_service_pb2.ListMatchesResponse]]:
         """Every match, oldest first (by creation time, then match_id) or newest first
         (ListMatchesRequest.newest_first), a page at a time. No credential. A match held back
-        (see GetMatch) is listed without totals, winners and last_hash, except to the operator.
+        (see GetMatch) is listed without totals, winners, last_seq (0) and last_hash, except to
+        the operator (and, but for last_hash, to its own seats).
         INVALID_ARGUMENT: page_size over 1000, or a malformed page_token.
         """
 

@@ -197,7 +197,9 @@ export declare type MatchInfo = Message<"cardarena.v1.MatchInfo"> & {
   seedCommitment: string;
 
   /**
-   * The seq of the log's last entry (1 right after creation).
+   * The seq of the log's last entry (1 right after creation); 0 in ListMatches for a match
+   * held back by its duplicate group (see GetMatch), but to its seats and the operator: the
+   * log's length is something the deal's hands made.
    *
    * @generated from field: uint64 last_seq = 9;
    */
@@ -1726,7 +1728,8 @@ export declare const MatchService: GenService<{
   /**
    * Every match, oldest first (by creation time, then match_id) or newest first
    * (ListMatchesRequest.newest_first), a page at a time. No credential. A match held back
-   * (see GetMatch) is listed without totals, winners and last_hash, except to the operator.
+   * (see GetMatch) is listed without totals, winners, last_seq (0) and last_hash, except to
+   * the operator (and, but for last_hash, to its own seats).
    * INVALID_ARGUMENT: page_size over 1000, or a malformed page_token.
    *
    * @generated from rpc cardarena.v1.MatchService.ListMatches
