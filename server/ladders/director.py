@@ -7,8 +7,9 @@ Why it survives ``kill -9``: every group's lineup is written before any of its m
 secret and the match's index, so a restart walks the groups, finds each match it had made
 (ended, running, or not made yet) and carries on. A match whose entrant is away when its turn
 to start comes is *voided* if its group has not begun (made and cancelled at once, so that it
-is in the log as counted for nothing, and nobody is faulted for being away); once any rotation
-of the group has started, the rest start anyway (:func:`begun`).
+is in the log as counted for nothing, and nobody is faulted for being away), but not while the
+reconnection window after a restart is open (``_coming_back``); once any rotation of the group
+has started, the rest start anyway (:func:`begun`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from cardarena.v1.signed import chain_match, first_matches_digest
 from ..errors import BadRequest, NotRunning, Throttled
 from ..hosting import Arena, HostedMatch
 from ..hosting.arena import match_id_for
+from ..hosting.clock import WALL_TIME
 from ..hosting.outcome import Outcome, stored_outcomes
 from ..store import ENDED, LadderRecord, StoreConflict, now_iso
 from ..tournaments.entrants import Link, Links, derive
@@ -293,11 +295,27 @@ class LadderDirector:
                     if not self.links.connected(e) or self.current.get(e) != p
                 ]
                 if away and not begun(group):
+                    if self._coming_back(players, entrants):
+                        continue
                     await self._void(group, index, f"{', '.join(sorted(set(away)))} away")
                 elif len(self.running_indices()) < self.spec.concurrency and all(
                     self.busy[e] < self.capacity[e] for e in set(entrants)
                 ):
                     await self._start(group, index, players, entrants)
+
+    def _coming_back(self, players: tuple[str, ...], entrants: tuple[int, ...]) -> bool:
+        """Whether a rotation of a group not begun should wait rather than be voided: the
+        arena's reconnection window is open (the host was down, or this replica just took
+        the ladder over) and each of its players is away only for want of a connection, not
+        because its entrant has entered since as another version.
+
+        Why: right after a restart nobody is connected yet. Voiding then would lose every
+        scheduled group to the host's stop, which is never the entrants' doing. The window
+        is bounded (``serve --reconnect-grace``); an entrant not back when it closes is away,
+        and the group is voided at the next scheduling round, as before."""
+        if self.arena.reconnection.left_ms(WALL_TIME.now()) == 0:
+            return False
+        return all(self.current.get(e) == p for p, e in zip(players, entrants, strict=True))
 
     def running_indices(self) -> list[int]:
         return list(self.match_ids)

@@ -70,6 +70,7 @@ async def served(
     watch_streams: int = 0,
     web: str | None = None,
     trusted_proxies: str = "",
+    reconnect_grace: float | None = None,
 ) -> AsyncIterator[Server]:
     """A server on 127.0.0.1:0 in this event loop, drained on the way out. (The settings
     the hardening added are passed only when given, so that the same scenarios can be run
@@ -89,6 +90,8 @@ async def served(
         settings["web"] = web
     if trusted_proxies:
         settings["trusted_proxies"] = TrustedProxies.parse(trusted_proxies)
+    if reconnect_grace is not None:
+        settings["reconnect_grace_seconds"] = reconnect_grace
     server = Server(
         ServeConfig(
             listen="127.0.0.1:0",

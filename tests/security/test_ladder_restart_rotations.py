@@ -48,6 +48,13 @@ async def open_ladder(channel: grpc.aio.Channel, keys: dict[str, str]) -> tuple[
     )
     made.options.update({"max_deals": 1})
     ladder_id = (await ladders.CreateLadder(made, timeout=RPC)).ladder.ladder_id
+    return ladder_id, await enter(channel, ladder_id, keys)
+
+
+async def enter(channel: grpc.aio.Channel, ladder_id: str, keys: dict[str, str]) -> list[Any]:
+    """Every entrant's stream into the ladder, each with room for one match, read past its
+    ``entered``."""
+    ladders = ladder_pb2_grpc.LadderServiceStub(channel)
     streams = []
     for name in NAMES:
         stream = ladders.EnterLadder(
@@ -59,7 +66,7 @@ async def open_ladder(channel: grpc.aio.Channel, keys: dict[str, str]) -> tuple[
         assert isinstance(entered, lpb.EnterLadderResponse)
         assert entered.WhichOneof("kind") == "entered"
         streams.append(stream)
-    return ladder_id, streams
+    return streams
 
 
 def director_of(server: Server, ladder_id: str) -> LadderDirector:
@@ -97,14 +104,58 @@ def test_after_a_restart_a_begun_groups_rotations_wait_for_their_entrants_room(
     run(after(), 60)
 
 
+async def never_starts(self: Any, *args: Any) -> None:
+    """``LadderDirector._start`` patched: every rotation waits for room."""
+
+
+def test_after_a_restart_a_group_not_begun_waits_for_its_entrants_to_come_back(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stop was the host's: a group none of whose rotations had started is not voided
+    because nobody is back at the first scheduling round after the restart. It waits through
+    the reconnection window, and is played once its entrants are back."""
+    keys = {name: secret() for name in NAMES}
+    with monkeypatch.context() as patched:
+        patched.setattr(LadderDirector, "_start", never_starts)
+
+        async def before() -> str:
+            async with served(data_dir) as server, channel_to(address_of(server)) as (ch, _):
+                ladder_id, _streams = await open_ladder(ch, keys)
+                director = director_of(server, ladder_id)
+                await eventually(lambda: 0 in director.groups, within=10, what="group 0")
+                assert director.groups[0].state == [WAITING] * 3
+                return ladder_id  # the server stops with every entrant connected
+
+        ladder_id = run(before(), 60)
+
+    async def after() -> None:
+        async with served(data_dir) as server, channel_to(address_of(server)) as (channel, _):
+            director = director_of(server, ladder_id)
+            await eventually(director.ready.is_set, within=30, what="the ladder read back")
+            await director.fill()  # a scheduling round with nobody back yet
+            group = director.groups.get(0)
+            assert group is not None, "group 0 voided while its entrants had the window"
+            assert group.state == [WAITING] * 3 and not director.match_ids
+            streams = await enter(channel, ladder_id, keys)
+            for stream in streams:
+                told = await asyncio.wait_for(stream.read(), RPC)
+                assert isinstance(told, lpb.EnterLadderResponse) and told.match.index == 0
+            assert director.groups[0].state[0] == RUNNING
+            ladders = ladder_pb2_grpc.LadderServiceStub(channel)
+            request = lpb.GetLadderRequest(ladder_id=ladder_id)
+            info = (await ladders.GetLadder(request, timeout=RPC)).ladder
+            assert info.voided == 0, info
+            for stream in streams:
+                stream.cancel()
+
+    run(after(), 60)
+
+
 def test_a_void_cut_short_by_a_stop_stays_a_void(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     keys = {name: secret() for name in NAMES}
     voiding: list[str] = []
-
-    async def never_starts(self: Any, *args: Any) -> None:  # rotation 0 waits for room
-        return None
 
     async def stops_in_cancel(self: Any, reason: str) -> None:
         voiding.append(reason)
@@ -130,11 +181,12 @@ def test_a_void_cut_short_by_a_stop_stays_a_void(
     assert voiding == ["voided: c away"]
 
     async def after() -> None:
-        async with served(data_dir) as server:
+        async with served(data_dir, reconnect_grace=0.5) as server:
             director = director_of(server, ladder_id)
             await eventually(director.ready.is_set, within=30, what="the ladder read back")
             # ... and stays one: the group does not begin, nobody is seated or charged, and
-            # (nobody back) its other rotations are voided too.
+            # (nobody back once the reconnection window has closed) its other rotations are
+            # voided too.
             async with channel_to(address_of(server)) as (channel, _):
                 ladders = ladder_pb2_grpc.LadderServiceStub(channel)
 
