@@ -108,6 +108,18 @@ async def never_starts(self: Any, *args: Any) -> None:
     """``LadderDirector._start`` patched: every rotation waits for room."""
 
 
+async def group_not_started(
+    server: Server, channel: grpc.aio.Channel, keys: dict[str, str]
+) -> tuple[str, list[Any]]:
+    """:func:`open_ladder` with :func:`never_starts` in force: once group 0 is made, none of
+    its rotations started."""
+    ladder_id, streams = await open_ladder(channel, keys)
+    director = director_of(server, ladder_id)
+    await eventually(lambda: 0 in director.groups, within=10, what="group 0")
+    assert director.groups[0].state == [WAITING] * 3
+    return ladder_id, streams
+
+
 def test_after_a_restart_a_group_not_begun_waits_for_its_entrants_to_come_back(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -120,10 +132,7 @@ def test_after_a_restart_a_group_not_begun_waits_for_its_entrants_to_come_back(
 
         async def before() -> str:
             async with served(data_dir) as server, channel_to(address_of(server)) as (ch, _):
-                ladder_id, _streams = await open_ladder(ch, keys)
-                director = director_of(server, ladder_id)
-                await eventually(lambda: 0 in director.groups, within=10, what="group 0")
-                assert director.groups[0].state == [WAITING] * 3
+                ladder_id, _streams = await group_not_started(server, ch, keys)
                 return ladder_id  # the server stops with every entrant connected
 
         ladder_id = run(before(), 60)
@@ -167,10 +176,7 @@ def test_a_void_cut_short_by_a_stop_stays_a_void(
 
         async def before() -> str:
             async with served(data_dir) as server, channel_to(address_of(server)) as (ch, _):
-                ladder_id, streams = await open_ladder(ch, keys)
-                director = director_of(server, ladder_id)
-                await eventually(lambda: 0 in director.groups, within=10, what="group 0")
-                assert director.groups[0].state == [WAITING] * 3
+                ladder_id, streams = await group_not_started(server, ch, keys)
                 streams[2].cancel()  # c leaves a group not begun: rotation 0 is voided...
                 await eventually(lambda: voiding, within=10, what="the void under way")
                 for stream in streams[:2]:
