@@ -81,6 +81,15 @@ class Embargo:
             info.last_seq = 0
         return info
 
+    def seated(self, hosted: HostedMatch, info: spb.MatchInfo, context: Context) -> spb.MatchInfo:
+        """``info`` for a caller that holds a seat of ``hosted`` (JoinMatch's answer): whole
+        but for its last hash while the match is held back, which is the operator's alone.
+        (The match may end between JoinMatch's check that it runs and its answer: a seat
+        joining again with its own token as its last card is played.)"""
+        if hosted.held_back and not self.guard.is_operator(context):
+            info.last_hash = b""
+        return info
+
 
 def held_back_message(hosted: HostedMatch, progress: GroupProgress | None) -> str:
     if progress is None:

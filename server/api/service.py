@@ -271,7 +271,8 @@ class MatchService:
             request.join_secret or None,
             contribution=request.contribution or None,
         )
-        return spb.JoinMatchResponse(seat=seat, token=token, match=match_info(target))
+        info = self.embargo.seated(target, match_info(target), context)
+        return spb.JoinMatchResponse(seat=seat, token=token, match=info)
 
     @unary
     async def CancelMatch(

@@ -7,9 +7,9 @@ Why it survives ``kill -9``: every group's lineup is written before any of its m
 secret and the match's index, so a restart walks the groups, finds each match it had made
 (ended, running, or not made yet) and carries on. A match whose entrant is away when its turn
 to start comes is *voided* if its group has not begun (made and cancelled at once, so that it
-is in the log as counted for nothing, and nobody is faulted for being away), but not while the
-reconnection window after a restart is open (``_coming_back``); once any rotation of the group
-has started, the rest start anyway (:func:`begun`).
+is in the log as counted for nothing, and nobody is faulted for being away), but a group read
+back after a restart waits through the reconnection window first (``_coming_back``); once any
+rotation of the group has started, the rest start anyway (:func:`begun`).
 """
 
 from __future__ import annotations
@@ -120,6 +120,10 @@ class LadderDirector:
         """Entrant -> its running matches."""
         self.scheduled: Counter[str] = Counter()
         """Player -> matches scheduled for it (every group it was put in, in full)."""
+        self.resumed: set[int] = set()
+        """The groups read back when this process took the ladder up (:meth:`_recover`)."""
+        self.resumed_until = 0.0
+        """Unix seconds: the reconnection window as it stood then (``_coming_back``)."""
         self.met: Counter[frozenset[str]] = Counter()
         """Pairs of players -> the groups they shared."""
         n = len(spec.entrants)
@@ -207,12 +211,14 @@ class LadderDirector:
         """Walk the groups a previous process made, a batch at a time: ended matches fold
         into the board, running ones are followed, the rest wait for their entrants."""
         first = 0
+        self.resumed_until = self.arena.reconnection.until  # opened as the ladder was taken up
         while True:
             batch = await self.arena.store.ladder_groups(self.ladder_id, first, RECOVER_GROUPS)
             if not batch:
                 break
             for number, lineup in batch:
                 await self._recover_group(number, tuple(lineup))
+                self.resumed.add(number)
             first = batch[-1][0] + 1
         self._advance()
         self.ready.set()
@@ -283,6 +289,7 @@ class LadderDirector:
                     return
 
     async def _start_waiting(self) -> None:
+        now = WALL_TIME.now()  # one reading a round: a group waits or is voided as a whole
         for group in sorted(self.groups.values(), key=lambda g: g.number):
             for rotation, state in enumerate(group.state):
                 if state != WAITING or self.closed:
@@ -295,7 +302,7 @@ class LadderDirector:
                     if not self.links.connected(e) or self.current.get(e) != p
                 ]
                 if away and not begun(group):
-                    if self._coming_back(players, entrants):
+                    if self._coming_back(group, players, entrants, now):
                         continue
                     await self._void(group, index, f"{', '.join(sorted(set(away)))} away")
                 elif len(self.running_indices()) < self.spec.concurrency and all(
@@ -303,17 +310,22 @@ class LadderDirector:
                 ):
                     await self._start(group, index, players, entrants)
 
-    def _coming_back(self, players: tuple[str, ...], entrants: tuple[int, ...]) -> bool:
+    def _coming_back(
+        self, group: Group, players: tuple[str, ...], entrants: tuple[int, ...], now: float
+    ) -> bool:
         """Whether a rotation of a group not begun should wait rather than be voided: the
-        arena's reconnection window is open (the host was down, or this replica just took
-        the ladder over) and each of its players is away only for want of a connection, not
-        because its entrant has entered since as another version.
+        group was read back when this process took the ladder up (after a restart, or from a
+        replica that stopped directing it), the reconnection window opened then is still
+        open, and each of its players is away only for want of a connection, not because
+        its entrant has entered since as another version.
 
         Why: right after a restart nobody is connected yet. Voiding then would lose every
         scheduled group to the host's stop, which is never the entrants' doing. The window
-        is bounded (``serve --reconnect-grace``); an entrant not back when it closes is away,
-        and the group is voided at the next scheduling round, as before."""
-        if self.arena.reconnection.left_ms(WALL_TIME.now()) == 0:
+        is bounded (``serve --reconnect-grace``) and fixed when the ladder is taken up (a
+        match taken over later does not extend it), and a group made since is not held by
+        it: an entrant that leaves one is away at once. One not back when the window
+        closes is away, and the group is voided at the next scheduling round, as before."""
+        if group.number not in self.resumed or now >= self.resumed_until:
             return False
         return all(self.current.get(e) == p for p, e in zip(players, entrants, strict=True))
 

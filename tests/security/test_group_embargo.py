@@ -403,6 +403,41 @@ def test_a_rotation_no_longer_in_memory_is_listed_without_its_results(
     run(scenario(), 60)
 
 
+def test_a_seat_joining_again_as_its_match_ends_is_not_told_its_hash(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """JoinMatch checks that the match runs, then awaits its writer: a seat joining again
+    with its own token while its last card is played got the ended match's last hash, which
+    pins the deal the group's other rotations are still playing (a review's find)."""
+
+    async def scenario() -> None:
+        async with served(data_dir, access=LOCKED) as server, apis(server) as (_, api, tapi):
+            tid = await start(server, tapi, deals=1, concurrency=1)
+            first = await rotation(server, tid, 0)
+            router = server.service.router
+            writer = router.writer
+            checked, played = asyncio.Event(), asyncio.Event()
+
+            async def after_the_last_card(match_id: str, context: Any) -> Any:
+                if not checked.is_set():  # JoinMatch's call (the actions' pass straight on)
+                    checked.set()  # it found the match running ...
+                    await played.wait()  # ... and its last card is played meanwhile
+                return await writer(match_id, context)
+
+            monkeypatch.setattr(router, "writer", after_the_last_card)
+            request = spb.JoinMatchRequest(match_id=first.match_id, token=first.tokens[0])
+            joining = asyncio.ensure_future(api.JoinMatch(request, timeout=RPC))
+            await asyncio.wait_for(checked.wait(), RPC)
+            await play_hosted_to_end(server, api, first)
+            played.set()
+            joined = await joining
+            assert joined.seat == 0 and joined.match.status == spb.MATCH_STATUS_ENDED
+            assert joined.match.totals and not joined.match.last_hash
+            assert server.arena.matches[first.match_id].held_back
+
+    run(scenario(), 60)
+
+
 def test_through_the_gateway_a_browser_is_held_back_alike(data_dir: Path) -> None:
     """What a stranger's browser asks through the gRPC-Web gateway is refused the same way,
     with the same words (which the web app shows); the operator's token opens it."""

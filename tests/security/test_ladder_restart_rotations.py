@@ -18,6 +18,7 @@ import grpc
 import pytest
 
 from cardarena.server.app import Server
+from cardarena.server.hosting.clock import WALL_TIME
 from cardarena.server.hosting.match import HostedMatch
 from cardarena.server.ladders.director import RUNNING, WAITING, LadderDirector
 from cardarena.v1 import ladder_pb2 as lpb
@@ -158,6 +159,35 @@ def test_after_a_restart_a_group_not_begun_waits_for_its_entrants_to_come_back(
                 stream.cancel()
 
     run(after(), 60)
+
+
+def test_a_window_opened_for_something_else_does_not_hold_a_leavers_group(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reconnection window is the arena's (a match taken over opens it too): a group
+    made by this process, not read back after a stop, is voided as soon as an entrant
+    leaves it, window or not (a review's find)."""
+    keys = {name: secret() for name in NAMES}
+    with monkeypatch.context() as patched:
+        patched.setattr(LadderDirector, "_start", never_starts)
+
+        async def scenario() -> None:
+            async with served(data_dir) as server, channel_to(address_of(server)) as (ch, _):
+                ladder_id, streams = await group_not_started(server, ch, keys)
+                server.arena.reconnection.open(WALL_TIME.now())  # as a takeover would
+                streams[2].cancel()  # c leaves a group not begun
+                ladders = ladder_pb2_grpc.LadderServiceStub(ch)
+
+                async def group_voided() -> bool:
+                    request = lpb.GetLadderRequest(ladder_id=ladder_id)
+                    info = (await ladders.GetLadder(request, timeout=RPC)).ladder
+                    return info.voided == 3
+
+                await eventually(group_voided, within=15, what="group 0 voided")
+                for stream in streams[:2]:
+                    stream.cancel()
+
+        run(scenario(), 60)
 
 
 def test_a_void_cut_short_by_a_stop_stays_a_void(
