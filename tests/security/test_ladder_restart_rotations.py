@@ -70,6 +70,12 @@ async def enter(channel: grpc.aio.Channel, ladder_id: str, keys: dict[str, str])
     return streams
 
 
+async def ladder_info(channel: grpc.aio.Channel, ladder_id: str) -> lpb.LadderInfo:
+    ladders = ladder_pb2_grpc.LadderServiceStub(channel)
+    request = lpb.GetLadderRequest(ladder_id=ladder_id)
+    return (await ladders.GetLadder(request, timeout=RPC)).ladder
+
+
 def director_of(server: Server, ladder_id: str) -> LadderDirector:
     return server.ladders.directors[ladder_id]
 
@@ -151,9 +157,7 @@ def test_after_a_restart_a_group_not_begun_waits_for_its_entrants_to_come_back(
                 told = await asyncio.wait_for(stream.read(), RPC)
                 assert isinstance(told, lpb.EnterLadderResponse) and told.match.index == 0
             assert director.groups[0].state[0] == RUNNING
-            ladders = ladder_pb2_grpc.LadderServiceStub(channel)
-            request = lpb.GetLadderRequest(ladder_id=ladder_id)
-            info = (await ladders.GetLadder(request, timeout=RPC)).ladder
+            info = await ladder_info(channel, ladder_id)
             assert info.voided == 0, info
             for stream in streams:
                 stream.cancel()
@@ -176,12 +180,9 @@ def test_a_window_opened_for_something_else_does_not_hold_a_leavers_group(
                 ladder_id, streams = await group_not_started(server, ch, keys)
                 server.arena.reconnection.open(WALL_TIME.now())  # as a takeover would
                 streams[2].cancel()  # c leaves a group not begun
-                ladders = ladder_pb2_grpc.LadderServiceStub(ch)
 
                 async def group_voided() -> bool:
-                    request = lpb.GetLadderRequest(ladder_id=ladder_id)
-                    info = (await ladders.GetLadder(request, timeout=RPC)).ladder
-                    return info.voided == 3
+                    return (await ladder_info(ch, ladder_id)).voided == 3
 
                 await eventually(group_voided, within=15, what="group 0 voided")
                 for stream in streams[:2]:
@@ -224,16 +225,12 @@ def test_a_void_cut_short_by_a_stop_stays_a_void(
             # (nobody back once the reconnection window has closed) its other rotations are
             # voided too.
             async with channel_to(address_of(server)) as (channel, _):
-                ladders = ladder_pb2_grpc.LadderServiceStub(channel)
 
-                async def group_voided() -> bool:
-                    request = lpb.GetLadderRequest(ladder_id=ladder_id)
-                    info = (await ladders.GetLadder(request, timeout=RPC)).ladder
-                    return info.counted == 3
+                async def group_counted() -> bool:
+                    return (await ladder_info(channel, ladder_id)).counted == 3
 
-                await eventually(group_voided, within=30, what="group 0 counted")
-                request = lpb.GetLadderRequest(ladder_id=ladder_id)
-                info = (await ladders.GetLadder(request, timeout=RPC)).ladder
+                await eventually(group_counted, within=30, what="group 0 counted")
+                info = await ladder_info(channel, ladder_id)
             assert info.voided == 3 and not director.match_ids, info
             assert all(row.faults == 0 and row.matches == 0 for row in info.board), info.board
 
