@@ -10,9 +10,10 @@ WatchMatch, GetMatch and GetMatchLog refuse everyone else with FAILED_PRECONDITI
 which group holds the match back and how far it is; lists keep the match but clear its
 totals, winners and last seq (the log's length). Its last hash is the operator's alone, its
 own seats' too: the chain commits to the deal, hands and all (trying each way the unseen cards
-could lie against the hash finds them), and every rotation of the group is dealt the same cards. This is the one
-place the rule is applied: each reader's handler asks it. The tournament's own lists apply
-the same rule to its lines and standings (``tournaments.info``).
+could lie against the hash finds them), and every rotation of the group is dealt the same
+cards. This is the one place the rule is applied: each reader's handler asks it (JoinMatch's
+answer too, :meth:`Embargo.seated`). The tournament's own lists apply the same rule to its
+lines and standings (``tournaments.info``).
 """
 
 from __future__ import annotations
