@@ -11,6 +11,8 @@ the other, on one data dir; every wait is bounded."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +117,14 @@ async def never_starts(self: Any, *args: Any) -> None:
     """``LadderDirector._start`` patched: every rotation waits for room."""
 
 
+@contextlib.contextmanager
+def rotations_never_start(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
+    """While in force, no ladder rotation starts (:func:`never_starts`); the patch, for more."""
+    with monkeypatch.context() as patched:
+        patched.setattr(LadderDirector, "_start", never_starts)
+        yield patched
+
+
 async def group_not_started(
     server: Server, channel: grpc.aio.Channel, keys: dict[str, str]
 ) -> tuple[str, list[Any]]:
@@ -134,8 +144,7 @@ def test_after_a_restart_a_group_not_begun_waits_for_its_entrants_to_come_back(
     because nobody is back at the first scheduling round after the restart. It waits through
     the reconnection window, and is played once its entrants are back."""
     keys = {name: secret() for name in NAMES}
-    with monkeypatch.context() as patched:
-        patched.setattr(LadderDirector, "_start", never_starts)
+    with rotations_never_start(monkeypatch):
 
         async def before() -> str:
             async with served(data_dir) as server, channel_to(address_of(server)) as (ch, _):
@@ -172,8 +181,7 @@ def test_a_window_opened_for_something_else_does_not_hold_a_leavers_group(
     made by this process, not read back after a stop, is voided as soon as an entrant
     leaves it, window or not (a review's find)."""
     keys = {name: secret() for name in NAMES}
-    with monkeypatch.context() as patched:
-        patched.setattr(LadderDirector, "_start", never_starts)
+    with rotations_never_start(monkeypatch):
 
         async def scenario() -> None:
             async with served(data_dir) as server, channel_to(address_of(server)) as (ch, _):
@@ -201,8 +209,7 @@ def test_a_void_cut_short_by_a_stop_stays_a_void(
         voiding.append(reason)
         await asyncio.Event().wait()  # the process stops here
 
-    with monkeypatch.context() as patched:
-        patched.setattr(LadderDirector, "_start", never_starts)
+    with rotations_never_start(monkeypatch) as patched:
         patched.setattr(HostedMatch, "cancel", stops_in_cancel)
 
         async def before() -> str:
