@@ -194,8 +194,9 @@ def _check_board(ladder: lpb.LadderInfo, board: Board, report: TournamentAudit) 
             row.faults,
             row.forfeits,
             (row.mu, row.sigma),
-            row.mean if row.has_mean else None,
-            (row.ci_low, row.ci_high) if row.has_interval else None,
+            # A figure left behind where the row says there is none is held to the logs too.
+            row.mean if row.has_mean or row.mean else None,
+            (row.ci_low, row.ci_high) if row.has_interval or row.ci_low or row.ci_high else None,
         )
         if given != expected:
             report.find(f"{player}: the board says {given}, the logs give {expected}")

@@ -445,9 +445,9 @@ def _check_standings(
             "faults": (row.faults, mine.faults),
             "forfeits": (row.forfeits, mine.forfeits),
             "wins": (row.wins, mine.wins),
-            "mean": (row.mean if row.has_mean else None, mine.mean),
-            "ci_low": (row.ci_low if row.has_interval else None, mine.ci_low),
-            "ci_high": (row.ci_high if row.has_interval else None, mine.ci_high),
+            "mean": (_shown(row.mean, row.has_mean), mine.mean),
+            "ci_low": (_shown(row.ci_low, row.has_interval), mine.ci_low),
+            "ci_high": (_shown(row.ci_high, row.has_interval), mine.ci_high),
             "win_rate": (row.win_rate, mine.win_rate or 0.0),
             "mu": (row.mu, mine.rating.mu if mine.rating else 0.0),
             "sigma": (row.sigma, mine.rating.sigma if mine.rating else 0.0),
@@ -476,9 +476,9 @@ def _check_crosstable(
     for row, mine in zip(info.crosstable, pairs, strict=True):
         values = {
             "groups": (row.groups, mine.groups),
-            "mean": (row.mean if row.has_mean else None, mine.mean),
-            "ci_low": (row.ci_low if row.has_interval else None, mine.ci_low),
-            "ci_high": (row.ci_high if row.has_interval else None, mine.ci_high),
+            "mean": (_shown(row.mean, row.has_mean), mine.mean),
+            "ci_low": (_shown(row.ci_low, row.has_interval), mine.ci_low),
+            "ci_high": (_shown(row.ci_high, row.has_interval), mine.ci_high),
         }
         for name, (published, recomputed) in values.items():
             if not _same(published, recomputed):
@@ -486,6 +486,13 @@ def _check_crosstable(
                     f"crosstable: {row.a} against {row.b}: {name} is {published}, its logs"
                     f" give {recomputed}"
                 )
+
+
+def _shown(value: float, present: bool) -> float | None:
+    """A figure the signed message says it has, or ``None``; a value left behind where it says
+    there is none (which no reader is shown, but the signature covers) is held to the logs
+    like any other, so that no byte of the signed message goes unchecked."""
+    return value if present or value != 0.0 else None
 
 
 def _same(a: float | None, b: float | None) -> bool:

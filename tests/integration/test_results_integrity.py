@@ -142,9 +142,10 @@ def test_an_edit_of_any_readable_field_fails_the_audit_and_names_it(played: Path
 
 
 def signed_fields(info: tpb.TournamentInfo) -> Iterator[tuple[str, tpb.TournamentInfo]]:
-    """The message with one set field changed, for every set field at the top and in the
-    first entry of each repeated message field (a match, a standing, a pairing)."""
-    for name, _ in [(f.name, v) for f, v in info.ListFields()]:
+    """The message with one field changed, for every field at the top and in the first entry
+    of each repeated message field (a match, a standing, a pairing): every set field, and every
+    plain one left at its default (a standing's win rate of 0 is not "set", but still signed)."""
+    for name in fields_of(info):
         if name == "results_signature":
             continue
         forged = tpb.TournamentInfo()
@@ -152,12 +153,12 @@ def signed_fields(info: tpb.TournamentInfo) -> Iterator[tuple[str, tpb.Tournamen
         field = forged.DESCRIPTOR.fields_by_name[name]
         if field.message_type is not None and field.is_repeated:
             item = getattr(forged, name)[0]
-            for inner, _ in item.ListFields():
+            for inner in fields_of(item):
                 nested = tpb.TournamentInfo()
                 nested.CopyFrom(info)
                 target = getattr(nested, name)[0]
-                _change(target, inner.name, getattr(target, inner.name))
-                yield f"{name}[0].{inner.name}", nested
+                _change(target, inner, getattr(target, inner))
+                yield f"{name}[0].{inner}", nested
             continue
         if field.message_type is not None:
             target = getattr(forged, name)
@@ -166,6 +167,21 @@ def signed_fields(info: tpb.TournamentInfo) -> Iterator[tuple[str, tpb.Tournamen
         else:
             _change(forged, name, getattr(forged, name))
         yield name, forged
+
+
+def fields_of(message: Any) -> list[str]:
+    """The names of ``message``'s set fields and of its plain scalars left at their default
+    (which ``ListFields`` leaves out: which they are depends on how the tournament went)."""
+    names = [field.name for field, _ in message.ListFields()]
+    plain = [
+        field.name
+        for field in message.DESCRIPTOR.fields
+        if field.message_type is None
+        and not field.is_repeated
+        and field.containing_oneof is None
+        and field.name not in names
+    ]
+    return names + plain
 
 
 def _change(message: Any, name: str, value: Any) -> None:
