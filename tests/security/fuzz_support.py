@@ -184,6 +184,11 @@ async def send(channel: grpc.aio.Channel, sent: Sent) -> Answer:
         call.cancel()
         return Answer(grpc.StatusCode.OK, messages, accepted or method.name == "Play")
     except grpc.aio.AioRpcError as error:
+        # A call that ended before every action's result was read may have applied one of
+        # them: grpc's client raises a finished call's status on the next read, before any
+        # answer still waiting to be read (grpc/aio/_call.py, read), so a legal action ahead
+        # of an undecodable message is applied and its result never seen.
+        accepted |= method.name == "Play" and results < wanted
         if cut_short and (error.code(), error.details()) == CLIENT_SIDE:
             # grpc's client replaces the server's status by its own when a write finds the
             # call closed (grpc/aio/_call.py, set_internal_error): not the server's answer.
