@@ -17,7 +17,6 @@ in worker processes (:mod:`.parallel`): the audit is pure CPU, one log at a time
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,11 +25,9 @@ from typing import Any, Protocol
 from cardarena.competition import (
     FaultKinds,
     Played,
-    crosstable,
     group_seed,
     mixed_seed,
     schedule,
-    standings,
 )
 from cardarena.engine import commitment
 from cardarena.v1 import codec
@@ -46,9 +43,8 @@ from ..logs.files import LogUnavailable
 from ..logs.results import INFO_FIELD, ResultsFile, field_shapes, readable_differences
 from .parallel import Job, audit_many
 from .signature import SIGNATURE_CHECK, TrustedKey, results_finding
+from .standings import check_claims, check_standings
 
-TOLERANCE = 1e-9
-"""How far a recomputed mean, interval or win share may differ (float sums in another order)."""
 NOTES_KEPT = 20
 
 
@@ -215,6 +211,7 @@ def audit_fetched(
         if problem:
             report.find(problem)
     _check_schedule(info, report)
+    check_claims(info, report)
     started = [m for m in info.matches if m.match_id]
     jobs = [_job(line, logs.get(line.match_id), keys) for line in started]
     verdicts = audit_many([j for j in jobs if isinstance(j, Job)], workers=workers)
@@ -245,7 +242,7 @@ def audit_fetched(
     report.audited = len(started)
     if report.ok:  # with every log sound, the summary's counts are the logs' too
         _check_counts(info, played, report)
-    _check_standings(info, played, report)
+    check_standings(info, played, report)
     return report
 
 
@@ -414,88 +411,3 @@ def fault_kinds(log: spb.GetMatchLogResponse, players: int) -> tuple[FaultKinds,
         if 0 <= seat < players:
             kinds[seat] += found
     return tuple(kinds)
-
-
-def _check_standings(
-    info: tpb.TournamentInfo, played: Sequence[Played], report: TournamentAudit
-) -> None:
-    """The published standings are the ones the audited logs give."""
-    try:
-        rows = standings(
-            sorted(played, key=lambda p: p.index), info.entrants, lowest_wins=info.lowest_wins
-        )
-    except ValueError as error:  # a seat held by no entrant the tournament lists
-        report.find(f"standings: cannot be recomputed: {error}")
-        return
-    ours = {s.entrant: s for s in rows}
-    ranked = [row.entrant for row in info.standings]
-    if ranked != [s.entrant for s in rows] and set(ranked) == set(ours):
-        report.find(f"standings: ranked {ranked}, its logs rank {[s.entrant for s in rows]}")
-    for row in info.standings:
-        mine = ours.get(row.entrant)
-        if mine is None:
-            report.find(f"standings: {row.entrant!r} is no entrant")
-            continue
-        pairs = {
-            "timeouts": (row.timeouts, mine.kinds.timeouts),
-            "refused_actions": (row.refused_actions, mine.kinds.refused),
-            "disconnects": (row.disconnects, mine.kinds.disconnects),
-            "matches": (row.matches, mine.matches),
-            "groups": (row.groups, mine.groups),
-            "faults": (row.faults, mine.faults),
-            "forfeits": (row.forfeits, mine.forfeits),
-            "wins": (row.wins, mine.wins),
-            "mean": (_shown(row.mean, row.has_mean), mine.mean),
-            "ci_low": (_shown(row.ci_low, row.has_interval), mine.ci_low),
-            "ci_high": (_shown(row.ci_high, row.has_interval), mine.ci_high),
-            "win_rate": (row.win_rate, mine.win_rate or 0.0),
-            "mu": (row.mu, mine.rating.mu if mine.rating else 0.0),
-            "sigma": (row.sigma, mine.rating.sigma if mine.rating else 0.0),
-            "ordinal": (row.ordinal, mine.rating.ordinal if mine.rating else 0.0),
-        }
-        for name, (published, recomputed) in pairs.items():
-            if not _same(published, recomputed):
-                report.find(
-                    f"standings: {row.entrant}'s {name} is {published}, its logs give {recomputed}"
-                )
-    if len(info.standings) != len(ours):
-        report.find(f"standings: {len(info.standings)} rows for {len(ours)} entrants")
-    _check_crosstable(info, played, report)
-
-
-def _check_crosstable(
-    info: tpb.TournamentInfo, played: Sequence[Played], report: TournamentAudit
-) -> None:
-    """The published crosstable is the one the audited logs give: every pair, in order."""
-    pairs = crosstable(
-        sorted(played, key=lambda p: p.index), info.entrants, lowest_wins=info.lowest_wins
-    )
-    if [(p.a, p.b) for p in info.crosstable] != [(p.a, p.b) for p in pairs]:
-        report.find(f"crosstable: {len(info.crosstable)} pairs, not the {len(pairs)} its logs give")
-        return
-    for row, mine in zip(info.crosstable, pairs, strict=True):
-        values = {
-            "groups": (row.groups, mine.groups),
-            "mean": (_shown(row.mean, row.has_mean), mine.mean),
-            "ci_low": (_shown(row.ci_low, row.has_interval), mine.ci_low),
-            "ci_high": (_shown(row.ci_high, row.has_interval), mine.ci_high),
-        }
-        for name, (published, recomputed) in values.items():
-            if not _same(published, recomputed):
-                report.find(
-                    f"crosstable: {row.a} against {row.b}: {name} is {published}, its logs"
-                    f" give {recomputed}"
-                )
-
-
-def _shown(value: float, present: bool) -> float | None:
-    """A figure the signed message says it has, or ``None``; a value left behind where it says
-    there is none (which no reader is shown, but the signature covers) is held to the logs
-    like any other, so that no byte of the signed message goes unchecked."""
-    return value if present or value != 0.0 else None
-
-
-def _same(a: float | None, b: float | None) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    return math.isclose(a, b, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
