@@ -133,6 +133,14 @@ class Board:
         return -math.inf if rating is None else rating.ordinal
 
 
+def split_player(player: str, entrants: Sequence[str]) -> tuple[str, str]:
+    """``(entrant, version)`` of a board name (an entrant's name may hold ``@`` itself)."""
+    if player in entrants:
+        return player, ""
+    entrant, _, version = player.rpartition("@")
+    return entrant, version
+
+
 def fold(matches: Iterable[Played | None], *, lowest_wins: bool, group_size: int) -> Board:
     """The board of ``matches``, the ladder's matches from index 0 in order (``None`` for one
     voided or cancelled): what an auditor recomputes from a snapshot's logs."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from cardarena.competition import Played
-from cardarena.competition.ladder import Board, fold
+from cardarena.competition.ladder import Board, fold, split_player
 from cardarena.v1 import codec
 from cardarena.v1 import game_pb2 as pb
 from cardarena.v1 import ladder_pb2 as lpb
@@ -22,6 +22,7 @@ from cardarena.v1.signed import chain_match, first_matches_digest, ladder_messag
 from ..client.ladders import Snapshot
 from .parallel import Job, audit_many
 from .signature import TrustedKey, _signed_by
+from .standings import game_lowest_wins
 from .tournament import TournamentAudit, fault_kinds, stated_settings
 
 Logs = dict[str, Any]
@@ -162,7 +163,17 @@ def check_groups(
 
 
 def _check_board(ladder: lpb.LadderInfo, board: Board, report: TournamentAudit) -> None:
-    """The signed board, its totals and row by row, against the one folded from the logs."""
+    """The signed board, its totals and row by row, against the one folded from the logs:
+    every figure, its flags, and whose player each row is. (Whether a row is ``retired``
+    depends on which version of its entrant entered last, which no log records: an entrant
+    may go back to an older version before its newer one has played. Only the signature
+    vouches for it.)"""
+    lowest = game_lowest_wins(ladder.game)
+    if lowest is not None and ladder.lowest_wins != lowest:
+        report.find(
+            f"the snapshot says the {'lowest' if ladder.lowest_wins else 'highest'} total"
+            f" wins; {ladder.game} is won by the {'lowest' if lowest else 'highest'}"
+        )
     if ladder.voided != board.voided:
         report.find(
             f"the snapshot says {ladder.voided} of its matches counted for nothing, the logs"
@@ -170,33 +181,43 @@ def _check_board(ladder: lpb.LadderInfo, board: Board, report: TournamentAudit) 
         )
     mine = {row.player: row for row in board.rows.values()}
     shown = {row.player: row for row in ladder.board}
-    if set(mine) != set(shown):
-        report.find(f"the board lists {sorted(shown)}, the logs give {sorted(mine)}")
+    if set(mine) != set(shown) or len(shown) != len(ladder.board):
+        listed = sorted(row.player for row in ladder.board)
+        report.find(f"the board lists {listed}, the logs give {sorted(mine)}")
         return
     for player, row in shown.items():
         folded = mine[player]
         rating = board.rating(player)
-        interval = folded.interval
+        entrant, version = split_player(player, ladder.entrants)
         expected = (
+            (entrant, version, entrant in ladder.entrants),
             folded.matches,
             folded.groups,
             folded.wins,
             folded.faults,
             folded.forfeits,
-            None if rating is None else (rating.mu, rating.sigma),
-            folded.mean,
-            interval,
+            max(folded.last_index, 0),
+            None if rating is None else (rating.mu, rating.sigma, rating.ordinal),
+            (folded.mean is not None, folded.mean),
+            (folded.interval is not None, folded.interval),
         )
         given = (
+            (row.entrant, row.version, True),
             row.matches,
             row.groups,
             row.wins,
             row.faults,
             row.forfeits,
-            (row.mu, row.sigma),
-            # A figure left behind where the row says there is none is held to the logs too.
-            row.mean if row.has_mean or row.mean else None,
-            (row.ci_low, row.ci_high) if row.has_interval or row.ci_low or row.ci_high else None,
+            row.last_match,
+            (row.mu, row.sigma, row.ordinal),
+            # A flag cleared over its figure, or a figure left behind a cleared flag, differs.
+            (row.has_mean, row.mean if row.has_mean or row.mean else None),
+            (
+                row.has_interval,
+                (row.ci_low, row.ci_high)
+                if row.has_interval or row.ci_low or row.ci_high
+                else None,
+            ),
         )
         if given != expected:
             report.find(f"{player}: the board says {given}, the logs give {expected}")

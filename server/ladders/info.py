@@ -5,13 +5,12 @@ from __future__ import annotations
 import datetime
 from typing import TYPE_CHECKING
 
-from cardarena.competition.ladder import Row
+from cardarena.competition.ladder import Row, split_player
 from cardarena.v1 import codec
 from cardarena.v1 import ladder_pb2 as lpb
 from cardarena.v1 import service_pb2 as spb
 
 from ..tournaments.info import fault_policy
-from .spec import split_player
 
 if TYPE_CHECKING:
     from .director import LadderDirector

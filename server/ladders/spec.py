@@ -54,11 +54,3 @@ class LadderSpec:
 def player_name(entrant: str, version: str) -> str:
     """The board's name of an entrant at a version: ``name@version``, or the name alone."""
     return f"{entrant}@{version}" if version else entrant
-
-
-def split_player(player: str, entrants: tuple[str, ...]) -> tuple[str, str]:
-    """``(entrant, version)`` of a board name (an entrant's name may hold ``@`` itself)."""
-    if player in entrants:
-        return player, ""
-    entrant, _, version = player.rpartition("@")
-    return entrant, version
