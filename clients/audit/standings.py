@@ -61,6 +61,7 @@ def check_claims(info: tpb.TournamentInfo, report: TournamentAudit) -> None:
     unstarted = len(info.matches) - len(started)
     ruled = info.HasField("stop") and info.sprt.verdict != ""
     if info.cancelled or ruled:
+        report.on_its_word = "its cancellation" if info.cancelled else "its stop rule's verdict"
         return
     if info.end_reason != PLANNED:
         report.find(

@@ -61,6 +61,9 @@ class TournamentAudit:
     """One per match: index, match id, ok, and the last finding about it."""
     last: str | None = None
     """The latest finding (kept even when the list of findings is full)."""
+    on_its_word: str | None = None
+    """What ended the tournament early, where the logs cannot say (a cancellation, the stop
+    rule's verdict): vouched for by the signature alone, so an audit without a key says so."""
 
     @property
     def ok(self) -> bool:
@@ -76,6 +79,7 @@ class TournamentAudit:
             "audited": self.audited,
             "signature": self.signature,
             "findings": self.count,
+            "on_its_word": self.on_its_word,
             "first_findings": self.findings,
             "match_verdicts": self.verdicts,
         }

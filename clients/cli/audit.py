@@ -250,10 +250,13 @@ def _verdict(report: TournamentAudit) -> str:
 
 
 def _summary(report: TournamentAudit) -> str:
+    trusted = ""
+    if report.on_its_word and report.signature != "verified":
+        trusted = f" ({report.on_its_word} on the file's word)"
     return (
         f"tournament {report.tournament_id}: {report.audited} of {report.matches} match logs"
-        f" audited, {SIGNED[report.signature]}, the schedule and the standings recomputed:"
-        f" {_verdict(report)}"
+        f" audited, {SIGNED[report.signature]}, the schedule and the standings"
+        f" recomputed{trusted}: {_verdict(report)}"
     )
 
 

@@ -191,3 +191,14 @@ def test_an_end_reason_is_the_plans_unless_cancelled_or_ruled(played: Path) -> N
     info, server = original(played)
     info.end_reason = "the stop rule accepted H1 (llr 3.500)"
     found(played, info, server, "neither cancelled nor by its stop rule")
+
+
+def test_a_cancellation_without_a_key_is_said_to_be_on_the_files_word(played: Path) -> None:
+    """No log records why a tournament was cut short: without a key the audit says whose
+    word that is, rather than that it was recomputed."""
+    info, server = original(played)
+    info.cancelled = True
+    info.end_reason = "cancelled by the operator: entrant rules was caught cheating"
+    code, out = audited(played, info, server)
+    assert code == 0, out
+    assert "recomputed (its cancellation on the file's word): all clean" in out, out
