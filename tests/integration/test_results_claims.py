@@ -30,7 +30,7 @@ from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
 
 from ..serverproc import ServerProcess
-from .test_results_integrity import cardarena
+from .test_results_integrity import host_tournament
 
 pytestmark = pytest.mark.integration
 
@@ -39,13 +39,7 @@ pytestmark = pytest.mark.integration
 def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     work = tmp_path_factory.mktemp("claims")
     with ServerProcess(work / "data") as server:
-        cardarena(
-            "tournament", "--server", server.address, "--game", "triathlon",
-            "--bot", "random", "--bot", "rules", "--bot", "low=random",
-            "--deals", "2", "--move-ms", "5000", "--no-progress", "--json", "results.json",
-            cwd=work,
-        )  # fmt: skip
-        cardarena("log", "fetch", "--results", "results.json", "--out", "logs", cwd=work)
+        host_tournament(work, server.address, deals=2)
         yield work
 
 

@@ -55,18 +55,24 @@ def cardarena(*args: str, cwd: Path) -> str:
     return done.stdout
 
 
+def host_tournament(work: Path, address: str, *, deals: int) -> None:
+    """A Triathlon tournament of three reference bots hosted at ``address``: its results.json
+    and its logs (``logs/``) in ``work``."""
+    cardarena(
+        "tournament", "--server", address, "--game", "triathlon",
+        "--bot", "random", "--bot", "rules", "--bot", "low=random",
+        "--deals", str(deals), "--move-ms", "5000", "--no-progress", "--json", "results.json",
+        cwd=work,
+    )  # fmt: skip
+    cardarena("log", "fetch", "--results", "results.json", "--out", "logs", cwd=work)
+
+
 @pytest.fixture(scope="module")
 def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A hosted Triathlon tournament's results.json, its logs and the server's key."""
     work = tmp_path_factory.mktemp("results")
     with ServerProcess(work / "data") as server:
-        cardarena(
-            "tournament", "--server", server.address, "--game", "triathlon",
-            "--bot", "random", "--bot", "rules", "--bot", "low=random",
-            "--deals", "1", "--move-ms", "5000", "--no-progress", "--json", "results.json",
-            cwd=work,
-        )  # fmt: skip
-        cardarena("log", "fetch", "--results", "results.json", "--out", "logs", cwd=work)
+        host_tournament(work, server.address, deals=1)
         key = cardarena("serve", "--data-dir", str(work / "data"), "--print-public-key", cwd=work)
         (work / "key.txt").write_text(key)
         (work / "server.txt").write_text(server.address)
