@@ -261,10 +261,12 @@ def _summary(report: TournamentAudit) -> str:
 
 
 def _ladder_summary(report: TournamentAudit, ladder: lpb.LadderInfo) -> str:
-    """The audit of a snapshot in two lines: the totals of the board it recomputed (each
-    checked against the logs), then what was checked and the verdict."""
+    """The audit of a snapshot in two lines: the totals of the board it recomputed, then what
+    was checked and the verdict. Two of the totals no log records (which players are retired,
+    and entrants who never played): without a verified signature, the line says so."""
+    trusted = "" if report.signature == "verified" else " (retired and entrants on its word)"
     return (
         f"ladder {report.tournament_id}: {totals(ladder)}\n"
         f"{report.audited} of {report.matches} match logs audited, {SIGNED[report.signature]},"
-        f" the board recomputed: {_verdict(report)}"
+        f" the board recomputed{trusted}: {_verdict(report)}"
     )

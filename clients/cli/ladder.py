@@ -230,7 +230,8 @@ def _run_snapshot(args: argparse.Namespace) -> int:
 def totals(info: lpb.LadderInfo) -> str:
     """What a board counts, in one line: matches (and those voided), complete duplicate
     groups, players (and those retired) of how many entrants. Every number is the signed
-    board's own or follows from it, so ``cardarena audit --ladder`` checks each."""
+    board's own or follows from it; ``cardarena audit --ladder`` recomputes each from the logs
+    but the retired and the entrants, which only the signature vouches for."""
     groups = info.counted // max(info.players, 1)
     retired = sum(row.retired for row in info.board)
     players = f"{len(info.board)} players on the board"

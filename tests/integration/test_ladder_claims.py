@@ -115,6 +115,7 @@ def test_the_snapshot_as_written_audits_clean(ladder: tuple[Path, str]) -> None:
     assert info.counted >= 9 and all(r.has_interval for r in info.board), info
     code, out = audit_forged(snap)
     assert code == 0 and "all clean" in out, out
+    assert "the board recomputed (retired and entrants on its word)" in out, out
 
 
 def test_the_ordinal_the_board_is_ranked_by_is_the_ratings(ladder: tuple[Path, str]) -> None:
