@@ -353,7 +353,9 @@ def _check_match(
             f"{where}: the tournament lists it as {'cancelled' if line.cancelled else 'counted'},"
             f" its log {'ends cancelled' if log.match.cancelled else 'ends by the rules'}"
         )
-    if log.match.cancelled:
+    if log.match.cancelled:  # it counts for nothing, so it lists no outcome either
+        if line.totals or line.winners or line.faults or line.forfeited:
+            report.find(f"{where}: its log ends cancelled, yet the tournament lists an outcome")
         return None
     seats = sorted(log.match.seats, key=lambda s: s.seat)
     played = Played(

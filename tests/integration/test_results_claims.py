@@ -196,3 +196,24 @@ def test_a_cancellation_without_a_key_is_said_to_be_on_the_files_word(played: Pa
     code, out = audited(played, info, server)
     assert code == 0, out
     assert "recomputed (its cancellation on the file's word): all clean" in out, out
+
+
+def test_a_cancelled_match_lists_no_outcome(played: Path) -> None:
+    """A line listed as cancelled, with its log's record of the match saying so too, must not
+    list totals or winners: they would show in the file for a match that counted for nothing.
+    (No match of this tournament was cancelled: the log's own record is edited here, which
+    the log's audit would catch on its own; this pins the line's check.)"""
+    info, _ = original(played)
+    line = info.matches[0]
+    log = read_logs(played / "logs", [line.match_id])[line.match_id]
+    assert isinstance(log, spb.GetMatchLogResponse), log
+    log.match.cancelled = line.cancelled = True
+    report = TournamentAudit(info.tournament_id)
+    assert _check_match(info, line, log, report) is None
+    assert report.findings == [
+        f"match 0 ({line.match_id}): its log ends cancelled, yet the tournament lists an outcome"
+    ]
+    del line.totals[:], line.winners[:], line.faults[:], line.forfeited[:]
+    report = TournamentAudit(info.tournament_id)
+    _check_match(info, line, log, report)
+    assert report.findings == []
