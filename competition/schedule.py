@@ -28,6 +28,10 @@ from cardarena.engine import mix_seed
 
 from .pairings import EVERY, Design, Orders
 
+PLANNED = "every planned match was played"
+"""A tournament's end reason when it played its whole plan: the server writes it, and an
+auditor holds a tournament that says it to having started every planned match."""
+
 GROUP_LABEL = b"cardarena-group-v1"
 T = TypeVar("T")
 

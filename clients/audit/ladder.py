@@ -22,7 +22,7 @@ from cardarena.v1.signed import chain_match, first_matches_digest, ladder_messag
 from ..client.ladders import Snapshot
 from .parallel import Job, audit_many
 from .signature import TrustedKey, _signed_by
-from .standings import game_lowest_wins
+from .standings import wrong_way_to_win
 from .tournament import TournamentAudit, fault_kinds, stated_settings
 
 Logs = dict[str, Any]
@@ -168,12 +168,9 @@ def _check_board(ladder: lpb.LadderInfo, board: Board, report: TournamentAudit) 
     depends on which version of its entrant entered last, which no log records: an entrant
     may go back to an older version before its newer one has played. Only the signature
     vouches for it.)"""
-    lowest = game_lowest_wins(ladder.game)
-    if lowest is not None and ladder.lowest_wins != lowest:
-        report.find(
-            f"the snapshot says the {'lowest' if ladder.lowest_wins else 'highest'} total"
-            f" wins; {ladder.game} is won by the {'lowest' if lowest else 'highest'}"
-        )
+    wrong = wrong_way_to_win(ladder.game, ladder.lowest_wins)
+    if wrong:
+        report.find(f"the snapshot {wrong}")
     if ladder.voided != board.voided:
         report.find(
             f"the snapshot says {ladder.voided} of its matches counted for nothing, the logs"

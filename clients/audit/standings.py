@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from cardarena.competition import Played, crosstable, standings
+from cardarena.competition.schedule import PLANNED
 from cardarena.engine.games import GAMES
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
@@ -24,17 +25,20 @@ if TYPE_CHECKING:
 TOLERANCE = 1e-9
 """How far a recomputed mean, interval or win share may differ (float sums in another order)."""
 
-PLANNED = "every planned match was played"
-"""The end reason of a tournament that played its whole plan (the server's words)."""
-
 UNSTARTED_FIELDS = frozenset({"index", "group", "deal", "rotation", "entrants"})
 """What a planned match that never started lists: its place in the schedule, nothing more."""
 
 
-def game_lowest_wins(game: str) -> bool | None:
-    """Whether ``game`` is won by the lowest total, or ``None`` for no game of this engine."""
+def wrong_way_to_win(game: str, lowest_wins: bool) -> str | None:
+    """Why ``lowest_wins`` is not ``game``'s, or ``None`` if it is (or the game is not this
+    engine's: its logs' settings are then found wanting on their own). The standings and the
+    board are recomputed by it, so a flipped one would rank the worst first unnoticed."""
     spec = GAMES.get(game)
-    return None if spec is None else spec.lowest_wins
+    if spec is None or spec.lowest_wins == lowest_wins:
+        return None
+    return (
+        f"says the {_total(lowest_wins)} total wins; {game} is won by the {_total(not lowest_wins)}"
+    )
 
 
 def check_claims(info: tpb.TournamentInfo, report: TournamentAudit) -> None:
@@ -43,12 +47,9 @@ def check_claims(info: tpb.TournamentInfo, report: TournamentAudit) -> None:
     how many planned matches started, that every started one ended and no unstarted one
     lists an outcome, and that a plan left unfinished was cut short by a cancellation or by
     the stop rule, not by a quiet omission."""
-    lowest = game_lowest_wins(info.game)
-    if lowest is not None and info.lowest_wins != lowest:
-        report.find(
-            f"the tournament says the {_total(info.lowest_wins)} total wins; {info.game} is won"
-            f" by the {_total(lowest)}"
-        )
+    wrong = wrong_way_to_win(info.game, info.lowest_wins)
+    if wrong:
+        report.find(f"the tournament {wrong}")
     started = [line for line in info.matches if line.match_id]
     if info.started != len(started):
         report.find(f"the tournament's started is {info.started}, it lists {len(started)}")

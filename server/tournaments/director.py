@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from cardarena.competition import MatchPlan, Played
+from cardarena.competition.schedule import PLANNED
 from cardarena.v1 import codec
 from cardarena.v1 import service_pb2 as spb
 from cardarena.v1 import tournament_pb2 as tpb
@@ -47,7 +48,6 @@ log = structlog.get_logger(__name__)
 
 RETRY_SECONDS = (0.1, 0.5, 2.0, 5.0)
 """Pauses between attempts to start a match while the store is away."""
-PLANNED = "every planned match was played"
 CANCEL_WAIT_SECONDS = 10.0
 FOLLOW_SECONDS = 0.5
 """How often a replica that does not direct a tournament looks for its new matches."""

@@ -18,6 +18,7 @@ from google.protobuf import descriptor_pb2
 from grpc_tools import protoc  # type: ignore[import-untyped]  # no stubs; protoc.main(argv) -> int
 
 from cardarena.competition import MAX_EFFECT
+from cardarena.competition.schedule import PLANNED
 from cardarena.engine.games import GAMES, ROUND_KINDS
 from cardarena.engine.triathlon import LAST, MIDDLE, MULTIPLE
 from cardarena.server.api.limits import FAIR_FLOOR
@@ -49,7 +50,6 @@ from cardarena.server.api.waiting import WAIT_SECONDS, WAIT_SPREAD
 from cardarena.server.hosting.arena import MAX_MOVE_MS
 from cardarena.server.hosting.subscribers import BATCH_EVENTS, SUBSCRIBER_QUEUE
 from cardarena.server.house import BOTS, MAX_MC_BUDGET_MS, MC_BUDGET_MS
-from cardarena.server.tournaments.director import PLANNED
 from cardarena.server.tournaments.spec import (
     DEFAULT_CONCURRENCY,
     DEFAULT_ENTRY_MS,
